@@ -2,21 +2,27 @@
 //! that best separates them on a training sample, and bound ε from below on a fresh sample with
 //! Clopper–Pearson intervals (in the spirit of DP-Sniper / Delta-Siege; Jagielski et al. 2020).
 //!
-//! For ε-DP, every set E satisfies P(M(x) ∈ E) ≤ e^ε P(M(x') ∈ E), so with probability ≥ 1 − α
+//! For (ε, δ)-DP, every set E satisfies P(M(x) ∈ E) ≤ e^ε P(M(x') ∈ E) + δ, so with probability
+//! ≥ 1 − α
 //!
 //! ```text
-//! ε ≥ ε_lb = ln( p̂₀,lower / p̂₁,upper )
+//! ε ≥ ε_lb = ln( (p̂₀,lower − δ) / p̂₁,upper ),      δ ≥ δ_lb = p̂₀,lower − e^ε p̂₁,upper
 //! ```
 //!
-//! where the bounds are one-sided Clopper–Pearson at α/2 each. A mechanism passes when
-//! ε_lb ≤ its claimed ε. Attack sets are thresholds `{s > c}` or `{s < c}` on the statistics a
+//! where the bounds are one-sided Clopper–Pearson at α/2 each, δ is the claimed δ in the first
+//! and ε the claimed ε in the second (δ = 0 for the pure-ε mechanisms). A mechanism passes when
+//! ε_lb ≤ its claimed ε, equivalently δ_lb ≤ its claimed δ on the same set. Attack sets are thresholds `{s > c}` or `{s < c}` on the statistics a
 //! case exposes (the released value, and where it matters a floating-point "off-grid" indicator);
 //! the threshold is chosen on a separate training sample so the test sample is not reused.
 //!
 //! The deliberately broken mechanisms below are kept as fixtures: an audit that passes them is
 //! broken itself.
 
-use ldp_core::sampler::DiscreteLaplace;
+use std::sync::OnceLock;
+
+use ldp_core::features::FeatureMap;
+use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient};
+use ldp_core::sampler::{DiscreteGaussian, DiscreteLaplace};
 use ldp_core::tree::Tree;
 use ldp_core::{Bound, Epsilon, LaplaceMechanism, TruncationLevel};
 use rand_core::{Rng, SeedableRng};
@@ -36,6 +42,8 @@ pub struct Case {
     pub name: &'static str,
     /// The ε the mechanism claims.
     pub claimed_epsilon: f64,
+    /// The δ it claims (0 for pure ε-DP).
+    pub claimed_delta: f64,
     /// Whether this is one of our mechanisms (should pass) or a broken fixture (should fail).
     pub ours: bool,
     /// One run on a neighbour.
@@ -51,8 +59,13 @@ pub struct Verdict {
     pub ours: bool,
     /// Claimed ε.
     pub claimed_epsilon: f64,
-    /// The lower bound ε_lb (may be +∞ when the low neighbour never hits the set).
+    /// Claimed δ.
+    pub claimed_delta: f64,
+    /// The lower bound ε_lb at the claimed δ (may be +∞ when the low neighbour never hits the
+    /// set).
     pub epsilon_lower_bound: f64,
+    /// The lower bound δ_lb at the claimed ε, on the same set (0 when negative).
+    pub delta_lower_bound: f64,
     /// The attack set that achieved it, e.g. `s0 > 5.9`.
     pub attack: String,
     /// ε_lb ≤ claimed.
@@ -87,8 +100,13 @@ impl Attack {
     }
 }
 
+/// ln((p0 − δ)/p1), or −∞ when p0 ≤ δ.
+fn epsilon_bound(p0_lower: f64, p1_upper: f64, delta: f64) -> f64 {
+    if p0_lower <= delta { f64::NEG_INFINITY } else { ((p0_lower - delta) / p1_upper).ln() }
+}
+
 /// The attack set whose training counts give the largest Clopper–Pearson lower bound.
-fn choose_attack(high: &[[f64; STATS]], low: &[[f64; STATS]]) -> Attack {
+fn choose_attack(high: &[[f64; STATS]], low: &[[f64; STATS]], delta: f64) -> Attack {
     let mut best = (f64::NEG_INFINITY, Attack { stat: 0, threshold: 0.0, above: true });
     for stat in 0..STATS {
         let mut pooled: Vec<f64> = high.iter().chain(low).map(|s| s[stat]).collect();
@@ -109,10 +127,7 @@ fn choose_attack(high: &[[f64; STATS]], low: &[[f64; STATS]]) -> Attack {
                 let n = high.len() as u64;
                 let (p0_lower, _) = clopper_pearson(k0, n, 1e-2);
                 let (_, p1_upper) = clopper_pearson(k1, n, 1e-2);
-                if p0_lower <= 0.0 {
-                    continue;
-                }
-                let score = (p0_lower / p1_upper).ln();
+                let score = epsilon_bound(p0_lower, p1_upper, delta);
                 if score > best.0 {
                     best = (score, attack);
                 }
@@ -131,19 +146,22 @@ pub fn audit(case: &Case, samples: u64, alpha: f64, seed: u64) -> Verdict {
         (0..n).map(|_| (case.draw)(high, rng)).collect()
     };
     let (high, low) = (draws(true, train, &mut rng), draws(false, train, &mut rng));
-    let attack = choose_attack(&high, &low);
+    let attack = choose_attack(&high, &low, case.claimed_delta);
     let count =
         |high: bool, rng: &mut SimRng| (0..samples).filter(|_| attack.hits(&(case.draw)(high, rng))).count();
     let k0 = count(true, &mut rng) as u64;
     let k1 = count(false, &mut rng) as u64;
     let (p0_lower, _) = clopper_pearson(k0, samples, alpha);
     let (_, p1_upper) = clopper_pearson(k1, samples, alpha);
-    let bound = if p0_lower <= 0.0 { 0.0 } else { (p0_lower / p1_upper).ln().max(0.0) };
+    let bound = epsilon_bound(p0_lower, p1_upper, case.claimed_delta).max(0.0);
+    let delta_bound = (p0_lower - case.claimed_epsilon.exp() * p1_upper).max(0.0);
     Verdict {
         name: case.name.to_string(),
         ours: case.ours,
         claimed_epsilon: case.claimed_epsilon,
+        claimed_delta: case.claimed_delta,
         epsilon_lower_bound: bound,
+        delta_lower_bound: delta_bound,
         attack: format!("s{} {} {:.6e}", attack.stat, if attack.above { ">" } else { "<" }, attack.threshold),
         passed: bound <= case.claimed_epsilon,
     }
@@ -168,12 +186,65 @@ fn ctl(eps: f64, b: f64, r: f64) -> Option<LaplaceMechanism> {
     LaplaceMechanism::ctl(Epsilon::new(eps).ok()?, Bound::new(b).ok()?, Bound::new(r).ok()?).ok()
 }
 
+/// Φ(x) = x on two coordinates: the smallest feature map on which a local-JDP report has both a
+/// Gram part (three entries) and a moment part (two), so the audit runs the real client fast.
+struct Coordinates;
+
+impl FeatureMap<2, 2> for Coordinates {
+    fn features_into(&self, x: &[f64; 2], out: &mut [f64; 2]) {
+        *out = *x;
+    }
+
+    fn kernel(&self, x: &[f64; 2], y: &[f64; 2]) -> f64 {
+        x[0] * y[0] + x[1] * y[1]
+    }
+
+    fn approx_kernel(&self, x: &[f64; 2], y: &[f64; 2]) -> f64 {
+        self.kernel(x, y)
+    }
+}
+
+/// The (ε, δ) of the local-JDP cases.
+const JDP_EPSILON: f64 = 1.0;
+const JDP_DELTA: f64 = 1e-5;
+
+/// Seed 003 Alg. 3's client at (ε, δ) = (1, 1e-5), b = 1, on the grid 2^-8 (a coarse grid keeps
+/// the noise at a few thousand steps; the sensitivity includes the rounding, so any grid is
+/// private).
+fn jdp_client() -> Option<&'static LocalJdpClient<2, 2, Coordinates>> {
+    static CLIENT: OnceLock<Option<LocalJdpClient<2, 2, Coordinates>>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            let conf =
+                Confidence { rkhs_bound: 1.0, noise_scale: 0.1, approx_error: 0.0, zeta: 0.1, scale: 1.0 };
+            let config = ClientConfig::new(JDP_EPSILON, JDP_DELTA, 1.0, 1000, conf).with_grid(-8);
+            LocalJdpClient::new(Coordinates, config).ok()
+        })
+        .as_ref()
+}
+
+/// The neighbours at the extremes for Φ(x) = x: (x, y) = (e₁, 1) against (e₂, −1). The Gram
+/// parts differ by diag(1, −1) (Frobenius √2, the largest possible) and the moments by (1, 1).
+fn jdp_neighbour(high: bool) -> ([f64; 2], f64) {
+    if high { ([1.0, 0.0], 1.0) } else { ([0.0, 1.0], -1.0) }
+}
+
+/// The Neyman–Pearson statistics of a report `(g₀₀, g₀₁, g₁₁, m₀, m₁)` in value units, for the
+/// neighbours of [`jdp_neighbour`] and per-entry noise σ_X, σ_u: the log-likelihood ratio (up to
+/// a constant) `(g₀₀ − g₁₁)/σ_X² + (m₀ + m₁)/σ_u²`, and the moment part alone.
+fn jdp_statistics(report: [f64; 5], sigma_gram: f64, sigma_moment: f64) -> [f64; STATS] {
+    let [g00, _, g11, m0, m1] = report;
+    let moment = (m0 + m1) / (sigma_moment * sigma_moment);
+    [(g00 - g11) / (sigma_gram * sigma_gram) + moment, moment]
+}
+
 /// Our mechanisms and the broken fixtures.
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "CTL device report (B = R = 1)",
             claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
             ours: true,
             draw: |high, rng| {
                 let Some(m) = ctl(1.0, 1.0, 1.0) else { return [f64::NAN; STATS] };
@@ -184,6 +255,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "LDP-RSE report (truncate at 3)",
             claimed_epsilon: 0.5,
+            claimed_delta: 0.0,
             ours: true,
             draw: |high, rng| {
                 let m = Epsilon::new(0.5)
@@ -196,6 +268,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "tree: S(1)+S(2)+S(4), T = 4",
             claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
             ours: true,
             draw: |high, rng| {
                 let Ok(mut tree) = Tree::<3>::new(1.0, 1.0, 4) else { return [f64::NAN; STATS] };
@@ -217,8 +290,28 @@ pub fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "local-JDP report (Alg. 3, F = 2)",
+            claimed_epsilon: JDP_EPSILON,
+            claimed_delta: JDP_DELTA,
+            ours: true,
+            draw: |high, rng| {
+                let Some(client) = jdp_client() else { return [f64::NAN; STATS] };
+                let (x, y) = jdp_neighbour(high);
+                let mut state = client.initial_state();
+                if client.report(&mut state, &x, y, rng).is_err() {
+                    return [f64::NAN; STATS];
+                }
+                let unit = 2f64.powi(client.grid_log2());
+                let g = |i: usize, j: usize| state.gram[i][j] as f64 * unit;
+                let m = |i: usize| state.moment[i] as f64 * unit;
+                let report = [g(0, 0), g(0, 1), g(1, 1), m(0), m(1)];
+                jdp_statistics(report, client.gram_sigma(), client.moment_sigma())
+            },
+        },
+        Case {
             name: "FIXTURE halved noise",
             claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
             ours: false,
             draw: |high, rng| {
                 let Some(m) = ctl(1.0, 1.0, 1.0) else { return [f64::NAN; STATS] };
@@ -231,6 +324,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "FIXTURE missing clamp (reading 3x the bound)",
             claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
             ours: false,
             draw: |high, rng| {
                 let Some(m) = ctl(1.0, 1.0, 1.0) else { return [f64::NAN; STATS] };
@@ -243,6 +337,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "FIXTURE naive float Laplace",
             claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
             ours: false,
             draw: |high, rng| {
                 // y + Lap(2/ε) by inverse CDF in f64 for neighbours 0 and 1 (sensitivity 1 … 2).
@@ -252,14 +347,47 @@ pub fn cases() -> Vec<Case> {
                 [v, off_grid(v)]
             },
         },
+        Case {
+            name: "FIXTURE JDP Gaussian at Laplace scale Δ/ε",
+            claimed_epsilon: JDP_EPSILON,
+            claimed_delta: JDP_DELTA,
+            ours: false,
+            draw: |high, rng| {
+                // The client's report with σ = Δ/ε per block instead of Δ/√ρ: the scale of a
+                // Laplace mechanism, a common slip when switching to Gaussian noise.
+                let Some(client) = jdp_client() else { return [f64::NAN; STATS] };
+                let k = client.grid_log2();
+                let steps = 2f64.powi(-k);
+                let (gram_delta, moment_delta) =
+                    (2f64.sqrt() * steps + 3f64.sqrt(), 2.0 * steps + 2f64.sqrt());
+                let noise =
+                    |delta: f64| DiscreteGaussian::with_variance_at_least((delta / JDP_EPSILON).powi(2));
+                let (Some(gn), Some(mn)) = (noise(gram_delta), noise(moment_delta)) else {
+                    return [f64::NAN; STATS];
+                };
+                let (x, y) = jdp_neighbour(high);
+                let mean = [x[0] * x[0], x[0] * x[1], x[1] * x[1], y * x[0], y * x[1]];
+                let mut report = [0.0; 5];
+                for (i, r) in report.iter_mut().enumerate() {
+                    let n = if i < 3 { &gn } else { &mn };
+                    *r = ((mean[i] * steps).round() + n.sample(rng) as f64) / steps;
+                }
+                jdp_statistics(report, gn.sigma() / steps, mn.sigma() / steps)
+            },
+        },
     ]
+}
+
+/// `0` as "0", anything else in scientific notation with `digits` decimals.
+fn small(x: f64, digits: usize) -> String {
+    if x == 0.0 { "0".to_string() } else { format!("{x:.digits$e}") }
 }
 
 /// The pass/fail table.
 pub fn table(verdicts: &[Verdict]) -> String {
     let mut out = format!(
-        "{:<44} {:>8} {:>10} {:>8}  {}\n",
-        "mechanism", "claim ε", "ε lower", "verdict", "attack set"
+        "{:<44} {:>8} {:>10} {:>8} {:>10} {:>8}  {}\n",
+        "mechanism", "claim ε", "ε lower", "claim δ", "δ lower", "verdict", "attack set"
     );
     for v in verdicts {
         let verdict = match (v.ours, v.passed) {
@@ -269,8 +397,14 @@ pub fn table(verdicts: &[Verdict]) -> String {
             (false, true) => "MISSED",
         };
         out.push_str(&format!(
-            "{:<44} {:>8.3} {:>10.4} {:>8}  {}\n",
-            v.name, v.claimed_epsilon, v.epsilon_lower_bound, verdict, v.attack
+            "{:<44} {:>8.3} {:>10.4} {:>8} {:>10} {:>8}  {}\n",
+            v.name,
+            v.claimed_epsilon,
+            v.epsilon_lower_bound,
+            small(v.claimed_delta, 0),
+            small(v.delta_lower_bound, 2),
+            verdict,
+            v.attack
         ));
     }
     out

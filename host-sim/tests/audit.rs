@@ -1,6 +1,7 @@
-//! The privacy audit passes our mechanisms and catches every broken fixture (halved noise,
-//! missing clamp, naive floating-point Laplace). Each verdict is a Clopper–Pearson bound at
-//! α = 1e-6 with a fixed seed.
+//! The privacy audit passes our mechanisms (CTL, the LDP-RSE report, the tree, the local-JDP
+//! Gaussian report at (ε, δ)) and catches every broken fixture (halved noise, missing clamp,
+//! naive floating-point Laplace, Gaussian noise at the Laplace scale). Each verdict is a
+//! Clopper–Pearson bound at α = 1e-6 with a fixed seed.
 
 use host_sim::audit::{audit_all, cases, table};
 
