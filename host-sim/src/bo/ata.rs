@@ -565,6 +565,23 @@ pub(crate) mod tests {
         }
     }
 
+    /// The tiny noiseless problem of the `finds_the_best_arm_*` tests: 10 arms on [0, 1],
+    /// SE l = 0.1, f = k(·, x*) for every x*, λ = 0.1, v = 1, moment bound `c`, T = 200, seeds
+    /// 0..3. Asserts that the last 50 rounds' regret is below 0.5 (one play of a neighbour).
+    pub(crate) fn assert_finds_the_best_arm(c: f64, make: impl Fn(&Problem, u64) -> Box<dyn Policy>) {
+        let k = gram_matrix(&SquaredExponential::new(0.1).unwrap(), &grid(10)).unwrap();
+        let problem = problem_with(k, 200, 0.1, 1.0, c);
+        for star in 0..10 {
+            let f = kernel_section(problem.covariance.matrix(), star);
+            for seed in 0..3 {
+                let mut p = make(&problem, seed);
+                let arms = play(p.as_mut(), &f, 200, || 0.0);
+                let regret: f64 = arms[150..].iter().map(|&a| 1.0 - f[a]).sum();
+                assert!(regret < 0.5, "x* = {star}, seed {seed}: last-50 regret {regret}");
+            }
+        }
+    }
+
     /// Runs `t` rounds with reports f(arm) + noise(); returns the arms played.
     pub(crate) fn play(
         policy: &mut dyn Policy,
@@ -604,17 +621,9 @@ pub(crate) mod tests {
         // of x* and seeds 0..20 the last 50 rounds had zero regret (also at λ = 0.05; at λ = 0.2,
         // or l = 0.15 with λ = 0.1, β_t ≈ 9 still explores after round 150); we allow < 0.5, one
         // play of a neighbour.
-        let k = gram_matrix(&SquaredExponential::new(0.1).unwrap(), &grid(10)).unwrap();
-        let problem = problem_with(k, 200, 0.1, 1.0, 0.0);
-        for star in 0..10 {
-            let f = kernel_section(problem.covariance.matrix(), star);
-            for seed in 0..3 {
-                let mut p = AtaGpUcb::new(&problem, AtaParams::default(), seed).unwrap();
-                let arms = play(&mut p, &f, 200, || 0.0);
-                let regret: f64 = arms[150..].iter().map(|&a| 1.0 - f[a]).sum();
-                assert!(regret < 0.5, "x* = {star}, seed {seed}: last-50 regret {regret}");
-            }
-        }
+        assert_finds_the_best_arm(0.0, |problem, seed| {
+            Box::new(AtaGpUcb::new(problem, AtaParams::default(), seed).unwrap())
+        });
     }
 
     #[test]

@@ -336,7 +336,9 @@ impl Policy for MomaGpUcb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bo::ata::tests::{grid, kernel_section, noise_stream, play, problem_with, sequence};
+    use crate::bo::ata::tests::{
+        assert_finds_the_best_arm, grid, kernel_section, noise_stream, play, problem_with, sequence,
+    };
     use crate::gp::{FinitePosterior, Matern, MaternNu, SquaredExponential, gram_matrix};
 
     fn v2(x: f64, y: f64) -> DVector<f64> {
@@ -490,17 +492,9 @@ mod tests {
         // β = B√λ is greedy and can stop at a neighbour of x*), T = 200, practical constants
         // (k = 7). Over every position of x* and seeds 0..20 the last 50 rounds had zero regret
         // (also at λ = 0.05); we allow < 0.5, one play of a neighbour.
-        let k = gram_matrix(&SquaredExponential::new(0.1).unwrap(), &grid(10)).unwrap();
-        let problem = problem_with(k, 200, 0.1, 1.0, 0.1);
-        for star in 0..10 {
-            let f = kernel_section(problem.covariance.matrix(), star);
-            for seed in 0..3 {
-                let mut p = MomaGpUcb::new(&problem, MomaParams::default(), seed).unwrap();
-                let arms = play(&mut p, &f, 200, || 0.0);
-                let regret: f64 = arms[150..].iter().map(|&a| 1.0 - f[a]).sum();
-                assert!(regret < 0.5, "x* = {star}, seed {seed}: last-50 regret {regret}");
-            }
-        }
+        assert_finds_the_best_arm(0.1, |problem, seed| {
+            Box::new(MomaGpUcb::new(problem, MomaParams::default(), seed).unwrap())
+        });
     }
 
     #[test]
