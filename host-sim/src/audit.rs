@@ -208,16 +208,15 @@ impl FeatureMap<2, 2> for Coordinates {
 const JDP_EPSILON: f64 = 1.0;
 const JDP_DELTA: f64 = 1e-5;
 
-/// Seed 003 Alg. 3's client at (ε, δ) = (1, 1e-5), b = 1, on the grid 2^-8 (a coarse grid keeps
-/// the noise at a few thousand steps; the sensitivity includes the rounding, so any grid is
-/// private).
+/// Seed 003 Alg. 3's client at (ε, δ) = (1, 1e-5), b = 1, on its default grid 2^-16 (the noise
+/// is about 6·10^5 grid steps; the exact sampler's cost does not grow with it).
 fn jdp_client() -> Option<&'static LocalJdpClient<2, 2, Coordinates>> {
     static CLIENT: OnceLock<Option<LocalJdpClient<2, 2, Coordinates>>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
             let conf =
                 Confidence { rkhs_bound: 1.0, noise_scale: 0.1, approx_error: 0.0, zeta: 0.1, scale: 1.0 };
-            let config = ClientConfig::new(JDP_EPSILON, JDP_DELTA, 1.0, 1000, conf).with_grid(-8);
+            let config = ClientConfig::new(JDP_EPSILON, JDP_DELTA, 1.0, 1000, conf);
             LocalJdpClient::new(Coordinates, config).ok()
         })
         .as_ref()
