@@ -310,7 +310,13 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>) -> Result<(), String> {
     let dir = out.unwrap_or_else(|| PathBuf::from("results").join("audit"));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join("audit.json");
-    let json = serde_json::to_string_pretty(&verdicts).map_err(|e| e.to_string())?;
+    let record = serde_json::json!({
+        "samples_per_neighbour": samples,
+        "alpha": alpha,
+        "seed": seed,
+        "verdicts": verdicts,
+    });
+    let json = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
     std::fs::write(&path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     println!("wrote {}", path.display());
     let wrong: Vec<&str> = verdicts.iter().filter(|v| v.passed != v.ours).map(|v| v.name.as_str()).collect();
