@@ -245,12 +245,13 @@ impl<const D: usize> VectorRelease<D> {
 /// The paper leaves the bases open (the lemma is Chan et al.'s O(·) bound with constants). With
 /// Laplace noise of scale `b = 2B·depth/ε` on each of `k ≤ depth` nodes, the error in units of b
 /// is a sum of k unit Laplaces, and the bound is `√depth·log₂(1/δ)` of those units. The exact
-/// tail of that sum (a finite gamma series), computed on a grid of δ for every depth ≤ 64, gives
+/// tail of that sum (a finite gamma series), computed on a grid of δ for every depth ≤ 64 (in
+/// `tests/tree_accuracy.rs`, which checks every figure of this paragraph), gives
 /// `P(|error| > bound) ≤ 0.955·δ` at δ = 1/2 (worst at k = depth, tending to the Gaussian limit
 /// 0.959·δ), `≤ 0.87·δ` at δ = 0.4 and `δ^{1/ln 2} < δ` for δ ≤ 0.1 (worst at k = 1). The
 /// lemma is **false** outside this reading: for δ → 1 the bound tends to 0 (it fails above
-/// δ ≈ 0.6); with natural logs (`ln(1/δ)`) it fails for δ between about 0.07 and 0.9 (at depth 7
-/// `P ≈ 1.21·δ` at δ = 1/2 and `1.24·δ` at δ = 1/4, which `tests/tree_accuracy.rs` detects); and
+/// δ ≈ 0.6); with natural logs (`ln(1/δ)`) it fails for every δ above about 0.09 (at depth 7
+/// `P ≈ 1.21·δ` at δ = 1/2 and `1.24·δ` at δ = 1/4, which sampled trees show too); and
 /// with ε' = ε/depth but `log₂ T` in the bound it fails for small T (T = 1: a zero bound; T = 2,
 /// 3 at δ = 1/2). Smaller bounds on earlier nodes (the adaptive tree) and fewer noise terms
 /// (popcount(t) < depth) only shrink the error, because a sum of Laplaces is a Gaussian scale
@@ -318,7 +319,7 @@ macro_rules! ctry {
 }
 
 /// 2^k for k in the normal range [−1022, 1023] (every call site is within [−60, 60]).
-const fn pow2(k: i32) -> f64 {
+pub(crate) const fn pow2(k: i32) -> f64 {
     f64::from_bits(((k + 1023) as u64) << 52)
 }
 
@@ -352,6 +353,35 @@ const fn check_horizon(horizon: u64, levels: usize) -> Result<usize, TreeParamEr
         Err(TreeParamError::HorizonAboveCapacity)
     } else {
         Ok(levels_for(horizon))
+    }
+}
+
+/// The validation shared by every tree, in the order of [`TreeParamError`]'s variants: ε, then
+/// B and the grid, then T against `levels`, then the node noise for a `dim`-vector. Returns the
+/// grid, `depth(T)` and the node noise at B.
+const fn configure(
+    epsilon: f64,
+    bound: f64,
+    horizon: u64,
+    grid_log2: Option<i32>,
+    levels: usize,
+    dim: usize,
+) -> Result<(Grid, usize, DiscreteLaplace), TreeParamError> {
+    ctry!(check_epsilon(epsilon));
+    let grid = ctry!(Grid::new(bound, grid_log2));
+    let depth = ctry!(check_horizon(horizon, levels));
+    let noise = ctry!(node_noise(grid.max_index, dim, depth, epsilon));
+    Ok((grid, depth, noise))
+}
+
+/// The refusals every insert shares: a full tree, then a non-finite value.
+const fn check_insert(time: u64, horizon: u64, finite: bool) -> Result<(), TreeInsertError> {
+    if time >= horizon {
+        Err(TreeInsertError::HorizonReached)
+    } else if !finite {
+        Err(TreeInsertError::NonFiniteValue)
+    } else {
+        Ok(())
     }
 }
 
@@ -566,10 +596,7 @@ impl<const L: usize> Tree<L> {
         grid_log2: Option<i32>,
     ) -> Result<Self, TreeParamError> {
         const { assert!(L >= 1 && L <= MAX_LEVELS, "a tree needs 1 ..= MAX_LEVELS (32) levels") };
-        ctry!(check_epsilon(epsilon));
-        let grid = ctry!(Grid::new(bound, grid_log2));
-        let depth = ctry!(check_horizon(horizon, L));
-        let noise = ctry!(node_noise(grid.max_index, 1, depth, epsilon));
+        let (grid, depth, noise) = ctry!(configure(epsilon, bound, horizon, grid_log2, L, 1));
         Ok(Self { sums: PSums::new(), time: 0, horizon, depth, epsilon, grid, noise })
     }
 
@@ -588,12 +615,7 @@ impl<const L: usize> Tree<L> {
         value: f64,
         mut noise: impl FnMut(usize, DiscreteLaplace) -> i64,
     ) -> Result<Release, TreeInsertError> {
-        if self.time >= self.horizon {
-            return Err(TreeInsertError::HorizonReached);
-        }
-        if !value.is_finite() {
-            return Err(TreeInsertError::NonFiniteValue);
-        }
+        check_insert(self.time, self.horizon, value.is_finite())?;
         let index = self.grid.index(value, self.grid.bound, self.grid.max_index);
         self.time += 1;
         let dist = self.noise;
@@ -788,10 +810,7 @@ impl<const L: usize> AdaptiveTree<L> {
         grid_log2: Option<i32>,
     ) -> Result<Self, TreeParamError> {
         const { assert!(L >= 1 && L <= MAX_LEVELS, "a tree needs 1 ..= MAX_LEVELS (32) levels") };
-        ctry!(check_epsilon(epsilon));
-        let grid = ctry!(Grid::new(max_bound, grid_log2));
-        let depth = ctry!(check_horizon(horizon, L));
-        let noise_max = ctry!(node_noise(grid.max_index, 1, depth, epsilon));
+        let (grid, depth, noise_max) = ctry!(configure(epsilon, max_bound, horizon, grid_log2, L, 1));
         Ok(Self {
             sums: PSums::new(),
             time: 0,
@@ -825,12 +844,7 @@ impl<const L: usize> AdaptiveTree<L> {
         bound: f64,
         mut noise: impl FnMut(usize, DiscreteLaplace) -> i64,
     ) -> Result<Release, TreeInsertError> {
-        if self.time >= self.horizon {
-            return Err(TreeInsertError::HorizonReached);
-        }
-        if !value.is_finite() {
-            return Err(TreeInsertError::NonFiniteValue);
-        }
+        check_insert(self.time, self.horizon, value.is_finite())?;
         if !bound.is_finite() {
             return Err(TreeInsertError::BoundNotFinite);
         }
@@ -1023,10 +1037,7 @@ impl<const D: usize, const L: usize> VectorTree<D, L> {
             assert!(L >= 1 && L <= MAX_LEVELS, "a tree needs 1 ..= MAX_LEVELS (32) levels");
             assert!(D >= 1 && D <= MAX_DIMENSION, "a vector tree needs 1 ..= MAX_DIMENSION coordinates");
         };
-        ctry!(check_epsilon(epsilon));
-        let grid = ctry!(Grid::new(bound, grid_log2));
-        let depth = ctry!(check_horizon(horizon, L));
-        let noise = ctry!(node_noise(grid.max_index, D, depth, epsilon));
+        let (grid, depth, noise) = ctry!(configure(epsilon, bound, horizon, grid_log2, L, D));
         Ok(Self { sums: PSums::new(), time: 0, horizon, depth, epsilon, grid, noise })
     }
 
@@ -1045,12 +1056,7 @@ impl<const D: usize, const L: usize> VectorTree<D, L> {
         value: &[f64; D],
         mut noise: impl FnMut(usize, DiscreteLaplace) -> i64,
     ) -> Result<VectorRelease<D>, TreeInsertError> {
-        if self.time >= self.horizon {
-            return Err(TreeInsertError::HorizonReached);
-        }
-        if value.iter().any(|v| !v.is_finite()) {
-            return Err(TreeInsertError::NonFiniteValue);
-        }
+        check_insert(self.time, self.horizon, value.iter().all(|v| v.is_finite()))?;
         let grid = self.grid;
         let indices = value.map(|v| grid.index(v, grid.bound, grid.max_index));
         self.time += 1;

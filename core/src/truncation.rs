@@ -80,15 +80,34 @@ pub fn ldp_second_moment(b: Bound, r: Bound, epsilon: Epsilon) -> f64 {
 /// DP robust UCB's level `B_n = (ε u n / log^{1.5} T)^{1/(1+v)}` (seed 004 Alg. 1), where `u`
 /// bounds the (1+v)-th moment and `n` is the arm's pull count.
 pub fn dp_robust_ucb_level(epsilon: Epsilon, u: f64, n: u64, horizon: u64, v: f64) -> f64 {
-    let log = libm::log(horizon.max(2) as f64);
-    libm::pow(epsilon.get() * u * n as f64 / libm::pow(log, 1.5), 1.0 / (1.0 + v))
+    dp_robust_ucb_level_at(epsilon, u, n, log_pow_1_5(horizon), v)
+}
+
+/// `ln^{1.5} T` (T taken as at least 2), the horizon term of [`dp_robust_ucb_level`].
+pub(crate) fn log_pow_1_5(horizon: u64) -> f64 {
+    libm::pow(libm::log(horizon.max(2) as f64), 1.5)
+}
+
+/// [`dp_robust_ucb_level`] with its horizon term `ln^{1.5} T` given (computed once by a policy).
+pub(crate) fn dp_robust_ucb_level_at(epsilon: Epsilon, u: f64, n: u64, log_pow_1_5: f64, v: f64) -> f64 {
+    libm::pow(epsilon.get() * u * n as f64 / log_pow_1_5, 1.0 / (1.0 + v))
 }
 
 /// The non-private robust UCB level `(u n / ln(t²))^{1/(1+v)}` of Bubeck et al. (2013), quoted in
 /// seed 004 §4.1.
 pub fn robust_ucb_level(u: f64, n: u64, t: u64, v: f64) -> f64 {
-    let log = libm::log((t.max(2) as f64) * (t.max(2) as f64));
-    libm::pow(u * n as f64 / log, 1.0 / (1.0 + v))
+    robust_ucb_level_at(u, n, log_t_squared(t), v)
+}
+
+/// `ln(t²)` (t taken as at least 2), the confidence term of [`robust_ucb_level`].
+pub(crate) fn log_t_squared(t: u64) -> f64 {
+    let t = t.max(2) as f64;
+    libm::log(t * t)
+}
+
+/// [`robust_ucb_level`] with its confidence term `ln(t²)` given (computed once by a policy).
+pub(crate) fn robust_ucb_level_at(u: f64, n: u64, log_t_squared: f64, v: f64) -> f64 {
+    libm::pow(u * n as f64 / log_t_squared, 1.0 / (1.0 + v))
 }
 
 /// One epoch τ of robust successive elimination (seed 004 Alg. 3 and 4, lines 7–9 and 21–23).
@@ -208,8 +227,8 @@ pub fn ldp_rse_epoch(tau: u32, active: u32, beta: f64, epsilon: Epsilon, u: f64,
 /// - **D_τ = 2^{−τ}, not 4^{−τ}.** Line 7 prints `4^{−τ}`; the proof says "we eliminate all arms
 ///   with gap ≥ 2^{−τ} = D_τ" and sums the pulls with the ratio `R_{τ+1}/R_τ = 4^{(1+v)/v}`,
 ///   which is `2^{2(1+v)/v}`, i.e. D_τ = 2^{−τ} in R_τ's `D_τ^{−2(1+v)/v}`. (4^{−τ} is also
-///   correct for privacy but overshoots the needed pulls by up to `4^{(1+v)/v}`, 4096× at
-///   v = 1/2.)
+///   correct for privacy but multiplies epoch τ's pulls by `4^{τ(1+v)/v}`: 64× in epoch 1 and
+///   4096× in epoch 2 at v = 1/2.)
 pub fn ldp_rse_epoch_with(
     kappa: f64,
     tau: u32,

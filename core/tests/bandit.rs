@@ -244,10 +244,14 @@ fn exp3_theorem_4_1_parameters_and_the_private_reduction() {
     assert!(private.epsilon_effective() < 0.5);
     let mut r = rng(7);
     // A refused observation draws no noise and changes nothing.
+    let drawn = r.get_word_pos();
     assert!(private.observe(0, 0.5, &mut r).is_err());
+    assert_eq!(r.get_word_pos(), drawn, "a refused observation drew noise");
     let arm = private.select(&mut r);
     let before = private.inner().estimates();
+    let drawn = r.get_word_pos();
     assert!(private.observe((arm + 1) % 5, 0.5, &mut r).is_err());
+    assert_eq!(r.get_word_pos(), drawn, "a refused observation drew noise");
     assert_eq!(private.inner().estimates(), before);
     private.observe(arm, 0.5, &mut r).unwrap();
     assert_ne!(private.inner().estimates(), before);
@@ -369,6 +373,7 @@ fn every_policy_refuses_non_finite_rewards_and_unknown_arms() {
     let mut ldp = LdpRobustSe::<2>::new(RseParams::new(eps(1.0), tail, 0.1, 6.0).unwrap());
     assert_eq!(ldp.observe(0, f64::NAN), Err(ObserveError::NonFiniteReward));
     assert_eq!(ldp.passes(), 0);
+    assert_eq!(ldp.select(), 0, "a refused report moved the round robin on");
 }
 
 #[test]

@@ -175,3 +175,100 @@ fn vector_tree_errors_respect_lemma_2_per_coordinate() {
         }
     }
 }
+
+/// `P(|S_k| > a)` for the sum `S_k` of k independent unit Laplaces, exactly. `S_k = G₁ − G₂` with
+/// `G₁, G₂ ~ Gamma(k, 1)` independent, so
+/// `P(S_k > a) = e^{−a} Σ_{m<k} a^m/m! · Σ_{j<k−m} C(k−1+j, j)/2^{k+j}` for a ≥ 0: a finite series
+/// of positive terms, accurate to rounding.
+fn laplace_sum_tail(k: usize, a: f64) -> f64 {
+    // partial[i] = Σ_{j<i} C(k−1+j, j)/2^{k+j}.
+    let mut partial = vec![0.0; k + 1];
+    let mut c = 0.5f64.powi(k as i32);
+    for j in 0..k {
+        partial[j + 1] = partial[j] + c;
+        c *= (k + j) as f64 / (2.0 * (j + 1) as f64);
+    }
+    let mut term = (-a).exp(); // e^{−a} a^m/m!
+    let mut total = 0.0;
+    for m in 0..k {
+        total += term * partial[k - m];
+        term *= a / (m + 1) as f64;
+    }
+    2.0 * total
+}
+
+/// The largest `P(|S_k| > √depth·log(1/δ))/δ` over `1 ≤ k ≤ depth ≤ 64`, with its (depth, k).
+fn worst_ratio(delta: f64, log_inverse: impl Fn(f64) -> f64) -> (f64, usize, usize) {
+    let mut worst = (0.0, 0, 0);
+    for depth in 1..=64 {
+        let a = (depth as f64).sqrt() * log_inverse(delta);
+        for k in 1..=depth {
+            let ratio = laplace_sum_tail(k, a) / delta;
+            if ratio > worst.0 {
+                worst = (ratio, depth, k);
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn the_exact_tails_behind_lemma_2s_documented_margins() {
+    let log2 = |d: f64| (1.0 / d).log2();
+    let ln = |d: f64| (1.0 / d).ln();
+    // The series against closed forms: k = 1 is e^{−a}, k = 2 is e^{−a}(2 + a)/2.
+    for a in [0.0, 0.3, 1.0, 7.5, 40.0] {
+        assert!((laplace_sum_tail(1, a) / (-a).exp() - 1.0).abs() < 1e-14);
+        assert!((laplace_sum_tail(2, a) / ((-a).exp() * (2.0 + a) / 2.0) - 1.0).abs() < 1e-14);
+    }
+    // The exact rates used by the sampling test above (depth 7).
+    for (t, k) in [(1u64, 1usize), (100, 3), (127, 7)] {
+        for (col, delta) in DELTAS.iter().enumerate() {
+            let exact = laplace_sum_tail(k, 7f64.sqrt() * log2(*delta));
+            assert!((exact_rate(t, col) / exact - 1.0).abs() < 5e-3, "k = {k}, δ = {delta}: {exact}");
+        }
+    }
+    // More noise terms only widen the tail, so k = popcount(t) < depth is never the worst case.
+    for depth in 1..=64usize {
+        for delta in [0.5, 0.1, 1e-3] {
+            let a = (depth as f64).sqrt() * log2(delta);
+            for k in 1..depth {
+                assert!(laplace_sum_tail(k, a) <= laplace_sum_tail(k + 1, a), "depth {depth}, k = {k}");
+            }
+        }
+    }
+    // δ = 1/2: at most 0.955·δ, worst at k = depth, approaching the Gaussian limit
+    // P(|Z| > 1/√2)/δ = 2·erfc(1/2) ≈ 0.959 from below.
+    let (ratio, depth, k) = worst_ratio(0.5, log2);
+    let gaussian = 2.0 * statrs::function::erf::erfc(0.5);
+    assert!(ratio <= 0.955 && ratio > 0.95 && ratio < gaussian, "{ratio}");
+    assert_eq!((depth, k), (64, 64));
+    assert!((gaussian - 0.959).abs() < 5e-4, "{gaussian}");
+    assert!(worst_ratio(0.4, log2).0 <= 0.87);
+    // δ ≤ 0.1: at most δ^{1/ln 2}, attained at k = depth = 1.
+    for delta in [0.1, 0.05, 0.01, 1e-3, 1e-6, 1e-9] {
+        let (ratio, depth, k) = worst_ratio(delta, log2);
+        let claim = delta.powf(1.0 / std::f64::consts::LN_2) / delta;
+        assert!(ratio <= claim * (1.0 + 1e-12) && (depth, k) == (1, 1), "δ = {delta}: {ratio}");
+    }
+    // Every δ ∈ (0, 1/2] of a grid; the lemma fails from δ ≈ 0.6.
+    for i in 1..=50 {
+        let delta = f64::from(i) / 100.0;
+        assert!(worst_ratio(delta, log2).0 <= 1.0, "δ = {delta}");
+    }
+    assert!(worst_ratio(0.59, log2).0 <= 1.0 && worst_ratio(0.6, log2).0 > 1.0);
+    // With ln(1/δ): false for every δ above about 0.09, e.g. 1.21·δ and 1.24·δ at depth 7.
+    assert!(worst_ratio(0.09, ln).0 <= 1.0 + 1e-12);
+    for i in 10..100 {
+        let delta = f64::from(i) / 100.0;
+        assert!(worst_ratio(delta, ln).0 > 1.0, "ln reading, δ = {delta}");
+    }
+    let at_depth_7 = |delta: f64| laplace_sum_tail(7, 7f64.sqrt() * ln(delta)) / delta;
+    assert!((at_depth_7(0.5) - 1.21).abs() < 0.005 && (at_depth_7(0.25) - 1.24).abs() < 0.005);
+    // ε' = ε/depth with log₂ T in the bound: (log₂ T)^{1.5}/depth·log₂(1/δ) node scales (depth 2),
+    // exceeded with probability above δ = 1/2 at T = 2 (one noise term) and T = 3 (two at t = 3).
+    for (horizon, terms) in [(2u64, 1), (3, 2)] {
+        let a = (horizon as f64).log2().powf(1.5) / 2.0;
+        assert!(laplace_sum_tail(terms, a) > 0.5, "T = {horizon}");
+    }
+}

@@ -3,7 +3,7 @@
 
 use rand_core::Rng;
 
-use super::{BanditParamError, ObserveError, check_observation, sample_index};
+use super::{BanditParamError, ObserveError, check_eta, check_observation, sample_index};
 use crate::mechanism::LaplaceMechanism;
 use crate::{Epsilon, Preprocess, TruncationLevel};
 
@@ -24,9 +24,7 @@ impl Exp3Params {
     /// assert_eq!(Exp3Params::new(0.01, 1.5), Err(BanditParamError::ExplorationInvalid));
     /// ```
     pub fn new(eta: f64, gamma: f64) -> Result<Self, BanditParamError> {
-        if !(eta.is_finite() && eta > 0.0) {
-            return Err(BanditParamError::LearningRateInvalid);
-        }
+        let eta = check_eta(eta)?;
         if !(0.0..=1.0).contains(&gamma) {
             return Err(BanditParamError::ExplorationInvalid);
         }

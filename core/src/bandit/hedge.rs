@@ -4,7 +4,7 @@
 
 use rand_core::Rng;
 
-use super::{BanditParamError, ObserveError};
+use super::{BanditParamError, ObserveError, check_eta};
 use crate::tree::VectorTree;
 
 /// The exponential weights `x_i ∝ exp(−η L_i)`: the FTRL choice
@@ -51,10 +51,6 @@ pub fn exponential_weights<const N: usize>(losses: &[f64; N], eta: f64) -> [f64;
 /// ```
 pub fn hedge_learning_rate(experts: usize, horizon: u64) -> Option<f64> {
     (experts >= 2 && horizon > 0).then(|| libm::sqrt(8.0 * libm::log(experts as f64) / horizon as f64))
-}
-
-fn check_eta(eta: f64) -> Result<f64, BanditParamError> {
-    if eta.is_finite() && eta > 0.0 { Ok(eta) } else { Err(BanditParamError::LearningRateInvalid) }
 }
 
 fn check_losses<const N: usize>(losses: &[f64; N]) -> Result<(), ObserveError> {

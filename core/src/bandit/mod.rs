@@ -86,8 +86,8 @@ pub const PAPER_DP_RSE_KAPPA: f64 = crate::truncation::DP_RSE_PAPER_KAPPA;
 /// A practical κ for [`DpRobustSe`]: elimination at `1·err_τ` (always ≈ D_τ/2). With
 /// `B_τ = (uR_τε/ℓ)^{1/(1+v)}`, `err_τ = u/B_τ^v` exactly, and the Laplace noise of the epoch
 /// mean has scale `2B_τ/(R_τε) = 2·err_τ/ℓ`; with ℓ ≈ 15 the difference of two arms' noise
-/// exceeds err_τ with probability ≈ e^{−7.5}·(2 + 7.5)/4 < 10⁻³, and on Pareto rewards the
-/// truncation bias and sampling error are below 0.1·err_τ.
+/// exceeds err_τ with probability e^{−7.5}·(2 + 7.5)/4 ≈ 1.3·10⁻³ (≈ 0.8·10⁻³ at ℓ = 16), and on
+/// Pareto rewards the truncation bias and sampling error are below 0.1·err_τ.
 pub const PRACTICAL_DP_RSE_KAPPA: f64 = 2.0;
 /// κ of seed 004 Alg. 4 (`28^{2(1+v)/v}` in R_τ, elimination at `14·err_τ`).
 pub const PAPER_LDP_RSE_KAPPA: f64 = crate::truncation::LDP_RSE_PAPER_KAPPA;
@@ -255,6 +255,11 @@ fn check_observation<const K: usize>(arm: usize, value: f64) -> Result<(), Obser
 /// Checks a confidence constant (finite, > 0).
 fn check_constant(c: f64) -> Result<f64, BanditParamError> {
     if c.is_finite() && c > 0.0 { Ok(c) } else { Err(BanditParamError::ConstantInvalid) }
+}
+
+/// Checks a learning rate η (finite, > 0).
+fn check_eta(eta: f64) -> Result<f64, BanditParamError> {
+    if eta.is_finite() && eta > 0.0 { Ok(eta) } else { Err(BanditParamError::LearningRateInvalid) }
 }
 
 /// Index of the largest score, first on ties; NaN scores lose.

@@ -17,16 +17,18 @@
 use rand_core::Rng;
 
 use super::{BanditParamError, HeavyTail, ObserveError, check_constant, check_observation};
-use crate::mechanism::LaplaceMechanism;
+use crate::mechanism::{LaplaceMechanism, MAX_RANGE_LOG2, MIN_RANGE_LOG2};
+use crate::tree::pow2;
 use crate::truncation::{RseEpoch, dp_rse_epoch_with, ldp_rse_epoch_with};
 use crate::{Epsilon, ParamError, Preprocess, Release, TruncationLevel};
 
 /// Bits of grid resolution below an epoch's level: the sums of [`PrivateSum`] use the grid
 /// `2^(⌊log₂ B_τ⌋ − 16)`.
 const SUM_GRID_BITS: i32 = 16;
-/// Levels are kept inside the range where the grid arithmetic is exact.
-const MIN_LEVEL: f64 = 9.094_947_017_729_282e-13; // 2^-40
-const MAX_LEVEL: f64 = 1_099_511_627_776.0; // 2^40
+/// Levels are kept inside the mechanism's range `[2^-40, 2^40]`, where the grid arithmetic is
+/// exact.
+const MIN_LEVEL: f64 = pow2(MIN_RANGE_LOG2);
+const MAX_LEVEL: f64 = pow2(MAX_RANGE_LOG2);
 
 /// The ε-DP release of a sum of values, each truncated to zero outside `[−B, B]`: seed 004
 /// Alg. 3, lines 15–19 (`μ̃_a = μ̄_a + Lap(2B_τ/(R_τ ε))`, released here as the sum `R_τ·μ̃_a`).

@@ -6,7 +6,9 @@ use rand_core::Rng;
 use super::{BanditParamError, HeavyTail, ObserveError, argmax, check_constant, check_observation};
 use crate::Epsilon;
 use crate::tree::AdaptiveTree;
-use crate::truncation::dp_robust_ucb_level;
+use crate::truncation::{
+    dp_robust_ucb_level, dp_robust_ucb_level_at, log_pow_1_5, log_t_squared, robust_ucb_level_at,
+};
 
 /// Bits of grid resolution below the trees' ceiling `B_T`: the grid is `2^(⌊log₂ B_T⌋ − 16)`,
 /// so early, small `B_n` are still resolved (`B_T` spans < 2^17 steps; the default of
@@ -82,12 +84,11 @@ impl<const K: usize> RobustUcb<K> {
             return Err(BanditParamError::HorizonZero);
         }
         let c = check_constant(constant)?;
-        let t = horizon.max(2) as f64;
         Ok(Self {
             tail,
             horizon,
             scale: c * libm::pow(tail.u(), 1.0 / (1.0 + tail.v())),
-            log_inv_delta: libm::log(t * t),
+            log_inv_delta: log_t_squared(horizon),
             counts: [0; K],
             sums: [0.0; K],
             bonuses: [f64::INFINITY; K],
@@ -107,8 +108,7 @@ impl<const K: usize> RobustUcb<K> {
         check_observation::<K>(arm, reward)?;
         let n = self.counts[arm].saturating_add(1);
         let (u, v) = (self.tail.u(), self.tail.v());
-        // robust_ucb_level(u, n, T, v), with its logarithm computed once.
-        let level = libm::pow(u * n as f64 / self.log_inv_delta, 1.0 / (1.0 + v));
+        let level = robust_ucb_level_at(u, n, self.log_inv_delta, v);
         self.sums[arm] += if reward.abs() <= level { reward } else { 0.0 };
         self.counts[arm] = n;
         self.bonuses[arm] = self.scale * fast_pow(self.log_inv_delta / n as f64, v / (1.0 + v));
@@ -240,7 +240,7 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
             max_bound,
             scale: c * libm::pow(u, 1.0 / (1.0 + v)),
             log_term: libm::pow(log_t, 1.5 + 1.0 / v) / epsilon.get(),
-            log_pow: libm::pow(log_t, 1.5),
+            log_pow: log_pow_1_5(horizon),
             log_counts: [0.0; K],
         })
     }
@@ -276,11 +276,9 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
         }
     }
 
-    /// `B_n` by the formula of [`dp_robust_ucb_level`] (same operations, so the same bits),
-    /// with `ln^{1.5} T` computed once.
+    /// `B_n` of [`dp_robust_ucb_level`], with `ln^{1.5} T` computed once.
     fn level_uncapped(&self, n: u64) -> f64 {
-        let (u, v) = (self.tail.u(), self.tail.v());
-        libm::pow(self.epsilon.get() * u * n as f64 / self.log_pow, 1.0 / (1.0 + v))
+        dp_robust_ucb_level_at(self.epsilon, self.tail.u(), n, self.log_pow, self.tail.v())
     }
 
     /// The reward of `arm`: truncated at `B_{n+1}` and inserted into the arm's tree (which draws
