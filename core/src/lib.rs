@@ -25,6 +25,9 @@
 //! - [`tree`]: tree-based aggregation (continual release of private prefix sums) on the same
 //!   float-safe path;
 //! - [`features`]: fixed-size quadrature and random Fourier features;
+//! - [`jdp`]: private GP-UCB in feature space (Dubey 2021): discrete-Gaussian releases, their
+//!   zCDP accounting, the symmetric-matrix tree and the local-JDP client;
+//! - [`bandit`]: K-armed bandit and experts policies with fixed memory;
 //! - [`wire`]: the device ↔ learner frames (checked, checksummed, COBS-framed);
 //! - [`device`]: the reporter application — bytes in, bytes out — that the firmware runs.
 //!

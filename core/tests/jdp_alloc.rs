@@ -1,12 +1,13 @@
 //! The local-JDP client never allocates: a counting global allocator sees no allocation on the
 //! client's thread during selection and reporting. (The crate has no allocator at all on the
 //! Cortex-M targets, where `cargo build -p ldp-core --target thumbv7em-none-eabihf` compiles
-//! the same code through the non-generic `DeviceClient`; this checks the host build too.)
+//! the same code through the non-generic `DeviceClient`; this checks the host build too.) Also
+//! the documented size of the state a device receives and returns.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use ldp_core::jdp::{ClientConfig, Confidence, DeviceClient};
+use ldp_core::jdp::{ClientConfig, Confidence, DEVICE_FEATURES, DeviceClient, JdpState};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -57,4 +58,12 @@ fn the_device_client_runs_a_hundred_rounds_without_allocating() {
     // The counter works: a heap allocation on this thread is counted.
     let boxed = Box::new([1u8; 10]);
     assert!(allocations() > after && boxed.len() == 10);
+}
+
+#[test]
+fn the_device_state_has_its_documented_size() {
+    // `8F² + 8F + 16` bytes (Gram matrix, moment vector, round count and grid exponent).
+    const F: usize = DEVICE_FEATURES;
+    assert_eq!(core::mem::size_of::<JdpState<F>>(), 8 * F * F + 8 * F + 16);
+    assert_eq!(core::mem::size_of::<JdpState<F>>(), 6512);
 }

@@ -121,9 +121,9 @@ fn rewards_on_the_same_grid_index_give_identical_reports() {
     c.report(&mut b, &[0.4], y2, &mut Xoshiro256PlusPlus::seed_from_u64(3)).unwrap();
     assert_eq!(a.moment, b.moment);
     assert_eq!(a.gram, b.gram);
-    // Every released entry is an integer index: its value is exact.
-    for v in a.moment {
-        assert_eq!((v as f64 * g) / g, v as f64);
+    // Every released entry is an integer index within ±2^52: its value index·2^k is exact.
+    for v in a.moment.into_iter().chain(a.gram.into_iter().flatten()) {
+        assert!(v.unsigned_abs() <= 1 << 52 && (v as f64) as i64 == v, "{v}");
     }
 }
 

@@ -74,20 +74,13 @@ fn naive_float_laplace_leaks_through_reachable_values_and_ours_does_not() {
 }
 
 /// Lower bound on ε from `n` releases at each of two neighbouring inputs with the attack set
-/// {index > threshold}: ln(p̂₀_lower / p̂₁_upper), Clopper–Pearson at confidence 1 − α each.
-fn epsilon_lower_bound(
+/// {index > threshold} ([`common::epsilon_lower_bound`], seed 31).
+fn threshold_attack_bound(
     release: impl Fn(bool, &mut Xoshiro256PlusPlus) -> i64,
     threshold: i64,
     n: u64,
 ) -> f64 {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(31);
-    let hits =
-        |high: bool, rng: &mut Xoshiro256PlusPlus| (0..n).filter(|_| release(high, rng) > threshold).count();
-    let k0 = hits(true, &mut rng) as u64;
-    let k1 = hits(false, &mut rng) as u64;
-    let (p0_lower, _) = clopper_pearson(k0, n, ALPHA);
-    let (_, p1_upper) = clopper_pearson(k1, n, ALPHA);
-    (p0_lower / p1_upper).ln()
+    epsilon_lower_bound(n, 31, |high, rng| release(high, rng) > threshold)
 }
 
 #[test]
@@ -102,7 +95,7 @@ fn empirical_epsilon_stays_below_the_claim_and_catches_halved_noise() {
     // For a Laplace the likelihood ratio of {ȳ > C} between inputs C and −C is the largest
     // possible, e^ε: the most powerful threshold attack.
     let ours =
-        epsilon_lower_bound(|high, rng| ctl.release(if high { c } else { -c }, rng).unwrap().index, m, n);
+        threshold_attack_bound(|high, rng| ctl.release(if high { c } else { -c }, rng).unwrap().index, m, n);
     eprintln!("empirical ε lower bound: {ours:.4} (claimed {eps}, ε_eff {:.6})", ctl.epsilon_effective());
     assert!(ours <= eps, "empirical ε lower bound {ours} exceeds the claimed {eps}");
     assert!(ours > 0.9 * eps, "the audit is too weak to be meaningful: bound {ours}");
@@ -114,7 +107,7 @@ fn empirical_epsilon_stays_below_the_claim_and_catches_halved_noise() {
     let broken = |high: bool, rng: &mut Xoshiro256PlusPlus| {
         ctl.grid_index(if high { c } else { -c }).unwrap() + halved.sample(rng)
     };
-    let caught = epsilon_lower_bound(broken, m, n);
+    let caught = threshold_attack_bound(broken, m, n);
     eprintln!("halved-noise fixture: empirical ε lower bound {caught:.4}");
     assert!(caught > eps, "the audit did not catch halved noise: bound {caught}");
 }

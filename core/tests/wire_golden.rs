@@ -106,6 +106,17 @@ fn read_stream(bytes: &[u8]) -> (Vec<Repr>, Vec<DecodeError>) {
     (ok, err)
 }
 
+/// Every copy of `bytes` with one byte changed: `(position, new value, copy)`.
+fn single_byte_corruptions(bytes: &[u8]) -> impl Iterator<Item = (usize, u8, Vec<u8>)> + '_ {
+    (0..bytes.len()).flat_map(move |i| {
+        (0..=255u8).filter(move |&v| v != bytes[i]).map(move |v| {
+            let mut bad = bytes.to_vec();
+            bad[i] = v;
+            (i, v, bad)
+        })
+    })
+}
+
 #[test]
 fn sizes_are_known_at_compile_time() {
     const _: () = assert!(MAX_FRAME_LEN == 58 && MAX_ENCODED_LEN == 60);
@@ -156,30 +167,16 @@ fn every_truncated_frame_is_rejected() {
 #[test]
 fn every_single_byte_corruption_is_rejected() {
     for (repr, raw, framed) in golden() {
-        for i in 0..raw.len() {
-            for v in 0..=255u8 {
-                if v == raw[i] {
-                    continue;
-                }
-                let mut bad = raw.clone();
-                bad[i] = v;
-                assert!(Repr::from_bytes(&bad).is_err(), "{repr:?}: byte {i} = {v:#04x}");
-            }
+        for (i, v, bad) in single_byte_corruptions(&raw) {
+            assert!(Repr::from_bytes(&bad).is_err(), "{repr:?}: byte {i} = {v:#04x}");
         }
         // On the stream: no corrupted frame (nor the pieces of one split by a corrupted 0x00)
         // is ever accepted.
-        for i in 0..framed.len() {
-            for v in 0..=255u8 {
-                if v == framed[i] {
-                    continue;
-                }
-                let mut bad = framed.clone();
-                bad[i] = v;
-                let (ok, err) = read_stream(&bad);
-                assert!(ok.is_empty(), "{repr:?}: stuffed byte {i} = {v:#04x} accepted as {ok:?}");
-                // A corrupted delimiter leaves the frame incomplete: nothing to report yet.
-                assert!(!err.is_empty() || i == framed.len() - 1, "{repr:?}: byte {i} = {v:#04x}");
-            }
+        for (i, v, bad) in single_byte_corruptions(&framed) {
+            let (ok, err) = read_stream(&bad);
+            assert!(ok.is_empty(), "{repr:?}: stuffed byte {i} = {v:#04x} accepted as {ok:?}");
+            // A corrupted delimiter leaves the frame incomplete: nothing to report yet.
+            assert!(!err.is_empty() || i == framed.len() - 1, "{repr:?}: byte {i} = {v:#04x}");
         }
     }
 }

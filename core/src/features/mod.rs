@@ -227,3 +227,12 @@ impl fmt::Display for FeatureError {
 }
 
 impl core::error::Error for FeatureError {}
+
+/// A lengthscale `l` must be finite and positive with `1/l` finite, or the frequencies overflow.
+fn check_lengthscale(l: f64) -> Result<f64, FeatureError> {
+    if l.is_finite() && l > 0.0 && (1.0 / l).is_finite() {
+        Ok(l)
+    } else {
+        Err(FeatureError::LengthscaleInvalid)
+    }
+}

@@ -2,7 +2,7 @@
 //! documented on the parent module, [`crate::features`].
 
 use super::hermite::{SQRT_PI, half_rule};
-use super::{FeatureError, FeatureMap};
+use super::{FeatureError, FeatureMap, check_lengthscale};
 
 /// Frequencies per coordinate of the default QFF: a `2·14 = 28`-node Gauss–Hermite rule,
 /// `28` features per coordinate. See the [module docs](crate::features).
@@ -48,15 +48,6 @@ pub fn theorem2_bound(d: usize, m_bar: usize, nu: f64) -> f64 {
     libm::exp(log)
 }
 
-fn check_lengthscale(l: f64) -> Result<f64, FeatureError> {
-    // 1/l must be finite too, or the frequencies overflow.
-    if l.is_finite() && l > 0.0 && (1.0 / l).is_finite() {
-        Ok(l)
-    } else {
-        Err(FeatureError::LengthscaleInvalid)
-    }
-}
-
 /// The positive half of the `2M`-node rule as (nodes, merged coefficients `c_j`, Σc = 1).
 fn merged_rule<const M: usize>() -> Result<([f64; M], [f64; M]), FeatureError> {
     let mut nodes = [0.0; M];
@@ -71,6 +62,22 @@ fn merged_rule<const M: usize>() -> Result<([f64; M], [f64; M]), FeatureError> {
         *w /= sum;
     }
     Ok((nodes, weights))
+}
+
+/// One factor per coordinate, all from one `2M`-node rule. Every lengthscale is checked before
+/// the rule is computed.
+fn factors_for<const D: usize, const M: usize>(
+    lengthscales: &[f64; D],
+) -> Result<[Qff1d<M>; D], FeatureError> {
+    for &l in lengthscales {
+        check_lengthscale(l)?;
+    }
+    let (nodes, c) = merged_rule::<M>()?;
+    let mut dims = [Qff1d { freq: [0.0; M], coef: [0.0; M], lengthscale: 1.0 }; D];
+    for (dim, &l) in dims.iter_mut().zip(lengthscales) {
+        *dim = Qff1d::from_rule(&nodes, &c, l)?;
+    }
+    Ok(dims)
 }
 
 /// One-dimensional quadrature Fourier features: `M` frequencies, `2M` features, from the
@@ -222,15 +229,7 @@ impl<const D: usize, const M: usize, const F: usize> Qff<D, M, F> {
             assert!(D >= 1 && M >= 1, "QFF needs D >= 1 and M >= 1");
             assert!(matches!(tensor_len(M, D), Some(f) if f == F), "QFF needs F == (2*M)^D");
         };
-        for &l in &lengthscales {
-            check_lengthscale(l)?;
-        }
-        let (nodes, c) = merged_rule::<M>()?;
-        let mut dims = [Qff1d { freq: [0.0; M], coef: [0.0; M], lengthscale: 1.0 }; D];
-        for (dim, &l) in dims.iter_mut().zip(&lengthscales) {
-            *dim = Qff1d::from_rule(&nodes, &c, l)?;
-        }
-        Ok(Self { dims })
+        Ok(Self { dims: factors_for(&lengthscales)? })
     }
 
     /// The per-coordinate factors.
@@ -334,20 +333,22 @@ impl<const D: usize, const G: usize, const B: usize, const M: usize, const F: us
                 }
             }
         }
-        for &l in &lengthscales {
-            check_lengthscale(l)?;
-        }
-        let (nodes, c) = merged_rule::<M>()?;
-        let mut dims = [Qff1d { freq: [0.0; M], coef: [0.0; M], lengthscale: 1.0 }; D];
-        for (dim, &l) in dims.iter_mut().zip(&lengthscales) {
-            *dim = Qff1d::from_rule(&nodes, &c, l)?;
-        }
-        Ok(Self { dims, blocks })
+        Ok(Self { dims: factors_for(&lengthscales)?, blocks })
     }
 
     /// The blocks (coordinate indices).
     pub fn blocks(&self) -> &[[usize; B]; G] {
         &self.blocks
+    }
+
+    /// `(1/G) Σ_g Π_{i ∈ block g} k(factor i, x_i − y_i)`.
+    fn block_mean(&self, x: &[f64; D], y: &[f64; D], k: impl Fn(&Qff1d<M>, f64) -> f64) -> f64 {
+        let sum: f64 = self
+            .blocks
+            .iter()
+            .map(|block| block.iter().map(|&i| k(&self.dims[i], x[i] - y[i])).product::<f64>())
+            .sum();
+        sum / G as f64
     }
 
     /// Guaranteed `sup |k − ΦᵀΦ|` over pairs with `|x_i − y_i| ≤ 1`: the average over blocks of
@@ -375,21 +376,11 @@ impl<const D: usize, const G: usize, const B: usize, const M: usize, const F: us
     }
 
     fn kernel(&self, x: &[f64; D], y: &[f64; D]) -> f64 {
-        let sum: f64 = self
-            .blocks
-            .iter()
-            .map(|block| block.iter().map(|&i| self.dims[i].kernel(x[i] - y[i])).product::<f64>())
-            .sum();
-        sum / G as f64
+        self.block_mean(x, y, Qff1d::kernel)
     }
 
     fn approx_kernel(&self, x: &[f64; D], y: &[f64; D]) -> f64 {
-        let sum: f64 = self
-            .blocks
-            .iter()
-            .map(|block| block.iter().map(|&i| self.dims[i].approx_kernel(x[i] - y[i])).product::<f64>())
-            .sum();
-        sum / G as f64
+        self.block_mean(x, y, Qff1d::approx_kernel)
     }
 }
 

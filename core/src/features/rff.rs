@@ -2,7 +2,7 @@
 
 use rand_core::Rng;
 
-use super::{FeatureError, FeatureMap};
+use super::{FeatureError, FeatureMap, check_lengthscale};
 
 /// Two independent standard normals from two 53-bit uniforms (Box–Muller).
 fn standard_normal_pair<R: Rng + ?Sized>(rng: &mut R) -> (f64, f64) {
@@ -51,10 +51,7 @@ impl<const D: usize, const N: usize, const F: usize> Rff<D, N, F> {
         };
         let mut inv_lengthscales = [0.0; D];
         for (inv, &l) in inv_lengthscales.iter_mut().zip(&lengthscales) {
-            if !(l.is_finite() && l > 0.0 && (1.0 / l).is_finite()) {
-                return Err(FeatureError::LengthscaleInvalid);
-            }
-            *inv = 1.0 / l;
+            *inv = 1.0 / check_lengthscale(l)?;
         }
         let mut omega = [[0.0; D]; N];
         let mut spare: Option<f64> = None;

@@ -9,7 +9,7 @@
 //!
 //! Sizes are const generics: `D` coordinates, `F` features ([`FeatureMap<D, F>`]); the state is
 //! a `[[i64; F]; F]` Gram matrix and a `[i64; F]` vector on the public grid `2^k` ([`JdpState`]),
-//! `16F² + 8F` bytes; the solve is a fixed-size `nalgebra` Cholesky on the stack (`8F²` bytes,
+//! `8F² + 8F + 16` bytes; the solve is a fixed-size `nalgebra` Cholesky on the stack (`8F²` bytes,
 //! twice). Nothing allocates: the crate has no allocator. [`DeviceClient`] is a concrete,
 //! non-generic instance (1-D default QFF, `F = 28`, ChaCha20) that is compiled for the
 //! Cortex-M targets.
@@ -46,10 +46,9 @@ use rand_core::Rng;
 use super::confidence::{Confidence, ShiftRule, SpectralBounds, local_noise_norm, vector_noise_norm};
 use super::tree::clip_scale;
 use super::zcdp;
-use super::{
-    Grid, JdpError, JdpParamError, MAX_MATRIX_DIM, MAX_TREE_HORIZON, RELEASE_LIMIT, VARIANCE_MARGIN,
-};
+use super::{BOUND_MARGIN, Grid, JdpError, JdpParamError, MAX_MATRIX_DIM, MAX_TREE_HORIZON, VARIANCE_MARGIN};
 use crate::features::{DefaultQff1, FeatureError, FeatureMap};
+use crate::mechanism::MAX_RELEASE_INDEX;
 use crate::sampler::DiscreteGaussian;
 
 /// How many times [`LocalJdpClient::select`] may double the extra ridge.
@@ -216,7 +215,7 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
         }
         let grid = Grid::new(b.max(1.0), config.grid_log2)?;
         let (gram_max, moment_max) = (grid.max_index_for(1.0), grid.max_index_for(b));
-        let unit = libm::scalbn(1.0 + 1.0 / (1u64 << 40) as f64, -grid.log2);
+        let unit = libm::scalbn(BOUND_MARGIN, -grid.log2);
         let gram_sensitivity = core::f64::consts::SQRT_2 * unit + libm::sqrt((F * (F + 1) / 2) as f64);
         let moment_sensitivity = 2.0 * b * unit + libm::sqrt(F as f64);
         let noise =
@@ -323,7 +322,8 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
         }
         let b = self.config.reward_bound;
         let y = reward.clamp(-b, b);
-        let add = |old: i64, delta: i64| old.saturating_add(delta).clamp(-RELEASE_LIMIT, RELEASE_LIMIT);
+        let add =
+            |old: i64, delta: i64| old.saturating_add(delta).clamp(-MAX_RELEASE_INDEX, MAX_RELEASE_INDEX);
         for i in 0..F {
             for j in i..F {
                 let entry =
@@ -392,7 +392,7 @@ pub const DEVICE_FEATURES: usize = 2 * crate::features::DEFAULT_FREQUENCIES;
 /// A concrete local-JDP client for a device: one coordinate, the default QFF (`F = 28`, error
 /// ≤ 1e-6 for `l ≥ 0.2`), ChaCha20 noise. It is non-generic, so the whole path (features,
 /// Cholesky, discrete Gaussian) is compiled with the library for every target, and its state is
-/// `6.5 KB`.
+/// 6 512 bytes (`8F² + 8F + 16`; checked in `core/tests/jdp_alloc.rs`).
 #[derive(Clone, Debug)]
 pub struct DeviceClient {
     inner: LocalJdpClient<1, DEVICE_FEATURES, DefaultQff1>,

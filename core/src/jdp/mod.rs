@@ -51,6 +51,8 @@
 
 use core::fmt;
 
+use crate::mechanism::{MAX_RANGE_LOG2, MIN_RANGE_LOG2};
+
 pub mod client;
 pub mod confidence;
 pub mod tree;
@@ -65,8 +67,6 @@ pub use zcdp::AccountingError;
 
 /// The largest matrix dimension m (tree) or feature count F (client) accepted.
 pub const MAX_MATRIX_DIM: usize = 1024;
-/// Released sums are clamped to ±2^52, where every integer is exact in `f64`.
-pub(crate) const RELEASE_LIMIT: i64 = 1 << 52;
 /// Relative margin on every bound used in a sensitivity: absorbs the floating-point error of
 /// products and clipping (a few ulp) many times over.
 const BOUND_MARGIN: f64 = 1.0 + 1.0 / (1u64 << 40) as f64;
@@ -189,7 +189,8 @@ impl Grid {
     /// A grid for entries bounded by `bound`: default `k = ⌊log₂ bound⌋ − 16`, explicit `k`
     /// within `[⌊log₂ bound⌋ − 20, ⌊log₂ bound⌋]`.
     pub(crate) fn new(bound: f64, log2: Option<i32>) -> Result<Self, JdpParamError> {
-        if !(bound.is_finite() && (libm::scalbn(1.0, -40)..=libm::scalbn(1.0, 40)).contains(&bound)) {
+        // The exact-grid range of `crate::mechanism`; NaN and ±∞ fall outside it.
+        if !(libm::scalbn(1.0, MIN_RANGE_LOG2)..=libm::scalbn(1.0, MAX_RANGE_LOG2)).contains(&bound) {
             return Err(JdpParamError::BoundInvalid);
         }
         let bound = bound * BOUND_MARGIN;

@@ -62,7 +62,8 @@ use rand_core::Rng;
 
 use super::confidence::{self, ShiftRule};
 use super::zcdp;
-use super::{Grid, JdpError, JdpParamError, MAX_MATRIX_DIM, RELEASE_LIMIT};
+use super::{Grid, JdpError, JdpParamError, MAX_MATRIX_DIM};
+use crate::mechanism::MAX_RELEASE_INDEX;
 use crate::sampler::DiscreteGaussian;
 use crate::tree::levels_for;
 
@@ -125,7 +126,6 @@ pub struct SymmetricTree<S> {
     dim: usize,
     packed: usize,
     depth: usize,
-    horizon: u64,
     time: u64,
     config: TreeConfig,
     grid: Grid,
@@ -185,18 +185,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
         let sensitivity = core::f64::consts::SQRT_2 * grid.steps_of_bound() + libm::sqrt(packed as f64);
         let sigma2 = depth as f64 * sensitivity * sensitivity / (2.0 * rho) * super::VARIANCE_MARGIN;
         let noise = DiscreteGaussian::with_variance_at_least(sigma2).ok_or(JdpParamError::NoiseOutOfRange)?;
-        Ok(Self {
-            storage,
-            dim: m,
-            packed,
-            depth,
-            horizon: config.horizon,
-            time: 0,
-            config,
-            grid,
-            sensitivity,
-            noise,
-        })
+        Ok(Self { storage, dim: m, packed, depth, time: 0, config, grid, sensitivity, noise })
     }
 
     /// Insert the row `z_t` (clipped to `‖z‖ ≤ L`) and close the node at level
@@ -209,7 +198,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
 
     /// [`Self::insert`] with each noise entry of the closed node drawn by `noise(level)`.
     fn insert_with(&mut self, row: &[f64], mut noise: impl FnMut(usize) -> i64) -> Result<(), JdpError> {
-        if self.time >= self.horizon {
+        if self.time >= self.config.horizon {
             return Err(JdpError::HorizonReached);
         }
         if row.len() != self.dim {
@@ -268,7 +257,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
             }
         }
         for o in out.iter_mut() {
-            *o = (*o).clamp(-RELEASE_LIMIT, RELEASE_LIMIT);
+            *o = (*o).clamp(-MAX_RELEASE_INDEX, MAX_RELEASE_INDEX);
         }
         Ok(())
     }
@@ -290,7 +279,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
 
     /// The horizon T.
     pub fn horizon(&self) -> u64 {
-        self.horizon
+        self.config.horizon
     }
 
     /// `depth(T) = ⌊log₂ T⌋ + 1`: the most nodes a row lies in.
@@ -348,7 +337,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
             self.noise_terms(),
             self.depth,
             self.dim,
-            self.horizon,
+            self.config.horizon,
             zeta,
         )
     }

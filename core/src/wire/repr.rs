@@ -4,7 +4,7 @@ use core::fmt;
 
 use rand_core::CryptoRng;
 
-use super::frame::{CHECKSUM_LEN, HEADER_LEN, checksum, field};
+use super::frame::{CHECKSUM_LEN, HEADER_LEN, checksum};
 use super::{DecodeError, EncodeError, Frame, VERSION};
 use crate::budget::BudgetStore;
 use crate::mechanism::MAX_RELEASE_INDEX;
@@ -161,6 +161,7 @@ impl Hello {
     }
 
     fn emit_payload(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        self.check().map_err(|_| EncodeError::InvalidField)?;
         let c = &self.config;
         w.u64(self.device_id)?;
         w.f64(c.b.get())?;
@@ -575,10 +576,7 @@ impl Repr {
         match &self.message {
             Message::HelloRequest => {}
             Message::Query(q) => q.emit_payload(&mut w)?,
-            Message::Hello(h) => {
-                h.check().map_err(|_| EncodeError::InvalidField)?;
-                h.emit_payload(&mut w)?;
-            }
+            Message::Hello(h) => h.emit_payload(&mut w)?,
             Message::Report(r) => emit_report(r, &mut w)?,
             Message::Refusal(r) => r.emit_payload(&mut w)?,
         }
@@ -595,10 +593,8 @@ impl Repr {
         let mut raw = [0u8; super::MAX_FRAME_LEN];
         let raw = self.emit(&mut raw)?;
         let n = cobs::try_encode(raw, buf).map_err(|_| EncodeError::BufferTooSmall)?;
-        let (out, rest) = buf.split_at_mut_checked(n).ok_or(EncodeError::BufferTooSmall)?;
-        *rest.first_mut().ok_or(EncodeError::BufferTooSmall)? = 0;
-        let len = out.len() + 1;
-        buf.get_mut(..len).ok_or(EncodeError::BufferTooSmall)
+        *buf.get_mut(n).ok_or(EncodeError::BufferTooSmall)? = 0;
+        buf.get_mut(..=n).ok_or(EncodeError::BufferTooSmall)
     }
 }
 
@@ -657,10 +653,6 @@ impl Writer<'_> {
         self.u64(x.to_bits())
     }
 }
-
-const _: () = {
-    assert!(field::PAYLOAD == HEADER_LEN);
-};
 
 #[cfg(test)]
 mod tests {
