@@ -37,7 +37,7 @@ use rand::RngExt;
 use rand_core::SeedableRng;
 
 use super::gp_ucb::Constants;
-use super::{Policy, PolicyError, Problem, argmax};
+use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
 use crate::env::SimRng;
 use crate::gp::{FiniteCovariance, NystromEmbedding};
 
@@ -427,8 +427,7 @@ impl AtaGpUcb {
 
     fn choose_next(&mut self) {
         self.beta = self.beta_scale * self.beta_after(self.history.len());
-        let (means, vars, beta) = (&self.means, &self.variances, self.beta);
-        self.next = argmax(means.len(), |i| means[i] + beta * vars[i].sqrt());
+        self.next = ucb_arm(&self.means, &self.variances, self.beta);
     }
 
     /// Alg. 1 lines 6–12 after the t-th report.
@@ -444,11 +443,8 @@ impl AtaGpUcb {
             let w = ridge.inv_sqrt();
             let u = &w * features.transpose();
             let r_hat = truncated_feature_sums(&u, &self.history, |tau| self.level_with(tau, m))?;
-            let theta = &w * r_hat;
-            let means = features * theta;
-            let variances = ridge.variances(features, self.model.prior_variances(), self.lambda);
-            self.means = means;
-            self.variances = variances;
+            self.means = features * (&w * r_hat);
+            self.variances = ridge.variances(features, self.model.prior_variances(), self.lambda);
         }
         self.choose_next();
         Ok(())
@@ -498,13 +494,7 @@ impl Policy for AtaGpUcb {
     /// Records (arm, report) and recomputes the posterior (Alg. 1 lines 6–12). On
     /// [`PolicyError::Numerical`] the report stays recorded and the previous posterior is kept.
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        let arms = self.counts.len();
-        if arm >= arms {
-            return Err(PolicyError::ArmOutOfRange { arm, arms });
-        }
-        if !report.is_finite() {
-            return Err(PolicyError::NonFiniteReport);
-        }
+        check_report(arm, self.counts.len(), report)?;
         self.history.push((arm, report));
         self.counts[arm] += 1;
         self.update()
@@ -598,20 +588,35 @@ pub(crate) mod tests {
             .collect()
     }
 
-    #[test]
-    fn reproducible_for_a_fixed_seed() {
-        // q = 2 makes the dictionary draws matter (p = min(2 σ̃², 1) < 1 for most points).
+    /// Plays `horizon` noisy rounds (20 arms on [0, 1], SE l = 0.2, f = k(·, x_13), λ = 1,
+    /// v = 2, c = 1) and asserts that the arms played and the final `state` repeat for seed 4 and
+    /// differ for seed 5. The policy should use q = 2, which makes the dictionary draws matter
+    /// (p = min(2 σ̃², 1) < 1 for most points).
+    pub(crate) fn assert_reproducible_for_a_fixed_seed<P: Policy, S: PartialEq + std::fmt::Debug>(
+        horizon: usize,
+        make: impl Fn(&Problem, u64) -> P,
+        state: impl Fn(&P) -> S,
+    ) {
         let k = gram_matrix(&SquaredExponential::new(0.2).unwrap(), &grid(20)).unwrap();
-        let problem = problem_with(k, 150, 1.0, 2.0, 1.0);
-        let params = AtaParams { q: Some(2.0), ..AtaParams::default() };
+        let problem = problem_with(k, horizon, 1.0, 2.0, 1.0);
         let f = kernel_section(problem.covariance.matrix(), 13);
         let run = |seed| {
-            let mut p = AtaGpUcb::new(&problem, params, seed).unwrap();
-            let arms = play(&mut p, &f, 150, noise_stream(9));
-            (arms, p.means().clone(), p.dictionary().to_vec())
+            let mut p = make(&problem, seed);
+            let arms = play(&mut p, &f, horizon, noise_stream(9));
+            (arms, state(&p))
         };
         assert_eq!(run(4), run(4));
         assert_ne!(run(4), run(5));
+    }
+
+    #[test]
+    fn reproducible_for_a_fixed_seed() {
+        let params = AtaParams { q: Some(2.0), ..AtaParams::default() };
+        assert_reproducible_for_a_fixed_seed(
+            150,
+            |problem, seed| AtaGpUcb::new(problem, params, seed).unwrap(),
+            |p| (p.means().clone(), p.dictionary().to_vec()),
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use ldp_core::truncation::tgp_ucb_practical_level;
 
-use super::{Policy, PolicyError, Problem, argmax};
+use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
 use crate::gp::FinitePosterior;
 
 /// Which constants a policy uses (SPEC §2.2 note: the paper's are kept, the practical ones ship).
@@ -40,11 +40,8 @@ pub struct GpUcb {
     b: f64,
     alpha: f64,
     v: f64,
-    lambda: f64,
     delta: f64,
     beta_scale: f64,
-    /// Rounds observed so far.
-    t: usize,
 }
 
 impl GpUcb {
@@ -82,10 +79,8 @@ impl GpUcb {
             b: problem.b,
             alpha: problem.alpha,
             v: problem.v,
-            lambda: problem.lambda,
             delta: problem.delta,
             beta_scale: problem.beta_scale,
-            t: 0,
         })
     }
 
@@ -105,11 +100,13 @@ impl GpUcb {
         let log_inv_delta = (1.0 / self.delta).ln();
         match self.rule {
             Rule::GpUcb { noise_sd } => self.b + noise_sd * (2.0 * (gamma + 1.0 + log_inv_delta)).sqrt(),
-            Rule::TgpPractical => self.b * self.lambda.sqrt() + self.level(t) * (t.max(1) as f64).ln().sqrt(),
+            Rule::TgpPractical => {
+                self.b * self.posterior.lambda().sqrt() + self.level(t) * (t.max(1) as f64).ln().sqrt()
+            }
             Rule::TgpPaperLdp { r, scale } => {
                 let prev = (t.max(2) - 1) as f64;
                 let k = self.b * self.b + r * r + 2.0 * scale * scale;
-                let root_lambda = self.lambda.sqrt();
+                let root_lambda = self.posterior.lambda().sqrt();
                 self.b
                     + 2.0 * 2f64.sqrt() / root_lambda * self.level(t - 1) * (gamma + log_inv_delta).sqrt()
                     + (k * (prev.ln() + 1.0)).sqrt() / root_lambda
@@ -125,22 +122,16 @@ impl GpUcb {
 
 impl Policy for GpUcb {
     fn select(&mut self) -> usize {
-        let beta = self.beta_scale * self.beta(self.t + 1);
-        let means = self.posterior.means();
-        let vars = self.posterior.variances();
-        argmax(means.len(), |i| means[i] + beta * vars[i].sqrt())
+        let beta = self.beta_scale * self.beta(self.posterior.num_observations() + 1);
+        ucb_arm(self.posterior.means(), &self.posterior.variances(), beta)
     }
 
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        let arms = self.posterior.len();
-        if arm >= arms {
-            return Err(PolicyError::ArmOutOfRange { arm, arms });
-        }
-        if !report.is_finite() {
-            return Err(PolicyError::NonFiniteReport);
-        }
-        self.t += 1;
-        let y = if report.abs() <= self.level(self.t) { report } else { 0.0 };
+        check_report(arm, self.posterior.len(), report)?;
+        // This is round t = (reports so far) + 1; the posterior counts every report (its
+        // `observe` cannot fail once the arm and report are checked).
+        let t = self.posterior.num_observations() + 1;
+        let y = if report.abs() <= self.level(t) { report } else { 0.0 };
         self.posterior.observe(arm, y).map_err(|_| PolicyError::Numerical)
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::gp::FiniteCovariance;
 use gp_ucb::Constants;
+use nalgebra::DVector;
 
 pub mod ata;
 pub mod gp_ucb;
@@ -187,4 +188,21 @@ pub fn argmax(n: usize, score: impl Fn(usize) -> f64) -> usize {
         }
     }
     best
+}
+
+/// The UCB arm argmax μ(x) + β σ(x), σ = √(`variances`) (first on ties; NaN scores lose).
+pub(crate) fn ucb_arm(means: &DVector<f64>, variances: &DVector<f64>, beta: f64) -> usize {
+    argmax(means.len(), |i| means[i] + beta * variances[i].sqrt())
+}
+
+/// The checks every [`Policy::observe`] makes first: the arm is one of `arms` and the report
+/// is finite.
+pub(crate) fn check_report(arm: usize, arms: usize, report: f64) -> Result<(), PolicyError> {
+    if arm >= arms {
+        return Err(PolicyError::ArmOutOfRange { arm, arms });
+    }
+    if !report.is_finite() {
+        return Err(PolicyError::NonFiniteReport);
+    }
+    Ok(())
 }

@@ -25,7 +25,7 @@ use rand_core::SeedableRng;
 
 use super::ata::{DEFAULT_NYSTROM_ACCURACY, FeatureModel, Ridge, check_settings, paper_q, practical_q};
 use super::gp_ucb::Constants;
-use super::{Policy, PolicyError, Problem, argmax};
+use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
 use crate::env::SimRng;
 
 /// Settings of [`MomaGpUcb`].
@@ -223,8 +223,7 @@ impl MomaGpUcb {
 
     fn choose_next(&mut self) {
         self.beta = self.beta_scale * self.beta_after(self.epochs);
-        let (means, vars, beta) = (&self.means, &self.variances, self.beta);
-        self.next = argmax(means.len(), |i| means[i] + beta * vars[i].sqrt());
+        self.next = ucb_arm(&self.means, &self.variances, self.beta);
     }
 
     /// Alg. 3 lines 7–14 after epoch n.
@@ -308,13 +307,7 @@ impl Policy for MomaGpUcb {
     /// arm. On [`PolicyError::Numerical`] the epoch stays recorded and the previous posterior is
     /// kept.
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        let arms = self.epoch_counts.len();
-        if arm >= arms {
-            return Err(PolicyError::ArmOutOfRange { arm, arms });
-        }
-        if !report.is_finite() {
-            return Err(PolicyError::NonFiniteReport);
-        }
+        check_report(arm, self.epoch_counts.len(), report)?;
         if arm != self.current_arm {
             self.current.clear();
         }
@@ -337,9 +330,9 @@ impl Policy for MomaGpUcb {
 mod tests {
     use super::*;
     use crate::bo::ata::tests::{
-        assert_finds_the_best_arm, grid, kernel_section, noise_stream, play, problem_with, sequence,
+        assert_finds_the_best_arm, assert_reproducible_for_a_fixed_seed, grid, problem_with, sequence,
     };
-    use crate::gp::{FinitePosterior, Matern, MaternNu, SquaredExponential, gram_matrix};
+    use crate::gp::{FinitePosterior, Matern, MaternNu, gram_matrix};
 
     fn v2(x: f64, y: f64) -> DVector<f64> {
         DVector::from_vec(vec![x, y])
@@ -471,18 +464,12 @@ mod tests {
 
     #[test]
     fn reproducible_for_a_fixed_seed() {
-        // q = 2 makes the dictionary draws matter (p = min(2 σ̃², 1) < 1 for most points).
-        let k = gram_matrix(&SquaredExponential::new(0.2).unwrap(), &grid(20)).unwrap();
-        let problem = problem_with(k, 300, 1.0, 2.0, 1.0);
         let params = MomaParams { q: Some(2.0), k: Some(3), ..MomaParams::default() };
-        let f = kernel_section(problem.covariance.matrix(), 13);
-        let run = |seed| {
-            let mut p = MomaGpUcb::new(&problem, params, seed).unwrap();
-            let arms = play(&mut p, &f, 300, noise_stream(9));
-            (arms, p.means().clone(), p.dictionary().to_vec())
-        };
-        assert_eq!(run(4), run(4));
-        assert_ne!(run(4), run(5));
+        assert_reproducible_for_a_fixed_seed(
+            300,
+            |problem, seed| MomaGpUcb::new(problem, params, seed).unwrap(),
+            |p| (p.means().clone(), p.dictionary().to_vec()),
+        );
     }
 
     #[test]
