@@ -13,7 +13,6 @@ use host_sim::bandit::{
 use host_sim::bo::gp_ucb::Constants;
 use host_sim::bo::{AlgorithmSpec, PolicyError};
 use host_sim::device::{Device, InProcessDevice};
-use host_sim::env::Environment;
 use host_sim::experiments::EnvFactory;
 use host_sim::runner::{self, AlgorithmResult, DeviceKind, RunConfig, problem_for};
 use ldp_core::Epsilon;
@@ -141,8 +140,8 @@ fn ldp_rse_eliminates_a_bad_arm_on_privatised_reports() {
 fn private_exp3_pays_for_privacy_and_less_so_as_epsilon_grows() {
     // Expected at T = 10⁵ (4 trials): EXP3 1.5k, private ε = 0.5: 12.7k, ε = 2: 3.7k (sd < 0.7k).
     let env = || -> EnvFactory {
-        let env = std::sync::Arc::new(host_sim::bandit::agarwal_bandit_env().unwrap());
-        Box::new(move |_| Ok(Box::new(env.clone()) as Box<dyn Environment>))
+        let kind = host_sim::experiments::find("agarwal-bandit").unwrap().env;
+        host_sim::experiments::env_factory(kind, None).unwrap()
     };
     let exp3 = run(&config(8, 20_000, None, false, &[EXP3]), &env()).remove(0);
     let low = run(&config(8, 20_000, Some(0.5), true, &[PRIVATE_EXP3]), &env()).remove(0);
@@ -197,6 +196,11 @@ fn every_bandit_experiment_runs_its_sweep() {
             other => panic!("unexpected experiment {other}"),
         };
         assert_eq!(results.len(), expected, "{}", e.name);
+        if e.name == "agarwal-bandit" {
+            // The grid point without a suffix keeps the bare label.
+            assert_eq!(results[0].label, "EXP3");
+            assert_eq!(results[1].label, "Private-EXP3 eps=0.5");
+        }
         assert!(results.iter().all(|r| r.mean.len() == 300 && r.finals.len() == 2), "{}", e.name);
         assert!(host_sim::experiments::find(e.name).is_some(), "{} is listed", e.name);
     }

@@ -245,12 +245,10 @@ impl KArmedEnv {
             .iter()
             .map(|&mu| ArmReward::Pareto { shape, scale: (shape - 1.0) * mu / shape })
             .collect();
-        let largest_scale = arms
-            .iter()
-            .map(|a| if let ArmReward::Pareto { scale, .. } = a { *scale } else { 0.0 })
-            .fold(0.0, f64::max);
         let u = instance.moment_bound(v);
         let b = instance.means().iter().copied().fold(0.0, f64::max);
+        // The heaviest arm is the one with the largest mean (λ grows with μ).
+        let largest_scale = (shape - 1.0) * b / shape;
         let bounds = RewardBounds {
             b,
             r: Some(largest_scale * PARETO_CLAMP_TAIL.powf(-1.0 / shape)),
@@ -373,6 +371,12 @@ mod tests {
                 assert_eq!(env.bounds().v, instance.moment_bound(v));
                 assert_eq!(env.bounds().alpha, v);
                 assert!((env.best_mean() - 0.9).abs() < 1e-12);
+                // R is the clamp of the arm with the largest scale λ.
+                let (shape, largest) = env.arms().iter().fold((0.0, 0.0f64), |(_, m), a| match *a {
+                    ArmReward::Pareto { shape, scale } => (shape, m.max(scale)),
+                    _ => unreachable!(),
+                });
+                assert_eq!(env.bounds().r, Some(largest * PARETO_CLAMP_TAIL.powf(-1.0 / shape)));
             }
         }
         // The heaviest arm's tail: P(X > R) = 10⁻⁶.

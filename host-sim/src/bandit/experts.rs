@@ -105,7 +105,9 @@ pub fn experts_trial(
     Ok(curve)
 }
 
-/// Mean and sample standard deviation per round, and the final values.
+/// Aggregates equal-length regret curves (one per trial): mean and sample standard deviation
+/// per round, and each trial's final value. Shared with [`crate::runner::run`] and the Dubey
+/// runner ([`crate::dubey::run`]).
 pub fn aggregate(label: String, curves: &[Vec<f64>], seconds: f64) -> AlgorithmResult {
     let n = curves.len() as f64;
     let horizon = curves.first().map_or(0, Vec::len);

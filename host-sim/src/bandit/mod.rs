@@ -113,7 +113,7 @@ pub fn sweep_epsilons(config: &RunConfig, listed: f64, grid: &[f64]) -> Result<V
 
 /// One grid point of a sweep: a run of the ordinary runner.
 pub struct SweepPoint {
-    /// Appended to each algorithm's label.
+    /// Appended to each algorithm's label after a space (nothing if empty).
     pub suffix: String,
     /// ε of the run (`None`: non-private).
     pub epsilon: Option<f64>,
@@ -137,7 +137,9 @@ pub fn run_sweep(config: &RunConfig, points: Vec<SweepPoint>) -> Result<Vec<Algo
             ..config.clone()
         };
         for mut result in runner::run(&sub, point.factory.as_ref(), false, None)? {
-            result.label = format!("{} {}", result.label, point.suffix);
+            if !point.suffix.is_empty() {
+                result.label = format!("{} {}", result.label, point.suffix);
+            }
             all.push(result);
         }
     }
@@ -226,11 +228,7 @@ pub fn agarwal_bandit_points(config: &RunConfig) -> Result<Vec<SweepPoint>, RunE
 }
 
 fn run_agarwal_bandit(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
-    let mut results = run_sweep(config, agarwal_bandit_points(config)?)?;
-    for r in &mut results {
-        r.label = r.label.trim_end().to_string();
-    }
-    Ok(results)
+    run_sweep(config, agarwal_bandit_points(config)?)
 }
 
 fn run_agarwal_experts(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {

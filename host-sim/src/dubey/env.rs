@@ -171,9 +171,6 @@ pub trait DecisionEnv: Send + Sync {
     fn dim(&self) -> usize;
     /// B, ρ and b.
     fn constants(&self) -> EnvConstants;
-    /// Whether every round has the same decision set (then [`DecisionEnv::decision_set`]
-    /// draws nothing and a learner may cache features).
-    fn is_fixed(&self) -> bool;
     /// Writes the next round's decision set into `out` (replacing its contents).
     fn decision_set(&self, rng: &mut SimRng, out: &mut DecisionSet);
     /// One reward for a point with mean `mean`.
@@ -181,6 +178,12 @@ pub trait DecisionEnv: Send + Sync {
     /// The decision set of a fixed environment (`None` if it changes every round).
     fn fixed_set(&self) -> Option<&DecisionSet> {
         None
+    }
+    /// Whether every round has the same decision set (then [`DecisionEnv::decision_set`]
+    /// draws nothing and a learner may cache features): whether there is a
+    /// [`DecisionEnv::fixed_set`].
+    fn is_fixed(&self) -> bool {
+        self.fixed_set().is_some()
     }
 }
 
@@ -308,12 +311,9 @@ impl DecisionEnv for RkhsBernoulli {
         EnvConstants { rkhs_bound: 1.0, noise_scale: 0.5, reward_bound: 1.0 }
     }
 
-    fn is_fixed(&self) -> bool {
-        false
-    }
-
     fn decision_set(&self, rng: &mut SimRng, out: &mut DecisionSet) {
-        *out = DecisionSet::new(2);
+        out.clear();
+        out.dim = 2;
         let (x, v) = self.draw_where(rng, |v| v >= RKHS_HIGH);
         out.push(&Self::to_unit(x), v);
         for _ in 1..self.set_size {
@@ -546,10 +546,6 @@ impl DecisionEnv for Benchmark {
         // the paper's high-probability bound max|f| + ρ√(2 ln(8T/β)) at T = 10⁴, β = 0.1
         // (Lemma 2), used as a hard clamp.
         EnvConstants { rkhs_bound: 1.0, noise_scale: self.noise, reward_bound: 1.0 + self.noise * 5.2 }
-    }
-
-    fn is_fixed(&self) -> bool {
-        true
     }
 
     fn decision_set(&self, _rng: &mut SimRng, out: &mut DecisionSet) {

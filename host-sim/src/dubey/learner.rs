@@ -24,7 +24,7 @@ use crate::bo::gp_ucb::Constants;
 /// the §6.1 environment (T = 1024, 4 trials, seed 0): non-private regret 45, 23, 11.8, 11.5, 71
 /// at scales 0.02, 0.05, 0.1, 0.2, 0.5 (JDP at α = 10: 167, 161, 92, 77, 140); 0.2 is the
 /// better of the two equal non-private values. We also drop the `t·B·ϵ/√λ_min` term: with the
-/// feature sizes we can afford (measured ϵ ≈ 1e-2–1e-1) it grows linearly in t and would make
+/// feature sizes we can afford (measured ϵ ≈ 5e-3–0.2) it grows linearly in t and would make
 /// UCB explore more as it learns. `--constants paper` restores both (scale 1 and the measured ϵ)
 /// and the Lemma 3/6 shift; `--beta-scale` multiplies either.
 pub const PRACTICAL_WIDTH_SCALE: f64 = 0.2;

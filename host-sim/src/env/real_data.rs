@@ -123,7 +123,6 @@ pub struct RealData {
     scale: f64,
     covariance: DMatrix<f64>,
     bounds: RewardBounds,
-    mean_squared_noise: f64,
 }
 
 impl RealData {
@@ -182,7 +181,6 @@ impl RealData {
             // normalising f; under CTL that makes the clamp range B + R, hence the Laplace noise,
             // hundreds of times larger than the rewards. We use the consistent bound.
             bounds: RewardBounds { b, r: Some(max_noise), alpha: 1.0, v, c: sum_noise2 / cells },
-            mean_squared_noise: sum_noise2 / cells,
         })
     }
 
@@ -231,9 +229,10 @@ impl RealData {
         &self.means
     }
 
-    /// c, the mean of the squared normalised noise over all samples (seed 000/001 §5.1).
+    /// c, the mean of the squared normalised noise over all samples (seed 000/001 §5.1); the
+    /// same value as `bounds().c`.
     pub fn mean_squared_noise(&self) -> f64 {
-        self.mean_squared_noise
+        self.bounds.c
     }
 
     /// The normalised reward samples (rows = samples, columns = arms).
