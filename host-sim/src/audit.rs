@@ -182,6 +182,12 @@ fn off_grid(x: f64) -> f64 {
     if x.abs() < 1.0 && (x * 2f64.powi(53)).fract() != 0.0 { 1.0 } else { 0.0 }
 }
 
+/// One release of `reward` by `m`: the released value and its off-grid indicator.
+fn released(m: &LaplaceMechanism, reward: f64, rng: &mut SimRng) -> [f64; STATS] {
+    let v = m.release(reward, rng).map_or(f64::NAN, |r| r.value());
+    [v, off_grid(v)]
+}
+
 fn ctl(eps: f64, b: f64, r: f64) -> Option<LaplaceMechanism> {
     LaplaceMechanism::ctl(Epsilon::new(eps).ok()?, Bound::new(b).ok()?, Bound::new(r).ok()?).ok()
 }
@@ -209,7 +215,8 @@ const JDP_EPSILON: f64 = 1.0;
 const JDP_DELTA: f64 = 1e-5;
 
 /// Seed 003 Alg. 3's client at (ε, δ) = (1, 1e-5), b = 1, on its default grid 2^-16 (the noise
-/// is about 6·10^5 grid steps; the exact sampler's cost does not grow with it).
+/// σ is 5.3·10^5 grid steps per Gram entry, 7.5·10^5 per moment entry; the exact sampler's cost
+/// does not grow with it).
 fn jdp_client() -> Option<&'static LocalJdpClient<2, 2, Coordinates>> {
     static CLIENT: OnceLock<Option<LocalJdpClient<2, 2, Coordinates>>> = OnceLock::new();
     CLIENT
@@ -247,8 +254,7 @@ pub fn cases() -> Vec<Case> {
             ours: true,
             draw: |high, rng| {
                 let Some(m) = ctl(1.0, 1.0, 1.0) else { return [f64::NAN; STATS] };
-                let v = m.release(if high { 2.0 } else { -2.0 }, rng).map_or(f64::NAN, |r| r.value());
-                [v, off_grid(v)]
+                released(&m, if high { 2.0 } else { -2.0 }, rng)
             },
         },
         Case {
@@ -260,8 +266,7 @@ pub fn cases() -> Vec<Case> {
                 let m = Epsilon::new(0.5)
                     .and_then(|e| LaplaceMechanism::truncated(e, TruncationLevel::new(3.0)?));
                 let Ok(m) = m else { return [f64::NAN; STATS] };
-                let v = m.release(if high { 3.0 } else { -3.0 }, rng).map_or(f64::NAN, |r| r.value());
-                [v, off_grid(v)]
+                released(&m, if high { 3.0 } else { -3.0 }, rng)
             },
         },
         Case {

@@ -7,8 +7,7 @@
 //! - [`RawDevice`]: no privacy, the raw reward passed through (the non-private experiments).
 
 use ldp_core::{
-    Bound, BudgetPolicy, ChaChaReporter, DeviceConfig, Epsilon, LaplaceMechanism, MemoryStore, ParamError,
-    ReportError,
+    Bound, BudgetPolicy, ChaChaReporter, DeviceConfig, Epsilon, MemoryStore, ParamError, ReportError,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -92,13 +91,6 @@ impl<'a> InProcessDevice<'a> {
         let reporter = ChaChaReporter::new(config, rng, MemoryStore::default())
             .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
         Ok(Self { env, world: SimRng::seed_from_u64(world_seed), reporter, epsilon })
-    }
-
-    /// The mechanism the device uses (public): its noise scale 𝓛 and ε_eff.
-    pub fn mechanism(&self) -> Result<LaplaceMechanism, DeviceError> {
-        let c = self.reporter.config();
-        LaplaceMechanism::ctl(Epsilon::new(self.epsilon).map_err(DeviceError::Config)?, c.b, c.r)
-            .map_err(DeviceError::Config)
     }
 }
 

@@ -76,118 +76,59 @@ pub struct Experiment {
 const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
 const MATERN: SyntheticKernel = SyntheticKernel::PAPER_MATERN;
 
+/// A seed 000 experiment: the four GP-UCB variants (private when `epsilon` is given, in the
+/// local model), 10 trials of T = 1000 by default.
+const fn seed000(
+    name: &'static str,
+    description: &'static str,
+    env: EnvKind,
+    epsilon: Option<f64>,
+) -> Experiment {
+    Experiment {
+        name,
+        description,
+        env,
+        epsilon,
+        central: false,
+        algorithms: &SEED000_ALGORITHMS,
+        default_trials: 10,
+        default_horizon: 1000,
+        custom_runner: None,
+    }
+}
+
 /// Every experiment, in the paper's order.
 pub const EXPERIMENTS: [Experiment; 10] = [
-    Experiment {
-        name: "fig2a",
-        description: "LDP, synthetic f, Matern-5/2 kernel (seed 000 Fig. 2a)",
-        env: EnvKind::Synthetic { kernel: MATERN, noise: Noise::PAPER_LDP },
-        epsilon: Some(1.0),
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
-    Experiment {
-        name: "fig2b",
-        description: "LDP, light sensor data (seed 000 Fig. 2b)",
-        env: EnvKind::LightSensor,
-        epsilon: Some(0.5),
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
-    Experiment {
-        name: "fig2c",
-        description: "LDP, stock data (seed 000 Fig. 2c)",
-        env: EnvKind::Stocks,
-        epsilon: Some(1.0),
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
-    Experiment {
-        name: "fig2d",
-        description: "non-private, synthetic f, SE kernel, Student-t(3) noise (seed 000 Fig. 2d)",
-        env: EnvKind::Synthetic { kernel: SE, noise: Noise::PAPER_HEAVY_TAILED },
-        epsilon: None,
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
-    Experiment {
-        name: "fig2e",
-        description: "non-private, light sensor data (seed 000 Fig. 2e)",
-        env: EnvKind::LightSensor,
-        epsilon: None,
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
-    Experiment {
-        name: "fig2f",
-        description: "non-private, stock data (seed 000 Fig. 2f)",
-        env: EnvKind::Stocks,
-        epsilon: None,
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
-    Experiment {
-        name: "fig3a",
-        description: "LDP, synthetic f, SE kernel (seed 000 Fig. 3a)",
-        env: EnvKind::Synthetic { kernel: SE, noise: Noise::PAPER_LDP },
-        epsilon: Some(1.0),
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
-    Experiment {
-        name: "fig3b",
-        description: "LDP, light sensor data (seed 000 Fig. 3b)",
-        env: EnvKind::LightSensor,
-        epsilon: Some(1.0),
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
-    Experiment {
-        name: "fig3c",
-        description: "LDP, stock data (seed 000 Fig. 3c)",
-        env: EnvKind::Stocks,
-        epsilon: Some(0.5),
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
-    Experiment {
-        name: "device",
-        description: "LDP, the firmware's sensor model, 100 arms (try --device qemu)",
-        env: EnvKind::Sensor,
-        epsilon: Some(1.0),
-        central: false,
-        algorithms: &SEED000_ALGORITHMS,
-        default_trials: 10,
-        default_horizon: 1000,
-        custom_runner: None,
-    },
+    seed000(
+        "fig2a",
+        "LDP, synthetic f, Matern-5/2 kernel (seed 000 Fig. 2a)",
+        EnvKind::Synthetic { kernel: MATERN, noise: Noise::PAPER_LDP },
+        Some(1.0),
+    ),
+    seed000("fig2b", "LDP, light sensor data (seed 000 Fig. 2b)", EnvKind::LightSensor, Some(0.5)),
+    seed000("fig2c", "LDP, stock data (seed 000 Fig. 2c)", EnvKind::Stocks, Some(1.0)),
+    seed000(
+        "fig2d",
+        "non-private, synthetic f, SE kernel, Student-t(3) noise (seed 000 Fig. 2d)",
+        EnvKind::Synthetic { kernel: SE, noise: Noise::PAPER_HEAVY_TAILED },
+        None,
+    ),
+    seed000("fig2e", "non-private, light sensor data (seed 000 Fig. 2e)", EnvKind::LightSensor, None),
+    seed000("fig2f", "non-private, stock data (seed 000 Fig. 2f)", EnvKind::Stocks, None),
+    seed000(
+        "fig3a",
+        "LDP, synthetic f, SE kernel (seed 000 Fig. 3a)",
+        EnvKind::Synthetic { kernel: SE, noise: Noise::PAPER_LDP },
+        Some(1.0),
+    ),
+    seed000("fig3b", "LDP, light sensor data (seed 000 Fig. 3b)", EnvKind::LightSensor, Some(1.0)),
+    seed000("fig3c", "LDP, stock data (seed 000 Fig. 3c)", EnvKind::Stocks, Some(0.5)),
+    seed000(
+        "device",
+        "LDP, the firmware's sensor model, 100 arms (try --device qemu)",
+        EnvKind::Sensor,
+        Some(1.0),
+    ),
 ];
 
 /// Arms of the firmware's sensor model (`firmware-example/src/main.rs`).
@@ -250,11 +191,7 @@ pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, Str
             .map_err(|e| e.to_string())?;
             shared(env)
         }
-        EnvKind::Sensor => {
-            let env = crate::env::SensorEnv::new(SENSOR_ARMS, SENSOR_NOISE_BOUND)?;
-            let env = Arc::new(env);
-            Box::new(move |_| Ok(Box::new(env.clone()) as Box<dyn Environment>))
-        }
+        EnvKind::Sensor => shared(crate::env::SensorEnv::new(SENSOR_ARMS, SENSOR_NOISE_BOUND)?),
         EnvKind::Custom(factory) => factory(data)?,
         EnvKind::Stocks => {
             let env = RealData::stocks(need_data("stocks_adjclose.csv")?).map_err(|e| e.to_string())?;
@@ -263,7 +200,8 @@ pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, Str
     })
 }
 
-fn shared(env: RealData) -> EnvFactory {
+/// One environment shared by every trial (real data, the firmware's sensor model).
+fn shared<E: Environment + 'static>(env: E) -> EnvFactory {
     let env = Arc::new(env);
     Box::new(move |_| Ok(Box::new(env.clone()) as Box<dyn Environment>))
 }

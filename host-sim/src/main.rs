@@ -124,11 +124,6 @@ struct RunArgs {
     quiet: bool,
 }
 
-#[derive(Args)]
-struct ExperimentName {
-    name: String,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

@@ -15,6 +15,7 @@ use ldp_core::{Bound, Epsilon, LaplaceMechanism};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::bandit::experts::aggregate;
 use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, PolicyError, Privacy, Problem};
 use crate::checkpoint::Checkpoint;
@@ -100,6 +101,14 @@ pub struct RunConfig {
     pub device: DeviceKind,
 }
 
+impl RunConfig {
+    /// ε of the device's reports: `epsilon` in the local model, `None` in the central model
+    /// (the device passes raw rewards) or a non-private run.
+    fn local_epsilon(&self) -> Option<f64> {
+        if self.central { None } else { self.epsilon }
+    }
+}
+
 fn ser_constants<S: serde::Serializer>(c: &Constants, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(match c {
         Constants::Practical => "practical",
@@ -147,8 +156,7 @@ pub fn problem_for(env: &dyn Environment, config: &RunConfig) -> Result<Problem,
     let bounds = env.bounds();
     let covariance = FiniteCovariance::new(env.prior_covariance().clone())
         .map_err(|e| RunError::Environment(e.to_string()))?;
-    let local_epsilon = if config.central { None } else { config.epsilon };
-    let (v, c, privacy) = match local_epsilon {
+    let (v, c, privacy) = match config.local_epsilon() {
         None => (bounds.v, bounds.c, None),
         Some(eps) => {
             let r = bounds.r.ok_or(RunError::Device(DeviceError::UnboundedNoise))?;
@@ -193,8 +201,7 @@ pub fn run_trial(
         .map_err(RunError::Policy)?;
     let world_seed = derive_seed(trial_seed, algo_index, 1);
     let device_seed = derive_seed(trial_seed, algo_index, 2);
-    let local_epsilon = if config.central { None } else { config.epsilon };
-    let mut device: Box<dyn Device + '_> = match (local_epsilon, &config.device) {
+    let mut device: Box<dyn Device + '_> = match (config.local_epsilon(), &config.device) {
         (Some(eps), DeviceKind::InProcess) => Box::new(
             InProcessDevice::new(env, eps, config.horizon, world_seed, device_seed)
                 .map_err(RunError::Device)?,
@@ -287,39 +294,21 @@ pub fn run(
             .collect()
     });
     bar.finish_and_clear();
-    let private = config.epsilon.is_some();
-    let mut results: Vec<AlgorithmResult> = config
-        .algorithms
-        .iter()
-        .map(|a| AlgorithmResult {
-            label: a.label(private).to_string(),
-            mean: vec![],
-            std: vec![],
-            finals: vec![],
-            seconds: 0.0,
-        })
-        .collect();
     let mut curves: Vec<Vec<Vec<f64>>> = vec![Vec::new(); config.algorithms.len()];
+    let mut seconds = vec![0.0; config.algorithms.len()];
     for (&(_, a), outcome) in jobs.iter().zip(outcomes) {
         let (curve, secs) = outcome?;
-        results[a].seconds += secs;
+        seconds[a] += secs;
         curves[a].push(curve);
     }
-    for (result, curves) in results.iter_mut().zip(curves) {
-        let n = curves.len() as f64;
-        for t in 0..config.horizon {
-            let mean = curves.iter().map(|c| c[t]).sum::<f64>() / n;
-            let var = if n > 1.0 {
-                curves.iter().map(|c| (c[t] - mean).powi(2)).sum::<f64>() / (n - 1.0)
-            } else {
-                0.0
-            };
-            result.mean.push(mean);
-            result.std.push(var.sqrt());
-        }
-        result.finals = curves.iter().map(|c| c[config.horizon - 1]).collect();
-    }
-    Ok(results)
+    let private = config.epsilon.is_some();
+    Ok(config
+        .algorithms
+        .iter()
+        .zip(curves)
+        .zip(seconds)
+        .map(|((a, curves), seconds)| aggregate(a.label(private).to_string(), &curves, seconds))
+        .collect())
 }
 
 /// A wire device after the handshake, with its public configuration checked against what the

@@ -429,7 +429,7 @@ impl<L: Link> FaultyLink<L> {
         let held = if inbound { &mut self.held_in } else { &mut self.held_out };
         if let Some(previous) = held.take() {
             out.push(previous); // the held frame arrives after this one
-        } else if self.faults.reorder > 0.0 && self.rng.random::<f64>() < self.faults.reorder {
+        } else if self.chance(self.faults.reorder) {
             self.counts.reordered += 1;
             let held = if inbound { &mut self.held_in } else { &mut self.held_out };
             *held = Some(out.remove(0));
