@@ -15,7 +15,6 @@ use ldp_core::{Bound, Epsilon, LaplaceMechanism};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::bandit::experts::aggregate;
 use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, PolicyError, Privacy, Problem};
 use crate::checkpoint::Checkpoint;
@@ -257,58 +256,104 @@ pub fn run(
     progress: bool,
     checkpoint: Option<&Checkpoint>,
 ) -> Result<Vec<AlgorithmResult>, RunError> {
+    let private = config.epsilon.is_some();
+    let labels = config.algorithms.iter().map(|a| a.label(private).to_string()).collect();
+    let pool = JobPool { stack_bytes: None, progress };
+    run_jobs(config, labels, pool, |trial, a| {
+        if let Some(done) = checkpoint.and_then(|c| c.get(trial, a)) {
+            return Ok(done.clone());
+        }
+        let start = Instant::now();
+        let trial_seed = derive_seed(config.seed, trial as u64, 0);
+        let env = make_env(trial_seed).map_err(RunError::Environment)?;
+        let curve = run_trial(env.as_ref(), &config.algorithms[a], config, trial_seed, a as u64)?;
+        let seconds = start.elapsed().as_secs_f64();
+        if let Some(c) = checkpoint {
+            c.record(trial, a, &curve, seconds)?;
+        }
+        Ok((curve, seconds))
+    })
+}
+
+/// How [`run_jobs`] runs its jobs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JobPool {
+    /// Stack size of each worker thread (`None`: rayon's default).
+    pub stack_bytes: Option<usize>,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+/// Runs `job(trial, index)` for every trial of `config` and every index of `labels` on
+/// `config.threads` threads, and aggregates each index's curves (in trial order, so the result
+/// does not depend on the thread count) under its label. A job returns its regret curve and
+/// the seconds it took. The first error (in job order) is returned.
+pub fn run_jobs(
+    config: &RunConfig,
+    labels: Vec<String>,
+    pool: JobPool,
+    job: impl Fn(usize, usize) -> Result<(Vec<f64>, f64), RunError> + Sync,
+) -> Result<Vec<AlgorithmResult>, RunError> {
     if config.trials == 0 || config.horizon == 0 {
         return Err(RunError::Config("trials and horizon must be at least 1".into()));
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads.unwrap_or(0))
+    let mut threads = rayon::ThreadPoolBuilder::new().num_threads(config.threads.unwrap_or(0));
+    if let Some(bytes) = pool.stack_bytes {
+        threads = threads.stack_size(bytes);
+    }
+    let threads = threads
         .build()
         .map_err(|e| RunError::Config(format!("cannot start {:?} threads: {e}", config.threads)))?;
     let jobs: Vec<(usize, usize)> =
-        (0..config.trials).flat_map(|t| (0..config.algorithms.len()).map(move |a| (t, a))).collect();
-    let bar = if progress { ProgressBar::new(jobs.len() as u64) } else { ProgressBar::hidden() };
+        (0..config.trials).flat_map(|t| (0..labels.len()).map(move |a| (t, a))).collect();
+    let bar = if pool.progress { ProgressBar::new(jobs.len() as u64) } else { ProgressBar::hidden() };
     bar.set_style(
         ProgressStyle::with_template(
             "{elapsed_precise} [{bar:40}] {pos}/{len} trial×algorithm runs, eta {eta}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let outcomes: Vec<Result<(Vec<f64>, f64), RunError>> = pool.install(|| {
+    let outcomes: Vec<Result<(Vec<f64>, f64), RunError>> = threads.install(|| {
         jobs.par_iter()
             .map(|&(trial, a)| {
-                if let Some(done) = checkpoint.and_then(|c| c.get(trial, a)) {
-                    bar.inc(1);
-                    return Ok(done.clone());
-                }
-                let start = Instant::now();
-                let trial_seed = derive_seed(config.seed, trial as u64, 0);
-                let env = make_env(trial_seed).map_err(RunError::Environment)?;
-                let curve = run_trial(env.as_ref(), &config.algorithms[a], config, trial_seed, a as u64)?;
-                let seconds = start.elapsed().as_secs_f64();
-                if let Some(c) = checkpoint {
-                    c.record(trial, a, &curve, seconds)?;
-                }
+                let outcome = job(trial, a);
                 bar.inc(1);
-                Ok((curve, seconds))
+                outcome
             })
             .collect()
     });
     bar.finish_and_clear();
-    let mut curves: Vec<Vec<Vec<f64>>> = vec![Vec::new(); config.algorithms.len()];
-    let mut seconds = vec![0.0; config.algorithms.len()];
+    let mut curves: Vec<Vec<Vec<f64>>> = vec![Vec::new(); labels.len()];
+    let mut seconds = vec![0.0; labels.len()];
     for (&(_, a), outcome) in jobs.iter().zip(outcomes) {
         let (curve, secs) = outcome?;
         seconds[a] += secs;
         curves[a].push(curve);
     }
-    let private = config.epsilon.is_some();
-    Ok(config
-        .algorithms
-        .iter()
+    Ok(labels
+        .into_iter()
         .zip(curves)
         .zip(seconds)
-        .map(|((a, curves), seconds)| aggregate(a.label(private).to_string(), &curves, seconds))
+        .map(|((label, curves), seconds)| aggregate(label, &curves, seconds))
         .collect())
+}
+
+/// Aggregates equal-length regret curves (one per trial): mean and sample standard deviation
+/// per round, and each trial's final value.
+pub fn aggregate(label: String, curves: &[Vec<f64>], seconds: f64) -> AlgorithmResult {
+    let n = curves.len() as f64;
+    let horizon = curves.first().map_or(0, Vec::len);
+    let mut mean = Vec::with_capacity(horizon);
+    let mut std = Vec::with_capacity(horizon);
+    for t in 0..horizon {
+        let m = curves.iter().map(|c| c[t]).sum::<f64>() / n;
+        let var =
+            if n > 1.0 { curves.iter().map(|c| (c[t] - m).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+        mean.push(m);
+        std.push(var.sqrt());
+    }
+    let finals = curves.iter().filter_map(|c| c.last().copied()).collect();
+    AlgorithmResult { label, mean, std, finals, seconds }
 }
 
 /// A wire device after the handshake, with its public configuration checked against what the

@@ -20,11 +20,10 @@ use ldp_core::bandit::{Hedge, PrivateHedge, hedge_learning_rate};
 use rand::RngExt;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-use rayon::prelude::*;
 
 use super::policies::HOST_TREE_LEVELS;
 use crate::env::SimRng;
-use crate::runner::{AlgorithmResult, RunConfig, RunError, derive_seed};
+use crate::runner::{AlgorithmResult, JobPool, RunConfig, RunError, derive_seed, run_jobs};
 
 /// Number of experts N.
 pub const EXPERTS: usize = 10;
@@ -105,60 +104,16 @@ pub fn experts_trial(
     Ok(curve)
 }
 
-/// Aggregates equal-length regret curves (one per trial): mean and sample standard deviation
-/// per round, and each trial's final value. Shared with [`crate::runner::run`] and the Dubey
-/// runner ([`crate::dubey::run`]).
-pub fn aggregate(label: String, curves: &[Vec<f64>], seconds: f64) -> AlgorithmResult {
-    let n = curves.len() as f64;
-    let horizon = curves.first().map_or(0, Vec::len);
-    let mut mean = Vec::with_capacity(horizon);
-    let mut std = Vec::with_capacity(horizon);
-    for t in 0..horizon {
-        let m = curves.iter().map(|c| c[t]).sum::<f64>() / n;
-        let var =
-            if n > 1.0 { curves.iter().map(|c| (c[t] - m).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-        mean.push(m);
-        std.push(var.sqrt());
-    }
-    let finals = curves.iter().filter_map(|c| c.last().copied()).collect();
-    AlgorithmResult { label, mean, std, finals, seconds }
-}
-
 /// Runs every (trial, algorithm) pair of the experts experiment.
 pub fn run_experts_with(
     config: &RunConfig,
     algorithms: &[ExpertsAlgorithm],
 ) -> Result<Vec<AlgorithmResult>, RunError> {
-    if config.trials == 0 || config.horizon == 0 {
-        return Err(RunError::Config("trials and horizon must be at least 1".into()));
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| RunError::Config(format!("cannot start {:?} threads: {e}", config.threads)))?;
-    let jobs: Vec<(usize, usize)> =
-        (0..config.trials).flat_map(|t| (0..algorithms.len()).map(move |a| (t, a))).collect();
-    let outcomes: Vec<Result<(Vec<f64>, f64), RunError>> = pool.install(|| {
-        jobs.par_iter()
-            .map(|&(trial, a)| {
-                let start = Instant::now();
-                let trial_seed = derive_seed(config.seed, trial as u64, 0);
-                let curve = experts_trial(algorithms[a], config.horizon, trial_seed, a as u64)?;
-                Ok((curve, start.elapsed().as_secs_f64()))
-            })
-            .collect()
-    });
-    let mut curves: Vec<Vec<Vec<f64>>> = vec![Vec::new(); algorithms.len()];
-    let mut seconds = vec![0.0; algorithms.len()];
-    for (&(_, a), outcome) in jobs.iter().zip(outcomes) {
-        let (curve, secs) = outcome?;
-        curves[a].push(curve);
-        seconds[a] += secs;
-    }
-    Ok(algorithms
-        .iter()
-        .zip(curves)
-        .zip(seconds)
-        .map(|((alg, c), s)| aggregate(alg.label(), &c, s))
-        .collect())
+    let labels = algorithms.iter().map(|a| a.label()).collect();
+    run_jobs(config, labels, JobPool::default(), |trial, a| {
+        let start = Instant::now();
+        let trial_seed = derive_seed(config.seed, trial as u64, 0);
+        let curve = experts_trial(algorithms[a], config.horizon, trial_seed, a as u64)?;
+        Ok((curve, start.elapsed().as_secs_f64()))
+    })
 }

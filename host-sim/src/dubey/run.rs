@@ -17,16 +17,14 @@ use ldp_core::jdp::{ClientConfig, LocalJdpClient};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-use rayon::prelude::*;
 
 use super::DubeyError;
 use super::env::{
     Benchmark, BenchmarkKind, DecisionEnv, DecisionSet, RKHS_SET_SIZE, RKHS_UNIT_LENGTHSCALE, RkhsBernoulli,
 };
 use super::learner::{ApproxGpUcb, Privacy, Settings};
-use crate::bandit::experts::aggregate;
 use crate::env::SimRng;
-use crate::runner::{AlgorithmResult, DeviceKind, RunConfig, RunError, derive_seed};
+use crate::runner::{AlgorithmResult, DeviceKind, JobPool, RunConfig, RunError, derive_seed, run_jobs};
 
 /// QFF of the §6.1 environment: 2-D, 6 frequencies (12-node rule) per coordinate, F = 144;
 /// measured sup error ([`measured_error`]) ≈ 4.5e-3 at l = 1/4 (unit coordinates).
@@ -259,9 +257,6 @@ const JOB_STACK_BYTES: usize = 64 << 20;
 /// Runs every (trial, variant) pair of `variants` with the run's trials, horizon, seed,
 /// threads, λ, δ (as ζ), `--beta-scale` and constants, and aggregates the curves per variant.
 pub fn run_variants(config: &RunConfig, variants: &[Variant]) -> Result<Vec<AlgorithmResult>, RunError> {
-    if config.trials == 0 || config.horizon == 0 {
-        return Err(RunError::Config("trials and horizon must be at least 1".into()));
-    }
     if config.device != DeviceKind::InProcess {
         return Err(RunError::Config(
             "seed 003's experiments run the privatiser and the device client in process: drop --device"
@@ -278,41 +273,19 @@ pub fn run_variants(config: &RunConfig, variants: &[Variant]) -> Result<Vec<Algo
         constants: config.constants,
         beta_scale: config.beta_scale,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(config.threads.unwrap_or(0))
-        .stack_size(JOB_STACK_BYTES)
-        .build()
-        .map_err(|e| RunError::Config(format!("cannot start {:?} threads: {e}", config.threads)))?;
-    let jobs: Vec<(usize, usize)> =
-        (0..config.trials).flat_map(|t| (0..variants.len()).map(move |v| (t, v))).collect();
-    let outcomes: Vec<Result<(Vec<f64>, f64), RunError>> = pool.install(|| {
-        jobs.par_iter()
-            .map(|&(trial, v)| {
-                let start = Instant::now();
-                let s = derive_seed(config.seed, trial as u64, 0);
-                let seeds = JobSeeds {
-                    env: derive_seed(s, 0, 10),
-                    world: derive_seed(s, 0, 1),
-                    reward: derive_seed(s, 0, 2),
-                    noise: derive_seed(s, v as u64, 3),
-                };
-                let curve = dispatch(&variants[v], &settings, seeds)
-                    .map_err(|e| e.into_run_error(&variants[v].label))?;
-                Ok((curve, start.elapsed().as_secs_f64()))
-            })
-            .collect()
-    });
-    let mut curves: Vec<Vec<Vec<f64>>> = vec![Vec::new(); variants.len()];
-    let mut seconds = vec![0.0; variants.len()];
-    for (&(_, v), outcome) in jobs.iter().zip(outcomes) {
-        let (curve, secs) = outcome?;
-        seconds[v] += secs;
-        curves[v].push(curve);
-    }
-    Ok(variants
-        .iter()
-        .zip(curves)
-        .zip(seconds)
-        .map(|((variant, curves), seconds)| aggregate(variant.label.clone(), &curves, seconds))
-        .collect())
+    let labels = variants.iter().map(|v| v.label.clone()).collect();
+    let pool = JobPool { stack_bytes: Some(JOB_STACK_BYTES), progress: false };
+    run_jobs(config, labels, pool, |trial, v| {
+        let start = Instant::now();
+        let s = derive_seed(config.seed, trial as u64, 0);
+        let seeds = JobSeeds {
+            env: derive_seed(s, 0, 10),
+            world: derive_seed(s, 0, 1),
+            reward: derive_seed(s, 0, 2),
+            noise: derive_seed(s, v as u64, 3),
+        };
+        let curve =
+            dispatch(&variants[v], &settings, seeds).map_err(|e| e.into_run_error(&variants[v].label))?;
+        Ok((curve, start.elapsed().as_secs_f64()))
+    })
 }
