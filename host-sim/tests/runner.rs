@@ -34,6 +34,7 @@ fn run_named(name: &str, config: &RunConfig) -> Vec<AlgorithmResult> {
 fn results_do_not_depend_on_the_thread_count() {
     let one = run_named("fig2a", &small(1, Some(1.0)));
     let two = run_named("fig2a", &small(2, Some(1.0)));
+    assert!(!one.is_empty() && one.len() == two.len(), "{} vs {} results", one.len(), two.len());
     for (a, b) in one.iter().zip(&two) {
         assert_eq!(a.label, b.label);
         assert_eq!(a.mean, b.mean, "{}", a.label);
@@ -45,7 +46,10 @@ fn results_do_not_depend_on_the_thread_count() {
 #[test]
 fn regret_curves_are_non_decreasing_and_bounded_by_the_largest_gap() {
     // Synthetic f is normalised to max |f| = 1, so every round's regret is in [0, 2].
-    for r in run_named("fig2d", &small(2, None)) {
+    let results = run_named("fig2d", &small(2, None));
+    assert_eq!(results.len(), 4, "one result per seed 000 algorithm");
+    for r in results {
+        assert!(!r.mean.is_empty() && !r.finals.is_empty(), "{}: empty result", r.label);
         for t in 1..r.mean.len() {
             let step = r.mean[t] - r.mean[t - 1];
             assert!((-1e-12..=2.0 + 1e-12).contains(&step), "{} round {t}: step {step}", r.label);

@@ -203,7 +203,6 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
     let eps = Epsilon::new(1.0).unwrap();
     let (rounds, restarts_at) = (210u32, [70u32, 140]);
     let mut remaining = client.hello().unwrap().budget_remaining;
-    let mut reports = 0;
     // The experiment: LDP-TGP-UCB on the device's sensor, as in the test above.
     let env = SensorEnv::new(ARMS, 1.0).unwrap();
     let problem = problem_for(&env, &config()).unwrap();
@@ -226,18 +225,24 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
             other => other.unwrap(),
         };
         let Message::Report(report) = reply else { panic!("round {t}: {reply:?}") };
+        // This round's own report: it was charged (a stale or replayed reply from an earlier
+        // round would not have spent ε since the last one).
+        assert!(
+            report.budget_remaining <= remaining - eps.get() + 1e-9,
+            "round {t}: budget {} after {remaining}: the report was not charged",
+            report.budget_remaining
+        );
+        remaining = report.budget_remaining;
         policy.observe(arm, report.release.value()).unwrap();
         regret += env.best_mean() - env.mean(arm);
-        reports += 1;
     }
     let spent = TOTAL as f64 - client.hello().unwrap().budget_remaining;
     let counts = client.link().counts;
     eprintln!(
-        "faults over QEMU: {counts:?} (last link); resends {}, damaged {}; {reports} reports, \
+        "faults over QEMU: {counts:?} (last link); resends {}, damaged {}; {rounds} reports, \
          device spent {spent}, LDP-TGP-UCB regret {regret:.1}",
         client.resends, client.damaged_frames
     );
-    assert_eq!(reports, rounds);
     assert!(counts.dropped > 0 && counts.corrupted > 0 && counts.duplicated > 0 && counts.reordered > 0);
     assert!(
         spent >= f64::from(rounds) && spent <= f64::from(rounds) + restarts_at.len() as f64,

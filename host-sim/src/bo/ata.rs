@@ -732,6 +732,7 @@ pub(crate) mod tests {
         assert_eq!(ata.observe(0, f64::INFINITY), Err(PolicyError::NonFiniteReport));
         assert_eq!(ata.rounds(), 0);
         ata.observe(0, 1e300).unwrap();
-        assert!(ata.select() < 5);
+        // The huge report is truncated, so the posterior stays finite.
+        assert!(ata.means().iter().chain(ata.variances()).all(|v| v.is_finite()), "{:?}", ata.means());
     }
 }
