@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # Runs a firmware image under QEMU's netduinoplus2 (STM32F405) with semihosting enabled (defmt
-# log to this terminal; ldp-seed.bin and ldp-budget.bin in the current directory) and USART1 on
-# a TCP chardev at 127.0.0.1:${LDP_QEMU_PORT:-4555}. Drive it from the repository root with:
+# log to this terminal; the device's files in the current directory) and USART1 on a TCP
+# chardev at 127.0.0.1:${LDP_QEMU_PORT:-4555}. Drive it from the repository root with:
 #   cargo run --release -p host-sim -- run device --device tcp:127.0.0.1:4555 --trials 1
-# The seed file is created from /dev/urandom if missing (QEMU's STM32F405 has no TRNG).
+# QEMU's STM32F405 has no TRNG, so this script is the device's entropy source and provisioner:
+#   - every boot gets 32 fresh bytes of OS entropy in ldp-entropy.bin (read once, then deleted);
+#   - a directory with no device state yet (ldp-state.bin) is a new device: it is provisioned
+#     with 32 bytes of secret seed material from OS entropy (ldp-provision.bin, used once).
+# Run it again in the same directory and the same device boots again: same budget, next boot.
 set -euo pipefail
 port=${LDP_QEMU_PORT:-4555}
-[[ -s ldp-seed.bin ]] || head -c 32 /dev/urandom > ldp-seed.bin
-echo "USART1 on tcp 127.0.0.1:$port (budget file: $PWD/ldp-budget.bin)" >&2
+if [[ -e ldp-budget.bin && ! -e ldp-state.bin ]]; then
+    echo "ldp-budget.bin is an older firmware's budget file; this firmware keeps ldp-state.bin." >&2
+    echo "Delete ldp-budget.bin (and ldp-seed.bin) to start a new device here." >&2
+    exit 1
+fi
+[[ -e ldp-state.bin ]] || head -c 32 /dev/urandom > ldp-provision.bin
+head -c 32 /dev/urandom > ldp-entropy.bin
+echo "USART1 on tcp 127.0.0.1:$port (device state: $PWD/ldp-state.bin)" >&2
 exec qemu-system-arm -M netduinoplus2 -display none -monitor none \
     -semihosting-config enable=on,target=native \
     -serial "tcp:127.0.0.1:$port,server=on,wait=off,nodelay=on" -kernel "$1"

@@ -24,8 +24,7 @@ fn bench(c: &mut Criterion) {
     }
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1e9).unwrap()).unwrap();
     let mut dev =
-        Reporter::new(DeviceConfig { b, r, policy }, ChaCha20Rng::seed_from_u64(2), MemoryStore::default())
-            .unwrap();
+        Reporter::open(DeviceConfig { b, r, policy }, MemoryStore::provisioned([2; 32]), [0; 32]).unwrap();
     group.bench_function("reporter_report_chacha20/eps=1", |bench| {
         bench.iter(|| dev.report(black_box(0.3), 1.0, None))
     });

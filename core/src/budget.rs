@@ -1,68 +1,58 @@
-//! The device's privacy accountant: a per-report limit and a total budget under basic sequential
-//! composition, persisted through [`BudgetStore`] so that a reset cannot restore spent budget.
+//! The device's privacy accountant: a per-report floor and limit and a lifetime total under basic
+//! sequential composition, reserved ahead in the persistent [`DeviceState`] so that a reset can
+//! never restore spent budget.
 //!
 //! # Accounting
 //!
 //! ε values are accounted as integers in units of 10⁻⁹ (nano-ε): a spend is rounded **up**, the
-//! total **down**, so rounding never grants budget. The per-report limit is compared on the
-//! exact `f64` values.
+//! total **down**, so rounding never grants budget. The per-report floor and limit are compared
+//! on the exact `f64` values.
 //!
-//! # Write-ahead
+//! # Write-ahead, in chunks
 //!
-//! [`Accountant::spend`] writes the new total to the store *before* it returns `Ok`, and the
-//! caller releases only after that. A crash in between loses budget, never privacy. If the store
-//! fails, the spend still counts in memory (fail closed) and the report must not be made.
+//! The store holds the *reserved* budget, never less than what has been released. A spend that
+//! fits the reservation costs no write; one that does not first reserves
+//! `max(ε, chunk)` more (capped at the total) and writes that, together with this boot's number,
+//! **before** [`Accountant::spend`] returns `Ok` — and the caller releases only after that. At
+//! boot the whole reservation counts as spent: a reset loses at most one chunk of budget, never
+//! privacy. Every write reserves at least `min(chunk, remaining)` new budget, so a device writes
+//! its store at most `⌈total / chunk⌉` times in its life, however often it is queried or reset
+//! (see [`BudgetPolicy::max_writes`]). If the store fails, the spend still counts in memory
+//! (fail closed) and the report must not be made.
 
+use crate::state::{DeviceState, StateError, StateStore};
 use crate::{BudgetError, Epsilon, ParamError};
 
 /// Accounting units per unit of ε.
 pub const UNITS_PER_EPSILON: f64 = 1e9;
 
-/// Persistent storage for the spent budget (in nano-ε). Firmware implements it over flash or a
-/// semihosting file; [`MemoryStore`] is for simulation and tests.
-pub trait BudgetStore {
-    /// The store's own error.
-    type Error;
-    /// The spent budget last stored, or `None` on a device that has never reported.
-    fn load(&mut self) -> Result<Option<u64>, Self::Error>;
-    /// Durably record the spent budget. Must not return `Ok` before the value would survive a
-    /// reset.
-    fn store(&mut self, spent_units: u64) -> Result<(), Self::Error>;
-}
+/// Default reservation chunk, in per-report limits ([`BudgetPolicy::new`]).
+pub const DEFAULT_CHUNK_REPORTS: f64 = 16.0;
+/// Default per-report floor as a fraction of the limit ([`BudgetPolicy::new`]).
+pub const DEFAULT_FLOOR_FRACTION: f64 = 1.0 / 1024.0;
 
-/// A store that lives in RAM: it does **not** survive a reset. For simulation and tests.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MemoryStore {
-    /// The stored value.
-    pub spent_units: Option<u64>,
-}
-
-impl BudgetStore for MemoryStore {
-    type Error = core::convert::Infallible;
-    fn load(&mut self) -> Result<Option<u64>, Self::Error> {
-        Ok(self.spent_units)
-    }
-    fn store(&mut self, spent_units: u64) -> Result<(), Self::Error> {
-        self.spent_units = Some(spent_units);
-        Ok(())
-    }
-}
-
-/// What the device allows: the weakest ε of one report, and the total ε over its lifetime.
+/// What the device allows: the strongest and the weakest ε of one report, the total ε over its
+/// lifetime, and how much budget one store write reserves.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct BudgetPolicy {
+    per_report_floor: Epsilon,
     per_report_limit: Epsilon,
     total: Epsilon,
+    chunk: Epsilon,
 }
 
 impl BudgetPolicy {
-    /// Validates a policy: the per-report limit must not exceed the total.
+    /// Validates a policy: the per-report limit must not exceed the total. The floor defaults to
+    /// limit/1024 ([`DEFAULT_FLOOR_FRACTION`]) and the chunk to 16 limits
+    /// ([`DEFAULT_CHUNK_REPORTS`]), capped at the total.
     ///
     /// ```
     /// use ldp_core::{BudgetPolicy, Epsilon, ParamError};
     /// let e = |x| Epsilon::new(x);
-    /// assert!(BudgetPolicy::new(e(1.0)?, e(100.0)?).is_ok());
+    /// let policy = BudgetPolicy::new(e(1.0)?, e(1000.0)?)?;
+    /// assert_eq!(policy.chunk().get(), 16.0);
+    /// assert_eq!(policy.max_writes(), 63);
     /// assert_eq!(BudgetPolicy::new(e(2.0)?, e(1.0)?), Err(ParamError::PerReportAboveTotal));
     /// # Ok::<(), ParamError>(())
     /// ```
@@ -70,7 +60,29 @@ impl BudgetPolicy {
         if per_report_limit > total {
             return Err(ParamError::PerReportAboveTotal);
         }
-        Ok(Self { per_report_limit, total })
+        let floor = Epsilon::new(per_report_limit.get() * DEFAULT_FLOOR_FRACTION)?;
+        let chunk = Epsilon::new((per_report_limit.get() * DEFAULT_CHUNK_REPORTS).min(total.get()))?;
+        Ok(Self { per_report_floor: floor, per_report_limit, total, chunk })
+    }
+
+    /// The same policy with another per-report floor (at most the limit).
+    pub fn with_floor(self, floor: Epsilon) -> Result<Self, ParamError> {
+        if floor > self.per_report_limit {
+            return Err(ParamError::FloorAboveLimit);
+        }
+        Ok(Self { per_report_floor: floor, ..self })
+    }
+
+    /// The same policy with another reservation chunk: the budget one store write reserves
+    /// ahead. Larger: fewer writes; smaller: less budget lost to a reset.
+    pub fn with_chunk(self, chunk: Epsilon) -> Self {
+        Self { chunk, ..self }
+    }
+
+    /// The strongest (smallest) ε the device releases one report at. Smaller requests are
+    /// refused: they would buy almost nothing for the learner at the device's full cost.
+    pub fn per_report_floor(&self) -> Epsilon {
+        self.per_report_floor
     }
 
     /// The weakest (largest) ε the device releases one report at: its privacy floor.
@@ -81,6 +93,18 @@ impl BudgetPolicy {
     /// The lifetime total.
     pub fn total(&self) -> Epsilon {
         self.total
+    }
+
+    /// The budget one store write reserves ahead.
+    pub fn chunk(&self) -> Epsilon {
+        self.chunk
+    }
+
+    /// The most store writes the device makes in its whole life, resets included:
+    /// `⌈total / chunk⌉` (every write reserves at least a chunk, or all that is left).
+    pub fn max_writes(&self) -> u64 {
+        let (total, chunk) = (units_down(self.total), units_up(self.chunk).max(1));
+        total.div_ceil(chunk)
     }
 }
 
@@ -93,6 +117,16 @@ fn units_down(epsilon: Epsilon) -> u64 {
     libm::floor(epsilon.get() * UNITS_PER_EPSILON) as u64
 }
 
+impl<E> From<StateError<E>> for BudgetError<E> {
+    fn from(e: StateError<E>) -> Self {
+        match e {
+            StateError::NotProvisioned => Self::NotProvisioned,
+            StateError::Corrupt => Self::CorruptState,
+            StateError::Medium(e) => Self::Storage(e),
+        }
+    }
+}
+
 /// The device's accountant. Open it once at boot with [`Accountant::open`].
 #[derive(Debug)]
 pub struct Accountant<S> {
@@ -100,42 +134,65 @@ pub struct Accountant<S> {
     policy: BudgetPolicy,
     total_units: u64,
     spent_units: u64,
+    /// What the store says is reserved, once this boot has written; `None` before.
+    reserved_units: Option<u64>,
+    state: DeviceState,
 }
 
-impl<S: BudgetStore> Accountant<S> {
-    /// Loads the spent budget from the store (a fresh store starts at zero and is written
-    /// immediately). A stored value above the total is [`BudgetError::CorruptState`].
+impl<S: StateStore> Accountant<S> {
+    /// Loads the device state and starts boot `stored boot + 1`, counting everything reserved
+    /// before as spent. Nothing is written until the first spend. A never-provisioned store is
+    /// [`BudgetError::NotProvisioned`]; a torn or inconsistent one, or one that has reserved
+    /// more than the total, is [`BudgetError::CorruptState`].
     ///
     /// ```
     /// use ldp_core::{Accountant, BudgetPolicy, Epsilon, MemoryStore};
     /// let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(2.0).unwrap()).unwrap();
-    /// let mut acc = Accountant::open(MemoryStore::default(), policy).unwrap();
+    /// let mut acc = Accountant::open(MemoryStore::provisioned([7; 32]), policy).unwrap();
     /// acc.spend(Epsilon::new(1.0).unwrap()).unwrap();
     /// acc.spend(Epsilon::new(1.0).unwrap()).unwrap();
     /// assert!(acc.spend(Epsilon::new(0.1).unwrap()).is_err());
     /// ```
     pub fn open(mut store: S, policy: BudgetPolicy) -> Result<Self, BudgetError<S::Error>> {
         let total_units = units_down(policy.total);
-        let spent_units = match store.load().map_err(BudgetError::Storage)? {
-            Some(spent) if spent > total_units => return Err(BudgetError::CorruptState),
-            Some(spent) => spent,
-            None => {
-                store.store(0).map_err(BudgetError::Storage)?;
-                0
-            }
-        };
-        Ok(Self { store, policy, total_units, spent_units })
+        let mut state = store.load()?;
+        if state.reserved_units > total_units {
+            return Err(BudgetError::CorruptState);
+        }
+        state.boot = state.boot.checked_add(1).ok_or(BudgetError::CorruptState)?;
+        Ok(Self {
+            store,
+            policy,
+            total_units,
+            spent_units: state.reserved_units,
+            reserved_units: None,
+            state,
+        })
     }
 
-    /// Checks a request against the per-report limit and the remaining budget without spending.
+    /// This boot's number: the stored one plus one. It is written before the first release.
+    pub fn boot(&self) -> u64 {
+        self.state.boot
+    }
+
+    /// The secret seed material (for the per-boot key).
+    pub(crate) fn seed(&self) -> &[u8; 32] {
+        &self.state.seed
+    }
+
+    /// Checks a request against the per-report floor and limit and the remaining budget without
+    /// spending.
     pub fn check(&self, epsilon: Epsilon) -> Result<(), BudgetError<S::Error>> {
         self.next_spent(epsilon).map(|_| ())
     }
 
     fn next_spent(&self, epsilon: Epsilon) -> Result<u64, BudgetError<S::Error>> {
-        let limit = self.policy.per_report_limit;
+        let (floor, limit) = (self.policy.per_report_floor, self.policy.per_report_limit);
         if epsilon > limit {
             return Err(BudgetError::AboveDeviceLimit { requested: epsilon.get(), limit: limit.get() });
+        }
+        if epsilon < floor {
+            return Err(BudgetError::BelowDeviceFloor { requested: epsilon.get(), floor: floor.get() });
         }
         match self.spent_units.checked_add(units_up(epsilon)) {
             Some(next) if next <= self.total_units => Ok(next),
@@ -143,15 +200,26 @@ impl<S: BudgetStore> Accountant<S> {
         }
     }
 
-    /// Spends ε: checks the limit and the remaining budget, then durably stores the new total.
-    /// Only after `Ok` may the caller release a value.
+    /// Spends ε: checks the floor, the limit and the remaining budget; if the reservation does
+    /// not cover it, durably reserves another chunk (with this boot's number) first. Only after
+    /// `Ok` may the caller release a value.
     pub fn spend(&mut self, epsilon: Epsilon) -> Result<(), BudgetError<S::Error>> {
         let next = self.next_spent(epsilon)?;
+        let covered = self.reserved_units.is_some_and(|reserved| next <= reserved);
+        let previous = self.spent_units;
         self.spent_units = next; // fail closed: counted even if the store fails
-        self.store.store(next).map_err(BudgetError::Storage)
+        if !covered {
+            let chunk_end = previous.saturating_add(units_up(self.policy.chunk));
+            let reserved = next.max(chunk_end).min(self.total_units);
+            let state = DeviceState { reserved_units: reserved, ..self.state };
+            self.reserved_units = None;
+            self.store.save(&state)?;
+            self.reserved_units = Some(reserved);
+        }
+        Ok(())
     }
 
-    /// ε spent so far.
+    /// ε spent so far (everything reserved before this boot counts as spent).
     pub fn spent(&self) -> f64 {
         self.spent_units as f64 / UNITS_PER_EPSILON
     }

@@ -5,14 +5,37 @@
 //! ```text
 //! byte ─► StreamReader ─► Frame (CRC ok) ─► ReplyCache::respond ─► Query
 //!   ─► SensorModel::read(action) (the private reward) ─► Reporter (clamp, budget, noise)
-//!   ─► Report / Refusal ─► COBS frame ─► bytes out
+//!   ─► Report / Refusal ─► COBS frame ─► bytes out ... held until the reply slot ends
 //! ```
+//!
+//! # Timing
+//!
+//! [`DeviceApp::on_byte`] does all of a query's work when its last byte arrives: reading the
+//! sensor, soft-float arithmetic and the rejection sampler, whose running times depend on the
+//! reading and the noise. The firmware must therefore send the reply it returns at a fixed time
+//! after that byte — [`REPLY_SLOT_CYCLES`] core cycles — and never earlier, so that when a
+//! reply leaves says nothing but that a reply was due. `firmware-example` starts a one-shot
+//! SysTick when a frame ends and sends on its interrupt.
 
-use rand_core::{CryptoRng, Rng};
+use rand_core::Rng;
 
-use crate::budget::BudgetStore;
 use crate::reporter::Reporter;
+use crate::state::StateStore;
 use crate::wire::{Hello, MAX_ENCODED_LEN, Message, Refusal, ReplyCache, StreamReader};
+
+/// The reply slot, in core clock cycles: how long after the last byte of a request the firmware
+/// sends its reply (module docs). 400 000 cycles is 25 ms at the STM32F405's reset clock of
+/// 16 MHz (2.4 ms at 168 MHz).
+///
+/// What it must cover, measured under QEMU (`tests/tests/qemu_timing.rs`, 1 instruction = 1 ns
+/// of virtual time): a whole report takes a median of 14 100 instructions, and the slowest of
+/// 10^4 took 48 000 (a state write included). The sampler's part is its generator draws, about
+/// 130 instructions each, with a geometric tail (`core/tests/sampler_time.rs`: mean 9.6 draws,
+/// P(D ≥ 10 + 10k) ≤ 8^-k). Even at 2 cycles per instruction the slot holds the rest of a
+/// report plus more than 1000 draws, so it is overrun — the only way the timing could depend on
+/// the noise — with probability below 8^-99 ≈ 2^-297 per reply. A state write or erase can
+/// overrun it; when one happens depends only on the public budget state.
+pub const REPLY_SLOT_CYCLES: u32 = 400_000;
 
 /// The private objective and noise the device alone knows, standing in for a sensor: arm `a` of
 /// `n` sits at `x = a/(n−1)` ∈ [0, 1] and reads
@@ -72,8 +95,8 @@ impl SensorModel {
 
 /// The reporter application: reporter, sensor, stream decoder and reply cache.
 #[derive(Debug)]
-pub struct DeviceApp<R, S, W> {
-    reporter: Reporter<R, S>,
+pub struct DeviceApp<S, W> {
+    reporter: Reporter<S>,
     sensor: SensorModel,
     world: W,
     device_id: u64,
@@ -82,10 +105,10 @@ pub struct DeviceApp<R, S, W> {
     out: [u8; MAX_ENCODED_LEN],
 }
 
-impl<R: CryptoRng, S: BudgetStore, W: Rng> DeviceApp<R, S, W> {
+impl<S: StateStore, W: Rng> DeviceApp<S, W> {
     /// An application around an opened reporter. `world` drives the sensor model's noise (a
     /// simulation stand-in for the physical world; it has nothing to do with privacy).
-    pub fn new(reporter: Reporter<R, S>, sensor: SensorModel, world: W, device_id: u64) -> Self {
+    pub fn new(reporter: Reporter<S>, sensor: SensorModel, world: W, device_id: u64) -> Self {
         Self {
             reporter,
             sensor,
@@ -114,7 +137,7 @@ impl<R: CryptoRng, S: BudgetStore, W: Rng> DeviceApp<R, S, W> {
     }
 
     /// The reporter (budget state).
-    pub fn reporter(&self) -> &Reporter<R, S> {
+    pub fn reporter(&self) -> &Reporter<S> {
         &self.reporter
     }
 

@@ -39,6 +39,8 @@ pub enum ParamError {
     HorizonZero,
     /// The per-report ε limit exceeds the total budget: no report could ever be made.
     PerReportAboveTotal,
+    /// The per-report ε floor exceeds the per-report limit: no report could ever be made.
+    FloorAboveLimit,
 }
 
 impl fmt::Display for ParamError {
@@ -65,6 +67,7 @@ impl fmt::Display for ParamError {
             Self::TailExponentInvalid => "the tail exponent theta must be finite and > 0",
             Self::HorizonZero => "the horizon T must be at least 1",
             Self::PerReportAboveTotal => "the per-report epsilon limit exceeds the total budget: lower it",
+            Self::FloorAboveLimit => "the per-report epsilon floor exceeds the per-report limit: lower it",
         })
     }
 }
@@ -104,6 +107,13 @@ pub enum BudgetError<E> {
         /// The weakest ε this device releases at.
         limit: f64,
     },
+    /// The requested ε is stronger (smaller) than the device's per-report floor.
+    BelowDeviceFloor {
+        /// What the learner asked for.
+        requested: f64,
+        /// The strongest ε this device releases at.
+        floor: f64,
+    },
     /// The total budget would be exceeded.
     Exhausted {
         /// What the learner asked for.
@@ -111,8 +121,11 @@ pub enum BudgetError<E> {
         /// What is left.
         remaining: f64,
     },
-    /// The stored state says more was spent than the total budget allows, or it is unreadable;
-    /// the device refuses to report rather than guess.
+    /// The state store is blank: the device was never provisioned, and will not invent a
+    /// budget or a seed.
+    NotProvisioned,
+    /// The stored state says more was spent than the total budget allows, or it is missing in
+    /// part, torn or inconsistent; the device refuses to report rather than guess.
     CorruptState,
     /// The persistent store failed; the spend is counted in memory anyway (fail closed).
     Storage(E),
@@ -125,10 +138,17 @@ impl<E: fmt::Display> fmt::Display for BudgetError<E> {
                 f,
                 "epsilon {requested} is weaker than this device's per-report limit {limit}: ask for epsilon <= {limit}"
             ),
+            Self::BelowDeviceFloor { requested, floor } => write!(
+                f,
+                "epsilon {requested} is stronger than this device's per-report floor {floor}: ask for epsilon >= {floor}"
+            ),
             Self::Exhausted { requested, remaining } => write!(
                 f,
                 "privacy budget exhausted: {requested} requested, {remaining} left; this device will not report again"
             ),
+            Self::NotProvisioned => {
+                f.write_str("the device was never provisioned: provision its state store before it reports")
+            }
             Self::CorruptState => {
                 f.write_str("stored privacy-budget state is invalid: the device refuses to report")
             }
@@ -146,7 +166,9 @@ impl<E: fmt::Debug + fmt::Display> core::error::Error for BudgetError<E> {}
 pub enum ReportError<E> {
     /// A parameter of the query (ε, truncation level) was invalid. No budget was spent.
     Param(ParamError),
-    /// The raw reward was not finite. No budget was spent.
+    /// The mechanism refused the raw reward. [`Reporter`](crate::Reporter) never returns it: it
+    /// releases a non-finite reading as a fixed value instead (see its docs); kept for callers
+    /// of the mechanism.
     Release(ReleaseError),
     /// The accountant refused (limit, exhausted, storage).
     Budget(BudgetError<E>),

@@ -8,19 +8,21 @@
 //! ## The path of a reward
 //!
 //! ```text
-//!  raw reward y ──► finite? ──► clamp to [−C, C] ──► round to the public grid 2^k
-//!      (NaN/∞: refuse)          (C = B + R, or a                │
-//!                                public level b)                ▼
-//!  budget: ε ≤ per-report limit, Σε ≤ total, written   index + discrete Laplace(2C/ε)
-//!  to persistent storage before anything is released  ──► Release { index, k } ──► learner
+//!  raw reward y ──► NaN → 0, ±∞ → ±MAX ──► clamp to [−C, C] ──► round to the public grid 2^k
+//!                                          (C = B + R, or a              │
+//!                                           public level b)              ▼
+//!  budget: floor ≤ ε ≤ limit, Σε ≤ total; boot number     index + discrete Laplace(2C/ε)
+//!  and reservation written to the state store first  ──► Release { index, k } ──► learner
 //! ```
 //!
 //! - [`params`]: validated ε, δ, bounds and truncation levels;
 //! - [`mechanism`]: CTL(ε) of Zhou & Tan (seed 000, Curator 1) and the other Laplace
 //!   releases, built on a **floating-point-safe** discrete Laplace on a power-of-two grid;
 //! - [`sampler`]: the exact integer sampler (Canonne, Kamath & Steinke 2020);
-//! - [`budget`]: the accountant and its storage trait;
-//! - [`reporter`]: the one production path, which requires a cryptographically secure RNG;
+//! - [`state`]: the persistent device state (seed material, boot counter, reserved budget) and
+//!   a store for it that a power cut cannot roll back;
+//! - [`budget`]: the accountant;
+//! - [`reporter`]: the one production path, with a fresh noise key on every boot;
 //! - [`truncation`]: truncation helpers and the seeds' truncation schedules;
 //! - [`tree`]: tree-based aggregation (continual release of private prefix sums) on the same
 //!   float-safe path;
@@ -33,23 +35,39 @@
 //!
 //! ## Threat model
 //!
-//! The learner, the link and everyone behind them see every released value, every refusal and
-//! the device's public configuration (B, R, the grid, the limits). They do not see the raw
-//! reward, the RNG state or the device's memory. Against that adversary each report at ε is
-//! ε-LDP (pure, with ε_eff ≤ ε as documented in [`mechanism`]), and a device's reports together
-//! are (Σε)-LDP with Σε ≤ its total budget, across resets provided its [`BudgetStore`] is
-//! persistent.
+//! The adversary is the learner together with whoever controls the link: it sees every byte
+//! the device sends and when it is sent, chooses every query, and can cut the device's power at
+//! any moment, as often as it likes. It does not see the raw reward, the device's memory, its
+//! seed material or its true random source, and cannot write its flash. Against that adversary:
+//!
+//! - **Each report at ε is ε-LDP** (pure, with ε_eff ≤ ε as documented in [`mechanism`]), and a
+//!   device's reports together are (Σε)-LDP with Σε ≤ its total budget.
+//! - **Across resets.** The budget is reserved in the [`state`] store before anything is
+//!   released, and the store cannot roll back (two generations and a CRC; missing, torn or
+//!   corrupt state refuses to report; only an explicit provisioning starts a budget). Each boot
+//!   that releases writes its number first and keys its noise from it ([`reporter`]): no noise
+//!   stream is ever replayed. A reset costs at most one reservation chunk of budget.
+//! - **No free observables.** A refusal depends only on the query and the public budget state.
+//!   A non-finite reading is *not* refused: it is charged and released as a fixed value
+//!   ([`reporter::sanitize`]: NaN as 0, ±∞ as the extreme of its sign).
+//! - **Timing.** The discrete Laplace sampler is a rejection sampler whose running time depends
+//!   on the noise it draws, and reading the sensor and soft-float arithmetic take
+//!   value-dependent time. [`device::DeviceApp`] does that work as soon as a query's last byte
+//!   arrives; **the firmware must send every reply a fixed time after that byte**
+//!   ([`device::REPLY_SLOT_CYCLES`], as `firmware-example` does), so that when a reply leaves
+//!   depends on nothing private. The slot is overrun only if the work takes longer than the
+//!   slot, which for the sampler has probability below 2^-60 (see
+//!   [`device::REPLY_SLOT_CYCLES`]).
+//! - **Length.** Every message type has one fixed length on the wire.
 //!
 //! ## What is *not* promised
 //!
-//! - **Timing.** The discrete Laplace sampler is a rejection sampler: its running time depends
-//!   on the noise it draws. An adversary who times replies to the microsecond learns something
-//!   about the noise, hence about the reward. Pad replies to a fixed time slot if that matters.
-//! - **Faults are visible.** A NaN/∞ reading is refused with an error; the learner learns that
-//!   the sensor failed (not the reading).
-//! - **Randomness.** The guarantee assumes uniform bits. [`mechanism::LaplaceMechanism::release`]
-//!   accepts any [`rand_core::Rng`] for simulation; only the [`Reporter`] insists on a
-//!   [`rand_core::CryptoRng`]. Seed it from a hardware TRNG on a real device.
+//! - **Randomness.** The guarantee assumes uniform bits and a secret seed.
+//!   [`mechanism::LaplaceMechanism::release`] accepts any [`rand_core::Rng`] for simulation;
+//!   the [`Reporter`] always uses its own per-boot ChaCha20. A simulation that provisions its
+//!   store from a public seed has no privacy against whoever knows that seed.
+//! - **Physical access.** Reading the flash (the seed) or erasing it and reprovisioning is
+//!   outside the model; so are power and electromagnetic side channels.
 //! - **Correlated data.** Sequential composition covers adaptively chosen queries about the same
 //!   user; it says nothing about other users whose data correlate with this one's.
 #![cfg_attr(not(test), no_std)]
@@ -67,12 +85,14 @@ pub mod mechanism;
 pub mod params;
 pub mod reporter;
 pub mod sampler;
+pub mod state;
 pub mod tree;
 pub mod truncation;
 pub mod wire;
 
-pub use budget::{Accountant, BudgetPolicy, BudgetStore, MemoryStore};
+pub use budget::{Accountant, BudgetPolicy};
 pub use error::{BudgetError, ParamError, ReleaseError, ReportError};
 pub use mechanism::{LaplaceMechanism, Preprocess, Release};
 pub use params::{Bound, Delta, Epsilon, TruncationLevel};
-pub use reporter::{ChaChaReporter, DeviceConfig, Report, Reporter};
+pub use reporter::{DeviceConfig, Report, Reporter};
+pub use state::{DeviceState, LogMedium, LogStore, MemoryStore, StateError, StateStore};

@@ -1,18 +1,30 @@
 //! The production reporter: the one path from a raw reward to a released value on a device.
 //!
 //! ```text
-//! query (ε, optional public level b) ──► validate ε, build the mechanism ──► reward finite?
-//!        ──► accountant.spend(ε) (limit, total, durable write) ──► clamp/truncate ──► grid
-//!        ──► + discrete Laplace ──► Report
+//! boot: load state ──► boot = stored + 1 ──► key = PRF(seed, boot) ⊕ entropy ──► ChaCha20
+//! query (ε, optional public level b) ──► validate ε, build the mechanism
+//!        ──► accountant.spend(ε) (floor, limit, total; boot and reservation written first)
+//!        ──► reading: NaN → 0, ±∞ → ±MAX ──► clamp/truncate ──► grid ──► + discrete Laplace
+//!        ──► Report
 //! ```
 //!
-//! Every refusal happens before any randomness is drawn or any value leaves. The generator must
-//! be cryptographically secure (`R: CryptoRng`), e.g. [`rand_chacha::ChaCha20Rng`] seeded from
-//! a hardware TRNG on a device; host simulations seed the same generator from a trial seed.
+//! Every refusal happens before any randomness is drawn or any value leaves, and depends only on
+//! the query and the device's public budget state — never on the reading.
+//!
+//! # A fresh noise stream on every boot
+//!
+//! The noise generator is ChaCha20 keyed with `PRF(seed, boot) ⊕ entropy`, where `PRF` is the
+//! ChaCha20 keystream of the secret seed material on stream `boot` (its first 32 bytes), `boot`
+//! is the boot counter of [`crate::state`] — written before this boot's first release, so no
+//! two boots that release share a number — and `entropy` is 32 bytes from the device's true
+//! random source (the STM32 TRNG; under QEMU, fresh OS entropy from the host). Either one alone
+//! makes the key fresh: a reset never replays noise.
 
-use rand_core::CryptoRng;
+use rand_chacha::ChaCha20Rng;
+use rand_core::{Rng, SeedableRng};
 
-use crate::budget::{Accountant, BudgetPolicy, BudgetStore};
+use crate::budget::{Accountant, BudgetPolicy};
+use crate::state::StateStore;
 use crate::{Bound, BudgetError, Epsilon, LaplaceMechanism, Release, ReportError, TruncationLevel};
 
 /// What a device knows about its own rewards and allows.
@@ -24,7 +36,7 @@ pub struct DeviceConfig {
     /// R: bound on |η| (or the sub-Weibull bound of
     /// [`crate::mechanism::sub_weibull_noise_bound`]).
     pub r: Bound,
-    /// Per-report limit and lifetime total.
+    /// Per-report floor and limit, lifetime total, reservation chunk.
     pub policy: BudgetPolicy,
 }
 
@@ -42,42 +54,63 @@ pub struct Report {
     pub budget_remaining: f64,
 }
 
-/// A device's reporter: configuration, accountant and a cryptographically secure generator.
+/// The per-boot key: `PRF(seed, boot) ⊕ entropy` (module docs).
+pub(crate) fn boot_key(seed: &[u8; 32], boot: u64, entropy: &[u8; 32]) -> [u8; 32] {
+    let mut prf = ChaCha20Rng::from_seed(*seed);
+    prf.set_stream(boot);
+    let mut key = [0u8; 32];
+    prf.fill_bytes(&mut key);
+    for (k, e) in key.iter_mut().zip(entropy) {
+        *k ^= e;
+    }
+    key
+}
+
+/// What a non-finite reading is released as: NaN as 0 (the centre of every clamping range, and
+/// what truncation maps out-of-range values to), ±∞ as the largest finite value of its sign
+/// (clamped to ±C, or truncated to 0). Charged like any reading: a faulty sensor is
+/// indistinguishable from a reading of that value.
+pub fn sanitize(reading: f64) -> f64 {
+    if reading.is_nan() { 0.0 } else { reading.clamp(f64::MIN, f64::MAX) }
+}
+
+/// A device's reporter: configuration, accountant and its per-boot ChaCha20 generator.
 #[derive(Debug)]
-pub struct Reporter<R, S> {
+pub struct Reporter<S> {
     config: DeviceConfig,
-    rng: R,
+    rng: ChaCha20Rng,
     accountant: Accountant<S>,
 }
 
-/// The reporter with the recommended generator.
-pub type ChaChaReporter<S> = Reporter<rand_chacha::ChaCha20Rng, S>;
-
-impl<R: CryptoRng, S: BudgetStore> Reporter<R, S> {
-    /// Opens the accountant over `store` (see [`Accountant::open`]).
+impl<S: StateStore> Reporter<S> {
+    /// Boots the reporter: opens the accountant over `store` (see [`Accountant::open`]) and keys
+    /// the generator for this boot from the stored seed, the boot number and `entropy` (module
+    /// docs). Give 32 bytes from a true random source; a simulation may pass a constant, and
+    /// then its noise is reproducible from the store's seed — and known to whoever knows it.
     ///
     /// ```
     /// use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-    /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
     /// let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(10.0).unwrap()).unwrap();
     /// let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    /// let mut dev = Reporter::new(config, ChaCha20Rng::seed_from_u64(1), MemoryStore::default()).unwrap();
+    /// let mut dev = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap();
     /// let report = dev.report(0.25, 1.0, None).unwrap();
     /// assert_eq!(report.budget_remaining, 9.0);
     /// assert!(dev.report(0.25, 2.0, None).is_err()); // weaker than the device allows
     /// ```
-    pub fn new(config: DeviceConfig, rng: R, store: S) -> Result<Self, BudgetError<S::Error>> {
+    pub fn open(config: DeviceConfig, store: S, entropy: [u8; 32]) -> Result<Self, BudgetError<S::Error>> {
         let accountant = Accountant::open(store, config.policy)?;
+        let rng = ChaCha20Rng::from_seed(boot_key(accountant.seed(), accountant.boot(), &entropy));
         Ok(Self { config, rng, accountant })
     }
 
     /// Answers one query: privatise `reward` at the requested `epsilon`, clamping to
     /// `[−(B+R), B+R]` (CTL, seed 000) or, when the learner sends a public level `b`,
-    /// truncating to zero outside `[−b, b]` (seed 004 Alg. 4).
+    /// truncating to zero outside `[−b, b]` (seed 004 Alg. 4). A non-finite reading is
+    /// released as [`sanitize`] says.
     ///
-    /// Refusals — invalid ε or level, non-finite reward, ε above the device's limit, budget
-    /// exhausted, storage failure — release nothing. Only the first three leave the budget
-    /// untouched; a storage failure counts the spend (fail closed).
+    /// Refusals — invalid ε or level, ε outside the device's floor and limit, budget exhausted,
+    /// storage failure — release nothing. Only the first three leave the budget untouched; a
+    /// storage failure counts the spend (fail closed).
     pub fn report(
         &mut self,
         reward: f64,
@@ -89,9 +122,8 @@ impl<R: CryptoRng, S: BudgetStore> Reporter<R, S> {
             None => LaplaceMechanism::ctl(epsilon, self.config.b, self.config.r)?,
             Some(b) => LaplaceMechanism::truncated(epsilon, TruncationLevel::new(b)?)?,
         };
-        mechanism.grid_index(reward)?; // refuse NaN/inf before spending
         self.accountant.spend(epsilon)?;
-        let release = mechanism.release(reward, &mut self.rng)?;
+        let release = mechanism.release(sanitize(reward), &mut self.rng)?;
         Ok(Report {
             release,
             epsilon: epsilon.get(),
@@ -100,7 +132,7 @@ impl<R: CryptoRng, S: BudgetStore> Reporter<R, S> {
         })
     }
 
-    /// The accountant (spent and remaining budget).
+    /// The accountant (spent and remaining budget, boot number).
     pub fn accountant(&self) -> &Accountant<S> {
         &self.accountant
     }

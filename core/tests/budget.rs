@@ -1,13 +1,12 @@
-//! The device enforces its privacy budget: per-report limit, lifetime total, persistence across
-//! resets, fail-closed storage, and no spending on refused queries.
+//! The device enforces its privacy budget: per-report floor and limit, lifetime total,
+//! reservation in chunks, persistence across resets, fail-closed storage, no spending on
+//! refused queries, and non-finite readings charged like any other.
 
 use core::fmt;
 use ldp_core::{
-    Accountant, Bound, BudgetError, BudgetPolicy, BudgetStore, DeviceConfig, Epsilon, MemoryStore,
-    ParamError, ReleaseError, ReportError, Reporter,
+    Accountant, Bound, BudgetError, BudgetPolicy, DeviceConfig, DeviceState, Epsilon, MemoryStore,
+    ParamError, ReportError, Reporter, StateError, StateStore,
 };
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
 
 fn eps(x: f64) -> Epsilon {
     Epsilon::new(x).unwrap()
@@ -21,13 +20,17 @@ fn config(limit: f64, total: f64) -> DeviceConfig {
     }
 }
 
-fn device(limit: f64, total: f64, store: MemoryStore) -> Reporter<ChaCha20Rng, MemoryStore> {
-    Reporter::new(config(limit, total), ChaCha20Rng::seed_from_u64(5), store).unwrap()
+fn device(limit: f64, total: f64, store: MemoryStore) -> Reporter<MemoryStore> {
+    Reporter::open(config(limit, total), store, [5; 32]).unwrap()
+}
+
+fn fresh() -> MemoryStore {
+    MemoryStore::provisioned([9; 32])
 }
 
 #[test]
 fn total_budget_allows_exactly_its_share_of_reports() {
-    let mut dev = device(0.1, 1.0, MemoryStore::default());
+    let mut dev = device(0.1, 1.0, fresh());
     for k in 1..=10 {
         let r = dev.report(0.5, 0.1, None).unwrap();
         assert!((r.budget_remaining - (1.0 - 0.1 * k as f64)).abs() < 1e-9);
@@ -44,7 +47,7 @@ fn total_budget_allows_exactly_its_share_of_reports() {
 
 #[test]
 fn the_learner_cannot_obtain_a_weaker_epsilon_than_the_device_allows() {
-    let mut dev = device(0.5, 10.0, MemoryStore::default());
+    let mut dev = device(0.5, 10.0, fresh());
     let refused = dev.report(0.5, 0.5000001, None);
     assert_eq!(
         refused,
@@ -52,48 +55,152 @@ fn the_learner_cannot_obtain_a_weaker_epsilon_than_the_device_allows() {
     );
     assert_eq!(dev.accountant().spent(), 0.0, "a refused query spends nothing");
     assert!(dev.report(0.5, 0.5, None).is_ok(), "the limit itself is allowed");
-    assert!(dev.report(0.5, 0.01, None).is_ok(), "stronger privacy is always allowed");
+    assert!(dev.report(0.5, 0.01, None).is_ok(), "stronger privacy is allowed down to the floor");
+}
+
+#[test]
+fn an_epsilon_below_the_floor_is_refused_and_costs_nothing() {
+    let mut dev = device(1.0, 10.0, fresh());
+    let floor = dev.accountant().policy().per_report_floor().get();
+    assert_eq!(floor, 1.0 / 1024.0);
+    let tiny = floor * 0.999;
+    assert_eq!(
+        dev.report(0.0, tiny, None),
+        Err(ReportError::Budget(BudgetError::BelowDeviceFloor { requested: tiny, floor }))
+    );
+    assert_eq!(dev.accountant().spent(), 0.0);
+    assert!(dev.report(0.0, floor, None).is_ok(), "the floor itself is allowed");
+    let policy = BudgetPolicy::new(eps(1.0), eps(10.0)).unwrap();
+    assert_eq!(policy.with_floor(eps(1.5)), Err(ParamError::FloorAboveLimit));
 }
 
 #[test]
 fn refused_queries_release_nothing_and_spend_nothing() {
-    let mut dev = device(1.0, 10.0, MemoryStore::default());
-    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        assert_eq!(dev.report(bad, 1.0, None), Err(ReportError::Release(ReleaseError::NonFiniteReward)));
-    }
+    let mut dev = device(1.0, 10.0, fresh());
     assert_eq!(dev.report(0.0, f64::NAN, None), Err(ReportError::Param(ParamError::EpsilonNotFinite)));
     assert_eq!(dev.report(0.0, -1.0, None), Err(ReportError::Param(ParamError::EpsilonNotPositive)));
     assert_eq!(dev.report(0.0, 1.0, Some(0.0)), Err(ReportError::Param(ParamError::TruncationNotPositive)));
     assert_eq!(dev.accountant().spent(), 0.0);
-    assert_eq!(dev.accountant().store().spent_units, Some(0));
+    assert_eq!(dev.accountant().store().state.unwrap().reserved_units, 0, "nothing was written");
+}
+
+/// A NaN or infinite reading is not a free probe: it is charged and released exactly as the
+/// documented substitute (NaN as 0, ±∞ as ±MAX, i.e. clamped to ±C) would be — same noise
+/// stream, same bytes.
+#[test]
+fn non_finite_readings_are_charged_and_released_as_their_substitute() {
+    for (bad, substitute, level) in [
+        (f64::NAN, 0.0, None),
+        (f64::INFINITY, 2.0, None),
+        (f64::NEG_INFINITY, -2.0, None),
+        (f64::NAN, 0.0, Some(1.5)),
+        (f64::INFINITY, 0.0, Some(1.5)), // truncated to zero, like any reading above the level
+    ] {
+        let mut a = device(1.0, 10.0, fresh());
+        let mut b = device(1.0, 10.0, fresh());
+        for _ in 0..5 {
+            let x = a.report(bad, 0.5, level).unwrap();
+            let y = b.report(substitute, 0.5, level).unwrap();
+            assert_eq!(x, y, "{bad} vs {substitute} at level {level:?}");
+        }
+        assert_eq!(a.accountant().spent(), 2.5, "each non-finite reading was charged");
+    }
 }
 
 #[test]
-fn a_reset_does_not_restore_spent_budget() {
-    let mut dev = device(1.0, 3.0, MemoryStore::default());
+fn a_reset_does_not_restore_spent_budget_and_costs_at_most_one_chunk() {
+    let policy = BudgetPolicy::new(eps(1.0), eps(40.0)).unwrap();
+    assert_eq!(policy.chunk().get(), 16.0);
+    let config = DeviceConfig { policy, ..config(1.0, 40.0) };
+    let mut dev = Reporter::open(config, fresh(), [0; 32]).unwrap();
+    assert_eq!(dev.accountant().boot(), 1);
     dev.report(0.1, 1.0, None).unwrap();
     dev.report(0.2, 1.0, None).unwrap();
-    // Power cycle: all RAM state is lost, the store survives.
-    let store = dev.into_store();
-    let mut dev = device(1.0, 3.0, store);
-    assert!((dev.accountant().spent() - 2.0).abs() < 1e-9);
-    dev.report(0.3, 1.0, None).unwrap();
-    let store = dev.into_store();
-    let mut dev = device(1.0, 3.0, store);
+    let state = dev.accountant().store().state.unwrap();
+    assert_eq!((state.boot, state.reserved_units), (1, 16_000_000_000), "boot 1 reserved one chunk");
+    // Power cycle: all RAM state is lost, the store survives; the reservation counts as spent.
+    let mut dev = Reporter::open(config, dev.into_store(), [0; 32]).unwrap();
+    assert_eq!(dev.accountant().boot(), 2);
+    assert_eq!(dev.accountant().spent(), 16.0);
+    for _ in 0..16 {
+        dev.report(0.3, 1.0, None).unwrap();
+    }
+    let state = dev.accountant().store().state.unwrap();
+    assert_eq!((state.boot, state.reserved_units), (2, 32_000_000_000));
+    let mut dev = Reporter::open(config, dev.into_store(), [0; 32]).unwrap();
+    for _ in 0..8 {
+        dev.report(0.3, 1.0, None).unwrap();
+    }
     assert!(matches!(dev.report(0.3, 1.0, None), Err(ReportError::Budget(BudgetError::Exhausted { .. }))));
+    // A boot that releases nothing writes nothing.
+    let store = dev.into_store();
+    let dev = Reporter::open(config, store, [0; 32]).unwrap();
+    assert_eq!(dev.into_store(), store);
+}
+
+/// Writes are bounded by the budget, not by the query rate: ⌈total / chunk⌉ over the device's
+/// life, however it is queried or reset.
+#[test]
+fn store_writes_are_at_most_total_over_chunk_whatever_the_resets() {
+    let policy = BudgetPolicy::new(eps(1.0), eps(100.0)).unwrap();
+    assert_eq!(policy.max_writes(), 7);
+    let config = DeviceConfig { policy, ..config(1.0, 100.0) };
+    // No resets: 400 reports at 0.25 use the whole budget with 7 writes.
+    let mut dev = Reporter::open(config, CountingStore { inner: fresh(), writes: 0 }, [0; 32]).unwrap();
+    for _ in 0..400 {
+        dev.report(0.0, 0.25, None).unwrap();
+    }
+    assert_eq!(dev.accountant().remaining(), 0.0);
+    assert_eq!(dev.accountant().store().writes, 7);
+    // An attacker power-cycles the board every few queries: each reset burns the rest of a
+    // chunk, and still no more than 7 writes ever happen.
+    let mut store = CountingStore { inner: fresh(), writes: 0 };
+    let mut reports = 0;
+    for boot in 0..200 {
+        let mut dev = Reporter::open(config, store, [0; 32]).unwrap();
+        for _ in 0..(boot % 5) {
+            if dev.report(0.0, 0.25, None).is_ok() {
+                reports += 1;
+            }
+        }
+        store = dev.into_store();
+    }
+    assert_eq!(store.inner.state.unwrap().reserved_units, 100_000_000_000, "the budget is used up");
+    assert!(reports >= 7, "{reports} reports");
+    assert!(store.writes <= policy.max_writes(), "{} writes > {}", store.writes, policy.max_writes());
+}
+
+#[derive(Debug)]
+struct CountingStore {
+    inner: MemoryStore,
+    writes: u64,
+}
+
+impl StateStore for CountingStore {
+    type Error = core::convert::Infallible;
+    fn load(&mut self) -> Result<DeviceState, StateError<Self::Error>> {
+        self.inner.load()
+    }
+    fn save(&mut self, state: &DeviceState) -> Result<(), StateError<Self::Error>> {
+        self.writes += 1;
+        self.inner.save(state)
+    }
 }
 
 #[test]
-fn stored_state_beyond_the_total_is_refused() {
+fn a_device_that_was_never_provisioned_or_has_reserved_beyond_its_total_refuses() {
     let policy = BudgetPolicy::new(eps(1.0), eps(2.0)).unwrap();
-    let store = MemoryStore { spent_units: Some(2_000_000_001) };
+    assert!(matches!(Accountant::open(MemoryStore::default(), policy), Err(BudgetError::NotProvisioned)));
+    let mut state = DeviceState::provisioned([1; 32]);
+    state.reserved_units = 2_000_000_001;
+    let store = MemoryStore { state: Some(state) };
     assert!(matches!(Accountant::open(store, policy), Err(BudgetError::CorruptState)));
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct FlakyStore {
     fail: bool,
-    value: Option<u64>,
+    inner: MemoryStore,
 }
 
 #[derive(Debug, PartialEq)]
@@ -105,44 +212,70 @@ impl fmt::Display for WriteFailed {
     }
 }
 
-impl BudgetStore for FlakyStore {
+impl StateStore for FlakyStore {
     type Error = WriteFailed;
-    fn load(&mut self) -> Result<Option<u64>, WriteFailed> {
-        Ok(self.value)
+    fn load(&mut self) -> Result<DeviceState, StateError<WriteFailed>> {
+        self.inner.load().map_err(|_| StateError::NotProvisioned)
     }
-    fn store(&mut self, spent: u64) -> Result<(), WriteFailed> {
+    fn save(&mut self, state: &DeviceState) -> Result<(), StateError<WriteFailed>> {
         if self.fail {
-            return Err(WriteFailed);
+            return Err(StateError::Medium(WriteFailed));
         }
-        self.value = Some(spent);
+        self.inner.state = Some(*state);
         Ok(())
     }
 }
 
 #[test]
 fn storage_failure_refuses_the_report_and_still_counts_the_spend() {
-    let mut dev =
-        Reporter::new(config(1.0, 2.0), ChaCha20Rng::seed_from_u64(1), FlakyStore::default()).unwrap();
-    dev.report(0.0, 1.0, None).unwrap();
+    let config = config(1.0, 2.0);
+    let mut dev = Reporter::open(config, FlakyStore { fail: false, inner: fresh() }, [0; 32]).unwrap();
+    assert_eq!(dev.accountant().policy().chunk().get(), 2.0, "the chunk is capped at the total");
+    dev.report(0.0, 0.5, None).unwrap();
     let mut dev = {
         let mut store = dev.into_store();
         store.fail = true;
-        Reporter::new(config(1.0, 2.0), ChaCha20Rng::seed_from_u64(2), store).unwrap()
+        Reporter::open(config, store, [0; 32]).unwrap()
     };
+    // The reset counted the whole reservation (2) as spent.
+    assert!(matches!(dev.report(0.0, 0.5, None), Err(ReportError::Budget(BudgetError::Exhausted { .. }))));
+    let mut store = dev.into_store();
+    store.inner = fresh();
+    let mut dev = Reporter::open(config, store, [0; 32]).unwrap();
     let err = dev.report(0.0, 1.0, None).unwrap_err();
     assert_eq!(err, ReportError::Budget(BudgetError::Storage(WriteFailed)));
     assert!(err.to_string().contains("flash write failed"));
-    // Fail closed: the failed spend counts, so nothing more can be reported.
-    assert!(matches!(dev.report(0.0, 0.5, None), Err(ReportError::Budget(BudgetError::Exhausted { .. }))));
+    // Fail closed: the failed spend counts, and a later spend must write again (and fails).
+    assert!(matches!(dev.report(0.0, 0.5, None), Err(ReportError::Budget(BudgetError::Storage(_)))));
+    assert_eq!(dev.accountant().spent(), 1.5);
 }
 
 #[test]
 fn learner_level_truncates_to_zero_before_noise() {
-    let mut dev = device(1.0, 2000.0, MemoryStore::default());
+    let mut dev = device(1.0, 2000.0, fresh());
     // Level 2: a reward of 5 is truncated to 0, so its release is centred on 0.
     let n = 2000;
     let mean =
         (0..n).map(|_| dev.report(5.0, 1.0, Some(2.0)).unwrap().release.value()).sum::<f64>() / n as f64;
     // Noise sd = √2·(2·2/1) ≈ 5.66; the mean of 2000 has sd 0.127: 5.33 sd ≈ 0.68.
     assert!(mean.abs() < 0.68, "mean {mean}: the out-of-range reward was not truncated to zero");
+}
+
+/// Each boot keys its noise afresh: two boots that release (same store, same entropy) draw
+/// different noise, and entropy alone also changes it.
+#[test]
+fn every_boot_draws_fresh_noise() {
+    let config = config(1.0, 100.0);
+    let draws = |dev: &mut Reporter<MemoryStore>| -> Vec<i64> {
+        (0..8).map(|_| dev.report(0.0, 1.0, None).unwrap().release.index).collect()
+    };
+    let mut first = Reporter::open(config, fresh(), [0; 32]).unwrap();
+    let a = draws(&mut first);
+    let mut second = Reporter::open(config, first.into_store(), [0; 32]).unwrap();
+    let b = draws(&mut second);
+    assert_ne!(a, b, "boot 2 replayed boot 1's noise");
+    let mut other_entropy = Reporter::open(config, fresh(), [1; 32]).unwrap();
+    assert_ne!(a, draws(&mut other_entropy), "entropy is not mixed into the key");
+    let mut same = Reporter::open(config, fresh(), [0; 32]).unwrap();
+    assert_eq!(a, draws(&mut same), "a simulation with the same seed and entropy is reproducible");
 }

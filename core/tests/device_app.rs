@@ -4,16 +4,15 @@
 use ldp_core::device::{DeviceApp, SensorModel};
 use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use rand_chacha::ChaCha20Rng;
 use rand_chacha::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-type App = DeviceApp<ChaCha20Rng, MemoryStore, Xoshiro256PlusPlus>;
+type App = DeviceApp<MemoryStore, Xoshiro256PlusPlus>;
 
 fn app(total: f64) -> App {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(total).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::new(config, ChaCha20Rng::seed_from_u64(1), MemoryStore::default()).unwrap();
+    let reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap();
     DeviceApp::new(reporter, SensorModel::new(10, 1.0).unwrap(), Xoshiro256PlusPlus::seed_from_u64(2), 42)
 }
 

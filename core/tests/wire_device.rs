@@ -6,17 +6,15 @@ use ldp_core::wire::{
     ReplyCache, Repr, StreamReader,
 };
 use ldp_core::{
-    Bound, BudgetError, BudgetPolicy, BudgetStore, ChaChaReporter, DeviceConfig, Epsilon, MemoryStore,
-    ParamError, ReleaseError, ReportError, Reporter, TruncationLevel,
+    Bound, BudgetError, BudgetPolicy, DeviceConfig, DeviceState, Epsilon, MemoryStore, ParamError,
+    ReleaseError, ReportError, Reporter, StateError, StateStore, TruncationLevel,
 };
-use rand_chacha::ChaCha20Rng;
-use rand_chacha::rand_core::SeedableRng;
 
 const DEVICE_ID: u64 = 0xC0FF_EE00_D15E_A5E5;
 
 /// The firmware's side, minus the UART: bytes in, bytes out.
 struct Device {
-    reporter: ChaChaReporter<MemoryStore>,
+    reporter: Reporter<MemoryStore>,
     reader: StreamReader,
     cache: ReplyCache,
     sensor: fn(u32) -> f64,
@@ -27,7 +25,7 @@ impl Device {
         let policy =
             BudgetPolicy::new(Epsilon::new(per_report).unwrap(), Epsilon::new(total).unwrap()).unwrap();
         let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(0.5).unwrap(), policy };
-        let reporter = Reporter::new(config, ChaCha20Rng::seed_from_u64(7), MemoryStore::default()).unwrap();
+        let reporter = Reporter::open(config, MemoryStore::provisioned([7; 32]), [0; 32]).unwrap();
         Self {
             reporter,
             reader: StreamReader::new(),
@@ -170,12 +168,21 @@ fn every_refused_report_maps_to_its_refusal() {
     assert_eq!(r, Refusal::BudgetExhausted { requested: 1.0, remaining: 0.5 });
     assert_eq!(dev.spent(), 1.0);
 
-    // A faulty sensor.
+    // ε below the device's floor (1/1024 of its limit).
     let mut dev = Device::new(1.0, 10.0);
-    dev.sensor = |_| f64::NAN;
-    let r = refusal_of(&learner_read(&dev.receive(&framed(query(1, 0, 1.0, None)))));
-    assert_eq!(r, Refusal::NonFiniteReward);
+    let r = refusal_of(&learner_read(&dev.receive(&framed(query(1, 0, 1e-4, None)))));
+    assert_eq!(r, Refusal::BelowDeviceFloor { requested: 1e-4, floor: 1.0 / 1024.0 });
     assert_eq!(dev.spent(), 0.0);
+
+    // A faulty sensor is not refused (that would be a free probe of the reading): the report is
+    // charged, and its bytes are those of a reading of 0.
+    let mut faulty = Device::new(1.0, 10.0);
+    faulty.sensor = |_| f64::NAN;
+    let mut zero = Device::new(1.0, 10.0);
+    zero.sensor = |_| 0.0;
+    let q = framed(query(1, 0, 1.0, None));
+    assert_eq!(faulty.receive(&q), zero.receive(&q));
+    assert_eq!(faulty.spent(), 1.0);
 }
 
 #[test]
@@ -252,9 +259,13 @@ fn decode_errors_are_checked_in_order() {
 #[test]
 fn refusals_map_to_and_from_report_errors() {
     type E = ReportError<DeviceStorageError>;
-    let cases: [(E, Refusal); 6] = [
+    let cases: [(E, Refusal); 7] = [
         (ReportError::Param(ParamError::EpsilonTooSmall), Refusal::Param(ParamError::EpsilonTooSmall)),
         (ReportError::Release(ReleaseError::NonFiniteReward), Refusal::NonFiniteReward),
+        (
+            ReportError::Budget(BudgetError::BelowDeviceFloor { requested: 1e-4, floor: 1e-3 }),
+            Refusal::BelowDeviceFloor { requested: 1e-4, floor: 1e-3 },
+        ),
         (
             ReportError::Budget(BudgetError::AboveDeviceLimit { requested: 3.0, limit: 1.0 }),
             Refusal::AboveDeviceLimit { requested: 3.0, limit: 1.0 },
@@ -278,18 +289,16 @@ fn refusals_map_to_and_from_report_errors() {
     assert_eq!(Refusal::from(e), Refusal::StorageFailed);
 }
 
-/// A store that fails every write after the first: the device fails closed and says so.
-#[derive(Default)]
-struct FlakyStore(u32);
+/// A store whose every write fails: the device fails closed and says so.
+struct FlakyStore;
 
-impl BudgetStore for FlakyStore {
+impl StateStore for FlakyStore {
     type Error = &'static str;
-    fn load(&mut self) -> Result<Option<u64>, Self::Error> {
-        Ok(None)
+    fn load(&mut self) -> Result<DeviceState, StateError<Self::Error>> {
+        Ok(DeviceState::provisioned([1; 32]))
     }
-    fn store(&mut self, _: u64) -> Result<(), Self::Error> {
-        self.0 += 1;
-        if self.0 > 1 { Err("flash worn out") } else { Ok(()) }
+    fn save(&mut self, _: &DeviceState) -> Result<(), StateError<Self::Error>> {
+        Err(StateError::Medium("flash worn out"))
     }
 }
 
@@ -297,7 +306,7 @@ impl BudgetStore for FlakyStore {
 fn a_storage_failure_is_refused_and_counted() {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(10.0).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let mut reporter = Reporter::new(config, ChaCha20Rng::seed_from_u64(1), FlakyStore::default()).unwrap();
+    let mut reporter = Reporter::open(config, FlakyStore, [0; 32]).unwrap();
     let wire::Message::Query(q) = query(1, 0, 1.0, None).message else { unreachable!() };
     assert_eq!(q.answer(&mut reporter, 0.3), Message::Refusal(Refusal::StorageFailed));
     assert_eq!(reporter.accountant().spent(), 1.0);

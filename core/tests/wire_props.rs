@@ -71,7 +71,7 @@ fn report() -> impl Strategy<Value = Report> {
     )
 }
 
-const PARAM_ERRORS: [ParamError; 15] = [
+const PARAM_ERRORS: [ParamError; 16] = [
     ParamError::EpsilonNotFinite,
     ParamError::EpsilonNotPositive,
     ParamError::EpsilonTooSmall,
@@ -87,6 +87,7 @@ const PARAM_ERRORS: [ParamError; 15] = [
     ParamError::TailExponentInvalid,
     ParamError::HorizonZero,
     ParamError::PerReportAboveTotal,
+    ParamError::FloorAboveLimit,
 ];
 
 fn refusal() -> impl Strategy<Value = Refusal> {
@@ -95,6 +96,8 @@ fn refusal() -> impl Strategy<Value = Refusal> {
         Just(Refusal::NonFiniteReward),
         (positive(), positive())
             .prop_map(|(requested, limit)| Refusal::AboveDeviceLimit { requested, limit }),
+        (positive(), positive())
+            .prop_map(|(requested, floor)| Refusal::BelowDeviceFloor { requested, floor }),
         (positive(), non_negative())
             .prop_map(|(requested, remaining)| Refusal::BudgetExhausted { requested, remaining }),
         Just(Refusal::CorruptState),

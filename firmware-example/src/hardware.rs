@@ -1,17 +1,19 @@
-//! A real STM32F405 board: the seed from the hardware TRNG and the spent budget in flash.
+//! A real STM32F405 board: entropy from the hardware TRNG and the device state in flash.
 //!
 //! Written against the reference manual (RM0090) and compile-checked in CI; not yet run on a
 //! board (QEMU's netduinoplus2 emulates neither the RNG nor flash programming).
 #![allow(unsafe_code)] // flash is programmed and read through raw addresses by design
 
-use ldp_core::BudgetStore;
+use ldp_core::LogMedium;
+use ldp_core::state::RECORD_LEN;
 use stm32f4::stm32f405::{FLASH, RCC, RNG};
 
-/// 32 bytes from the TRNG (RM0090 §24). The RNG needs the 48 MHz PLL48CLK: from the 16 MHz HSI,
+/// 64 bytes from the TRNG (RM0090 §24): this boot's entropy, and the seed material should the
+/// device be provisioned now. The RNG needs the 48 MHz PLL48CLK: from the 16 MHz HSI,
 /// M = 16, N = 192, Q = 4 gives 48 MHz (VCO 192 MHz; the system clock stays on HSI). The first
-/// word after enabling is discarded; a seed or clock error (SECS/CECS) gives `None` and the
-/// firmware refuses to start.
-pub fn seed(rcc: &RCC, rng: &RNG) -> Option<[u8; 32]> {
+/// word after enabling is discarded; a seed or clock error (SECS/CECS) or a repeated word gives
+/// `None` and the firmware refuses to start.
+pub fn entropy(rcc: &RCC, rng: &RNG) -> Option<([u8; 32], [u8; 32])> {
     rcc.pllcfgr().write(|w| {
         w.pllsrc().hsi();
         w.pllp().div2();
@@ -33,10 +35,9 @@ pub fn seed(rcc: &RCC, rng: &RNG) -> Option<[u8; 32]> {
             }
         }
     };
-    let first = next()?;
-    let mut seed = [0u8; 32];
-    let mut previous = first;
-    for chunk in seed.chunks_mut(4) {
+    let mut bytes = [0u8; 64];
+    let mut previous = next()?;
+    for chunk in bytes.chunks_mut(4) {
         let word = next()?;
         if word == previous {
             return None; // a stuck generator (the RM's continuous test, repeated here)
@@ -44,23 +45,20 @@ pub fn seed(rcc: &RCC, rng: &RNG) -> Option<[u8; 32]> {
         chunk.copy_from_slice(&word.to_le_bytes());
         previous = word;
     }
-    Some(seed)
+    let (mut entropy, mut seed) = ([0u8; 32], [0u8; 32]);
+    entropy.copy_from_slice(&bytes[..32]);
+    seed.copy_from_slice(&bytes[32..]);
+    Some((entropy, seed))
 }
 
-/// The two 128 KiB sectors (10 and 11) reserved for the budget log; memory.x keeps the image out.
+/// The two 128 KiB sectors (10 and 11) reserved for the device state; memory.x keeps the image
+/// out.
 const SECTORS: [(u8, usize); 2] = [(10, 0x080C_0000), (11, 0x080E_0000)];
 const SECTOR_LEN: usize = 128 * 1024;
-/// A record: the spent budget and its bitwise complement (a torn write fails the check).
-const RECORD_LEN: usize = 16;
-const SLOTS: usize = SECTOR_LEN / RECORD_LEN;
 
-/// The spent budget as an append-only log in flash sectors 10 and 11 (ping-pong).
-///
-/// Spent budget only grows, so the current value is the largest valid record in either sector:
-/// a torn write or an interrupted erase can only lose the newest record, never resurrect budget
-/// beyond the previous record. When the active sector fills, the value is first written to the
-/// other (erased) sector and only then is the full one erased.
-pub struct FlashStore {
+/// Flash sectors 10 and 11 as the log medium of `ldp_core::state::LogStore`: 2048 record slots
+/// each. The store programs only blank slots, and erases a sector only when it starts it anew.
+pub struct FlashMedium {
     flash: FLASH,
 }
 
@@ -74,24 +72,11 @@ impl core::fmt::Display for FlashError {
     }
 }
 
-fn read_word(addr: usize) -> u32 {
-    // SAFETY: addr lies in sectors 10–11 of on-chip flash, word-aligned, always readable.
-    unsafe { core::ptr::read_volatile(addr as *const u32) }
+fn slot_address(sector: usize, slot: usize) -> usize {
+    SECTORS[sector].1 + slot * RECORD_LEN
 }
 
-fn record(sector: usize, slot: usize) -> Option<u64> {
-    let base = SECTORS[sector].1 + slot * RECORD_LEN;
-    let value = u64::from(read_word(base)) | (u64::from(read_word(base + 4)) << 32);
-    let check = u64::from(read_word(base + 8)) | (u64::from(read_word(base + 12)) << 32);
-    (value == !check).then_some(value)
-}
-
-fn erased(sector: usize, slot: usize) -> bool {
-    let base = SECTORS[sector].1 + slot * RECORD_LEN;
-    (0..4).all(|i| read_word(base + 4 * i) == u32::MAX)
-}
-
-impl FlashStore {
+impl FlashMedium {
     /// Takes the flash controller.
     pub fn new(flash: FLASH) -> Self {
         Self { flash }
@@ -126,8 +111,39 @@ impl FlashStore {
         }
         Ok(())
     }
+}
 
-    fn erase(&self, sector: usize) -> Result<(), FlashError> {
+impl LogMedium for FlashMedium {
+    type Error = FlashError;
+    const SLOTS: usize = SECTOR_LEN / RECORD_LEN;
+
+    fn read(&mut self, sector: usize, slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), FlashError> {
+        let base = slot_address(sector, slot);
+        for (i, chunk) in buf.chunks_mut(4).enumerate() {
+            // SAFETY: the address lies in sectors 10–11 of on-chip flash, word-aligned, readable.
+            let word = unsafe { core::ptr::read_volatile((base + 4 * i) as *const u32) };
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        Ok(())
+    }
+
+    fn program(&mut self, sector: usize, slot: usize, record: &[u8; RECORD_LEN]) -> Result<(), FlashError> {
+        let base = slot_address(sector, slot);
+        self.unlock();
+        self.wait()?;
+        self.flash.cr().write(|w| w.pg().set_bit().psize().psize32());
+        let mut result = Ok(());
+        for (i, chunk) in record.chunks(4).enumerate() {
+            let word = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+            // SAFETY: PG is set and the slot is erased; a 32-bit write to flash programs it.
+            unsafe { core::ptr::write_volatile((base + 4 * i) as *mut u32, word) };
+            result = result.and(self.wait());
+        }
+        self.flash.cr().modify(|_, w| w.pg().clear_bit().lock().set_bit());
+        result
+    }
+
+    fn erase(&mut self, sector: usize) -> Result<(), FlashError> {
         self.unlock();
         self.wait()?;
         // SAFETY: SNB takes a sector number 0..=11; ours are 10 and 11.
@@ -138,62 +154,5 @@ impl FlashStore {
         let result = self.wait();
         self.flash.cr().modify(|_, w| w.ser().clear_bit().lock().set_bit());
         result
-    }
-
-    fn program(&self, sector: usize, slot: usize, value: u64) -> Result<(), FlashError> {
-        let base = SECTORS[sector].1 + slot * RECORD_LEN;
-        let words = [value as u32, (value >> 32) as u32, !value as u32, (!value >> 32) as u32];
-        self.unlock();
-        self.wait()?;
-        self.flash.cr().write(|w| w.pg().set_bit().psize().psize32());
-        let mut result = Ok(());
-        for (i, word) in words.iter().enumerate() {
-            // SAFETY: PG is set and the slot is erased; a 32-bit write to flash programs it.
-            unsafe { core::ptr::write_volatile((base + 4 * i) as *mut u32, *word) };
-            result = result.and(self.wait());
-        }
-        self.flash.cr().modify(|_, w| w.pg().clear_bit().lock().set_bit());
-        result
-    }
-
-    /// The newest valid value and where the next record goes: (value, sector, free slot).
-    fn scan(&self) -> (Option<u64>, usize, Option<usize>) {
-        let mut best: Option<(u64, usize)> = None;
-        for sector in 0..2 {
-            for slot in 0..SLOTS {
-                if let Some(v) = record(sector, slot)
-                    && best.is_none_or(|(b, _)| v > b)
-                {
-                    best = Some((v, sector));
-                }
-            }
-        }
-        let active = best.map_or(0, |(_, s)| s);
-        let free = (0..SLOTS).find(|&slot| erased(active, slot));
-        (best.map(|(v, _)| v), active, free)
-    }
-}
-
-impl BudgetStore for FlashStore {
-    type Error = FlashError;
-
-    fn load(&mut self) -> Result<Option<u64>, FlashError> {
-        Ok(self.scan().0)
-    }
-
-    fn store(&mut self, spent_units: u64) -> Result<(), FlashError> {
-        let (_, active, free) = self.scan();
-        match free {
-            Some(slot) => self.program(active, slot, spent_units),
-            None => {
-                // Active sector full: write to the other one first, then erase the full one.
-                let other = 1 - active;
-                if !erased(other, 0) {
-                    self.erase(other)?;
-                }
-                self.program(other, 0, spent_units)?;
-                self.erase(active)
-            }
-        }
     }
 }

@@ -1,8 +1,8 @@
 //! The LDP reward reporter: answers learner queries on USART1 with `ldp-core` releases.
 //!
 //! Everything between bytes in and bytes out is [`ldp_core::device::DeviceApp`], the same code
-//! the host's in-process device runs. This file only wires hardware to it: the UART, the seed,
-//! and the persistent budget store.
+//! the host's in-process device runs. This file only wires hardware to it: the UART, the reply
+//! slot, the entropy source, provisioning and the persistent state store.
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
@@ -13,7 +13,7 @@ use defmt_rtt as _;
 #[cfg(feature = "qemu")]
 use defmt_semihosting as _;
 use ldp_core::device::{DeviceApp, SensorModel};
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, Reporter};
+use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, LogMedium, LogStore, Reporter};
 use panic_probe as _;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -22,10 +22,12 @@ use rand_core::SeedableRng;
 mod hardware;
 #[cfg(feature = "qemu")]
 mod semihosting;
+mod slot;
 mod uart;
 
 /// The device's public configuration: B = 1 bounds the sensor model's |f| ≤ 0.9, R = 1 its
-/// noise; each report at most ε = 1; 1000 ε over the device's life.
+/// noise; each report at most ε = 1 (at least 1/1024); 1000 ε over the device's life, reserved
+/// 16 ε per state write (at most 63 writes in the device's life).
 const ARMS: u32 = 100;
 const B: f64 = 1.0;
 const R: f64 = 1.0;
@@ -33,24 +35,52 @@ const EPS_LIMIT: f64 = 1.0;
 const EPS_TOTAL: f64 = 1000.0;
 const DEVICE_ID: u64 = 0x4C44_5030_0000_0001;
 
+/// Provisions a blank state store with `seed`, when this build or the host asked for it; a
+/// store that is not blank is left alone (provisioning never resets a budget).
+fn provision_if_blank<M: LogMedium>(store: &mut LogStore<M>, seed: Option<[u8; 32]>) {
+    match store.is_blank() {
+        Ok(false) => {}
+        Ok(true) => match seed {
+            Some(seed) => match store.provision(seed) {
+                Ok(()) => defmt::info!("provisioned a new device state"),
+                Err(_) => defmt::panic!("provisioning failed: the state store is not writable"),
+            },
+            None => defmt::panic!("the state store is blank: this device was never provisioned"),
+        },
+        Err(_) => defmt::panic!("the state store is not readable"),
+    }
+}
+
 #[entry]
 fn main() -> ! {
-    let Some(dp) = stm32f4::stm32f405::Peripherals::take() else {
+    let (Some(dp), Some(cp)) = (stm32f4::stm32f405::Peripherals::take(), cortex_m::Peripherals::take())
+    else {
         defmt::panic!("peripherals taken twice");
     };
     let mut uart = uart::Uart::new(dp.USART1, dp.GPIOA, &dp.RCC);
+    let mut slot = slot::ReplySlot::new(cp.SYST);
 
     #[cfg(feature = "hardware")]
-    let (seed, store) = (hardware::seed(&dp.RCC, &dp.RNG), hardware::FlashStore::new(dp.FLASH));
-    #[cfg(feature = "qemu")]
-    let (seed, store) = (semihosting::seed(), semihosting::FileStore);
-    let Some(seed) = seed else {
-        defmt::panic!("no seed: refusing to run with a guessable generator");
+    let (entropy, store) = {
+        let Some((entropy, seed)) = hardware::entropy(&dp.RCC, &dp.RNG) else {
+            defmt::panic!("TRNG failed: refusing to run without fresh randomness");
+        };
+        let mut store = LogStore::new(hardware::FlashMedium::new(dp.FLASH));
+        // Only an image built with `--features provision` (`cargo provision-board`) provisions.
+        provision_if_blank(&mut store, cfg!(feature = "provision").then_some(seed));
+        (Some(entropy), store)
     };
-    // One seed, two independent streams: the privacy CSPRNG and the simulated world's noise.
-    let privacy_rng = ChaCha20Rng::from_seed(seed);
-    let mut world_rng = ChaCha20Rng::from_seed(seed);
-    world_rng.set_stream(1);
+    #[cfg(feature = "qemu")]
+    let (entropy, store) = {
+        let mut store = LogStore::new(semihosting::FileMedium);
+        provision_if_blank(&mut store, semihosting::provisioning_seed());
+        (semihosting::entropy(), store)
+    };
+    #[cfg(feature = "qemu")]
+    let mut probe = (semihosting::TimingProbe::new(), uart::Ticks::start(dp.TIM2, &dp.RCC));
+    let Some(entropy) = entropy else {
+        defmt::panic!("no boot entropy: refusing to run without fresh randomness");
+    };
 
     let (Ok(b), Ok(r), Ok(limit), Ok(total)) =
         (Bound::new(B), Bound::new(R), Epsilon::new(EPS_LIMIT), Epsilon::new(EPS_TOTAL))
@@ -63,17 +93,35 @@ fn main() -> ! {
     let Some(sensor) = SensorModel::new(ARMS, R) else {
         defmt::panic!("invalid built-in sensor model");
     };
-    let reporter = match Reporter::new(DeviceConfig { b, r, policy }, privacy_rng, store) {
+    let reporter = match Reporter::open(DeviceConfig { b, r, policy }, store, entropy) {
         Ok(reporter) => reporter,
-        Err(e) => defmt::panic!("budget store unusable: {}", e),
+        Err(e) => defmt::panic!("device state unusable: {}", e),
     };
-    defmt::info!("ldp reporter up: {} ε left", reporter.accountant().remaining());
+    defmt::info!(
+        "ldp reporter up: boot {}, {} ε left",
+        reporter.accountant().boot(),
+        reporter.accountant().remaining()
+    );
+    // The simulated world's noise (a stand-in for the physical sensor): its own stream.
+    let mut world_rng = ChaCha20Rng::from_seed(entropy);
+    world_rng.set_stream(u64::MAX);
     let mut app = DeviceApp::new(reporter, sensor, world_rng, DEVICE_ID);
     loop {
-        if let Some(byte) = uart.read_byte()
-            && let Some(reply) = app.on_byte(byte)
-        {
+        let Some(byte) = uart.read_byte() else { continue };
+        if byte == 0 {
+            // A frame ends: its reply, if any, leaves exactly one slot from now.
+            slot.start();
+            #[cfg(feature = "qemu")]
+            probe.1.mark();
+        }
+        if let Some(reply) = app.on_byte(byte) {
+            #[cfg(not(feature = "fixture-unslotted"))]
+            slot.wait();
+            #[cfg(feature = "qemu")]
+            let latency = probe.1.since_mark();
             uart.write_all(reply);
+            #[cfg(feature = "qemu")]
+            probe.0.record(latency);
         }
     }
 }
@@ -82,3 +130,7 @@ fn main() -> ! {
 compile_error!("choose one of the features `qemu` (default) and `hardware`");
 #[cfg(not(any(feature = "qemu", feature = "hardware")))]
 compile_error!("choose a feature: `qemu` (default) or `hardware` (with --no-default-features)");
+#[cfg(all(feature = "provision", not(feature = "hardware")))]
+compile_error!("`provision` is for the hardware build; under QEMU the host provisions (qemu-run.sh)");
+#[cfg(all(feature = "fixture-unslotted", feature = "hardware"))]
+compile_error!("`fixture-unslotted` is a broken test fixture (replies leak timing): never on hardware");

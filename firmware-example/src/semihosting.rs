@@ -1,10 +1,22 @@
-//! Host files through semihosting (QEMU `-semihosting-config enable=on,target=native`): the
-//! persistent budget store and the seed file. On a real board these are replaced by flash and
-//! the hardware TRNG.
+//! Host files through semihosting (QEMU `-semihosting-config enable=on,target=native`), in
+//! QEMU's working directory. On a real board these are flash and the hardware TRNG.
+//!
+//! | file | who writes it | what it is |
+//! |---|---|---|
+//! | `ldp-state.bin` | this firmware | the device state: two 64-byte record slots, written alternately ([`FileMedium`]) |
+//! | `ldp-provision.bin` | the host (`qemu-run.sh`, host-sim), only for a new device | 32 bytes of secret seed material; used once to provision a blank state, then deleted |
+//! | `ldp-entropy.bin` | the host, before every boot | 32 fresh bytes of OS entropy (QEMU's STM32 has no TRNG); read once and deleted |
+//! | `ldp-timing.bin` | the host creates it empty to ask for it (tests) | per reply, the query → reply latency in TIM2 ticks (`u32` LE) |
 #![allow(unsafe_code)] // semihosting is a trap into the debugger/emulator: raw pointers by design
 
 use cortex_m_semihosting::{nr, syscall};
-use ldp_core::BudgetStore;
+use ldp_core::LogMedium;
+use ldp_core::state::RECORD_LEN;
+
+const STATE_FILE: &[u8] = b"ldp-state.bin\0";
+const PROVISION_FILE: &[u8] = b"ldp-provision.bin\0";
+const ENTROPY_FILE: &[u8] = b"ldp-entropy.bin\0";
+const TIMING_FILE: &[u8] = b"ldp-timing.bin\0";
 
 /// A host file, opened per operation (the file name must end in a NUL byte).
 fn open(name: &[u8], mode: usize) -> Option<usize> {
@@ -19,79 +31,130 @@ fn close(fd: usize) {
     unsafe { syscall!(CLOSE, fd) };
 }
 
-/// Reads exactly `buf.len()` bytes from the start of the file.
-fn read_file(name: &[u8], buf: &mut [u8]) -> Option<()> {
-    let fd = open(name, nr::open::R_BINARY)?;
+/// Reads up to `buf.len()` bytes at `offset`; returns how many were read.
+fn read_at(fd: usize, offset: usize, buf: &mut [u8]) -> Option<usize> {
+    // SAFETY: SEEK takes a handle and an absolute offset.
+    if unsafe { syscall!(SEEK, fd, offset) } != 0 {
+        return None;
+    }
     // SAFETY: READ writes at most `buf.len()` bytes into `buf`; it returns the bytes NOT read.
     let left = unsafe { syscall!(READ, fd, buf.as_mut_ptr(), buf.len()) };
-    close(fd);
-    (left == 0).then_some(())
+    buf.len().checked_sub(left)
 }
 
-/// Replaces the file's content with `bytes`.
-fn write_file(name: &[u8], bytes: &[u8]) -> Option<()> {
-    let fd = open(name, nr::open::W_TRUNC_BINARY)?;
+/// Writes all of `bytes` at `offset`.
+fn write_at(fd: usize, offset: usize, bytes: &[u8]) -> Option<()> {
+    // SAFETY: SEEK takes a handle and an absolute offset.
+    if unsafe { syscall!(SEEK, fd, offset) } != 0 {
+        return None;
+    }
     // SAFETY: WRITE reads `bytes.len()` bytes from `bytes`; it returns the bytes NOT written.
     let left = unsafe { syscall!(WRITE, fd, bytes.as_ptr(), bytes.len()) };
-    close(fd);
     (left == 0).then_some(())
 }
 
-/// The device's spent budget in `ldp-budget.bin` on the host: 8 bytes LE nano-ε and a CRC-32C
-/// of them, so a torn or foreign file is refused rather than read as zero.
-pub struct FileStore;
+fn remove(name: &[u8]) {
+    // SAFETY: REMOVE reads `name.len() - 1` bytes from a valid, NUL-terminated buffer.
+    unsafe { syscall!(REMOVE, name.as_ptr(), name.len() - 1) };
+}
 
-const BUDGET_FILE: &[u8] = b"ldp-budget.bin\0";
+/// 32 bytes from a one-use file, which is deleted: `None` if it is missing or short.
+fn take(name: &[u8]) -> Option<[u8; 32]> {
+    let fd = open(name, nr::open::R_BINARY)?;
+    let mut bytes = [0u8; 32];
+    let n = read_at(fd, 0, &mut bytes);
+    close(fd);
+    remove(name);
+    (n == Some(32)).then_some(bytes)
+}
 
-/// The store failed.
+/// This boot's entropy (`ldp-entropy.bin`, deleted once read). `None` if missing: the firmware
+/// then refuses to start rather than run without fresh randomness.
+pub fn entropy() -> Option<[u8; 32]> {
+    take(ENTROPY_FILE)
+}
+
+/// The seed material of a provisioning request (`ldp-provision.bin`, deleted once read).
+pub fn provisioning_seed() -> Option<[u8; 32]> {
+    take(PROVISION_FILE)
+}
+
+/// The device state in `ldp-state.bin`: two slots of one record each, written alternately in
+/// place (`r+b`: no truncation, so a cut write tears only its own slot). A missing file, or
+/// bytes past its end, read as `0xFF` (blank); provisioning creates the file.
+pub struct FileMedium;
+
+/// The host refused a file operation.
 #[derive(Clone, Copy, Debug, defmt::Format)]
-pub enum StoreError {
-    /// The file exists but its checksum is wrong.
-    Corrupt,
-    /// The host refused the write.
-    Write,
-}
+pub struct FileError;
 
-impl core::fmt::Display for StoreError {
+impl core::fmt::Display for FileError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(match self {
-            Self::Corrupt => "budget file corrupt",
-            Self::Write => "budget file not writable",
-        })
+        f.write_str("state file not readable or writable")
     }
 }
 
-impl BudgetStore for FileStore {
-    type Error = StoreError;
+impl LogMedium for FileMedium {
+    type Error = FileError;
+    const SLOTS: usize = 1;
 
-    fn load(&mut self) -> Result<Option<u64>, StoreError> {
-        let mut buf = [0u8; 12];
-        if read_file(BUDGET_FILE, &mut buf).is_none() {
-            return Ok(None); // never reported (no file)
+    fn read(&mut self, sector: usize, _slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), FileError> {
+        buf.fill(0xFF);
+        let Some(fd) = open(STATE_FILE, nr::open::R_BINARY) else {
+            return Ok(()); // no file: blank
+        };
+        let n = read_at(fd, sector * RECORD_LEN, buf);
+        close(fd);
+        match n {
+            Some(n) => {
+                buf[n..].fill(0xFF); // a short file: the missing bytes read blank
+                Ok(())
+            }
+            None => Err(FileError),
         }
-        let (value, crc) = buf.split_at(8);
-        if ldp_core::wire::checksum(value).to_le_bytes() != crc {
-            return Err(StoreError::Corrupt);
-        }
-        let mut v = [0u8; 8];
-        v.copy_from_slice(value);
-        Ok(Some(u64::from_le_bytes(v)))
     }
 
-    fn store(&mut self, spent_units: u64) -> Result<(), StoreError> {
-        let mut buf = [0u8; 12];
-        buf[..8].copy_from_slice(&spent_units.to_le_bytes());
-        let crc = ldp_core::wire::checksum(&buf[..8]);
-        buf[8..].copy_from_slice(&crc.to_le_bytes());
-        write_file(BUDGET_FILE, &buf).ok_or(StoreError::Write)
+    fn program(&mut self, sector: usize, _slot: usize, record: &[u8; RECORD_LEN]) -> Result<(), FileError> {
+        // Only provisioning creates the file (it writes sector 0 of a blank medium).
+        let fd = match open(STATE_FILE, nr::open::RW_BINARY) {
+            Some(fd) => fd,
+            None if sector == 0 => open(STATE_FILE, nr::open::W_TRUNC_BINARY).ok_or(FileError)?,
+            None => return Err(FileError),
+        };
+        let written = write_at(fd, sector * RECORD_LEN, record);
+        close(fd);
+        written.ok_or(FileError)
+    }
+
+    fn erase(&mut self, _sector: usize) -> Result<(), FileError> {
+        Ok(()) // overwritable: `program` replaces the slot
     }
 }
 
-/// 32 bytes of seed from `ldp-seed.bin` on the host (the test harness writes fresh random bytes
-/// there; QEMU's STM32F405 has no TRNG). `None` if the file is missing or short: the firmware then
-/// refuses to start rather than run with a guessable seed.
-pub fn seed() -> Option<[u8; 32]> {
-    let mut seed = [0u8; 32];
-    read_file(b"ldp-seed.bin\0", &mut seed)?;
-    Some(seed)
+/// The timing probe of `tests/tests/qemu_timing.rs`: on if `ldp-timing.bin` exists at boot.
+pub struct TimingProbe {
+    offset: Option<usize>,
+}
+
+impl TimingProbe {
+    /// Looks for `ldp-timing.bin`.
+    pub fn new() -> Self {
+        let offset = open(TIMING_FILE, nr::open::R_BINARY).map(|fd| {
+            // SAFETY: FLEN takes a handle returned by OPEN.
+            let len = unsafe { syscall!(FLEN, fd) };
+            close(fd);
+            len
+        });
+        Self { offset }
+    }
+
+    /// Appends one latency.
+    pub fn record(&mut self, ticks: u32) {
+        let Some(offset) = self.offset.as_mut() else { return };
+        if let Some(fd) = open(TIMING_FILE, nr::open::RW_BINARY) {
+            let _ = write_at(fd, *offset, &ticks.to_le_bytes());
+            close(fd);
+            *offset += 4;
+        }
+    }
 }

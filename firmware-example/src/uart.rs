@@ -40,3 +40,37 @@ impl Uart {
         if sr.rxne().bit_is_set() { Some(self.usart.dr().read().dr().bits() as u8) } else { None }
     }
 }
+
+/// TIM2 as a free-running tick counter (the QEMU timing probe: under `-icount` it counts
+/// virtual time, i.e. instructions).
+#[cfg(feature = "qemu")]
+pub struct Ticks {
+    tim: stm32f4::stm32f405::TIM2,
+    mark: u32,
+}
+
+#[cfg(feature = "qemu")]
+impl Ticks {
+    /// Starts TIM2 counting up from 0 at the timer clock, wrapping at 2^32.
+    pub fn start(tim: stm32f4::stm32f405::TIM2, rcc: &RCC) -> Self {
+        rcc.apb1enr().modify(|_, w| w.tim2en().set_bit());
+        tim.psc().write(|w| w.psc().set(0));
+        tim.arr().write(|w| w.arr().set(u32::MAX));
+        tim.cr1().write(|w| w.cen().set_bit());
+        Self { tim, mark: 0 }
+    }
+
+    fn now(&self) -> u32 {
+        self.tim.cnt().read().bits()
+    }
+
+    /// Remembers now.
+    pub fn mark(&mut self) {
+        self.mark = self.now();
+    }
+
+    /// Ticks since the mark.
+    pub fn since_mark(&self) -> u32 {
+        self.now().wrapping_sub(self.mark)
+    }
+}

@@ -1,9 +1,8 @@
 //! `host-sim privatise`: push a stream of raw rewards through the device's production reporter
 //! and measure what was released — the quickest honest look at what CTL(ε) does to data.
 
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, ParamError, ReportError, Reporter};
+use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, ParamError, ReportError};
 use rand::RngExt;
-use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
 use crate::env::SimRng;
@@ -78,8 +77,7 @@ pub fn privatise(config: PrivatiseConfig) -> Result<PrivatiseSummary, PrivatiseE
     let mechanism = ldp_core::LaplaceMechanism::ctl(epsilon, b, r).map_err(p)?;
     let total = Epsilon::new(config.epsilon * config.reports.max(1) as f64).map_err(p)?;
     let policy = BudgetPolicy::new(epsilon, total).map_err(p)?;
-    let device_rng = ChaCha20Rng::seed_from_u64(config.seed);
-    let mut device = Reporter::new(DeviceConfig { b, r, policy }, device_rng, MemoryStore::default())
+    let mut device = crate::device::simulated_reporter(DeviceConfig { b, r, policy }, config.seed)
         .map_err(|e| PrivatiseError::Device(ReportError::Budget(e)))?;
 
     let mut world = <SimRng as SeedableRng>::seed_from_u64(config.seed);

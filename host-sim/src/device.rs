@@ -1,16 +1,16 @@
 //! The learner's view of a device: it sends a query (the arm) and gets back a report; the device
 //! holds the private reward. Three kinds:
-//! - [`InProcessDevice`]: `ldp-core`'s production [`Reporter`](ldp_core::Reporter) with a
-//!   ChaCha20 generator, in front of a simulated environment (the default);
+//! - [`InProcessDevice`]: `ldp-core`'s production [`Reporter`] in front of
+//!   a simulated environment (the default). Its seed material and entropy come from the trial
+//!   seed, so runs are reproducible — and the noise is known to anyone who knows that seed: a
+//!   simulation, with no privacy against the learner;
 //! - [`WireDevice`]: a device behind the wire format — the firmware under QEMU, a real board,
 //!   or the loopback device application (see [`crate::transport`]);
 //! - [`RawDevice`]: no privacy, the raw reward passed through (the non-private experiments).
 
-use ldp_core::{
-    Bound, BudgetPolicy, ChaChaReporter, DeviceConfig, Epsilon, MemoryStore, ParamError, ReportError,
-};
+use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, ParamError, ReportError, Reporter};
 use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use rand_core::{Rng, SeedableRng};
 
 use crate::env::{Environment, SimRng};
 use crate::transport::{Link, WireClient};
@@ -63,7 +63,7 @@ pub trait Device {
 pub struct InProcessDevice<'a> {
     env: &'a dyn Environment,
     world: SimRng,
-    reporter: ChaChaReporter<MemoryStore>,
+    reporter: Reporter<MemoryStore>,
     epsilon: f64,
 }
 
@@ -87,8 +87,7 @@ impl<'a> InProcessDevice<'a> {
             r: Bound::new(r).map_err(c)?,
             policy: BudgetPolicy::new(eps, total).map_err(c)?,
         };
-        let rng = ChaCha20Rng::seed_from_u64(device_seed);
-        let reporter = ChaChaReporter::new(config, rng, MemoryStore::default())
+        let reporter = simulated_reporter(config, device_seed)
             .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
         Ok(Self { env, world: SimRng::seed_from_u64(world_seed), reporter, epsilon })
     }
@@ -100,6 +99,19 @@ impl Device for InProcessDevice<'_> {
         let report = self.reporter.report(raw, self.epsilon, level).map_err(DeviceError::Refused)?;
         Ok(report.release.value())
     }
+}
+
+/// A reporter provisioned in RAM from a public `seed` (seed material and entropy both derived
+/// from it): reproducible, for simulation only — whoever knows `seed` knows its noise.
+pub fn simulated_reporter(
+    config: DeviceConfig,
+    seed: u64,
+) -> Result<Reporter<MemoryStore>, ldp_core::BudgetError<core::convert::Infallible>> {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let (mut material, mut entropy) = ([0u8; 32], [0u8; 32]);
+    rng.fill_bytes(&mut material);
+    rng.fill_bytes(&mut entropy);
+    Reporter::open(config, MemoryStore::provisioned(material), entropy)
 }
 
 /// No privacy: the raw reward is passed through (the non-private heavy-tailed experiments).

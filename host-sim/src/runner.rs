@@ -46,10 +46,14 @@ pub enum DeviceKind {
     },
 }
 
-/// Where `cargo build --release` in `firmware-example/` puts the firmware.
+/// Where `cargo build --release` in `firmware-example/` puts the firmware (under
+/// `$CARGO_TARGET_DIR` when that is set).
 pub fn default_firmware_elf() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../firmware-example/target/thumbv7em-none-eabihf/release/ldp-firmware-example")
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../firmware-example/target"),
+    };
+    target.join("thumbv7em-none-eabihf/release/ldp-firmware-example")
 }
 
 impl DeviceKind {
@@ -376,8 +380,9 @@ fn checked_wire_device<L: Link>(
     WireDevice::new(client, epsilon).map_err(RunError::Device)
 }
 
-/// The firmware under QEMU for one trial: its own working directory (fresh budget file) and a
-/// seed derived from the trial seed (simulation only: a real board seeds from its TRNG).
+/// The firmware under QEMU for one trial: a new device in its own working directory, provisioned
+/// and seeded from OS entropy (never from the trial seed: the learner must not know the noise,
+/// so QEMU runs are not reproducible; the in-process device is).
 struct QemuWire {
     device: WireDevice<TcpLink>,
     _qemu: QemuDevice,
@@ -401,11 +406,7 @@ impl QemuWire {
         let dir =
             std::env::temp_dir().join(format!("ldp-qemu-{}-{trial_seed:016x}-{algo}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let mut seed = [0u8; 32];
-        for (i, chunk) in seed.chunks_mut(8).enumerate() {
-            chunk.copy_from_slice(&derive_seed(trial_seed, algo, 10 + i as u64).to_le_bytes());
-        }
-        let qemu = QemuDevice::start(elf, &dir, seed).map_err(link_err)?;
+        let mut qemu = QemuDevice::start(elf, &dir).map_err(link_err)?;
         let link = qemu.connect().map_err(link_err)?;
         Ok(Self { device: checked_wire_device(env, link, epsilon)?, _qemu: qemu })
     }

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use ldp_core::device::DeviceApp;
 use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
-use ldp_core::{BudgetStore, Epsilon, Report, TruncationLevel};
+use ldp_core::{Epsilon, Report, StateStore, TruncationLevel};
 use rand::RngExt;
-use rand_core::{CryptoRng, Rng, SeedableRng};
+use rand_core::{Rng, SeedableRng};
 
 use crate::env::SimRng;
 
@@ -34,24 +34,24 @@ pub trait Link {
 }
 
 /// The device application in this process: what the firmware runs, with bytes in memory.
-pub struct LoopbackLink<R, S, W> {
-    app: DeviceApp<R, S, W>,
+pub struct LoopbackLink<S, W> {
+    app: DeviceApp<S, W>,
     pending: VecDeque<u8>,
 }
 
-impl<R, S, W> LoopbackLink<R, S, W> {
+impl<S, W> LoopbackLink<S, W> {
     /// A link to `app`.
-    pub fn new(app: DeviceApp<R, S, W>) -> Self {
+    pub fn new(app: DeviceApp<S, W>) -> Self {
         Self { app, pending: VecDeque::new() }
     }
 
     /// The device application (e.g. to inspect its budget).
-    pub fn app(&self) -> &DeviceApp<R, S, W> {
+    pub fn app(&self) -> &DeviceApp<S, W> {
         &self.app
     }
 }
 
-impl<R: CryptoRng, S: BudgetStore, W: Rng> Link for LoopbackLink<R, S, W> {
+impl<S: StateStore, W: Rng> Link for LoopbackLink<S, W> {
     fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
         for &b in bytes {
             if let Some(reply) = self.app.on_byte(b) {
@@ -292,10 +292,21 @@ impl<L: Link> WireClient<L> {
     }
 }
 
+/// 32 bytes of OS entropy.
+fn os_random() -> io::Result<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("no OS entropy: {e}")))?;
+    Ok(bytes)
+}
+
 /// A firmware image running under `qemu-system-arm -M netduinoplus2`, its USART1 on a loopback
-/// TCP port. The working directory holds the semihosting files: `ldp-seed.bin` (written here)
-/// and `ldp-budget.bin` (the device's persistent budget, kept across restarts in the same
-/// directory). The process is killed when this is dropped.
+/// TCP port. The working directory is the device: it holds the semihosting files of
+/// `firmware-example/src/semihosting.rs`. [`QemuDevice::start`] plays the host's part of them,
+/// as `qemu-run.sh` does: fresh OS entropy for every boot (`ldp-entropy.bin`), and, for a
+/// directory with no device state yet, secret seed material to provision it with
+/// (`ldp-provision.bin`). Both come from the OS, never from a run's seed: the learner cannot know
+/// the device's noise. Restarting in the same directory boots the same device again (same
+/// budget, next boot number). The process is killed when this is dropped.
 pub struct QemuDevice {
     child: Child,
     port: u16,
@@ -303,16 +314,34 @@ pub struct QemuDevice {
 }
 
 impl QemuDevice {
-    /// Starts `elf` in `workdir`, writing `seed` to `ldp-seed.bin` first.
-    pub fn start(elf: &Path, workdir: &Path, seed: [u8; 32]) -> io::Result<Self> {
+    /// Boots `elf` in `workdir` (created if needed).
+    pub fn start(elf: &Path, workdir: &Path) -> io::Result<Self> {
+        Self::start_with(elf, workdir, &[])
+    }
+
+    /// [`start`](Self::start) with extra QEMU arguments (e.g. `-icount shift=0`).
+    pub fn start_with(elf: &Path, workdir: &Path, extra: &[&str]) -> io::Result<Self> {
+        if !elf.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "no firmware image at {}: build it with (cd firmware-example && cargo build --release)",
+                    elf.display()
+                ),
+            ));
+        }
         std::fs::create_dir_all(workdir)?;
-        std::fs::write(workdir.join("ldp-seed.bin"), seed)?;
+        if !workdir.join("ldp-state.bin").exists() {
+            std::fs::write(workdir.join("ldp-provision.bin"), os_random()?)?;
+        }
+        std::fs::write(workdir.join("ldp-entropy.bin"), os_random()?)?;
         // Pick a free port: bind to port 0, read it, release it for QEMU.
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let child = Command::new("qemu-system-arm")
             .current_dir(workdir)
             .args(["-M", "netduinoplus2", "-display", "none", "-monitor", "none"])
             .args(["-semihosting-config", "enable=on,target=native"])
+            .args(extra)
             .arg("-serial")
             .arg(format!("tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on"))
             .arg("-kernel")
@@ -325,12 +354,31 @@ impl QemuDevice {
         Ok(Self { child, port, workdir: workdir.to_path_buf() })
     }
 
-    /// Connects to the emulated USART1.
-    pub fn connect(&self) -> io::Result<TcpLink> {
-        TcpLink::connect(&format!("127.0.0.1:{}", self.port), Duration::from_secs(10))
+    /// Connects to the emulated USART1. If QEMU exits first (a bad image, a bad option), the
+    /// error carries QEMU's own message.
+    pub fn connect(&mut self) -> io::Result<TcpLink> {
+        let addr = format!("127.0.0.1:{}", self.port);
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                let mut message = String::new();
+                if let Some(mut stderr) = self.child.stderr.take() {
+                    let _ = stderr.read_to_string(&mut message);
+                }
+                return Err(io::Error::other(format!(
+                    "qemu-system-arm exited ({status}): {}",
+                    message.trim()
+                )));
+            }
+            match TcpLink::connect(&addr, Duration::ZERO) {
+                Ok(link) => return Ok(link),
+                Err(e) if start.elapsed() > Duration::from_secs(10) => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
     }
 
-    /// The working directory (semihosting files).
+    /// The working directory (the device's files).
     pub fn workdir(&self) -> &Path {
         &self.workdir
     }
@@ -346,6 +394,69 @@ impl Drop for QemuDevice {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The firmware could not be built.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FirmwareError {
+    /// The bare-metal target is not installed.
+    TargetMissing,
+    /// cargo could not be run, or printed no image.
+    Cargo(String),
+    /// The firmware does not compile.
+    Build(String),
+}
+
+impl std::fmt::Display for FirmwareError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::TargetMissing => {
+                f.write_str("the thumbv7em-none-eabihf target is not installed (scripts/install-deps.sh)")
+            }
+            Self::Cargo(e) => write!(f, "cannot build the firmware: {e}"),
+            Self::Build(e) => write!(f, "the firmware does not build:\n{e}"),
+        }
+    }
+}
+
+impl std::error::Error for FirmwareError {}
+
+/// Builds `firmware-example` (release) with `features` added to its default ones and returns a
+/// copy of the image that no later build overwrites, named after the features. Asks cargo where
+/// the image is (so `CARGO_TARGET_DIR` and `.cargo/config.toml` are honoured). Builds in one
+/// process are serialised.
+pub fn build_firmware(features: &[&str]) -> Result<PathBuf, FirmwareError> {
+    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = BUILD.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../firmware-example");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command.current_dir(&dir).args(["build", "--release", "--message-format=json-render-diagnostics"]);
+    if !features.is_empty() {
+        command.args(["--features", &features.join(",")]);
+    }
+    let out = command.env_remove("RUSTFLAGS").output().map_err(|e| FirmwareError::Cargo(e.to_string()))?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        if err.contains("target may not be installed") || err.contains("can't find crate for `core`") {
+            return Err(FirmwareError::TargetMissing);
+        }
+        return Err(FirmwareError::Build(err.into_owned()));
+    }
+    let image = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "ldp-firmware-example")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| FirmwareError::Cargo("cargo reported no firmware image".into()))?;
+    let name = match features {
+        [] => "ldp-firmware-example".to_string(),
+        f => format!("ldp-firmware-example+{}", f.join("+")),
+    };
+    let copy = image.with_file_name(format!("{name}.elf"));
+    std::fs::copy(&image, &copy).map_err(|e| FirmwareError::Cargo(format!("{}: {e}", copy.display())))?;
+    Ok(copy)
 }
 
 /// Fault rates for [`FaultyLink`], each a probability per frame and direction.

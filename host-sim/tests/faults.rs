@@ -12,10 +12,10 @@ use rand_core::SeedableRng;
 
 const ROUNDS: u32 = 400;
 
-fn device() -> LoopbackLink<ChaCha20Rng, MemoryStore, ChaCha20Rng> {
+fn device() -> LoopbackLink<MemoryStore, ChaCha20Rng> {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::new(config, ChaCha20Rng::seed_from_u64(4), MemoryStore::default()).unwrap();
+    let reporter = Reporter::open(config, MemoryStore::provisioned([4; 32]), [0; 32]).unwrap();
     let mut world = ChaCha20Rng::seed_from_u64(4);
     world.set_stream(1);
     LoopbackLink::new(DeviceApp::new(reporter, SensorModel::new(100, 1.0).unwrap(), world, 9))

@@ -1,10 +1,12 @@
 //! host-sim's in-process device is `ldp-core`'s production reporter, bit for bit: the demo's
-//! released values are reproduced by driving `ldp_core::Reporter` directly with the same seeds.
+//! released values are reproduced by driving `ldp_core::Reporter` directly, provisioned and
+//! seeded as `host_sim::device::simulated_reporter` documents.
 
 use host_sim::demo::{PrivatiseConfig, privatise};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 use rand::RngExt;
 use rand_chacha::ChaCha20Rng;
+use rand_core::Rng;
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -21,9 +23,11 @@ fn demo_is_reproducible_and_is_the_core_reporter() {
         BudgetPolicy::new(eps, Epsilon::new(config.epsilon * config.reports as f64).unwrap()).unwrap();
     let device_config =
         DeviceConfig { b: Bound::new(config.b).unwrap(), r: Bound::new(config.r).unwrap(), policy };
-    let mut device =
-        Reporter::new(device_config, ChaCha20Rng::seed_from_u64(config.seed), MemoryStore::default())
-            .unwrap();
+    let mut seeds = ChaCha20Rng::seed_from_u64(config.seed);
+    let (mut material, mut entropy) = ([0u8; 32], [0u8; 32]);
+    seeds.fill_bytes(&mut material);
+    seeds.fill_bytes(&mut entropy);
+    let mut device = Reporter::open(device_config, MemoryStore::provisioned(material), entropy).unwrap();
     let mut world = Xoshiro256PlusPlus::seed_from_u64(config.seed);
     let f = world.random_range(-config.b..=config.b);
     let mut sum = 0.0;

@@ -1,12 +1,12 @@
 //! host-sim drives the real firmware image under QEMU (netduinoplus2, STM32F405) over its
 //! emulated USART1: handshake, ≥ 200 rounds of LDP-TGP-UCB, released values indistinguishable
 //! (two-sample KS, α = 1e-6) from the in-process device application's, the ε limit and the
-//! exhausted budget refused, and the spent budget surviving a power cut.
+//! exhausted budget refused, the spent budget surviving a power cut, and fresh noise after one.
 //!
 //! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
 //! REQUIRE_QEMU=1 (CI), when that is a failure.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
@@ -15,7 +15,7 @@ use host_sim::bo::gp_ucb::{Constants, GpUcb};
 use host_sim::device::{Device, WireDevice};
 use host_sim::env::{Environment, SensorEnv};
 use host_sim::runner::{DeviceKind, RunConfig, problem_for};
-use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
+use host_sim::transport::{FirmwareError, Link, LoopbackLink, QemuDevice, WireClient, build_firmware};
 use ldp_core::device::{DeviceApp, SensorModel};
 use ldp_core::wire::Refusal;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
@@ -25,6 +25,8 @@ use rand_core::SeedableRng;
 const ARMS: u32 = 100;
 const TOTAL: usize = 1000; // the firmware's lifetime budget at ε = 1 per report
 const ROUNDS: usize = 200;
+/// The firmware's reservation chunk: 16 reports at its limit ε = 1.
+const CHUNK: f64 = 16.0;
 
 fn skip_or_fail(reason: &str) {
     if std::env::var_os("REQUIRE_QEMU").is_some_and(|v| v == "1") {
@@ -38,22 +40,11 @@ fn firmware() -> Result<PathBuf, String> {
     if Command::new("qemu-system-arm").arg("--version").output().is_err() {
         return Err("qemu-system-arm is not installed (scripts/install-deps.sh --qemu)".into());
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../firmware-example");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(&dir)
-        .args(["build", "--release"])
-        .env_remove("RUSTFLAGS")
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        if err.contains("target may not be installed") || err.contains("can't find crate for `core`") {
-            return Err("the thumbv7em-none-eabihf target is not installed (scripts/install-deps.sh)".into());
-        }
-        panic!("the firmware does not build:\n{err}");
+    match build_firmware(&[]) {
+        Ok(elf) => Ok(elf),
+        Err(FirmwareError::TargetMissing) => Err(FirmwareError::TargetMissing.to_string()),
+        Err(e) => panic!("{e}"),
     }
-    Ok(dir.join("target/thumbv7em-none-eabihf/release/ldp-firmware-example"))
 }
 
 fn config() -> RunConfig {
@@ -74,11 +65,11 @@ fn config() -> RunConfig {
 }
 
 /// The in-process twin: the same device application with the firmware's constants.
-fn loopback(seed: u64) -> LoopbackLink<ChaCha20Rng, MemoryStore, ChaCha20Rng> {
+fn loopback(seed: u8) -> LoopbackLink<MemoryStore, ChaCha20Rng> {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(TOTAL as f64).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::new(config, ChaCha20Rng::seed_from_u64(seed), MemoryStore::default()).unwrap();
-    let mut world = ChaCha20Rng::seed_from_u64(seed);
+    let reporter = Reporter::open(config, MemoryStore::provisioned([seed; 32]), [0; 32]).unwrap();
+    let mut world = ChaCha20Rng::seed_from_u64(u64::from(seed));
     world.set_stream(1);
     LoopbackLink::new(DeviceApp::new(reporter, SensorModel::new(ARMS, 1.0).unwrap(), world, 1))
 }
@@ -120,7 +111,7 @@ fn firmware_under_qemu_answers_the_learner() {
     };
     let workdir = std::env::temp_dir().join(format!("ldp-qemu-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&workdir);
-    let mut qemu = QemuDevice::start(&elf, &workdir, [7; 32]).unwrap();
+    let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
     let mut client = WireClient::new(qemu.connect().unwrap());
 
     let hello = client.hello().unwrap();
@@ -170,7 +161,7 @@ fn firmware_under_qemu_answers_the_learner() {
     // A power cut does not restore the budget.
     drop(client);
     qemu.kill();
-    let qemu = QemuDevice::start(&elf, &workdir, [8; 32]).unwrap();
+    let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
     let mut client = WireClient::new(qemu.connect().unwrap());
     assert_eq!(client.hello().unwrap().budget_remaining, 0.0);
     let r = client.query(0, 1, Epsilon::new(0.1).unwrap(), None).unwrap();
@@ -181,8 +172,8 @@ fn firmware_under_qemu_answers_the_learner() {
 
 /// With 10 % of frames dropped, 5 % corrupted, 5 % duplicated and 5 % reordered in each
 /// direction, and the emulator killed and restarted twice mid-run, every round still gets its
-/// report, the device's spent budget never goes back, and at most one query per restart is
-/// charged twice (the reply cache is in RAM: a crash between spending and replying loses it).
+/// report, the device's spent budget never goes back, and each restart costs at most one
+/// reservation chunk (16 ε: what the boot had reserved but not yet released counts as spent).
 #[test]
 fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
     use host_sim::transport::{Faults, FaultyLink, LinkError};
@@ -196,7 +187,7 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
     let workdir = std::env::temp_dir().join(format!("ldp-qemu-faults-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&workdir);
     let faults = Faults { drop: 0.10, corrupt: 0.05, duplicate: 0.05, reorder: 0.05 };
-    let mut qemu = QemuDevice::start(&elf, &workdir, [1; 32]).unwrap();
+    let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
     let mut client = WireClient::new(FaultyLink::new(qemu.connect().unwrap(), faults, 5));
     client.timeout = Duration::from_millis(60);
     client.tries = 40;
@@ -212,7 +203,7 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
         if restarts_at.contains(&t) {
             // A power cut between two rounds: the budget file must carry the spent budget over.
             qemu.kill();
-            qemu = QemuDevice::start(&elf, &workdir, [t as u8; 32]).unwrap();
+            qemu = QemuDevice::start(&elf, &workdir).unwrap();
             client.replace_link(FaultyLink::new(qemu.connect().unwrap(), faults, u64::from(t)));
             let after = client.hello().unwrap().budget_remaining;
             assert!(after <= remaining, "a restart restored budget: {remaining} -> {after}");
@@ -245,10 +236,35 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
     );
     assert!(counts.dropped > 0 && counts.corrupted > 0 && counts.duplicated > 0 && counts.reordered > 0);
     assert!(
-        spent >= f64::from(rounds) && spent <= f64::from(rounds) + restarts_at.len() as f64,
+        spent >= f64::from(rounds) && spent <= f64::from(rounds) + CHUNK * restarts_at.len() as f64,
         "spent {spent} for {rounds} rounds and {} restarts",
         restarts_at.len()
     );
     drop(qemu);
+    let _ = std::fs::remove_dir_all(&workdir);
+}
+
+/// A power cut never replays noise: the same arm asked the same questions before and after a
+/// restart of the same device gets different releases (a device that reseeded identically on
+/// every boot would repeat them exactly: sensor noise and privacy noise alike).
+#[test]
+fn a_restarted_device_draws_fresh_noise() {
+    let elf = match firmware() {
+        Ok(elf) => elf,
+        Err(reason) => return skip_or_fail(&reason),
+    };
+    let workdir = std::env::temp_dir().join(format!("ldp-qemu-reset-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&workdir);
+    let mut boots = Vec::new();
+    for _ in 0..2 {
+        let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
+        let mut client = WireClient::new(qemu.connect().unwrap());
+        boots.push(releases(&mut client, 3, 16));
+        drop(client);
+        qemu.kill();
+    }
+    assert_ne!(boots[0], boots[1], "the restarted device replayed its noise");
+    let state = std::fs::read(workdir.join("ldp-state.bin")).unwrap();
+    assert_eq!(state.len(), 128, "two record slots after two boots that released");
     let _ = std::fs::remove_dir_all(&workdir);
 }

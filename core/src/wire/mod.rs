@@ -61,11 +61,10 @@
 //! ```
 //! use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Query, ReplyCache, Repr, StreamReader};
 //! use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-//! use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
 //!
 //! let policy = BudgetPolicy::new(Epsilon::new(1.0)?, Epsilon::new(10.0)?)?;
 //! let config = DeviceConfig { b: Bound::new(1.0)?, r: Bound::new(1.0)?, policy };
-//! let mut reporter = Reporter::new(config, ChaCha20Rng::seed_from_u64(1), MemoryStore::default())?;
+//! let mut reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32])?;
 //! let (mut reader, mut cache) = (StreamReader::new(), ReplyCache::new());
 //! let sensor = |action: u32| 0.1 * action as f64;
 //!

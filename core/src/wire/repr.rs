@@ -2,12 +2,10 @@
 
 use core::fmt;
 
-use rand_core::CryptoRng;
-
 use super::frame::{CHECKSUM_LEN, HEADER_LEN, checksum};
 use super::{DecodeError, EncodeError, Frame, VERSION};
-use crate::budget::BudgetStore;
 use crate::mechanism::MAX_RELEASE_INDEX;
+use crate::state::StateStore;
 use crate::{
     Bound, BudgetError, BudgetPolicy, DeviceConfig, Epsilon, ParamError, ReleaseError, Report, ReportError,
     Reporter, TruncationLevel,
@@ -116,11 +114,7 @@ impl Query {
 
     /// Answers this query on a device: privatise `reward` (the reading for
     /// [`action`](Self::action)) with `reporter` and map the outcome to a message.
-    pub fn answer<R: CryptoRng, S: BudgetStore>(
-        &self,
-        reporter: &mut Reporter<R, S>,
-        reward: f64,
-    ) -> Message {
+    pub fn answer<S: StateStore>(&self, reporter: &mut Reporter<S>, reward: f64) -> Message {
         reporter.report(reward, self.epsilon.get(), self.level.map(TruncationLevel::get)).into()
     }
 }
@@ -152,7 +146,7 @@ impl Hello {
     pub const PAYLOAD_LEN: usize = 48;
 
     /// The greeting of a device running `reporter`.
-    pub fn from_reporter<R: CryptoRng, S: BudgetStore>(device_id: u64, reporter: &Reporter<R, S>) -> Self {
+    pub fn from_reporter<S: StateStore>(device_id: u64, reporter: &Reporter<S>) -> Self {
         Self { device_id, config: *reporter.config(), budget_remaining: reporter.accountant().remaining() }
     }
 
@@ -238,7 +232,8 @@ fn parse_report(r: &mut Reader<'_>) -> Result<Report, DecodeError> {
 /// | 10 | 8 | b | `f64` bits: `limit` (3), `remaining` (4), else 0 |
 ///
 /// Reasons: 1 `Param`, 2 `NonFiniteReward`, 3 `AboveDeviceLimit`, 4 `BudgetExhausted`,
-/// 5 `CorruptState`, 6 `StorageFailed`, 7 `UnsupportedVersion`, 8 `Malformed`, 9 `Unexpected`.
+/// 5 `CorruptState`, 6 `StorageFailed`, 7 `UnsupportedVersion`, 8 `Malformed`, 9 `Unexpected`,
+/// 10 `BelowDeviceFloor` (a = `requested`, b = `floor`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -246,7 +241,9 @@ pub enum Refusal {
     /// A query parameter was invalid: ε or the level not finite or not positive, or ε too small
     /// for the sampler's range (below what the device can release at). No budget was spent.
     Param(ParamError),
-    /// The sensor reading was NaN or infinite. No budget was spent.
+    /// Not sent by this version's devices: a NaN or infinite reading is charged and released as
+    /// a fixed value instead (a refusal would tell the learner something about the reading).
+    /// Kept so that the code stays reserved.
     NonFiniteReward,
     /// The requested ε is weaker (larger) than the device's per-report limit. No budget spent.
     AboveDeviceLimit {
@@ -254,6 +251,13 @@ pub enum Refusal {
         requested: f64,
         /// The weakest ε this device releases at.
         limit: f64,
+    },
+    /// The requested ε is stronger (smaller) than the device's per-report floor. No budget spent.
+    BelowDeviceFloor {
+        /// What the learner asked for.
+        requested: f64,
+        /// The strongest ε this device releases at.
+        floor: f64,
     },
     /// The lifetime budget would be exceeded. No budget was spent.
     BudgetExhausted {
@@ -289,12 +293,14 @@ impl Refusal {
             Self::UnsupportedVersion => (7, 0, 0.0, 0.0),
             Self::Malformed => (8, 0, 0.0, 0.0),
             Self::Unexpected => (9, 0, 0.0, 0.0),
+            Self::BelowDeviceFloor { requested, floor } => (10, 0, requested, floor),
         }
     }
 
     fn check(&self) -> Result<(), DecodeError> {
         let ok = match *self {
             Self::AboveDeviceLimit { requested, limit } => positive(requested) && positive(limit),
+            Self::BelowDeviceFloor { requested, floor } => positive(requested) && positive(floor),
             Self::BudgetExhausted { requested, remaining } => positive(requested) && non_negative(remaining),
             _ => true,
         };
@@ -322,6 +328,7 @@ impl Refusal {
             7 => Self::UnsupportedVersion,
             8 => Self::Malformed,
             9 => Self::Unexpected,
+            10 => Self::BelowDeviceFloor { requested: a, floor: b },
             _ => return Err(DecodeError::InvalidField),
         };
         refusal.check()?;
@@ -341,6 +348,9 @@ impl fmt::Display for Refusal {
             Self::NonFiniteReward => f.write_str("device refused: the sensor reading is NaN or infinite"),
             Self::AboveDeviceLimit { requested, limit } => {
                 write!(f, "device refused: epsilon {requested} is weaker than its limit {limit}")
+            }
+            Self::BelowDeviceFloor { requested, floor } => {
+                write!(f, "device refused: epsilon {requested} is stronger than its floor {floor}")
             }
             Self::BudgetExhausted { requested, remaining } => {
                 write!(f, "device refused: budget exhausted ({requested} requested, {remaining} left)")
@@ -375,6 +385,7 @@ const fn param_code(e: ParamError) -> u8 {
         ParamError::TailExponentInvalid => 13,
         ParamError::HorizonZero => 14,
         ParamError::PerReportAboveTotal => 15,
+        ParamError::FloorAboveLimit => 16,
     }
 }
 
@@ -395,6 +406,7 @@ const fn param_from_code(code: u8) -> Option<ParamError> {
         13 => ParamError::TailExponentInvalid,
         14 => ParamError::HorizonZero,
         15 => ParamError::PerReportAboveTotal,
+        16 => ParamError::FloorAboveLimit,
         _ => return None,
     })
 }
@@ -425,7 +437,12 @@ impl<E> From<ReportError<E>> for Refusal {
             ReportError::Budget(BudgetError::Exhausted { requested, remaining }) => {
                 Self::BudgetExhausted { requested, remaining }
             }
-            ReportError::Budget(BudgetError::CorruptState) => Self::CorruptState,
+            ReportError::Budget(BudgetError::BelowDeviceFloor { requested, floor }) => {
+                Self::BelowDeviceFloor { requested, floor }
+            }
+            ReportError::Budget(BudgetError::CorruptState | BudgetError::NotProvisioned) => {
+                Self::CorruptState
+            }
             ReportError::Budget(BudgetError::Storage(_)) => Self::StorageFailed,
         }
     }
@@ -446,6 +463,9 @@ impl TryFrom<Refusal> for ReportError<DeviceStorageError> {
             }
             Refusal::BudgetExhausted { requested, remaining } => {
                 Self::Budget(BudgetError::Exhausted { requested, remaining })
+            }
+            Refusal::BelowDeviceFloor { requested, floor } => {
+                Self::Budget(BudgetError::BelowDeviceFloor { requested, floor })
             }
             Refusal::CorruptState => Self::Budget(BudgetError::CorruptState),
             Refusal::StorageFailed => Self::Budget(BudgetError::Storage(DeviceStorageError)),
@@ -667,7 +687,7 @@ mod tests {
                 seen += 1;
             }
         }
-        assert_eq!(seen, 15);
+        assert_eq!(seen, 16);
         assert_eq!(param_from_code(0), None);
     }
 

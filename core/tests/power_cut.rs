@@ -1,0 +1,239 @@
+//! Cutting the power anywhere never rolls the device back.
+//!
+//! A device's life — provisioning, then boots that report and are reset — runs on a simulated
+//! medium. First without a cut, counting every byte the store writes (programs and erases); then
+//! once for every cut point: after each byte of each write, with the torn byte left old, new or
+//! garbage, and after each write completes but before the reply leaves. After a cut the device
+//! boots again and its life goes on. Throughout:
+//!
+//! - the budget the store holds never decreases, and never falls below the ε the learner has
+//!   received;
+//! - the learner never receives more than the total budget;
+//! - no two boots that released share a boot number (so none share a noise key);
+//! - a provisioned device always boots again (a cut never bricks it), and a torn provisioning
+//!   refuses to report rather than start a budget.
+//!
+//! Both media of `ldp_core::state` are covered: NOR flash (programs only clear bits, erases set
+//! 0xFF, two slots per sector so the sectors fill and swap) and the overwritable two-slot file.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ldp_core::state::RECORD_LEN;
+use ldp_core::{
+    Bound, BudgetError, BudgetPolicy, DeviceConfig, Epsilon, LogMedium, LogStore, ReportError, Reporter,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Torn {
+    Old,
+    New,
+    Garbage,
+}
+
+#[derive(Debug)]
+struct Inner {
+    bytes: Vec<u8>,
+    /// Bytes that may still be written before the power fails; `None`: no cut planned.
+    fuse: Option<usize>,
+    torn: Torn,
+    dead: bool,
+    written: usize,
+}
+
+#[derive(Debug, PartialEq)]
+struct PowerCut;
+
+/// Two sectors of `N` slots. `FLASH`: NOR semantics (program needs a blank slot and ANDs bits;
+/// erase writes 0xFF byte by byte); otherwise an overwritable file whose erase does nothing.
+#[derive(Clone, Debug)]
+struct Sim<const N: usize, const FLASH: bool>(Rc<RefCell<Inner>>);
+
+impl<const N: usize, const FLASH: bool> Sim<N, FLASH> {
+    fn blank() -> Self {
+        Self(Rc::new(RefCell::new(Inner {
+            bytes: vec![0xFF; 2 * N * RECORD_LEN],
+            fuse: None,
+            torn: Torn::Old,
+            dead: false,
+            written: 0,
+        })))
+    }
+
+    fn write(&self, at: usize, new: &[u8]) -> Result<(), PowerCut> {
+        let mut m = self.0.borrow_mut();
+        if m.dead {
+            return Err(PowerCut);
+        }
+        for (i, &byte) in new.iter().enumerate() {
+            if m.fuse == Some(0) {
+                (m.dead, m.fuse) = (true, None); // one cut per life
+                let old = m.bytes[at + i];
+                m.bytes[at + i] = match m.torn {
+                    Torn::Old => old,
+                    Torn::New if FLASH => old & byte,
+                    Torn::New => byte,
+                    Torn::Garbage if FLASH => old & 0x5A,
+                    Torn::Garbage => 0x5A,
+                };
+                return Err(PowerCut);
+            }
+            if let Some(f) = m.fuse.as_mut() {
+                *f -= 1;
+            }
+            let old = m.bytes[at + i];
+            m.bytes[at + i] = if FLASH && byte != 0xFF { old & byte } else { byte };
+            m.written += 1;
+        }
+        // Power fails right after a write completes: the device does nothing more.
+        if m.fuse == Some(0) && m.torn == Torn::Old {
+            (m.dead, m.fuse) = (true, None);
+        }
+        Ok(())
+    }
+}
+
+impl<const N: usize, const FLASH: bool> LogMedium for Sim<N, FLASH> {
+    type Error = PowerCut;
+    const SLOTS: usize = N;
+
+    fn read(&mut self, sector: usize, slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), PowerCut> {
+        let m = self.0.borrow();
+        if m.dead {
+            return Err(PowerCut);
+        }
+        let at = (sector * N + slot) * RECORD_LEN;
+        buf.copy_from_slice(&m.bytes[at..at + RECORD_LEN]);
+        Ok(())
+    }
+
+    fn program(&mut self, sector: usize, slot: usize, record: &[u8; RECORD_LEN]) -> Result<(), PowerCut> {
+        let at = (sector * N + slot) * RECORD_LEN;
+        if FLASH {
+            let m = self.0.borrow();
+            assert!(
+                m.dead || m.bytes[at..at + RECORD_LEN].iter().all(|&b| b == 0xFF),
+                "programmed a slot that is not erased"
+            );
+        }
+        self.write(at, record)
+    }
+
+    fn erase(&mut self, sector: usize) -> Result<(), PowerCut> {
+        if !FLASH {
+            return if self.0.borrow().dead { Err(PowerCut) } else { Ok(()) };
+        }
+        self.write(sector * N * RECORD_LEN, &vec![0xFF; N * RECORD_LEN])
+    }
+}
+
+const EPS: f64 = 0.3;
+const TOTAL: f64 = 6.0;
+/// Queries per boot; the last boot asks until the budget runs out.
+const LIFE: [usize; 5] = [3, 4, 0, 5, 40];
+
+fn config() -> DeviceConfig {
+    let e = |x| Epsilon::new(x).unwrap();
+    let policy = BudgetPolicy::new(e(1.0), e(TOTAL)).unwrap().with_chunk(e(0.5));
+    DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy }
+}
+
+/// What one life showed.
+#[derive(Debug, Default)]
+struct Life {
+    released: f64,
+    boots_released: Vec<u64>,
+}
+
+/// Runs the device's life on `medium` (with a cut planned or not). Returns `None` if the cut hit
+/// provisioning (then checks the device refuses to report).
+fn live<const N: usize, const FLASH: bool>(medium: Sim<N, FLASH>) -> Option<Life> {
+    let provisioned = LogStore::new(medium.clone()).provision([3; 32]);
+    if provisioned.is_err() {
+        // Cut during provisioning: the device either refuses or (the last byte landed anyway)
+        // starts its first and only fresh budget.
+        medium.0.borrow_mut().dead = false;
+        match Reporter::open(config(), LogStore::new(medium.clone()), [0; 32]) {
+            Err(BudgetError::NotProvisioned | BudgetError::CorruptState) => return None,
+            Err(e) => panic!("a torn provisioning: {e:?}"),
+            Ok(dev) => assert_eq!(dev.accountant().spent(), 0.0),
+        }
+    }
+    let mut life = Life::default();
+    let mut stored_before = 0.0;
+    for queries in LIFE {
+        medium.0.borrow_mut().dead = false; // the power comes back
+        let mut dev = match Reporter::open(config(), LogStore::new(medium.clone()), [0; 32]) {
+            Ok(dev) => dev,
+            Err(e) => panic!("a provisioned device did not boot after a cut: {e:?}"),
+        };
+        let spent = dev.accountant().spent();
+        assert!(spent >= stored_before - 1e-12, "the stored budget went back: {stored_before} -> {spent}");
+        assert!(spent >= life.released - 1e-9, "spent {spent} below the ε released {}", life.released);
+        stored_before = spent;
+        let boot = dev.accountant().boot();
+        let mut released_this_boot = false;
+        for _ in 0..queries {
+            let outcome = dev.report(0.5, EPS, None);
+            if medium.0.borrow().dead {
+                break; // the power failed during this query: no reply left the device
+            }
+            match outcome {
+                Ok(_) => {
+                    life.released += EPS;
+                    released_this_boot = true;
+                }
+                Err(ReportError::Budget(BudgetError::Exhausted { .. })) => break,
+                Err(e) => panic!("unexpected refusal: {e:?}"),
+            }
+        }
+        if released_this_boot {
+            assert!(
+                life.boots_released.last().is_none_or(|&b| b < boot),
+                "boot number {boot} reused after {:?}: the noise key would repeat",
+                life.boots_released
+            );
+            life.boots_released.push(boot);
+        }
+        assert!(life.released <= TOTAL + 1e-9, "released {} > total {TOTAL}", life.released);
+    }
+    Some(life)
+}
+
+fn cut_everywhere<const N: usize, const FLASH: bool>() -> usize {
+    let medium = Sim::<N, FLASH>::blank();
+    let full = live(medium.clone()).expect("no cut planned");
+    let bytes = medium.0.borrow().written;
+    // Each reset loses at most the rest of a 0.5 chunk.
+    let floor = TOTAL - 0.5 * (LIFE.len() - 1) as f64 - EPS;
+    assert!(full.released >= floor - 1e-9, "an uncut life uses its budget: {}", full.released);
+    assert!(bytes >= 8 * RECORD_LEN, "too few writes to be a test: {bytes} bytes");
+    let mut points = 0;
+    for fuse in 0..=bytes {
+        for torn in [Torn::Old, Torn::New, Torn::Garbage] {
+            let medium = Sim::<N, FLASH>::blank();
+            {
+                let mut m = medium.0.borrow_mut();
+                m.fuse = Some(fuse);
+                m.torn = torn;
+            }
+            live(medium.clone());
+            let reached = medium.0.borrow().fuse.is_none();
+            assert!(reached || fuse == bytes, "cut point {fuse} was never reached");
+            points += 1;
+        }
+    }
+    points
+}
+
+#[test]
+fn no_power_cut_rolls_back_the_flash_log() {
+    let points = cut_everywhere::<2, true>();
+    eprintln!("flash log (2 sectors x 2 slots): {points} cut points");
+}
+
+#[test]
+fn no_power_cut_rolls_back_the_two_slot_file() {
+    let points = cut_everywhere::<1, false>();
+    eprintln!("two-slot file: {points} cut points");
+}

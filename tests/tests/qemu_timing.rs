@@ -1,0 +1,140 @@
+//! When a reply leaves says nothing about the noise in it.
+//!
+//! The firmware runs under QEMU with `-icount shift=0,sleep=off` (virtual time = instructions
+//! executed, so the guest's clocks measure work, free of host noise). Its timing probe
+//! (`ldp-timing.bin`, QEMU builds only) records, for every reply, the TIM2 ticks from the byte
+//! that ended the query to the first byte of the reply: the latency a learner timing the link
+//! would see. Over 10^4 reports of one arm, the latency must be uncorrelated with |Z| (Pearson
+//! |r| < 0.02), where Z, the noise, is estimated by the release minus the arm's mean (the sensor
+//! noise adds at most 2^11 grid steps to a Laplace scale of 2^17 · 1.25).
+//!
+//! The same audit run on the broken fixture `fixture-unslotted` — the same firmware, replying as
+//! soon as the reply is ready, i.e. with the sampler in the reply path — must find the
+//! correlation (|r| ≥ 0.1). Its latencies also size the slot: the test prints the slowest work
+//! against `ldp_core::device::REPLY_SLOT_CYCLES`.
+//!
+//! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
+//! REQUIRE_QEMU=1 (CI), when that is a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use host_sim::env::{Environment, SensorEnv};
+use host_sim::transport::{FirmwareError, QemuDevice, WireClient, build_firmware};
+use ldp_core::Epsilon;
+use ldp_core::device::REPLY_SLOT_CYCLES;
+
+const REPLIES: usize = 10_000;
+const ARM: u32 = 0;
+/// 10^4 reports at 0.05 use 500 of the firmware's 1000 ε.
+const EPSILON: f64 = 0.05;
+
+fn skip_or_fail(reason: &str) {
+    if std::env::var_os("REQUIRE_QEMU").is_some_and(|v| v == "1") {
+        panic!("REQUIRE_QEMU=1 but {reason}");
+    }
+    eprintln!("skipping the QEMU timing test: {reason}");
+}
+
+fn firmware(features: &[&str]) -> Result<PathBuf, String> {
+    if Command::new("qemu-system-arm").arg("--version").output().is_err() {
+        return Err("qemu-system-arm is not installed (scripts/install-deps.sh --qemu)".into());
+    }
+    match build_firmware(features) {
+        Ok(elf) => Ok(elf),
+        Err(FirmwareError::TargetMissing) => Err(FirmwareError::TargetMissing.to_string()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Latencies (TIM2 ticks) and |Z| estimates (grid steps) of `REPLIES` reports of `ARM`.
+fn measure(elf: &Path, name: &str) -> (Vec<f64>, Vec<f64>) {
+    let workdir = std::env::temp_dir().join(format!("ldp-qemu-timing-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&workdir);
+    std::fs::create_dir_all(&workdir).unwrap();
+    std::fs::write(workdir.join("ldp-timing.bin"), []).unwrap();
+    let icount = ["-icount", "shift=0,sleep=off,align=off"];
+    let mut qemu = QemuDevice::start_with(elf, &workdir, &icount).unwrap();
+    let mut client = WireClient::new(qemu.connect().unwrap());
+    // The hello may need a resend (its first bytes can arrive before the firmware's UART is up);
+    // after it, a resend would add a probe record: be patient.
+    client.hello().unwrap();
+    client.timeout = std::time::Duration::from_secs(30);
+    client.resends = 0;
+    let mean = SensorEnv::new(100, 1.0).unwrap().mean(ARM as usize);
+    let eps = Epsilon::new(EPSILON).unwrap();
+    let noise: Vec<f64> = (0..REPLIES)
+        .map(|i| match client.query(i as u32, ARM, eps, None).unwrap() {
+            Ok(report) => {
+                let grid = libm::scalbn(1.0, report.release.grid_log2);
+                (report.release.index as f64 - mean / grid).abs()
+            }
+            Err(refusal) => panic!("query {i} refused: {refusal}"),
+        })
+        .collect();
+    assert_eq!(client.resends, 0, "a resend would add a probe record");
+    drop(client);
+    qemu.kill();
+    let bytes = std::fs::read(workdir.join("ldp-timing.bin")).unwrap();
+    let latency: Vec<f64> = bytes
+        .chunks_exact(4)
+        .skip(1) // the hello
+        .map(|c| f64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .collect();
+    assert_eq!(latency.len(), REPLIES, "one probe record per reply");
+    let _ = std::fs::remove_dir_all(&workdir);
+    (latency, noise)
+}
+
+/// Pearson's r; 0 when either variable is constant (nothing to correlate).
+fn pearson(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    if sxx == 0.0 || syy == 0.0 { 0.0 } else { sxy / (sxx * syy).sqrt() }
+}
+
+fn summary(latency: &[f64]) -> String {
+    let mut sorted = latency.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let q = |p: f64| sorted[((sorted.len() - 1) as f64 * p) as usize];
+    let mut distinct = sorted.clone();
+    distinct.dedup();
+    format!(
+        "min {} median {} p99.99 {} max {} ({} distinct values)",
+        q(0.0),
+        q(0.5),
+        q(0.9999),
+        q(1.0),
+        distinct.len()
+    )
+}
+
+#[test]
+fn reply_timing_is_uncorrelated_with_the_noise_and_the_unslotted_fixture_is_caught() {
+    let (elf, fixture) = match (firmware(&[]), firmware(&["fixture-unslotted"])) {
+        (Ok(elf), Ok(fixture)) => (elf, fixture),
+        (Err(reason), _) | (_, Err(reason)) => return skip_or_fail(&reason),
+    };
+    let (latency, noise) = measure(&elf, "slotted");
+    let r = pearson(&latency, &noise);
+    eprintln!("slotted firmware, {REPLIES} replies: latency (TIM2 ticks) {}; r = {r:.4}", summary(&latency));
+    assert!(r.abs() < 0.02, "reply latency correlates with |Z|: r = {r}");
+    let slot = latency.iter().copied().fold(f64::NAN, f64::max);
+
+    let (leaky, noise) = measure(&fixture, "unslotted");
+    let r_leaky = pearson(&leaky, &noise);
+    eprintln!("FIXTURE unslotted, {REPLIES} replies: latency {}; r = {r_leaky:.4}", summary(&leaky));
+    assert!(r_leaky.abs() >= 0.1, "the timing audit missed the unslotted fixture: r = {r_leaky}");
+    let work = leaky.iter().copied().fold(f64::NAN, f64::max);
+    eprintln!(
+        "slot {REPLY_SLOT_CYCLES} cycles = {slot} ticks; the slowest unslotted reply took {work} ticks ({:.1}% of the slot)",
+        100.0 * work / slot
+    );
+    assert!(work < slot, "the work overran the reply slot");
+}
