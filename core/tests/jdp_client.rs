@@ -188,3 +188,46 @@ fn the_client_learns_a_smooth_function_at_a_weak_privacy_level() {
     println!("late regret per round {late}, uniform play {uniform}");
     assert!(late < 0.5 * uniform, "late regret per round {late} vs uniform play {uniform}");
 }
+
+/// The production local-JDP reporter charges every report before releasing it, stops at its
+/// total, survives a reset without restoring budget, keys fresh noise per boot, and charges a
+/// NaN reward like any other (no free probe).
+#[test]
+fn the_jdp_reporter_has_an_accountant_like_the_reporter() {
+    use ldp_core::jdp::{DeviceClient, JdpReportError, JdpReporter};
+    use ldp_core::{BudgetError, BudgetPolicy, Epsilon, MemoryStore};
+    let conf = Confidence { rkhs_bound: 1.0, noise_scale: 0.5, approx_error: 1e-6, zeta: 0.1, scale: 0.1 };
+    let client = || DeviceClient::new(0.2, ClientConfig::new(0.5, 0.1, 1.0, 100, conf)).unwrap();
+    let e = |x| Epsilon::new(x).unwrap();
+    let policy = BudgetPolicy::new(e(0.5), e(3.0)).unwrap().with_chunk(e(1.0));
+    let mut device = JdpReporter::open(client(), policy, MemoryStore::provisioned([2; 32]), [0; 32]).unwrap();
+    let mut state = device.client().initial_state();
+    device.report(&mut state, &[0.3], 0.7).unwrap();
+    device.report(&mut state, &[f64::NAN], f64::NAN).unwrap();
+    assert_eq!(device.accountant().spent(), 1.0, "the NaN report was charged");
+    assert_eq!(state.rounds, 2);
+    // A reset: the reservation (1.0) counts as spent, and the next boot's noise is new.
+    let store = *device.accountant().store();
+    let mut device = JdpReporter::open(client(), policy, store, [0; 32]).unwrap();
+    assert_eq!((device.accountant().boot(), device.accountant().spent()), (2, 1.0));
+    let mut replay = device.client().initial_state();
+    device.report(&mut replay, &[0.3], 0.7).unwrap();
+    let mut again = JdpReporter::open(client(), policy, MemoryStore::provisioned([2; 32]), [0; 32]).unwrap();
+    let mut original = again.client().initial_state();
+    again.report(&mut original, &[0.3], 0.7).unwrap();
+    assert_ne!(replay.gram, original.gram, "boot 2 replayed boot 1's noise");
+    for _ in 0..3 {
+        device.report(&mut replay, &[0.3], 0.7).unwrap();
+    }
+    assert!(matches!(
+        device.report(&mut replay, &[0.3], 0.7),
+        Err(JdpReportError::Budget(BudgetError::Exhausted { .. }))
+    ));
+    assert_eq!(replay.rounds, 4, "the refused report changed nothing");
+    // A client at an ε above the device's limit cannot be opened.
+    let weak = DeviceClient::new(0.2, ClientConfig::new(1.0, 0.1, 1.0, 100, conf)).unwrap();
+    assert!(matches!(
+        JdpReporter::open(weak, policy, MemoryStore::provisioned([2; 32]), [0; 32]),
+        Err(BudgetError::AboveDeviceLimit { .. })
+    ));
+}

@@ -47,9 +47,14 @@ use super::confidence::{Confidence, ShiftRule, SpectralBounds, local_noise_norm,
 use super::tree::clip_scale;
 use super::zcdp;
 use super::{BOUND_MARGIN, Grid, JdpError, JdpParamError, MAX_MATRIX_DIM, MAX_TREE_HORIZON, VARIANCE_MARGIN};
+use crate::budget::{Accountant, BudgetPolicy};
 use crate::features::{DefaultQff1, FeatureError, FeatureMap};
 use crate::mechanism::MAX_RELEASE_INDEX;
+use crate::reporter::{boot_key, sanitize};
 use crate::sampler::DiscreteGaussian;
+use crate::state::StateStore;
+use crate::{BudgetError, Epsilon};
+use rand_core::SeedableRng;
 
 /// How many times [`LocalJdpClient::select`] may double the extra ridge.
 const MAX_EXTRA_RIDGE_DOUBLINGS: usize = 16;
@@ -470,5 +475,105 @@ impl DeviceClient {
     /// The generic client inside.
     pub fn client(&self) -> &LocalJdpClient<1, DEVICE_FEATURES, DefaultQff1> {
         &self.inner
+    }
+}
+
+/// A [`JdpReporter`] refused a report. Nothing was released.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum JdpReportError<E> {
+    /// The client refused: the state is on another grid than the client's (checked before the
+    /// spend, so no budget was spent).
+    Jdp(JdpError),
+    /// The accountant refused (floor, limit, exhausted) or its store failed (then the spend
+    /// counts: fail closed).
+    Budget(BudgetError<E>),
+}
+
+impl<E: core::fmt::Display> core::fmt::Display for JdpReportError<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Jdp(e) => write!(f, "{e}"),
+            Self::Budget(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl<E: core::fmt::Debug + core::fmt::Display> core::error::Error for JdpReportError<E> {}
+
+/// The production local-JDP reporter: a [`DeviceClient`] whose every report is charged to the
+/// device's [`Accountant`] first, and whose noise comes from the per-boot ChaCha20 key of
+/// [`crate::reporter`] — the same promise as [`crate::Reporter`]'s, for seed 003's Alg. 3.
+///
+/// Each report costs the client's ε; k reports are (kε, kδ)-LDP by basic composition, with
+/// kε ≤ the policy's total (and so kδ ≤ total·δ/ε). A non-finite reward is charged and used as
+/// [`sanitize`] says, a point is clamped to the client's domain [0, 1] (NaN read as 0): neither
+/// is ever refused, so no refusal depends on the private values.
+#[derive(Debug)]
+pub struct JdpReporter<S> {
+    client: DeviceClient,
+    epsilon: Epsilon,
+    accountant: Accountant<S>,
+    rng: ChaCha20Rng,
+}
+
+impl<S: StateStore> JdpReporter<S> {
+    /// Boots the reporter over `store` (see [`crate::Reporter::open`]); each report costs the
+    /// client's ε, which must lie within `policy`'s floor and limit.
+    ///
+    /// ```
+    /// use ldp_core::jdp::{ClientConfig, Confidence, DeviceClient, JdpReporter};
+    /// use ldp_core::{BudgetPolicy, Epsilon, MemoryStore};
+    /// let conf = Confidence { rkhs_bound: 1.0, noise_scale: 0.5, approx_error: 1e-6, zeta: 0.1, scale: 0.1 };
+    /// let client = DeviceClient::new(0.2, ClientConfig::new(1.0, 0.1, 1.0, 1000, conf))?;
+    /// let policy = BudgetPolicy::new(Epsilon::new(1.0)?, Epsilon::new(2.0)?)?;
+    /// let mut device = JdpReporter::open(client, policy, MemoryStore::provisioned([1; 32]), [0; 32])?;
+    /// let mut state = device.client().initial_state();
+    /// device.report(&mut state, &[0.5], 0.8)?;
+    /// device.report(&mut state, &[0.5], 0.8)?;
+    /// assert!(device.report(&mut state, &[0.5], 0.8).is_err()); // 2 ε spent of 2
+    /// assert_eq!(state.rounds, 2);
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    pub fn open(
+        client: DeviceClient,
+        policy: BudgetPolicy,
+        store: S,
+        entropy: [u8; 32],
+    ) -> Result<Self, BudgetError<S::Error>> {
+        let accountant = Accountant::open(store, policy)?;
+        let epsilon =
+            Epsilon::new(client.client().config().epsilon).map_err(|_| BudgetError::CorruptState)?;
+        accountant.check(epsilon)?;
+        let rng = ChaCha20Rng::from_seed(boot_key(accountant.seed(), accountant.boot(), &entropy));
+        Ok(Self { client, epsilon, accountant, rng })
+    }
+
+    /// Charges ε, then adds this user's privatised contribution to `state` (Alg. 3's report).
+    pub fn report(
+        &mut self,
+        state: &mut JdpState<DEVICE_FEATURES>,
+        x: &[f64; 1],
+        reward: f64,
+    ) -> Result<(), JdpReportError<S::Error>> {
+        if state.grid_log2 != self.client.client().grid_log2() {
+            return Err(JdpReportError::Jdp(JdpError::GridMismatch));
+        }
+        self.accountant.spend(self.epsilon).map_err(JdpReportError::Budget)?;
+        // The client's domain is [0, 1]: a point outside it is clamped (NaN read as 0).
+        let x = [sanitize(x[0]).clamp(0.0, 1.0)];
+        // The grid matches and every value is finite: the client does not refuse.
+        self.client.report(state, &x, sanitize(reward), &mut self.rng).map_err(JdpReportError::Jdp)
+    }
+
+    /// The client (selection, parameters).
+    pub fn client(&self) -> &DeviceClient {
+        &self.client
+    }
+
+    /// The accountant (spent and remaining budget, boot number).
+    pub fn accountant(&self) -> &Accountant<S> {
+        &self.accountant
     }
 }

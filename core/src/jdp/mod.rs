@@ -59,7 +59,8 @@ pub mod tree;
 pub mod zcdp;
 
 pub use client::{
-    ClientConfig, DEVICE_FEATURES, DeviceClient, DeviceClientError, JdpState, LocalJdpClient, Selection,
+    ClientConfig, DEVICE_FEATURES, DeviceClient, DeviceClientError, JdpReportError, JdpReporter, JdpState,
+    LocalJdpClient, Selection,
 };
 pub use confidence::{Confidence, ShiftRule, SpectralBounds};
 pub use tree::{MAX_TREE_HORIZON, SymmetricTree, TreeConfig, packed_index};
