@@ -74,9 +74,13 @@ impl BudgetPolicy {
     }
 
     /// The same policy with another reservation chunk: the budget one store write reserves
-    /// ahead. Larger: fewer writes; smaller: less budget lost to a reset.
-    pub fn with_chunk(self, chunk: Epsilon) -> Self {
-        Self { chunk, ..self }
+    /// ahead, at least the per-report limit (so one write covers any report). Larger: fewer
+    /// writes; smaller: less budget lost to a reset.
+    pub fn with_chunk(self, chunk: Epsilon) -> Result<Self, ParamError> {
+        if chunk < self.per_report_limit {
+            return Err(ParamError::ChunkBelowLimit);
+        }
+        Ok(Self { chunk, ..self })
     }
 
     /// The strongest (smallest) ε the device releases one report at. Smaller requests are
@@ -101,7 +105,8 @@ impl BudgetPolicy {
     }
 
     /// The most store writes the device makes in its whole life, resets included:
-    /// `⌈total / chunk⌉` (every write reserves at least a chunk, or all that is left).
+    /// `⌈total / chunk⌉` (every write reserves a chunk beyond what was reserved before, or all
+    /// that is left).
     pub fn max_writes(&self) -> u64 {
         let (total, chunk) = (units_down(self.total), units_up(self.chunk).max(1));
         total.div_ceil(chunk)
@@ -206,17 +211,41 @@ impl<S: StateStore> Accountant<S> {
     pub fn spend(&mut self, epsilon: Epsilon) -> Result<(), BudgetError<S::Error>> {
         let next = self.next_spent(epsilon)?;
         let covered = self.reserved_units.is_some_and(|reserved| next <= reserved);
-        let previous = self.spent_units;
-        self.spent_units = next; // fail closed: counted even if the store fails
         if !covered {
-            let chunk_end = previous.saturating_add(units_up(self.policy.chunk));
-            let reserved = next.max(chunk_end).min(self.total_units);
-            let state = DeviceState { reserved_units: reserved, ..self.state };
-            self.reserved_units = None;
-            self.store.save(&state)?;
-            self.reserved_units = Some(reserved);
+            self.reserve(next)?;
         }
+        self.spent_units = next;
         Ok(())
+    }
+
+    /// Durably reserves one more chunk beyond what is reserved (or spent), capped at the total,
+    /// and at least `needed`. On failure the whole request counts as spent (fail closed).
+    fn reserve(&mut self, needed: u64) -> Result<(), BudgetError<S::Error>> {
+        let base = self.reserved_units.unwrap_or(self.spent_units).max(self.spent_units);
+        let reserved = base.saturating_add(units_up(self.policy.chunk)).max(needed).min(self.total_units);
+        let state = DeviceState { reserved_units: reserved, ..self.state };
+        self.reserved_units = None;
+        if let Err(e) = self.store.save(&state) {
+            self.spent_units = self.spent_units.max(needed); // fail closed
+            return Err(e.into());
+        }
+        self.reserved_units = Some(reserved);
+        Ok(())
+    }
+
+    /// Writes ahead while the device is idle: if this boot has not written yet, or what is
+    /// reserved would not cover one report at the per-report limit, reserves the next chunk
+    /// now, so that answering the next query needs no store write (which would take time in
+    /// the reply path). Does nothing once the budget is exhausted. A firmware calls it after
+    /// boot and after each reply; [`Accountant::spend`] still writes if it was not called.
+    pub fn reserve_ahead(&mut self) -> Result<(), BudgetError<S::Error>> {
+        let limit = units_up(self.policy.per_report_limit);
+        let wanted = self.spent_units.saturating_add(limit).min(self.total_units);
+        let covered = self.reserved_units.is_some_and(|reserved| reserved >= wanted);
+        if covered || self.spent_units >= self.total_units {
+            return Ok(());
+        }
+        self.reserve(self.spent_units)
     }
 
     /// ε spent so far (everything reserved before this boot counts as spent).

@@ -33,8 +33,10 @@ use crate::wire::{Hello, MAX_ENCODED_LEN, Message, Refusal, ReplyCache, StreamRe
 /// 130 instructions each, with a geometric tail (`core/tests/sampler_time.rs`: mean 9.6 draws,
 /// P(D ≥ 10 + 10k) ≤ 8^-k). Even at 2 cycles per instruction the slot holds the rest of a
 /// report plus more than 1000 draws, so it is overrun — the only way the timing could depend on
-/// the noise — with probability below 8^-99 ≈ 2^-297 per reply. A state write or erase can
-/// overrun it; when one happens depends only on the public budget state.
+/// the noise — with probability below 8^-99 ≈ 2^-297 per reply. State writes (and, on flash,
+/// erases, which take seconds) are kept out of the reply path: [`DeviceApp::prepare`] reserves
+/// budget ahead while the device is idle. Were a write ever needed inside a reply (a firmware
+/// that does not call `prepare`), its overrun would expose the rest of the work's timing.
 pub const REPLY_SLOT_CYCLES: u32 = 400_000;
 
 /// The private objective and noise the device alone knows, standing in for a sensor: arm `a` of
@@ -134,6 +136,13 @@ impl<S: StateStore, W: Rng> DeviceApp<S, W> {
         });
         // Every reply fits MAX_ENCODED_LEN by construction; an encoding failure sends nothing.
         reply.emit_framed(&mut self.out).ok().map(|bytes| &*bytes)
+    }
+
+    /// Idle-time work, to call after boot and after each reply is sent: writes the next budget
+    /// reservation ahead ([`Reporter::prepare`]) so the reply path never writes the store. A
+    /// failure is not an error here: the next query writes again and refuses if it must.
+    pub fn prepare(&mut self) {
+        let _ = self.reporter.prepare();
     }
 
     /// The reporter (budget state).

@@ -41,6 +41,8 @@ pub enum ParamError {
     PerReportAboveTotal,
     /// The per-report ε floor exceeds the per-report limit: no report could ever be made.
     FloorAboveLimit,
+    /// The reservation chunk is below the per-report limit: a report could need two writes.
+    ChunkBelowLimit,
 }
 
 impl fmt::Display for ParamError {
@@ -68,6 +70,7 @@ impl fmt::Display for ParamError {
             Self::HorizonZero => "the horizon T must be at least 1",
             Self::PerReportAboveTotal => "the per-report epsilon limit exceeds the total budget: lower it",
             Self::FloorAboveLimit => "the per-report epsilon floor exceeds the per-report limit: lower it",
+            Self::ChunkBelowLimit => "the reservation chunk is below the per-report epsilon limit: raise it",
         })
     }
 }

@@ -46,7 +46,9 @@
 //!   released, and the store cannot roll back (two generations and a CRC; missing, torn or
 //!   corrupt state refuses to report; only an explicit provisioning starts a budget). Each boot
 //!   that releases writes its number first and keys its noise from it ([`reporter`]): no noise
-//!   stream is ever replayed. A reset costs at most one reservation chunk of budget.
+//!   stream is ever replayed. A reset costs at most one reservation chunk of budget — so an
+//!   adversary who power-cycles the board can exhaust it in ⌈total/chunk⌉ cycles (a denial of
+//!   service, never a privacy loss).
 //! - **No free observables.** A refusal depends only on the query and the public budget state.
 //!   A non-finite reading is *not* refused: it is charged and released as a fixed value
 //!   ([`reporter::sanitize`]: NaN as 0, ±∞ as the extreme of its sign).
@@ -56,8 +58,9 @@
 //!   arrives; **the firmware must send every reply a fixed time after that byte**
 //!   ([`device::REPLY_SLOT_CYCLES`], as `firmware-example` does), so that when a reply leaves
 //!   depends on nothing private. The slot is overrun only if the work takes longer than the
-//!   slot, which for the sampler has probability below 2^-60 (see
-//!   [`device::REPLY_SLOT_CYCLES`]).
+//!   slot, which for the sampler has probability below 2^-297 (see
+//!   [`device::REPLY_SLOT_CYCLES`]); store writes are made while idle
+//!   ([`device::DeviceApp::prepare`]), not in the reply path.
 //! - **Length.** Every message type has one fixed length on the wire.
 //!
 //! ## What is *not* promised

@@ -55,9 +55,12 @@ pub struct Report {
 }
 
 /// The per-boot key: `PRF(seed, boot) ⊕ entropy` (module docs).
-pub(crate) fn boot_key(seed: &[u8; 32], boot: u64, entropy: &[u8; 32]) -> [u8; 32] {
+/// `purpose` separates the keys of different reporters over one store: block `purpose` of the
+/// keystream (0: [`Reporter`], 1: the local-JDP reporter).
+pub(crate) fn boot_key(seed: &[u8; 32], boot: u64, entropy: &[u8; 32], purpose: u8) -> [u8; 32] {
     let mut prf = ChaCha20Rng::from_seed(*seed);
     prf.set_stream(boot);
+    prf.set_word_pos(16 * u128::from(purpose));
     let mut key = [0u8; 32];
     prf.fill_bytes(&mut key);
     for (k, e) in key.iter_mut().zip(entropy) {
@@ -99,7 +102,7 @@ impl<S: StateStore> Reporter<S> {
     /// ```
     pub fn open(config: DeviceConfig, store: S, entropy: [u8; 32]) -> Result<Self, BudgetError<S::Error>> {
         let accountant = Accountant::open(store, config.policy)?;
-        let rng = ChaCha20Rng::from_seed(boot_key(accountant.seed(), accountant.boot(), &entropy));
+        let rng = ChaCha20Rng::from_seed(boot_key(accountant.seed(), accountant.boot(), &entropy, 0));
         Ok(Self { config, rng, accountant })
     }
 
@@ -130,6 +133,12 @@ impl<S: StateStore> Reporter<S> {
             epsilon_effective: mechanism.epsilon_effective(),
             budget_remaining: self.accountant.remaining(),
         })
+    }
+
+    /// Idle-time work: reserves the next chunk of budget now if the next report would need a
+    /// store write ([`Accountant::reserve_ahead`]), so no write happens in a reply.
+    pub fn prepare(&mut self) -> Result<(), BudgetError<S::Error>> {
+        self.accountant.reserve_ahead()
     }
 
     /// The accountant (spent and remaining budget, boot number).

@@ -210,9 +210,13 @@ enum Slot {
 #[derive(Debug)]
 pub struct LogStore<M> {
     medium: M,
+    /// The last scan, kept up to date by successful writes, so that a save costs one program
+    /// (and a read-back), not a scan of every slot; dropped after any error.
+    cursor: Option<Scan>,
 }
 
 /// The newest record and where the next one goes.
+#[derive(Clone, Copy, Debug)]
 struct Scan {
     newest: Option<(u32, DeviceState)>,
     sector: usize,
@@ -223,7 +227,7 @@ struct Scan {
 impl<M: LogMedium> LogStore<M> {
     /// A store over `medium`.
     pub const fn new(medium: M) -> Self {
-        Self { medium }
+        Self { medium, cursor: None }
     }
 
     /// The medium (e.g. to inspect it in tests).
@@ -279,14 +283,33 @@ impl<M: LogMedium> LogStore<M> {
                 }
             }
         }
-        let mut next_slot = None;
-        for i in slot + 1..M::SLOTS {
+        let next_slot = self.next_blank(sector, slot + 1)?;
+        Ok(Scan { newest: Some((generation, state)), sector, next_slot, blank })
+    }
+
+    /// The first blank slot of `sector` from `from` on.
+    fn next_blank(&mut self, sector: usize, from: usize) -> Result<Option<usize>, StateError<M::Error>> {
+        for i in from..M::SLOTS {
             if matches!(self.slot(sector, i)?, Slot::Blank) {
-                next_slot = Some(i);
-                break;
+                return Ok(Some(i));
             }
         }
-        Ok(Scan { newest: Some((generation, state)), sector, next_slot, blank })
+        Ok(None)
+    }
+
+    /// Programs `record` and reads it back: a write that reports success but did not stick
+    /// (a weak cell, a controller that ignored the command) is an error, not a state to boot
+    /// from later.
+    fn program_checked(
+        &mut self,
+        sector: usize,
+        slot: usize,
+        record: &[u8; RECORD_LEN],
+    ) -> Result<(), StateError<M::Error>> {
+        self.medium.program(sector, slot, record).map_err(StateError::Medium)?;
+        let mut back = [0u8; RECORD_LEN];
+        self.medium.read(sector, slot, &mut back).map_err(StateError::Medium)?;
+        if back == *record { Ok(()) } else { Err(StateError::Corrupt) }
     }
 
     /// Provisions a blank medium with `seed` (32 bytes from a true random source, kept secret).
@@ -297,7 +320,8 @@ impl<M: LogMedium> LogStore<M> {
             return Err(StateError::Corrupt);
         }
         let record = DeviceState::provisioned(seed).encode(1);
-        self.medium.program(0, 0, &record).map_err(StateError::Medium)
+        self.cursor = None;
+        self.program_checked(0, 0, &record)
     }
 
     /// Whether the medium is blank everywhere (never provisioned).
@@ -310,16 +334,23 @@ impl<M: LogMedium> StateStore for LogStore<M> {
     type Error = M::Error;
 
     fn load(&mut self) -> Result<DeviceState, StateError<M::Error>> {
+        self.cursor = None;
         let scan = self.scan()?;
         match scan.newest {
-            Some((_, state)) => Ok(state),
+            Some((_, state)) => {
+                self.cursor = Some(scan);
+                Ok(state)
+            }
             None if scan.blank => Err(StateError::NotProvisioned),
             None => Err(StateError::Corrupt),
         }
     }
 
     fn save(&mut self, state: &DeviceState) -> Result<(), StateError<M::Error>> {
-        let scan = self.scan()?;
+        let scan = match self.cursor.take() {
+            Some(scan) => scan,
+            None => self.scan()?,
+        };
         let Some((generation, current)) = scan.newest else {
             return Err(if scan.blank { StateError::NotProvisioned } else { StateError::Corrupt });
         };
@@ -328,16 +359,20 @@ impl<M: LogMedium> StateStore for LogStore<M> {
             return Err(StateError::Corrupt);
         };
         let record = state.encode(next);
-        match scan.next_slot {
-            Some(slot) => self.medium.program(scan.sector, slot, &record),
+        let (sector, slot) = match scan.next_slot {
+            Some(slot) => (scan.sector, slot),
             None => {
                 // This sector is full: the other one holds only older records. Erase it and
                 // start it with the new record; the full sector keeps the previous state until
                 // the write is complete.
                 let other = 1 - scan.sector;
-                self.medium.erase(other).and_then(|()| self.medium.program(other, 0, &record))
+                self.medium.erase(other).map_err(StateError::Medium)?;
+                (other, 0)
             }
-        }
-        .map_err(StateError::Medium)
+        };
+        self.program_checked(sector, slot, &record)?;
+        let next_slot = self.next_blank(sector, slot + 1)?;
+        self.cursor = Some(Scan { newest: Some((next, *state)), sector, next_slot, blank: false });
+        Ok(())
     }
 }

@@ -230,8 +230,9 @@ impl StateStore for FlakyStore {
 fn storage_failure_refuses_the_report_and_still_counts_the_spend() {
     let config = config(1.0, 2.0);
     let mut dev = Reporter::open(config, FlakyStore { fail: false, inner: fresh() }, [0; 32]).unwrap();
-    assert_eq!(dev.accountant().policy().chunk().get(), 2.0, "the chunk is capped at the total");
     dev.report(0.0, 0.5, None).unwrap();
+    let reserved = dev.accountant().store().inner.state.unwrap().reserved_units;
+    assert_eq!(reserved, 2_000_000_000, "the reservation is capped at the total");
     let mut dev = {
         let mut store = dev.into_store();
         store.fail = true;
@@ -278,4 +279,25 @@ fn every_boot_draws_fresh_noise() {
     assert_ne!(a, draws(&mut other_entropy), "entropy is not mixed into the key");
     let mut same = Reporter::open(config, fresh(), [0; 32]).unwrap();
     assert_eq!(a, draws(&mut same), "a simulation with the same seed and entropy is reproducible");
+}
+
+/// Reserving ahead while idle keeps store writes out of the reply path: after `prepare`, no
+/// report writes; `prepare` writes only when the next report at the limit would not fit.
+#[test]
+fn prepare_writes_ahead_so_reports_never_write() {
+    let policy = BudgetPolicy::new(eps(1.0), eps(40.0)).unwrap();
+    let config = DeviceConfig { policy, ..config(1.0, 40.0) };
+    let mut dev = Reporter::open(config, CountingStore { inner: fresh(), writes: 0 }, [0; 32]).unwrap();
+    dev.prepare().unwrap();
+    assert_eq!(dev.accountant().store().writes, 1, "the boot is written at prepare, before any query");
+    let mut report_writes = 0;
+    for _ in 0..40 {
+        let before = dev.accountant().store().writes;
+        dev.report(0.0, 1.0, None).unwrap();
+        report_writes += dev.accountant().store().writes - before;
+        dev.prepare().unwrap();
+    }
+    assert_eq!(report_writes, 0, "a report wrote the store");
+    assert_eq!(dev.accountant().store().writes, 3, "reservations at 16, 32 and 40");
+    assert_eq!(dev.accountant().remaining(), 0.0);
 }

@@ -199,7 +199,7 @@ fn the_jdp_reporter_has_an_accountant_like_the_reporter() {
     let conf = Confidence { rkhs_bound: 1.0, noise_scale: 0.5, approx_error: 1e-6, zeta: 0.1, scale: 0.1 };
     let client = || DeviceClient::new(0.2, ClientConfig::new(0.5, 0.1, 1.0, 100, conf)).unwrap();
     let e = |x| Epsilon::new(x).unwrap();
-    let policy = BudgetPolicy::new(e(0.5), e(3.0)).unwrap().with_chunk(e(1.0));
+    let policy = BudgetPolicy::new(e(0.5), e(3.0)).unwrap().with_chunk(e(1.0)).unwrap();
     let mut device = JdpReporter::open(client(), policy, MemoryStore::provisioned([2; 32]), [0; 32]).unwrap();
     let mut state = device.client().initial_state();
     device.report(&mut state, &[0.3], 0.7).unwrap();

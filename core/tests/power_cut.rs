@@ -134,7 +134,7 @@ const LIFE: [usize; 5] = [3, 4, 0, 5, 40];
 
 fn config() -> DeviceConfig {
     let e = |x| Epsilon::new(x).unwrap();
-    let policy = BudgetPolicy::new(e(1.0), e(TOTAL)).unwrap().with_chunk(e(0.5));
+    let policy = BudgetPolicy::new(e(0.5), e(TOTAL)).unwrap().with_chunk(e(0.5)).unwrap();
     DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy }
 }
 
@@ -204,7 +204,7 @@ fn cut_everywhere<const N: usize, const FLASH: bool>() -> usize {
     let medium = Sim::<N, FLASH>::blank();
     let full = live(medium.clone()).expect("no cut planned");
     let bytes = medium.0.borrow().written;
-    // Each reset loses at most the rest of a 0.5 chunk.
+    // Each reset loses at most the rest of a chunk (0.5).
     let floor = TOTAL - 0.5 * (LIFE.len() - 1) as f64 - EPS;
     assert!(full.released >= floor - 1e-9, "an uncut life uses its budget: {}", full.released);
     assert!(bytes >= 8 * RECORD_LEN, "too few writes to be a test: {bytes} bytes");

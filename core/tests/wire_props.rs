@@ -71,7 +71,7 @@ fn report() -> impl Strategy<Value = Report> {
     )
 }
 
-const PARAM_ERRORS: [ParamError; 16] = [
+const PARAM_ERRORS: [ParamError; 17] = [
     ParamError::EpsilonNotFinite,
     ParamError::EpsilonNotPositive,
     ParamError::EpsilonTooSmall,
@@ -88,6 +88,7 @@ const PARAM_ERRORS: [ParamError; 16] = [
     ParamError::HorizonZero,
     ParamError::PerReportAboveTotal,
     ParamError::FloorAboveLimit,
+    ParamError::ChunkBelowLimit,
 ];
 
 fn refusal() -> impl Strategy<Value = Refusal> {

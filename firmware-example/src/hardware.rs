@@ -131,7 +131,9 @@ impl LogMedium for FlashMedium {
         let base = slot_address(sector, slot);
         self.unlock();
         self.wait()?;
-        self.flash.cr().write(|w| w.pg().set_bit().psize().psize32());
+        // `modify`, never `write`: FLASH_CR's reset value has LOCK set, and a write with LOCK set
+        // is ignored (the command would silently not happen).
+        self.flash.cr().modify(|_, w| w.ser().clear_bit().pg().set_bit().psize().psize32());
         let mut result = Ok(());
         for (i, chunk) in record.chunks(4).enumerate() {
             let word = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
@@ -139,7 +141,8 @@ impl LogMedium for FlashMedium {
             unsafe { core::ptr::write_volatile((base + 4 * i) as *mut u32, word) };
             result = result.and(self.wait());
         }
-        self.flash.cr().modify(|_, w| w.pg().clear_bit().lock().set_bit());
+        self.flash.cr().modify(|_, w| w.pg().clear_bit());
+        self.flash.cr().modify(|_, w| w.lock().set_bit());
         result
     }
 
@@ -147,12 +150,13 @@ impl LogMedium for FlashMedium {
         self.unlock();
         self.wait()?;
         // SAFETY: SNB takes a sector number 0..=11; ours are 10 and 11.
-        self.flash
-            .cr()
-            .write(|w| unsafe { w.ser().set_bit().snb().bits(SECTORS[sector].0).psize().psize32() });
+        self.flash.cr().modify(|_, w| unsafe {
+            w.pg().clear_bit().ser().set_bit().snb().bits(SECTORS[sector].0).psize().psize32()
+        });
         self.flash.cr().modify(|_, w| w.strt().set_bit());
         let result = self.wait();
-        self.flash.cr().modify(|_, w| w.ser().clear_bit().lock().set_bit());
+        self.flash.cr().modify(|_, w| w.ser().clear_bit());
+        self.flash.cr().modify(|_, w| w.lock().set_bit());
         result
     }
 }

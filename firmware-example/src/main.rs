@@ -72,7 +72,7 @@ fn main() -> ! {
     };
     #[cfg(feature = "qemu")]
     let (entropy, store) = {
-        let mut store = LogStore::new(semihosting::FileMedium);
+        let mut store = LogStore::new(semihosting::FileMedium::new());
         provision_if_blank(&mut store, semihosting::provisioning_seed());
         (semihosting::entropy(), store)
     };
@@ -106,6 +106,8 @@ fn main() -> ! {
     let mut world_rng = ChaCha20Rng::from_seed(entropy);
     world_rng.set_stream(u64::MAX);
     let mut app = DeviceApp::new(reporter, sensor, world_rng, DEVICE_ID);
+    // Boot number and first reservation written now, outside any reply slot.
+    app.prepare();
     loop {
         let Some(byte) = uart.read_byte() else { continue };
         if byte == 0 {
@@ -122,6 +124,7 @@ fn main() -> ! {
             uart.write_all(reply);
             #[cfg(feature = "qemu")]
             probe.0.record(latency);
+            app.prepare(); // the next reservation, if due, while the link is quiet
         }
     }
 }

@@ -80,9 +80,22 @@ pub fn provisioning_seed() -> Option<[u8; 32]> {
 }
 
 /// The device state in `ldp-state.bin`: two slots of one record each, written alternately in
-/// place (`r+b`: no truncation, so a cut write tears only its own slot). A missing file, or
-/// bytes past its end, read as `0xFF` (blank); provisioning creates the file.
-pub struct FileMedium;
+/// place (`r+b`: no truncation, so a cut write tears only its own slot). The whole file is read
+/// at once when sector 0 is read (a scan always starts there), so both slots come from one
+/// read: a missing file reads blank everywhere, bytes past the end of an existing file read
+/// blank, and a failed read is an error, never a blank. Only a blank medium's file is created
+/// (provisioning); afterwards a write that cannot open the file fails.
+pub struct FileMedium {
+    image: [u8; 2 * RECORD_LEN],
+    exists: bool,
+}
+
+impl FileMedium {
+    /// The medium; nothing is read yet.
+    pub const fn new() -> Self {
+        Self { image: [0xFF; 2 * RECORD_LEN], exists: false }
+    }
+}
 
 /// The host refused a file operation.
 #[derive(Clone, Copy, Debug, defmt::Format)]
@@ -99,31 +112,35 @@ impl LogMedium for FileMedium {
     const SLOTS: usize = 1;
 
     fn read(&mut self, sector: usize, _slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), FileError> {
-        buf.fill(0xFF);
-        let Some(fd) = open(STATE_FILE, nr::open::R_BINARY) else {
-            return Ok(()); // no file: blank
-        };
-        let n = read_at(fd, sector * RECORD_LEN, buf);
-        close(fd);
-        match n {
-            Some(n) => {
-                buf[n..].fill(0xFF); // a short file: the missing bytes read blank
-                Ok(())
+        if sector == 0 {
+            self.image.fill(0xFF);
+            self.exists = false;
+            if let Some(fd) = open(STATE_FILE, nr::open::R_BINARY) {
+                self.exists = true;
+                let n = read_at(fd, 0, &mut self.image);
+                close(fd);
+                let n = n.ok_or(FileError)?;
+                self.image[n..].fill(0xFF); // a short file: the missing bytes read blank
             }
-            None => Err(FileError),
         }
+        let at = sector * RECORD_LEN;
+        buf.copy_from_slice(&self.image[at..at + RECORD_LEN]);
+        Ok(())
     }
 
     fn program(&mut self, sector: usize, _slot: usize, record: &[u8; RECORD_LEN]) -> Result<(), FileError> {
-        // Only provisioning creates the file (it writes sector 0 of a blank medium).
-        let fd = match open(STATE_FILE, nr::open::RW_BINARY) {
-            Some(fd) => fd,
-            None if sector == 0 => open(STATE_FILE, nr::open::W_TRUNC_BINARY).ok_or(FileError)?,
-            None => return Err(FileError),
+        let fd = match (open(STATE_FILE, nr::open::RW_BINARY), self.exists) {
+            (Some(fd), _) => fd,
+            (None, false) => open(STATE_FILE, nr::open::W_TRUNC_BINARY).ok_or(FileError)?,
+            (None, true) => return Err(FileError),
         };
         let written = write_at(fd, sector * RECORD_LEN, record);
         close(fd);
-        written.ok_or(FileError)
+        written.ok_or(FileError)?;
+        self.exists = true;
+        let at = sector * RECORD_LEN;
+        self.image[at..at + RECORD_LEN].copy_from_slice(record);
+        Ok(())
     }
 
     fn erase(&mut self, _sector: usize) -> Result<(), FileError> {

@@ -546,7 +546,7 @@ impl<S: StateStore> JdpReporter<S> {
         let epsilon =
             Epsilon::new(client.client().config().epsilon).map_err(|_| BudgetError::CorruptState)?;
         accountant.check(epsilon)?;
-        let rng = ChaCha20Rng::from_seed(boot_key(accountant.seed(), accountant.boot(), &entropy));
+        let rng = ChaCha20Rng::from_seed(boot_key(accountant.seed(), accountant.boot(), &entropy, 1));
         Ok(Self { client, epsilon, accountant, rng })
     }
 

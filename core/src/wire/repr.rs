@@ -386,6 +386,7 @@ const fn param_code(e: ParamError) -> u8 {
         ParamError::HorizonZero => 14,
         ParamError::PerReportAboveTotal => 15,
         ParamError::FloorAboveLimit => 16,
+        ParamError::ChunkBelowLimit => 17,
     }
 }
 
@@ -407,6 +408,7 @@ const fn param_from_code(code: u8) -> Option<ParamError> {
         14 => ParamError::HorizonZero,
         15 => ParamError::PerReportAboveTotal,
         16 => ParamError::FloorAboveLimit,
+        17 => ParamError::ChunkBelowLimit,
         _ => return None,
     })
 }
@@ -687,7 +689,7 @@ mod tests {
                 seen += 1;
             }
         }
-        assert_eq!(seen, 16);
+        assert_eq!(seen, 17);
         assert_eq!(param_from_code(0), None);
     }
 
