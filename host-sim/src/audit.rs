@@ -18,13 +18,18 @@
 //! The deliberately broken mechanisms below are kept as fixtures: an audit that passes them is
 //! broken itself.
 
+use std::path::Path;
 use std::sync::OnceLock;
 
+use ldp_core::device::{DeviceApp, SensorModel};
 use ldp_core::features::FeatureMap;
 use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient};
 use ldp_core::sampler::{DiscreteGaussian, DiscreteLaplace};
 use ldp_core::tree::Tree;
-use ldp_core::{Bound, Epsilon, LaplaceMechanism, TruncationLevel};
+use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, Repr, StreamReader};
+use ldp_core::{
+    Bound, BudgetPolicy, DeviceConfig, Epsilon, LaplaceMechanism, MemoryStore, Reporter, TruncationLevel,
+};
 use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
 use statrs::distribution::{Beta, ContinuousCDF};
@@ -46,8 +51,32 @@ pub struct Case {
     pub claimed_delta: f64,
     /// Whether this is one of our mechanisms (should pass) or a broken fixture (should fail).
     pub ours: bool,
-    /// One run on a neighbour.
-    pub draw: fn(bool, &mut SimRng) -> [f64; STATS],
+    /// How to run it on a neighbour.
+    pub draw: Draw,
+}
+
+/// Draws of a mechanism on a neighbour.
+pub enum Draw {
+    /// One independent run per call.
+    One(fn(bool, &mut SimRng) -> [f64; STATS]),
+    /// `n` independent runs at once, from a seed (a device that is slow to start, e.g. the
+    /// firmware under QEMU). An error (the device failed) makes every statistic NaN.
+    Batch(Box<BatchDraw>),
+}
+
+/// `(high, n, seed)` → `n` draws, or why the device failed.
+pub type BatchDraw = dyn Fn(bool, u64, u64) -> Result<Vec<[f64; STATS]>, String> + Send + Sync;
+
+impl Draw {
+    fn run(&self, high: bool, n: u64, rng: &mut SimRng) -> Vec<[f64; STATS]> {
+        match self {
+            Self::One(draw) => (0..n).map(|_| draw(high, rng)).collect(),
+            Self::Batch(draws) => draws(high, n, rng.next_u64()).unwrap_or_else(|e| {
+                eprintln!("audit: {e}");
+                vec![[f64::NAN; STATS]; n as usize]
+            }),
+        }
+    }
 }
 
 /// The outcome of auditing one case.
@@ -70,6 +99,8 @@ pub struct Verdict {
     pub attack: String,
     /// ε_lb ≤ claimed.
     pub passed: bool,
+    /// Test draws per neighbour.
+    pub samples: u64,
 }
 
 /// Clopper–Pearson (lower, upper) bounds, each one-sided at level `alpha / 2`.
@@ -142,13 +173,11 @@ fn choose_attack(high: &[[f64; STATS]], low: &[[f64; STATS]], delta: f64) -> Att
 pub fn audit(case: &Case, samples: u64, alpha: f64, seed: u64) -> Verdict {
     let mut rng = SimRng::seed_from_u64(seed);
     let train = (samples / 5).max(1000);
-    let draws = |high: bool, n: u64, rng: &mut SimRng| -> Vec<[f64; STATS]> {
-        (0..n).map(|_| (case.draw)(high, rng)).collect()
-    };
-    let (high, low) = (draws(true, train, &mut rng), draws(false, train, &mut rng));
+    let (high, low) = (case.draw.run(true, train, &mut rng), case.draw.run(false, train, &mut rng));
     let attack = choose_attack(&high, &low, case.claimed_delta);
-    let count =
-        |high: bool, rng: &mut SimRng| (0..samples).filter(|_| attack.hits(&(case.draw)(high, rng))).count();
+    let count = |high: bool, rng: &mut SimRng| {
+        case.draw.run(high, samples, rng).iter().filter(|s| attack.hits(s)).count()
+    };
     let k0 = count(true, &mut rng) as u64;
     let k1 = count(false, &mut rng) as u64;
     let (p0_lower, _) = clopper_pearson(k0, samples, alpha);
@@ -164,6 +193,7 @@ pub fn audit(case: &Case, samples: u64, alpha: f64, seed: u64) -> Verdict {
         delta_lower_bound: delta_bound,
         attack: format!("s{} {} {:.6e}", attack.stat, if attack.above { ">" } else { "<" }, attack.threshold),
         passed: bound <= case.claimed_epsilon,
+        samples,
     }
 }
 
@@ -244,6 +274,79 @@ fn jdp_statistics(report: [f64; 5], sigma_gram: f64, sigma_moment: f64) -> [f64;
     [(g00 - g11) / (sigma_gram * sigma_gram) + moment, moment]
 }
 
+/// The production path in process: a provisioned device application (reporter, accountant,
+/// per-boot key, wire format) whose sensor reads f(arm) exactly (R = 0 in the model), configured
+/// with B = R = 0.5 so that C = 1 bounds |f| ≤ 0.9.
+const DEVICE_ARMS: u32 = 100;
+
+fn device_config() -> Option<DeviceConfig> {
+    let half = Bound::new(0.5).ok()?;
+    let policy = BudgetPolicy::new(Epsilon::new(1.0).ok()?, Epsilon::new(100.0).ok()?).ok()?;
+    Some(DeviceConfig { b: half, r: half, policy })
+}
+
+/// The arms where the device's sensor reads its largest and smallest value (neighbours 1.8
+/// apart, against a sensitivity of 2C = 2).
+fn extreme_arms() -> (u32, u32) {
+    static ARMS: OnceLock<(u32, u32)> = OnceLock::new();
+    *ARMS.get_or_init(|| {
+        let Some(sensor) = SensorModel::new(DEVICE_ARMS, 0.0) else { return (0, 0) };
+        let mean = |a: &u32| sensor.mean(*a).unwrap_or(0.0);
+        let by = |a: &u32, b: &u32| mean(a).total_cmp(&mean(b));
+        ((0..DEVICE_ARMS).max_by(by).unwrap_or(0), (0..DEVICE_ARMS).min_by(by).unwrap_or(0))
+    })
+}
+
+fn random32(rng: &mut SimRng) -> [u8; 32] {
+    let mut bytes = [0u8; 32];
+    rng.fill_bytes(&mut bytes);
+    bytes
+}
+
+/// Boots a device on `store` with `entropy`.
+fn boot(store: MemoryStore, entropy: [u8; 32]) -> Option<DeviceApp<MemoryStore, SimRng>> {
+    let reporter = Reporter::open(device_config()?, store, entropy).ok()?;
+    let sensor = SensorModel::new(DEVICE_ARMS, 0.0)?;
+    Some(DeviceApp::new(reporter, sensor, SimRng::seed_from_u64(0), 1))
+}
+
+/// One query at ε = 1 for `arm`, as bytes in and bytes out: the released value.
+fn ask(app: &mut DeviceApp<MemoryStore, SimRng>, seq: u32, arm: u32) -> Option<f64> {
+    let query = Query { round: seq, action: arm, epsilon: Epsilon::new(1.0).ok()?, level: None };
+    let mut buf = [0u8; MAX_ENCODED_LEN];
+    let frame = Repr::new(seq, Message::Query(query)).emit_framed(&mut buf).ok()?.to_vec();
+    let reply = frame.iter().find_map(|&b| app.on_byte(b).map(<[u8]>::to_vec))?;
+    let mut reader = StreamReader::new();
+    for &b in &reply {
+        if let Some(frame) = reader.push(b) {
+            return match Repr::parse(&frame.ok()?).ok()?.message {
+                Message::Report(report) => Some(report.release.value()),
+                _ => None,
+            };
+        }
+    }
+    None
+}
+
+/// Two boots of one device, one query each: `arm_hi` before the reset, `arm_hi` (high) or
+/// `arm_lo` (low) after. `rolled_back`: the broken fixture — a store that does not persist
+/// (the second boot sees the provisioned state again) and no entropy source (the same bytes
+/// every boot), so both boots key the same noise. Statistics: r₁ − r₂ and |r₁ − r₂|.
+fn across_reset(high: bool, rng: &mut SimRng, rolled_back: bool) -> [f64; STATS] {
+    let (hi, lo) = extreme_arms();
+    let provisioned = MemoryStore::provisioned(random32(rng));
+    let entropy = random32(rng);
+    let Some(mut first) = boot(provisioned, entropy) else { return [f64::NAN; STATS] };
+    let Some(r1) = ask(&mut first, 1, hi) else { return [f64::NAN; STATS] };
+    let (store, entropy) = match rolled_back {
+        false => (*first.reporter().accountant().store(), random32(rng)),
+        true => (provisioned, entropy),
+    };
+    let Some(mut second) = boot(store, entropy) else { return [f64::NAN; STATS] };
+    let Some(r2) = ask(&mut second, 1, if high { hi } else { lo }) else { return [f64::NAN; STATS] };
+    [r1 - r2, (r1 - r2).abs()]
+}
+
 /// Our mechanisms and the broken fixtures.
 pub fn cases() -> Vec<Case> {
     vec![
@@ -252,29 +355,29 @@ pub fn cases() -> Vec<Case> {
             claimed_epsilon: 1.0,
             claimed_delta: 0.0,
             ours: true,
-            draw: |high, rng| {
+            draw: Draw::One(|high, rng| {
                 let Some(m) = ctl(1.0, 1.0, 1.0) else { return [f64::NAN; STATS] };
                 released(&m, if high { 2.0 } else { -2.0 }, rng)
-            },
+            }),
         },
         Case {
             name: "LDP-RSE report (truncate at 3)",
             claimed_epsilon: 0.5,
             claimed_delta: 0.0,
             ours: true,
-            draw: |high, rng| {
+            draw: Draw::One(|high, rng| {
                 let m = Epsilon::new(0.5)
                     .and_then(|e| LaplaceMechanism::truncated(e, TruncationLevel::new(3.0)?));
                 let Ok(m) = m else { return [f64::NAN; STATS] };
                 released(&m, if high { 3.0 } else { -3.0 }, rng)
-            },
+            }),
         },
         Case {
             name: "tree: S(1)+S(2)+S(4), T = 4",
             claimed_epsilon: 1.0,
             claimed_delta: 0.0,
             ours: true,
-            draw: |high, rng| {
+            draw: Draw::One(|high, rng| {
                 let Ok(mut tree) = Tree::<3>::new(1.0, 1.0, 4) else { return [f64::NAN; STATS] };
                 let mut sum = 0.0;
                 for t in 1..=4u64 {
@@ -291,14 +394,14 @@ pub fn cases() -> Vec<Case> {
                     }
                 }
                 [sum, 0.0]
-            },
+            }),
         },
         Case {
             name: "local-JDP report (Alg. 3, F = 2)",
             claimed_epsilon: JDP_EPSILON,
             claimed_delta: JDP_DELTA,
             ours: true,
-            draw: |high, rng| {
+            draw: Draw::One(|high, rng| {
                 let Some(client) = jdp_client() else { return [f64::NAN; STATS] };
                 let (x, y) = jdp_neighbour(high);
                 let mut state = client.initial_state();
@@ -310,53 +413,81 @@ pub fn cases() -> Vec<Case> {
                 let m = |i: usize| state.moment[i] as f64 * unit;
                 let report = [g(0, 0), g(0, 1), g(1, 1), m(0), m(1)];
                 jdp_statistics(report, client.gram_sigma(), client.moment_sigma())
-            },
+            }),
+        },
+        Case {
+            name: "device app, wire bytes (in process)",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: true,
+            draw: Draw::One(|high, rng| {
+                let (hi, lo) = extreme_arms();
+                let Some(mut app) = boot(MemoryStore::provisioned(random32(rng)), random32(rng)) else {
+                    return [f64::NAN; STATS];
+                };
+                let r = ask(&mut app, 7, if high { hi } else { lo }).unwrap_or(f64::NAN);
+                [r, 0.0]
+            }),
+        },
+        Case {
+            name: "device app across a reset (in process)",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: true,
+            draw: Draw::One(|high, rng| across_reset(high, rng, false)),
+        },
+        Case {
+            name: "FIXTURE device that reuses its key after a reset",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: false,
+            draw: Draw::One(|high, rng| across_reset(high, rng, true)),
         },
         Case {
             name: "FIXTURE halved noise",
             claimed_epsilon: 1.0,
             claimed_delta: 0.0,
             ours: false,
-            draw: |high, rng| {
+            draw: Draw::One(|high, rng| {
                 let Some(m) = ctl(1.0, 1.0, 1.0) else { return [f64::NAN; STATS] };
                 let (num, den) = m.noise().scale_fraction();
                 let Some(half) = DiscreteLaplace::new(num / 2, den) else { return [f64::NAN; STATS] };
                 let i = m.grid_index(if high { 2.0 } else { -2.0 }).unwrap_or(0) + half.sample(rng);
                 [i as f64, 0.0]
-            },
+            }),
         },
         Case {
             name: "FIXTURE missing clamp (reading 3x the bound)",
             claimed_epsilon: 1.0,
             claimed_delta: 0.0,
             ours: false,
-            draw: |high, rng| {
+            draw: Draw::One(|high, rng| {
                 let Some(m) = ctl(1.0, 1.0, 1.0) else { return [f64::NAN; STATS] };
                 // A faulty sensor reads ±6 with B + R = 2; without the clamp it goes straight on.
                 let y = if high { 6.0 } else { -6.0 };
                 let index = (y / 2f64.powi(m.grid_log2())).round() as i64 + m.noise().sample(rng);
                 [index as f64, 0.0]
-            },
+            }),
         },
         Case {
             name: "FIXTURE naive float Laplace",
             claimed_epsilon: 1.0,
             claimed_delta: 0.0,
             ours: false,
-            draw: |high, rng| {
+            draw: Draw::One(|high, rng| {
                 // y + Lap(2/ε) by inverse CDF in f64 for neighbours 0 and 1 (sensitivity 1 … 2).
                 let u = ((rng.next_u64() >> 11) + 1) as f64 * 2f64.powi(-53);
                 let sign = if rng.next_u32() & 1 == 1 { 1.0 } else { -1.0 };
                 let v = if high { 0.0 } else { 1.0 } + sign * 2.0 * u.ln();
                 [v, off_grid(v)]
-            },
+            }),
         },
         Case {
             name: "FIXTURE JDP Gaussian at Laplace scale Δ/ε",
             claimed_epsilon: JDP_EPSILON,
             claimed_delta: JDP_DELTA,
             ours: false,
-            draw: |high, rng| {
+            draw: Draw::One(|high, rng| {
                 // The client's report with σ = Δ/ε per block instead of Δ/√ρ: the scale of a
                 // Laplace mechanism, a common slip when switching to Gaussian noise.
                 let Some(client) = jdp_client() else { return [f64::NAN; STATS] };
@@ -377,8 +508,109 @@ pub fn cases() -> Vec<Case> {
                     *r = ((mean[i] * steps).round() + n.sample(rng) as f64) / steps;
                 }
                 jdp_statistics(report, gn.sigma() / steps, mn.sigma() / steps)
-            },
+            }),
         },
+    ]
+}
+
+/// How a QEMU audit row uses the firmware.
+#[derive(Clone, Copy)]
+enum Firmware {
+    /// One report per draw.
+    Report,
+    /// Two boots of one device, one report each (r₁ at the high arm, r₂ at the high or low arm):
+    /// draws pair the i-th reports of the two boots. `rolled_back`: the fixture restores the
+    /// state file and replays the boot entropy before the second boot.
+    AcrossReset { rolled_back: bool },
+}
+
+/// Reports per device: the firmware's 1000 ε at ε = 1, less what resets and the reservation
+/// chunk (16) may cost.
+const FIRMWARE_REPORTS: u64 = 900;
+
+/// `n` draws of `kind` from the firmware `elf` under QEMU, on as many new devices as the budget
+/// needs. The firmware's sensor reads f(arm) + U[−1, 1] with B = R = 1.
+fn firmware_draws(
+    elf: &Path,
+    kind: Firmware,
+    high: bool,
+    n: u64,
+    seed: u64,
+) -> Result<Vec<[f64; STATS]>, String> {
+    use crate::transport::{QemuDevice, WireClient};
+    let (hi, lo) = extreme_arms();
+    let eps = Epsilon::new(1.0).map_err(|e| e.to_string())?;
+    let per_device = match kind {
+        Firmware::Report => FIRMWARE_REPORTS,
+        Firmware::AcrossReset { .. } => FIRMWARE_REPORTS / 2,
+    };
+    let e = |e: std::io::Error| e.to_string();
+    let mut rng = SimRng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(n as usize);
+    let mut device = 0;
+    while (out.len() as u64) < n {
+        let m = per_device.min(n - out.len() as u64);
+        let dir = std::env::temp_dir()
+            .join(format!("ldp-audit-{}-{seed:016x}-{high}-{device}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        device += 1;
+        let ask = |qemu: &mut QemuDevice, arm: u32| -> Result<Vec<f64>, String> {
+            let mut client = WireClient::new(qemu.connect().map_err(e)?);
+            (0..m)
+                .map(|i| match client.query(i as u32, arm, eps, None) {
+                    Ok(Ok(report)) => Ok(report.release.value()),
+                    other => Err(format!("the firmware did not report: {other:?}")),
+                })
+                .collect()
+        };
+        let result = match kind {
+            Firmware::Report => {
+                let mut qemu = QemuDevice::start(elf, &dir).map_err(e)?;
+                ask(&mut qemu, if high { hi } else { lo }).map(|r| r.into_iter().map(|v| [v, 0.0]).collect())
+            }
+            Firmware::AcrossReset { rolled_back } => (|| {
+                let entropy = rolled_back.then(|| random32(&mut rng));
+                let mut qemu = QemuDevice::start_with(elf, &dir, &[], entropy).map_err(e)?;
+                let mut client = WireClient::new(qemu.connect().map_err(e)?);
+                client.hello().map_err(|e| e.to_string())?; // provisioned by now
+                drop(client);
+                let provisioned = std::fs::read(dir.join("ldp-state.bin")).map_err(e)?;
+                let first = ask(&mut qemu, hi)?;
+                qemu.kill();
+                if rolled_back {
+                    std::fs::write(dir.join("ldp-state.bin"), &provisioned).map_err(e)?;
+                }
+                let mut qemu = QemuDevice::start_with(elf, &dir, &[], entropy).map_err(e)?;
+                let second = ask(&mut qemu, if high { hi } else { lo })?;
+                Ok(first.iter().zip(&second).map(|(a, b)| [a - b, (a - b).abs()]).collect::<Vec<_>>())
+            })(),
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        out.extend(result?);
+    }
+    Ok(out)
+}
+
+/// The production path on the real firmware under QEMU (`elf`), with its broken fixture.
+pub fn firmware_cases(elf: &Path) -> Vec<Case> {
+    let case = |name, ours, kind: Firmware| {
+        let elf = elf.to_path_buf();
+        Case {
+            name,
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours,
+            draw: Draw::Batch(Box::new(move |high, n, seed| firmware_draws(&elf, kind, high, n, seed))),
+        }
+    };
+    vec![
+        case("firmware report (QEMU)", true, Firmware::Report),
+        case("firmware across a reset (QEMU)", true, Firmware::AcrossReset { rolled_back: false }),
+        case(
+            "FIXTURE firmware, state and entropy rolled back (QEMU)",
+            false,
+            Firmware::AcrossReset { rolled_back: true },
+        ),
     ]
 }
 

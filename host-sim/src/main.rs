@@ -41,6 +41,14 @@ enum Command {
         /// Where to write audit.json [default: results/audit].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Also audit the real firmware under QEMU (build it first: cd firmware-example &&
+        /// cargo build --release), at --qemu-samples draws per neighbour.
+        #[arg(long)]
+        qemu: bool,
+        /// Test draws per neighbour for the QEMU rows (each draw is a report over the emulated
+        /// UART, about 150 a second).
+        #[arg(long, default_value_t = 2_000)]
+        qemu_samples: u64,
     },
     /// Privatise a stream of rewards on the in-process device and compare what was released
     /// with the raw data and the theory.
@@ -133,7 +141,9 @@ fn main() -> ExitCode {
             Ok(())
         }
         Some(Command::Run(args)) => run(*args),
-        Some(Command::Audit { samples, seed, out }) => audit(samples, seed, out),
+        Some(Command::Audit { samples, seed, out, qemu, qemu_samples }) => {
+            audit(samples, seed, out, qemu.then_some(qemu_samples))
+        }
         Some(Command::Privatise { eps, reports, b, r, seed }) => {
             privatise(PrivatiseConfig { epsilon: eps, reports, b, r, seed })
                 .map(|s| print!("{s}"))
@@ -293,20 +303,34 @@ fn run(cli: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn audit(samples: u64, seed: u64, out: Option<PathBuf>) -> Result<(), String> {
+fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Result<(), String> {
     use host_sim::audit;
-    if samples < 1000 {
-        return Err(format!("--samples must be at least 1000, got {samples}"));
+    if samples < 1000 || qemu.is_some_and(|q| q < 1000) {
+        return Err(format!(
+            "--samples and --qemu-samples must be at least 1000, got {samples} and {qemu:?}"
+        ));
     }
     let alpha = 1e-6;
     eprintln!("auditing with {samples} draws per neighbour, Clopper-Pearson at alpha = {alpha} ...");
-    let verdicts = audit::audit_all(&audit::cases(), samples, alpha, seed);
+    let mut verdicts = audit::audit_all(&audit::cases(), samples, alpha, seed);
+    if let Some(qemu_samples) = qemu {
+        let elf = host_sim::runner::default_firmware_elf();
+        if !elf.is_file() {
+            return Err(format!(
+                "no firmware at {}: build it with (cd firmware-example && cargo build --release)",
+                elf.display()
+            ));
+        }
+        eprintln!("auditing the firmware under QEMU with {qemu_samples} draws per neighbour ...");
+        verdicts.extend(audit::audit_all(&audit::firmware_cases(&elf), qemu_samples, alpha, seed));
+    }
     print!("{}", audit::table(&verdicts));
     let dir = out.unwrap_or_else(|| PathBuf::from("results").join("audit"));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join("audit.json");
     let record = serde_json::json!({
         "samples_per_neighbour": samples,
+        "qemu_samples_per_neighbour": qemu,
         "alpha": alpha,
         "seed": seed,
         "verdicts": verdicts,

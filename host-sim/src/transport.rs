@@ -316,11 +316,18 @@ pub struct QemuDevice {
 impl QemuDevice {
     /// Boots `elf` in `workdir` (created if needed).
     pub fn start(elf: &Path, workdir: &Path) -> io::Result<Self> {
-        Self::start_with(elf, workdir, &[])
+        Self::start_with(elf, workdir, &[], None)
     }
 
-    /// [`start`](Self::start) with extra QEMU arguments (e.g. `-icount shift=0`).
-    pub fn start_with(elf: &Path, workdir: &Path, extra: &[&str]) -> io::Result<Self> {
+    /// [`start`](Self::start) with extra QEMU arguments (e.g. `-icount shift=0`), and, for the
+    /// audit's broken fixture only, `entropy` to replay as the boot entropy instead of fresh OS
+    /// entropy (a device without a TRNG).
+    pub fn start_with(
+        elf: &Path,
+        workdir: &Path,
+        extra: &[&str],
+        entropy: Option<[u8; 32]>,
+    ) -> io::Result<Self> {
         if !elf.is_file() {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
@@ -334,7 +341,11 @@ impl QemuDevice {
         if !workdir.join("ldp-state.bin").exists() {
             std::fs::write(workdir.join("ldp-provision.bin"), os_random()?)?;
         }
-        std::fs::write(workdir.join("ldp-entropy.bin"), os_random()?)?;
+        let entropy = match entropy {
+            Some(bytes) => bytes,
+            None => os_random()?,
+        };
+        std::fs::write(workdir.join("ldp-entropy.bin"), entropy)?;
         // Pick a free port: bind to port 0, read it, release it for QEMU.
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let child = Command::new("qemu-system-arm")

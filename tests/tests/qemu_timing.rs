@@ -54,7 +54,7 @@ fn measure(elf: &Path, name: &str) -> (Vec<f64>, Vec<f64>) {
     std::fs::create_dir_all(&workdir).unwrap();
     std::fs::write(workdir.join("ldp-timing.bin"), []).unwrap();
     let icount = ["-icount", "shift=0,sleep=off,align=off"];
-    let mut qemu = QemuDevice::start_with(elf, &workdir, &icount).unwrap();
+    let mut qemu = QemuDevice::start_with(elf, &workdir, &icount, None).unwrap();
     let mut client = WireClient::new(qemu.connect().unwrap());
     // The hello may need a resend (its first bytes can arrive before the firmware's UART is up);
     // after it, a resend would add a probe record: be patient.
