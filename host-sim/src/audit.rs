@@ -21,11 +21,12 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
+use ldp_core::bandit::{Exp3Params, PrivateExp3, PrivateHedge, PrivateSum};
 use ldp_core::device::{DeviceApp, SensorModel};
 use ldp_core::features::FeatureMap;
 use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient};
 use ldp_core::sampler::{DiscreteGaussian, DiscreteLaplace};
-use ldp_core::tree::Tree;
+use ldp_core::tree::{AdaptiveTree, Tree, VectorTree};
 use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, Repr, StreamReader};
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, LaplaceMechanism, MemoryStore, Reporter, TruncationLevel,
@@ -347,6 +348,123 @@ fn across_reset(high: bool, rng: &mut SimRng, rolled_back: bool) -> [f64; STATS]
     [r1 - r2, (r1 - r2).abs()]
 }
 
+/// The first of four values differs (±1, the rest 0); the statistic sums the releases at
+/// t = 1, 2, 4, each of which contains the first value. Built at `eps` (the claim is 1: a
+/// fixture builds at 3 = the depth, i.e. without splitting ε across the levels).
+fn tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
+    let Ok(mut tree) = Tree::<3>::new(eps, 1.0, 4) else { return [f64::NAN; STATS] };
+    let mut sum = 0.0;
+    for t in 1..=4u64 {
+        let x = if t > 1 {
+            0.0
+        } else if high {
+            1.0
+        } else {
+            -1.0
+        };
+        let Ok(r) = tree.insert(x, rng) else { return [f64::NAN; STATS] };
+        if t != 3 {
+            sum += r.value();
+        }
+    }
+    [sum, 0.0]
+}
+
+/// As [`tree_sum`] on the adaptive tree (seed 004 Alg. 2) with bounds 1, 1, 2, 2 (B_max = 2).
+fn adaptive_tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
+    let Ok(mut tree) = AdaptiveTree::<3>::new(eps, 2.0, 4) else { return [f64::NAN; STATS] };
+    let mut sum = 0.0;
+    for t in 1..=4u64 {
+        let x = if t > 1 {
+            0.0
+        } else if high {
+            1.0
+        } else {
+            -1.0
+        };
+        let bound = if t <= 2 { 1.0 } else { 2.0 };
+        let Ok(r) = tree.insert(x, bound, rng) else { return [f64::NAN; STATS] };
+        if t != 3 {
+            sum += r.value();
+        }
+    }
+    [sum, 0.0]
+}
+
+/// As [`tree_sum`] on a two-coordinate vector tree: the first vector is (1, −1) or (−1, 1); the
+/// statistic is coordinate 0 minus coordinate 1 of the summed releases.
+fn vector_tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
+    let Ok(mut tree) = VectorTree::<2, 3>::new(eps, 1.0, 4) else { return [f64::NAN; STATS] };
+    let mut sum = 0.0;
+    for t in 1..=4u64 {
+        let s = if high { 1.0 } else { -1.0 };
+        let x = if t > 1 { [0.0, 0.0] } else { [s, -s] };
+        let Ok(r) = tree.insert(&x, rng) else { return [f64::NAN; STATS] };
+        if t != 3 {
+            let v = r.values();
+            sum += v[0] - v[1];
+        }
+    }
+    [sum, 0.0]
+}
+
+/// Seed 004's private sum of four values truncated at B = 2, the first ±2. The fixture adds
+/// noise calibrated to a sensitivity of M grid steps instead of 2M.
+fn private_sum(high: bool, rng: &mut SimRng, broken: bool) -> [f64; STATS] {
+    let (Ok(level), Ok(eps)) = (TruncationLevel::new(2.0), Epsilon::new(1.0)) else {
+        return [f64::NAN; STATS];
+    };
+    let Ok(mut sum) = PrivateSum::new(level, eps) else { return [f64::NAN; STATS] };
+    for x in [if high { 2.0 } else { -2.0 }, 0.5, -0.5, 1.0] {
+        if sum.add(x).is_err() {
+            return [f64::NAN; STATS];
+        }
+    }
+    if !broken {
+        return [sum.release(rng).value(), 0.0];
+    }
+    let Some(noise) = DiscreteLaplace::new((sum.max_index() as u64) * 1024, 1024) else {
+        return [f64::NAN; STATS];
+    };
+    [libm::scalbn((sum.exact_index() + noise.sample(rng)) as f64, sum.grid_log2()), 0.0]
+}
+
+/// Private Hedge over four rounds, the first losses (1, 0) or (0, 1), then (½, ½); the
+/// statistic sums L̃_t[0] − L̃_t[1] over t = 1, 2, 4.
+fn hedge(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
+    let Ok(mut hedge) = PrivateHedge::<2, 3>::new(eps, 4, 0.1, rng) else { return [f64::NAN; STATS] };
+    let mut sum = 0.0;
+    for t in 1..=4u64 {
+        let losses = match (t, high) {
+            (1, true) => [1.0, 0.0],
+            (1, false) => [0.0, 1.0],
+            _ => [0.5, 0.5],
+        };
+        if hedge.observe(&losses, rng).is_err() {
+            return [f64::NAN; STATS];
+        }
+        if t != 3 {
+            let l = hedge.noisy_cumulative();
+            sum += l[0] - l[1];
+        }
+    }
+    [sum, 0.0]
+}
+
+/// Private EXP3 (seed 002 Alg. 4) for one round: the arm it chose sees loss 1 or 0; the
+/// statistic is that arm's probability in round 2 (a function of the released loss). The
+/// fixture runs at 2ε, i.e. noise for a loss range of ½ instead of 1.
+fn exp3(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
+    let Ok(eps) = Epsilon::new(eps) else { return [f64::NAN; STATS] };
+    let Ok(params) = Exp3Params::new(0.1, 0.1) else { return [f64::NAN; STATS] };
+    let Ok(mut exp3) = PrivateExp3::<2>::with_params(eps, params) else { return [f64::NAN; STATS] };
+    let arm = exp3.select(rng);
+    if exp3.observe(arm, if high { 1.0 } else { 0.0 }, rng).is_err() {
+        return [f64::NAN; STATS];
+    }
+    [exp3.probabilities()[arm], 0.0]
+}
+
 /// Our mechanisms and the broken fixtures.
 pub fn cases() -> Vec<Case> {
     vec![
@@ -377,24 +495,42 @@ pub fn cases() -> Vec<Case> {
             claimed_epsilon: 1.0,
             claimed_delta: 0.0,
             ours: true,
-            draw: Draw::One(|high, rng| {
-                let Ok(mut tree) = Tree::<3>::new(1.0, 1.0, 4) else { return [f64::NAN; STATS] };
-                let mut sum = 0.0;
-                for t in 1..=4u64 {
-                    let x = if t == 1 && high {
-                        1.0
-                    } else if t == 1 {
-                        -1.0
-                    } else {
-                        0.0
-                    };
-                    let Ok(r) = tree.insert(x, rng) else { return [f64::NAN; STATS] };
-                    if t != 3 {
-                        sum += r.value();
-                    }
-                }
-                [sum, 0.0]
-            }),
+            draw: Draw::One(|high, rng| tree_sum(high, rng, 1.0)),
+        },
+        Case {
+            name: "adaptive tree, B_t = 1, 1, 2, 2",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: true,
+            draw: Draw::One(|high, rng| adaptive_tree_sum(high, rng, 1.0)),
+        },
+        Case {
+            name: "vector tree (D = 2), T = 4",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: true,
+            draw: Draw::One(|high, rng| vector_tree_sum(high, rng, 1.0)),
+        },
+        Case {
+            name: "private sum (B = 2, 4 values)",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: true,
+            draw: Draw::One(|high, rng| private_sum(high, rng, false)),
+        },
+        Case {
+            name: "private Hedge (2 experts, T = 4)",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: true,
+            draw: Draw::One(|high, rng| hedge(high, rng, 1.0)),
+        },
+        Case {
+            name: "private EXP3 (2 arms, one loss)",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: true,
+            draw: Draw::One(|high, rng| exp3(high, rng, 1.0)),
         },
         Case {
             name: "local-JDP report (Alg. 3, F = 2)",
@@ -442,6 +578,51 @@ pub fn cases() -> Vec<Case> {
             claimed_delta: 0.0,
             ours: false,
             draw: Draw::One(|high, rng| across_reset(high, rng, true)),
+        },
+        Case {
+            name: "FIXTURE tree, eps not split across levels",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: false,
+            draw: Draw::One(|high, rng| tree_sum(high, rng, 3.0)),
+        },
+        Case {
+            name: "FIXTURE adaptive tree, eps not split",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: false,
+            draw: Draw::One(|high, rng| adaptive_tree_sum(high, rng, 3.0)),
+        },
+        Case {
+            name: "FIXTURE vector tree, eps not split",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: false,
+            draw: Draw::One(|high, rng| vector_tree_sum(high, rng, 3.0)),
+        },
+        Case {
+            name: "FIXTURE private sum, sensitivity M not 2M",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: false,
+            draw: Draw::One(|high, rng| private_sum(high, rng, true)),
+        },
+        Case {
+            name: "FIXTURE private Hedge, eps not split (N depth)",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: false,
+            // Node noise at N·depth/ε is the whole calibration; a build that forgets it runs at
+            // 6ε here (N = 2, depth 3). The padding of L̃_t to `depth` noise terms makes the
+            // mechanism far more private than claimed, so a smaller slip stays below the claim.
+            draw: Draw::One(|high, rng| hedge(high, rng, 6.0)),
+        },
+        Case {
+            name: "FIXTURE private EXP3, noise for range 1/2",
+            claimed_epsilon: 1.0,
+            claimed_delta: 0.0,
+            ours: false,
+            draw: Draw::One(|high, rng| exp3(high, rng, 2.0)),
         },
         Case {
             name: "FIXTURE halved noise",
@@ -519,8 +700,9 @@ enum Firmware {
     /// One report per draw.
     Report,
     /// Two boots of one device, one report each (r₁ at the high arm, r₂ at the high or low arm):
-    /// draws pair the i-th reports of the two boots. `rolled_back`: the fixture restores the
-    /// state file and replays the boot entropy before the second boot.
+    /// draws pair the i-th reports of the two boots. `rolled_back`: the fixture wipes the state
+    /// file before the second boot and replays the same bytes as seed material and entropy (no
+    /// persistent store, no TRNG).
     AcrossReset { rolled_back: bool },
 }
 
@@ -545,6 +727,8 @@ fn firmware_draws(
         Firmware::AcrossReset { .. } => FIRMWARE_REPORTS / 2,
     };
     let e = |e: std::io::Error| e.to_string();
+    // Virtual time = instructions, and the reply slot's sleep costs no real time.
+    let icount = ["-icount", "shift=0,sleep=off,align=off"];
     let mut rng = SimRng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(n as usize);
     let mut device = 0;
@@ -565,22 +749,18 @@ fn firmware_draws(
         };
         let result = match kind {
             Firmware::Report => {
-                let mut qemu = QemuDevice::start(elf, &dir).map_err(e)?;
+                let mut qemu = QemuDevice::start_with(elf, &dir, &icount, None).map_err(e)?;
                 ask(&mut qemu, if high { hi } else { lo }).map(|r| r.into_iter().map(|v| [v, 0.0]).collect())
             }
             Firmware::AcrossReset { rolled_back } => (|| {
-                let entropy = rolled_back.then(|| random32(&mut rng));
-                let mut qemu = QemuDevice::start_with(elf, &dir, &[], entropy).map_err(e)?;
-                let mut client = WireClient::new(qemu.connect().map_err(e)?);
-                client.hello().map_err(|e| e.to_string())?; // provisioned by now
-                drop(client);
-                let provisioned = std::fs::read(dir.join("ldp-state.bin")).map_err(e)?;
+                let replay = rolled_back.then(|| random32(&mut rng));
+                let mut qemu = QemuDevice::start_with(elf, &dir, &icount, replay).map_err(e)?;
                 let first = ask(&mut qemu, hi)?;
                 qemu.kill();
                 if rolled_back {
-                    std::fs::write(dir.join("ldp-state.bin"), &provisioned).map_err(e)?;
+                    std::fs::remove_file(dir.join("ldp-state.bin")).map_err(e)?;
                 }
-                let mut qemu = QemuDevice::start_with(elf, &dir, &[], entropy).map_err(e)?;
+                let mut qemu = QemuDevice::start_with(elf, &dir, &icount, replay).map_err(e)?;
                 let second = ask(&mut qemu, if high { hi } else { lo })?;
                 Ok(first.iter().zip(&second).map(|(a, b)| [a - b, (a - b).abs()]).collect::<Vec<_>>())
             })(),
@@ -607,7 +787,7 @@ pub fn firmware_cases(elf: &Path) -> Vec<Case> {
         case("firmware report (QEMU)", true, Firmware::Report),
         case("firmware across a reset (QEMU)", true, Firmware::AcrossReset { rolled_back: false }),
         case(
-            "FIXTURE firmware, state and entropy rolled back (QEMU)",
+            "FIXTURE firmware, store wiped, no TRNG (QEMU)",
             false,
             Firmware::AcrossReset { rolled_back: true },
         ),

@@ -320,13 +320,14 @@ impl QemuDevice {
     }
 
     /// [`start`](Self::start) with extra QEMU arguments (e.g. `-icount shift=0`), and, for the
-    /// audit's broken fixture only, `entropy` to replay as the boot entropy instead of fresh OS
-    /// entropy (a device without a TRNG).
+    /// audit's broken fixture only, `replay`: 32 bytes to use as the boot entropy and, for a
+    /// new device, as its seed material, instead of fresh OS entropy (a device without a TRNG
+    /// whose store is wiped: it boots the same way every time).
     pub fn start_with(
         elf: &Path,
         workdir: &Path,
         extra: &[&str],
-        entropy: Option<[u8; 32]>,
+        replay: Option<[u8; 32]>,
     ) -> io::Result<Self> {
         if !elf.is_file() {
             return Err(io::Error::new(
@@ -338,14 +339,14 @@ impl QemuDevice {
             ));
         }
         std::fs::create_dir_all(workdir)?;
-        if !workdir.join("ldp-state.bin").exists() {
-            std::fs::write(workdir.join("ldp-provision.bin"), os_random()?)?;
-        }
-        let entropy = match entropy {
-            Some(bytes) => bytes,
-            None => os_random()?,
+        let random = || match replay {
+            Some(bytes) => Ok(bytes),
+            None => os_random(),
         };
-        std::fs::write(workdir.join("ldp-entropy.bin"), entropy)?;
+        if !workdir.join("ldp-state.bin").exists() {
+            std::fs::write(workdir.join("ldp-provision.bin"), random()?)?;
+        }
+        std::fs::write(workdir.join("ldp-entropy.bin"), random()?)?;
         // Pick a free port: bind to port 0, read it, release it for QEMU.
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let child = Command::new("qemu-system-arm")
