@@ -24,7 +24,9 @@ use std::sync::OnceLock;
 use ldp_core::bandit::{Exp3Params, PrivateExp3, PrivateHedge, PrivateSum};
 use ldp_core::device::{DeviceApp, SensorModel};
 use ldp_core::features::FeatureMap;
-use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient};
+use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient, SymmetricTree, TreeConfig};
+
+const FIXTURE_EPS: f64 = 3.0;
 use ldp_core::sampler::{DiscreteGaussian, DiscreteLaplace};
 use ldp_core::tree::{AdaptiveTree, Tree, VectorTree};
 use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, Repr, StreamReader};
@@ -465,6 +467,31 @@ fn exp3(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
     [exp3.probabilities()[arm], 0.0]
 }
 
+/// The symmetric-matrix tree of seed 003 (JDP) for T = 4 rows in R² (‖z‖ ≤ 1): the first row
+/// is (1, 0) or (0, 1) (the largest Gram change, √2 in Frobenius norm), the rest 0; the
+/// statistic sums N_t[0,0] − N_t[1,1] over the releases at t = 1, 2, 4.
+fn symmetric_tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
+    const LEN: usize = SymmetricTree::<[i64; 0]>::buffer_len(2, 4);
+    let config = TreeConfig::new(eps, JDP_DELTA, 1.0, 4);
+    let Ok(mut tree) = SymmetricTree::new([0i64; LEN], 2, config) else { return [f64::NAN; STATS] };
+    let mut sum = 0.0;
+    let mut out = [0i64; 3];
+    for t in 1..=4u64 {
+        let row = match (t, high) {
+            (1, true) => [1.0, 0.0],
+            (1, false) => [0.0, 1.0],
+            _ => [0.0, 0.0],
+        };
+        if tree.insert(&row, rng).is_err() || tree.release_into(&mut out).is_err() {
+            return [f64::NAN; STATS];
+        }
+        if t != 3 {
+            sum += tree.value(out[0]) - tree.value(out[2]);
+        }
+    }
+    [sum, 0.0]
+}
+
 /// Our mechanisms and the broken fixtures.
 pub fn cases() -> Vec<Case> {
     vec![
@@ -510,6 +537,13 @@ pub fn cases() -> Vec<Case> {
             claimed_delta: 0.0,
             ours: true,
             draw: Draw::One(|high, rng| vector_tree_sum(high, rng, 1.0)),
+        },
+        Case {
+            name: "symmetric JDP tree (m = 2), T = 4",
+            claimed_epsilon: JDP_EPSILON,
+            claimed_delta: JDP_DELTA,
+            ours: true,
+            draw: Draw::One(|high, rng| symmetric_tree_sum(high, rng, JDP_EPSILON)),
         },
         Case {
             name: "private sum (B = 2, 4 values)",
@@ -599,6 +633,13 @@ pub fn cases() -> Vec<Case> {
             claimed_delta: 0.0,
             ours: false,
             draw: Draw::One(|high, rng| vector_tree_sum(high, rng, 3.0)),
+        },
+        Case {
+            name: "FIXTURE symmetric JDP tree, eps not split",
+            claimed_epsilon: JDP_EPSILON,
+            claimed_delta: JDP_DELTA,
+            ours: false,
+            draw: Draw::One(|high, rng| symmetric_tree_sum(high, rng, FIXTURE_EPS)),
         },
         Case {
             name: "FIXTURE private sum, sensitivity M not 2M",

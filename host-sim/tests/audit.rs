@@ -1,5 +1,6 @@
 //! The privacy audit passes our mechanisms (CTL, the LDP-RSE report, the scalar, adaptive and
-//! vector trees, the private sum, private Hedge and EXP3, the local-JDP Gaussian report at
+//! vector trees, the symmetric JDP tree, the private sum, private Hedge and EXP3, the local-JDP
+//! Gaussian report at
 //! (ε, δ), and the production path: device app bytes, and two boots of one device) and catches
 //! every broken fixture (a device that reuses its key after a reset, trees and Hedge without ε
 //! split across levels, a sum at half its sensitivity, EXP3's noise for half the loss range,

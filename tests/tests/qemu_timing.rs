@@ -73,12 +73,16 @@ fn measure(elf: &Path, name: &str) -> (Vec<f64>, Vec<f64>) {
         })
         .collect();
     assert_eq!(client.resends, 0, "a resend would add a probe record");
+    // The probe writes a reply's record just after sending it: one more exchange makes sure
+    // the last query's record is on disk before the emulator is killed.
+    client.hello().unwrap();
     drop(client);
     qemu.kill();
     let bytes = std::fs::read(workdir.join("ldp-timing.bin")).unwrap();
     let latency: Vec<f64> = bytes
         .chunks_exact(4)
-        .skip(1) // the hello
+        .skip(1) // the first hello
+        .take(REPLIES) // not the last hello's, if it was written
         .map(|c| f64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
         .collect();
     assert_eq!(latency.len(), REPLIES, "one probe record per reply");
