@@ -1,12 +1,11 @@
 //! The privacy audit passes our mechanisms (CTL, the LDP-RSE report, the scalar, adaptive and
 //! vector trees, the symmetric JDP tree, the private sum, private Hedge and EXP3, the local-JDP
-//! Gaussian report at
-//! (ε, δ), and the production path: device app bytes, and two boots of one device) and catches
-//! every broken fixture (a device that reuses its key after a reset, trees and Hedge without ε
-//! split across levels, a sum at half its sensitivity, EXP3's noise for half the loss range,
-//! halved noise, missing clamp, naive floating-point Laplace, Gaussian noise at the Laplace
-//! scale). Each verdict is a Clopper–Pearson bound at α = 1e-6 with a fixed seed. The firmware
-//! rows (`host-sim audit --qemu`) are checked in `tests/tests/qemu_audit.rs`.
+//! Gaussian report at (ε, δ), and the production path: device app bytes, and two boots of one
+//! device) and catches every broken fixture (a device that reuses its key after a reset, trees
+//! and Hedge without ε split across levels, a sum at half its sensitivity, EXP3's noise for half
+//! the loss range, halved noise, missing clamp, naive floating-point Laplace, Gaussian noise at
+//! the Laplace scale). Each verdict is a Clopper–Pearson bound at α = 1e-6 with a fixed seed.
+//! The firmware rows (`host-sim audit --qemu`) are checked in `tests/tests/qemu_audit.rs`.
 
 use host_sim::audit::{audit_all, cases, table};
 

@@ -121,6 +121,8 @@ impl TreeConfig {
 }
 
 /// The symmetric-matrix tree-based mechanism (module docs) over caller-supplied storage.
+/// (Cloning copies the sums; later inserts still draw fresh noise from the caller's generator.)
+#[derive(Clone)]
 pub struct SymmetricTree<S> {
     storage: S,
     dim: usize,
