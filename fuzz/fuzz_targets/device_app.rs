@@ -1,7 +1,9 @@
 //! The whole device application on an arbitrary byte stream from a hostile learner: never a
-//! panic, never a reply that does not decode, never more budget spent than the total.
+//! panic, never a reply that does not decode, never more budget spent (or reserved) than the
+//! total.
 #![no_main]
 
+use ldp_core::StateStore;
 use ldp_core::device::{DeviceApp, SensorModel};
 use ldp_core::wire::{Repr, StreamReader};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
@@ -12,7 +14,7 @@ use rand_core::SeedableRng;
 fuzz_target!(|data: &[u8]| {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(5.0).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::new(config, ChaCha20Rng::seed_from_u64(1), MemoryStore::default()).unwrap();
+    let reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap();
     let mut app =
         DeviceApp::new(reporter, SensorModel::new(10, 1.0).unwrap(), ChaCha20Rng::seed_from_u64(2), 1);
     for &b in data {
@@ -26,7 +28,10 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             assert_eq!(frames, 1, "a reply is exactly one frame");
+            app.prepare(); // what the firmware does after each reply
         }
         assert!(app.reporter().accountant().spent() <= 5.0 + 1e-9);
+        let mut store = *app.reporter().accountant().store();
+        assert!(store.load().is_ok_and(|s| s.reserved_units <= 5_000_000_000));
     }
 });
