@@ -292,6 +292,16 @@ impl<L: Link> WireClient<L> {
     }
 }
 
+/// Whether something listens on 127.0.0.1:`port` (Linux: /proc/net/tcp; elsewhere `true`).
+fn listening(port: u16) -> bool {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else { return true };
+    let local = format!("0100007F:{port:04X}");
+    table.lines().any(|line| {
+        let mut fields = line.split_whitespace();
+        fields.nth(1) == Some(local.as_str()) && fields.nth(1) == Some("0A")
+    })
+}
+
 /// 32 bytes of OS entropy.
 fn os_random() -> io::Result<[u8; 32]> {
     let mut bytes = [0u8; 32];
@@ -347,9 +357,13 @@ impl QemuDevice {
             std::fs::write(workdir.join("ldp-provision.bin"), random()?)?;
         }
         std::fs::write(workdir.join("ldp-entropy.bin"), random()?)?;
-        // Pick a free port: bind to port 0, read it, release it for QEMU.
+        // Pick a free port: bind to port 0, read it, release it for QEMU. Until QEMU holds it,
+        // no other thread of this process may pick a port: two emulators on one port would
+        // have one learner talk to the other's device (seen as a reset connection).
+        static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _guard = PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let child = Command::new("qemu-system-arm")
+        let mut child = Command::new("qemu-system-arm")
             .current_dir(workdir)
             .args(["-M", "netduinoplus2", "-display", "none", "-monitor", "none"])
             .args(["-semihosting-config", "enable=on,target=native"])
@@ -363,6 +377,12 @@ impl QemuDevice {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| io::Error::new(e.kind(), format!("cannot start qemu-system-arm: {e}")))?;
+        // Hold the lock until QEMU listens (or exits: `connect` then reports why). Where
+        // /proc/net/tcp cannot be read, the wait is skipped.
+        let start = Instant::now();
+        while child.try_wait()?.is_none() && start.elapsed() < Duration::from_secs(10) && !listening(port) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         Ok(Self { child, port, workdir: workdir.to_path_buf() })
     }
 
