@@ -11,9 +11,11 @@
 //! # Write-ahead, in chunks
 //!
 //! The store holds the *reserved* budget, never less than what has been released. A spend that
-//! fits the reservation costs no write; one that does not first reserves
-//! `max(ε, chunk)` more (capped at the total) and writes that, together with this boot's number,
-//! **before** [`Accountant::spend`] returns `Ok` — and the caller releases only after that. At
+//! fits the reservation costs no write; one that does not first reserves one more chunk beyond
+//! what is reserved (capped at the total) and writes that, together with this boot's number,
+//! **before** [`Accountant::spend`] returns `Ok` — and the caller releases only after that.
+//! A device reserves while idle ([`Accountant::reserve_ahead`]) and answers queries with
+//! [`Accountant::spend_reserved`], which never writes. At
 //! boot the whole reservation counts as spent: a reset loses at most one chunk of budget, never
 //! privacy. Every write reserves at least `min(chunk, remaining)` new budget, so a device writes
 //! its store at most `⌈total / chunk⌉` times in its life, however often it is queried or reset
@@ -146,7 +148,7 @@ pub struct Accountant<S> {
 
 impl<S: StateStore> Accountant<S> {
     /// Loads the device state and starts boot `stored boot + 1`, counting everything reserved
-    /// before as spent. Nothing is written until the first spend. A never-provisioned store is
+    /// before as spent. Nothing is written until the first reservation. A never-provisioned store is
     /// [`BudgetError::NotProvisioned`]; a torn or inconsistent one, or one that has reserved
     /// more than the total, is [`BudgetError::CorruptState`].
     ///
@@ -218,15 +220,28 @@ impl<S: StateStore> Accountant<S> {
         Ok(())
     }
 
+    /// Spends ε only if this boot's stored reservation covers it, never writing: what a device
+    /// answering a query uses, so that no store write (whose time could overrun the reply slot)
+    /// happens in a reply. Otherwise [`BudgetError::NotReserved`], with nothing spent.
+    pub fn spend_reserved(&mut self, epsilon: Epsilon) -> Result<(), BudgetError<S::Error>> {
+        let next = self.next_spent(epsilon)?;
+        if self.reserved_units.is_none_or(|reserved| next > reserved) {
+            return Err(BudgetError::NotReserved);
+        }
+        self.spent_units = next;
+        Ok(())
+    }
+
     /// Durably reserves one more chunk beyond what is reserved (or spent), capped at the total,
-    /// and at least `needed`. On failure the whole request counts as spent (fail closed).
+    /// and at least `needed`. On failure everything it tried to reserve counts as spent (fail
+    /// closed: the write may have stuck).
     fn reserve(&mut self, needed: u64) -> Result<(), BudgetError<S::Error>> {
         let base = self.reserved_units.unwrap_or(self.spent_units).max(self.spent_units);
         let reserved = base.saturating_add(units_up(self.policy.chunk)).max(needed).min(self.total_units);
         let state = DeviceState { reserved_units: reserved, ..self.state };
         self.reserved_units = None;
         if let Err(e) = self.store.save(&state) {
-            self.spent_units = self.spent_units.max(needed); // fail closed
+            self.spent_units = self.spent_units.max(reserved); // fail closed
             return Err(e.into());
         }
         self.reserved_units = Some(reserved);

@@ -108,9 +108,11 @@ pub struct DeviceApp<S, W> {
 }
 
 impl<S: StateStore, W: Rng> DeviceApp<S, W> {
-    /// An application around an opened reporter. `world` drives the sensor model's noise (a
-    /// simulation stand-in for the physical world; it has nothing to do with privacy).
-    pub fn new(reporter: Reporter<S>, sensor: SensorModel, world: W, device_id: u64) -> Self {
+    /// An application around an opened reporter, which reserves its first budget chunk (the
+    /// boot write) now. `world` drives the sensor model's noise (a simulation stand-in for the
+    /// physical world; it has nothing to do with privacy).
+    pub fn new(mut reporter: Reporter<S>, sensor: SensorModel, world: W, device_id: u64) -> Self {
+        let _ = reporter.prepare(); // a failure shows as refusals until a later prepare works
         Self {
             reporter,
             sensor,
@@ -130,8 +132,12 @@ impl<S: StateStore, W: Rng> DeviceApp<S, W> {
         };
         let hello = Hello::from_reporter(self.device_id, &self.reporter);
         let (reporter, sensor, world) = (&mut self.reporter, &self.sensor, &mut self.world);
+        // Queries are answered from budget reserved ahead: no store write in a reply.
         let reply = self.cache.respond(&frame, hello, |query| match sensor.read(query.action, world) {
-            Some(reward) => query.answer(reporter, reward),
+            Some(reward) => {
+                let level = query.level.map(crate::TruncationLevel::get);
+                reporter.report_reserved(reward, query.epsilon.get(), level).into()
+            }
             None => Message::Refusal(Refusal::Malformed),
         });
         // Every reply fits MAX_ENCODED_LEN by construction; an encoding failure sends nothing.

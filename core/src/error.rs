@@ -132,6 +132,9 @@ pub enum BudgetError<E> {
     CorruptState,
     /// The persistent store failed; the spend is counted in memory anyway (fail closed).
     Storage(E),
+    /// This boot has not reserved budget for the request ahead of time (its idle-time
+    /// reservation failed or was never made); nothing was spent.
+    NotReserved,
 }
 
 impl<E: fmt::Display> fmt::Display for BudgetError<E> {
@@ -156,6 +159,9 @@ impl<E: fmt::Display> fmt::Display for BudgetError<E> {
                 f.write_str("stored privacy-budget state is invalid: the device refuses to report")
             }
             Self::Storage(e) => write!(f, "privacy-budget storage failed ({e}): nothing was released"),
+            Self::NotReserved => {
+                f.write_str("no budget reserved ahead for this report (the store could not be written): nothing was released")
+            }
         }
     }
 }

@@ -120,12 +120,38 @@ impl<S: StateStore> Reporter<S> {
         epsilon: f64,
         level: Option<f64>,
     ) -> Result<Report, ReportError<S::Error>> {
+        self.report_with(reward, epsilon, level, true)
+    }
+
+    /// [`Reporter::report`] that never writes the store: the budget must have been reserved
+    /// ahead ([`Reporter::prepare`]), else [`BudgetError::NotReserved`] with nothing spent. The
+    /// device application answers queries this way, so no write happens in a reply.
+    pub fn report_reserved(
+        &mut self,
+        reward: f64,
+        epsilon: f64,
+        level: Option<f64>,
+    ) -> Result<Report, ReportError<S::Error>> {
+        self.report_with(reward, epsilon, level, false)
+    }
+
+    fn report_with(
+        &mut self,
+        reward: f64,
+        epsilon: f64,
+        level: Option<f64>,
+        may_write: bool,
+    ) -> Result<Report, ReportError<S::Error>> {
         let epsilon = Epsilon::new(epsilon)?;
         let mechanism = match level {
             None => LaplaceMechanism::ctl(epsilon, self.config.b, self.config.r)?,
             Some(b) => LaplaceMechanism::truncated(epsilon, TruncationLevel::new(b)?)?,
         };
-        self.accountant.spend(epsilon)?;
+        if may_write {
+            self.accountant.spend(epsilon)?;
+        } else {
+            self.accountant.spend_reserved(epsilon)?;
+        }
         let release = mechanism.release(sanitize(reward), &mut self.rng)?;
         Ok(Report {
             release,

@@ -246,9 +246,28 @@ fn storage_failure_refuses_the_report_and_still_counts_the_spend() {
     let err = dev.report(0.0, 1.0, None).unwrap_err();
     assert_eq!(err, ReportError::Budget(BudgetError::Storage(WriteFailed)));
     assert!(err.to_string().contains("flash write failed"));
-    // Fail closed: the failed spend counts, and a later spend must write again (and fails).
-    assert!(matches!(dev.report(0.0, 0.5, None), Err(ReportError::Budget(BudgetError::Storage(_)))));
-    assert_eq!(dev.accountant().spent(), 1.5);
+    // Fail closed: the write may have stuck, so all it tried to reserve (the total, 2) counts.
+    assert_eq!(dev.accountant().spent(), 2.0);
+    assert!(matches!(dev.report(0.0, 0.5, None), Err(ReportError::Budget(BudgetError::Exhausted { .. }))));
+}
+
+/// The device path never writes in a reply: `report_reserved` spends only what an idle-time
+/// `prepare` reserved, and refuses (spending nothing, writing nothing) when that failed.
+#[test]
+fn report_reserved_never_writes_and_refuses_what_was_not_reserved() {
+    let config = config(1.0, 40.0);
+    let mut dev = Reporter::open(config, FlakyStore { fail: true, inner: fresh() }, [0; 32]).unwrap();
+    assert!(dev.prepare().is_err(), "the store fails");
+    let spent = dev.accountant().spent();
+    assert_eq!(dev.report_reserved(0.0, 1.0, None), Err(ReportError::Budget(BudgetError::NotReserved)));
+    assert_eq!(dev.accountant().spent(), spent, "a refusal for want of a reservation spends nothing");
+    let mut store = dev.into_store();
+    store.fail = false;
+    let mut dev = Reporter::open(config, store, [0; 32]).unwrap();
+    dev.prepare().unwrap();
+    let reserved = dev.accountant().store().inner.state.unwrap();
+    dev.report_reserved(0.0, 1.0, None).unwrap();
+    assert_eq!(dev.accountant().store().inner.state.unwrap(), reserved, "a report wrote the store");
 }
 
 #[test]

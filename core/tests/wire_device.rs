@@ -309,5 +309,6 @@ fn a_storage_failure_is_refused_and_counted() {
     let mut reporter = Reporter::open(config, FlakyStore, [0; 32]).unwrap();
     let wire::Message::Query(q) = query(1, 0, 1.0, None).message else { unreachable!() };
     assert_eq!(q.answer(&mut reporter, 0.3), Message::Refusal(Refusal::StorageFailed));
-    assert_eq!(reporter.accountant().spent(), 1.0);
+    // Fail closed: the reservation it tried to write (capped at the total, 10) counts as spent.
+    assert_eq!(reporter.accountant().spent(), 10.0);
 }

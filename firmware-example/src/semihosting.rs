@@ -80,11 +80,11 @@ pub fn provisioning_seed() -> Option<[u8; 32]> {
 }
 
 /// The device state in `ldp-state.bin`: two slots of one record each, written alternately in
-/// place (`r+b`: no truncation, so a cut write tears only its own slot). The whole file is read
-/// at once when sector 0 is read (a scan always starts there), so both slots come from one
-/// read: a missing file reads blank everywhere, bytes past the end of an existing file read
-/// blank, and a failed read is an error, never a blank. Only a blank medium's file is created
-/// (provisioning); afterwards a write that cannot open the file fails.
+/// place (`r+b`: no truncation, so a cut write tears only its own slot). Every read loads the
+/// whole file: a file never seen reads blank everywhere, bytes past the end of an existing file
+/// read blank, and a failed read — or a failed open once the file has been seen — is an error,
+/// never a blank. Only a blank medium's file is created (provisioning); afterwards a write that
+/// cannot open the file fails.
 pub struct FileMedium {
     image: [u8; 2 * RECORD_LEN],
     exists: bool,
@@ -112,16 +112,19 @@ impl LogMedium for FileMedium {
     const SLOTS: usize = 1;
 
     fn read(&mut self, sector: usize, _slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), FileError> {
-        if sector == 0 {
-            self.image.fill(0xFF);
-            self.exists = false;
-            if let Some(fd) = open(STATE_FILE, nr::open::R_BINARY) {
-                self.exists = true;
+        // Every read loads the whole file, so a read-back after a write sees the file itself.
+        self.image.fill(0xFF);
+        match open(STATE_FILE, nr::open::R_BINARY) {
+            Some(fd) => {
                 let n = read_at(fd, 0, &mut self.image);
                 close(fd);
                 let n = n.ok_or(FileError)?;
                 self.image[n..].fill(0xFF); // a short file: the missing bytes read blank
+                self.exists = true;
             }
+            // Once the file has been seen, a failed open is an error, never a blank medium.
+            None if self.exists => return Err(FileError),
+            None => {}
         }
         let at = sector * RECORD_LEN;
         buf.copy_from_slice(&self.image[at..at + RECORD_LEN]);
@@ -138,8 +141,6 @@ impl LogMedium for FileMedium {
         close(fd);
         written.ok_or(FileError)?;
         self.exists = true;
-        let at = sector * RECORD_LEN;
-        self.image[at..at + RECORD_LEN].copy_from_slice(record);
         Ok(())
     }
 

@@ -56,6 +56,7 @@ impl<S: StateStore, W: Rng> Link for LoopbackLink<S, W> {
         for &b in bytes {
             if let Some(reply) = self.app.on_byte(b) {
                 self.pending.extend(reply);
+                self.app.prepare(); // as the firmware does after each reply
             }
         }
         Ok(())

@@ -445,7 +445,7 @@ impl<E> From<ReportError<E>> for Refusal {
             ReportError::Budget(BudgetError::CorruptState | BudgetError::NotProvisioned) => {
                 Self::CorruptState
             }
-            ReportError::Budget(BudgetError::Storage(_)) => Self::StorageFailed,
+            ReportError::Budget(BudgetError::Storage(_) | BudgetError::NotReserved) => Self::StorageFailed,
         }
     }
 }
