@@ -29,7 +29,6 @@ use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient, SymmetricTree, Tre
 const FIXTURE_EPS: f64 = 3.0;
 use ldp_core::sampler::{DiscreteGaussian, DiscreteLaplace};
 use ldp_core::tree::{AdaptiveTree, Tree, VectorTree};
-use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, Repr, StreamReader};
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, LaplaceMechanism, MemoryStore, Reporter, TruncationLevel,
 };
@@ -39,6 +38,7 @@ use statrs::distribution::{Beta, ContinuousCDF};
 
 use crate::env::SimRng;
 use crate::runner::derive_seed;
+use crate::transport::{LoopbackLink, QemuDevice, WireClient};
 
 /// The number of statistics a case exposes per draw.
 pub const STATS: usize = 2;
@@ -306,29 +306,20 @@ fn random32(rng: &mut SimRng) -> [u8; 32] {
     bytes
 }
 
-/// Boots a device on `store` with `entropy`.
-fn boot(store: MemoryStore, entropy: [u8; 32]) -> Option<DeviceApp<MemoryStore, SimRng>> {
+/// A device booted on `store` with `entropy`, behind the learner's wire client: every query
+/// goes through the wire bytes, as it would to the firmware.
+type InProcess = WireClient<LoopbackLink<MemoryStore, SimRng>>;
+
+fn boot(store: MemoryStore, entropy: [u8; 32]) -> Option<InProcess> {
     let reporter = Reporter::open(device_config()?, store, entropy).ok()?;
     let sensor = SensorModel::new(DEVICE_ARMS, 0.0)?;
-    Some(DeviceApp::new(reporter, sensor, SimRng::seed_from_u64(0), 1))
+    Some(WireClient::new(LoopbackLink::new(DeviceApp::new(reporter, sensor, SimRng::seed_from_u64(0), 1))))
 }
 
-/// One query at ε = 1 for `arm`, as bytes in and bytes out: the released value.
-fn ask(app: &mut DeviceApp<MemoryStore, SimRng>, seq: u32, arm: u32) -> Option<f64> {
-    let query = Query { round: seq, action: arm, epsilon: Epsilon::new(1.0).ok()?, level: None };
-    let mut buf = [0u8; MAX_ENCODED_LEN];
-    let frame = Repr::new(seq, Message::Query(query)).emit_framed(&mut buf).ok()?.to_vec();
-    let reply = frame.iter().find_map(|&b| app.on_byte(b).map(<[u8]>::to_vec))?;
-    let mut reader = StreamReader::new();
-    for &b in &reply {
-        if let Some(frame) = reader.push(b) {
-            return match Repr::parse(&frame.ok()?).ok()?.message {
-                Message::Report(report) => Some(report.release.value()),
-                _ => None,
-            };
-        }
-    }
-    None
+/// One query at ε = 1 for `arm`: the released value.
+fn ask(device: &mut InProcess, arm: u32) -> Option<f64> {
+    let report = device.query(1, arm, Epsilon::new(1.0).ok()?, None).ok()?.ok()?;
+    Some(report.release.value())
 }
 
 /// Two boots of one device, one query each: `arm_hi` before the reset, `arm_hi` (high) or
@@ -340,74 +331,64 @@ fn across_reset(high: bool, rng: &mut SimRng, rolled_back: bool) -> [f64; STATS]
     let provisioned = MemoryStore::provisioned(random32(rng));
     let entropy = random32(rng);
     let Some(mut first) = boot(provisioned, entropy) else { return [f64::NAN; STATS] };
-    let Some(r1) = ask(&mut first, 1, hi) else { return [f64::NAN; STATS] };
+    let Some(r1) = ask(&mut first, hi) else { return [f64::NAN; STATS] };
     let (store, entropy) = match rolled_back {
-        false => (*first.reporter().accountant().store(), random32(rng)),
+        false => (*first.link().app().reporter().accountant().store(), random32(rng)),
         true => (provisioned, entropy),
     };
     let Some(mut second) = boot(store, entropy) else { return [f64::NAN; STATS] };
-    let Some(r2) = ask(&mut second, 1, if high { hi } else { lo }) else { return [f64::NAN; STATS] };
+    let Some(r2) = ask(&mut second, if high { hi } else { lo }) else { return [f64::NAN; STATS] };
     [r1 - r2, (r1 - r2).abs()]
 }
 
-/// The first of four values differs (±1, the rest 0); the statistic sums the releases at
-/// t = 1, 2, 4, each of which contains the first value. Built at `eps` (the claim is 1: a
-/// fixture builds at 3 = the depth, i.e. without splitting ε across the levels).
-fn tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
-    let Ok(mut tree) = Tree::<3>::new(eps, 1.0, 4) else { return [f64::NAN; STATS] };
+/// Four rounds of a continual-release mechanism: `round(t)` inserts round t's value and returns
+/// the statistic of the release after it; the result sums the releases at t = 1, 2, 4, each of
+/// which contains the first round's value. NaN if a round is refused.
+fn over_four_rounds(mut round: impl FnMut(u64) -> Option<f64>) -> [f64; STATS] {
     let mut sum = 0.0;
     for t in 1..=4u64 {
-        let x = if t > 1 {
-            0.0
-        } else if high {
-            1.0
-        } else {
-            -1.0
-        };
-        let Ok(r) = tree.insert(x, rng) else { return [f64::NAN; STATS] };
+        let Some(stat) = round(t) else { return [f64::NAN; STATS] };
         if t != 3 {
-            sum += r.value();
+            sum += stat;
         }
     }
     [sum, 0.0]
+}
+
+/// Round t's value when only the first differs between the neighbours: ±1, then 0.
+fn first_differs(t: u64, high: bool) -> f64 {
+    match (t, high) {
+        (1, true) => 1.0,
+        (1, false) => -1.0,
+        _ => 0.0,
+    }
+}
+
+/// The tree of seeds 002/004 over four values, the first ±1. Built at `eps` (the claim is 1:
+/// a fixture builds at 3 = the depth, i.e. without splitting ε across the levels).
+fn tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
+    let Ok(mut tree) = Tree::<3>::new(eps, 1.0, 4) else { return [f64::NAN; STATS] };
+    over_four_rounds(|t| tree.insert(first_differs(t, high), rng).ok().map(|r| r.value()))
 }
 
 /// As [`tree_sum`] on the adaptive tree (seed 004 Alg. 2) with bounds 1, 1, 2, 2 (B_max = 2).
 fn adaptive_tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
     let Ok(mut tree) = AdaptiveTree::<3>::new(eps, 2.0, 4) else { return [f64::NAN; STATS] };
-    let mut sum = 0.0;
-    for t in 1..=4u64 {
-        let x = if t > 1 {
-            0.0
-        } else if high {
-            1.0
-        } else {
-            -1.0
-        };
+    over_four_rounds(|t| {
         let bound = if t <= 2 { 1.0 } else { 2.0 };
-        let Ok(r) = tree.insert(x, bound, rng) else { return [f64::NAN; STATS] };
-        if t != 3 {
-            sum += r.value();
-        }
-    }
-    [sum, 0.0]
+        tree.insert(first_differs(t, high), bound, rng).ok().map(|r| r.value())
+    })
 }
 
 /// As [`tree_sum`] on a two-coordinate vector tree: the first vector is (1, −1) or (−1, 1); the
-/// statistic is coordinate 0 minus coordinate 1 of the summed releases.
+/// statistic is coordinate 0 minus coordinate 1.
 fn vector_tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
     let Ok(mut tree) = VectorTree::<2, 3>::new(eps, 1.0, 4) else { return [f64::NAN; STATS] };
-    let mut sum = 0.0;
-    for t in 1..=4u64 {
-        let s = if high { 1.0 } else { -1.0 };
-        let x = if t > 1 { [0.0, 0.0] } else { [s, -s] };
-        let Ok(r) = tree.insert(&x, rng) else { return [f64::NAN; STATS] };
-        if t != 3 {
-            let v = r.values();
-            sum += v[0] - v[1];
-        }
-    }
-    [sum, 0.0]
+    over_four_rounds(|t| {
+        let x = first_differs(t, high);
+        let v = tree.insert(&[x, -x], rng).ok()?.values();
+        Some(v[0] - v[1])
+    })
 }
 
 /// Seed 004's private sum of four values truncated at B = 2, the first ±2. The fixture adds
@@ -435,22 +416,12 @@ fn private_sum(high: bool, rng: &mut SimRng, broken: bool) -> [f64; STATS] {
 /// statistic sums L̃_t[0] − L̃_t[1] over t = 1, 2, 4.
 fn hedge(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
     let Ok(mut hedge) = PrivateHedge::<2, 3>::new(eps, 4, 0.1, rng) else { return [f64::NAN; STATS] };
-    let mut sum = 0.0;
-    for t in 1..=4u64 {
-        let losses = match (t, high) {
-            (1, true) => [1.0, 0.0],
-            (1, false) => [0.0, 1.0],
-            _ => [0.5, 0.5],
-        };
-        if hedge.observe(&losses, rng).is_err() {
-            return [f64::NAN; STATS];
-        }
-        if t != 3 {
-            let l = hedge.noisy_cumulative();
-            sum += l[0] - l[1];
-        }
-    }
-    [sum, 0.0]
+    over_four_rounds(|t| {
+        let x = first_differs(t, high);
+        hedge.observe(&[0.5 + x / 2.0, 0.5 - x / 2.0], rng).ok()?;
+        let l = hedge.noisy_cumulative();
+        Some(l[0] - l[1])
+    })
 }
 
 /// Private EXP3 (seed 002 Alg. 4) for one round: the arm it chose sees loss 1 or 0; the
@@ -481,22 +452,17 @@ fn symmetric_tree_sum(high: bool, rng: &mut SimRng, fixture: bool) -> [f64; STAT
     let template =
         cell.get_or_init(|| SymmetricTree::new([0i64; LEN], 2, TreeConfig::new(eps, JDP_DELTA, 1.0, 4)).ok());
     let Some(mut tree) = template.clone() else { return [f64::NAN; STATS] };
-    let mut sum = 0.0;
     let mut out = [0i64; 3];
-    for t in 1..=4u64 {
+    over_four_rounds(|t| {
         let row = match (t, high) {
             (1, true) => [1.0, 0.0],
             (1, false) => [0.0, 1.0],
             _ => [0.0, 0.0],
         };
-        if tree.insert(&row, rng).is_err() || tree.release_into(&mut out).is_err() {
-            return [f64::NAN; STATS];
-        }
-        if t != 3 {
-            sum += tree.value(out[0]) - tree.value(out[2]);
-        }
-    }
-    [sum, 0.0]
+        tree.insert(&row, rng).ok()?;
+        tree.release_into(&mut out).ok()?;
+        Some(tree.value(out[0]) - tree.value(out[2]))
+    })
 }
 
 /// Our mechanisms and the broken fixtures.
@@ -602,7 +568,7 @@ pub fn cases() -> Vec<Case> {
                 let Some(mut app) = boot(MemoryStore::provisioned(random32(rng)), random32(rng)) else {
                     return [f64::NAN; STATS];
                 };
-                let r = ask(&mut app, 7, if high { hi } else { lo }).unwrap_or(f64::NAN);
+                let r = ask(&mut app, if high { hi } else { lo }).unwrap_or(f64::NAN);
                 [r, 0.0]
             }),
         },
@@ -767,7 +733,6 @@ fn firmware_draws(
     n: u64,
     seed: u64,
 ) -> Result<Vec<[f64; STATS]>, String> {
-    use crate::transport::{QemuDevice, WireClient};
     let (hi, lo) = extreme_arms();
     let eps = Epsilon::new(1.0).map_err(|e| e.to_string())?;
     let per_device = match kind {
