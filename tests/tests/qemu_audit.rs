@@ -7,28 +7,13 @@
 //! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
 //! REQUIRE_QEMU=1 (CI), when that is a failure.
 
-use std::process::Command;
-
 use host_sim::audit::{audit_all, firmware_cases, table};
-use host_sim::transport::{FirmwareError, build_firmware};
 
-fn skip_or_fail(reason: &str) {
-    if std::env::var_os("REQUIRE_QEMU").is_some_and(|v| v == "1") {
-        panic!("REQUIRE_QEMU=1 but {reason}");
-    }
-    eprintln!("skipping the QEMU audit: {reason}");
-}
+mod common;
 
 #[test]
 fn the_firmware_passes_its_audit_and_a_rolled_back_device_is_caught() {
-    if Command::new("qemu-system-arm").arg("--version").output().is_err() {
-        return skip_or_fail("qemu-system-arm is not installed (scripts/install-deps.sh --qemu)");
-    }
-    let elf = match build_firmware(&[]) {
-        Ok(elf) => elf,
-        Err(FirmwareError::TargetMissing) => return skip_or_fail(&FirmwareError::TargetMissing.to_string()),
-        Err(e) => panic!("{e}"),
-    };
+    let Some(elf) = common::firmware(&[]) else { return };
     let verdicts = audit_all(&firmware_cases(&elf), 1000, 1e-6, 5);
     let report = table(&verdicts);
     eprintln!("{report}");

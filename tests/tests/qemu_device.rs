@@ -6,16 +6,16 @@
 //! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
 //! REQUIRE_QEMU=1 (CI), when that is a failure.
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::Instant;
+
+mod common;
 
 use host_sim::bo::Policy;
 use host_sim::bo::gp_ucb::{Constants, GpUcb};
 use host_sim::device::{Device, WireDevice};
 use host_sim::env::{Environment, SensorEnv};
 use host_sim::runner::{DeviceKind, RunConfig, problem_for};
-use host_sim::transport::{FirmwareError, Link, LoopbackLink, QemuDevice, WireClient, build_firmware};
+use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel};
 use ldp_core::wire::Refusal;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
@@ -27,25 +27,6 @@ const TOTAL: usize = 1000; // the firmware's lifetime budget at ε = 1 per repor
 const ROUNDS: usize = 200;
 /// The firmware's reservation chunk: 16 reports at its limit ε = 1.
 const CHUNK: f64 = 16.0;
-
-fn skip_or_fail(reason: &str) {
-    if std::env::var_os("REQUIRE_QEMU").is_some_and(|v| v == "1") {
-        panic!("REQUIRE_QEMU=1 but {reason}");
-    }
-    eprintln!("skipping the QEMU device test: {reason}");
-}
-
-/// Builds the firmware (release) and returns its ELF, or why it cannot.
-fn firmware() -> Result<PathBuf, String> {
-    if Command::new("qemu-system-arm").arg("--version").output().is_err() {
-        return Err("qemu-system-arm is not installed (scripts/install-deps.sh --qemu)".into());
-    }
-    match build_firmware(&[]) {
-        Ok(elf) => Ok(elf),
-        Err(FirmwareError::TargetMissing) => Err(FirmwareError::TargetMissing.to_string()),
-        Err(e) => panic!("{e}"),
-    }
-}
 
 fn config() -> RunConfig {
     RunConfig {
@@ -105,12 +86,8 @@ fn ks_distance(mut a: Vec<f64>, mut b: Vec<f64>) -> f64 {
 
 #[test]
 fn firmware_under_qemu_answers_the_learner() {
-    let elf = match firmware() {
-        Ok(elf) => elf,
-        Err(reason) => return skip_or_fail(&reason),
-    };
-    let workdir = std::env::temp_dir().join(format!("ldp-qemu-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&workdir);
+    let Some(elf) = common::firmware(&[]) else { return };
+    let workdir = common::fresh_dir("test");
     let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
     let mut client = WireClient::new(qemu.connect().unwrap());
 
@@ -180,12 +157,8 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
     use ldp_core::wire::{Message, Query};
     use std::time::Duration;
 
-    let elf = match firmware() {
-        Ok(elf) => elf,
-        Err(reason) => return skip_or_fail(&reason),
-    };
-    let workdir = std::env::temp_dir().join(format!("ldp-qemu-faults-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&workdir);
+    let Some(elf) = common::firmware(&[]) else { return };
+    let workdir = common::fresh_dir("faults");
     let faults = Faults { drop: 0.10, corrupt: 0.05, duplicate: 0.05, reorder: 0.05 };
     let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
     let mut client = WireClient::new(FaultyLink::new(qemu.connect().unwrap(), faults, 5));
@@ -249,12 +222,8 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
 /// every boot would repeat them exactly: sensor noise and privacy noise alike).
 #[test]
 fn a_restarted_device_draws_fresh_noise() {
-    let elf = match firmware() {
-        Ok(elf) => elf,
-        Err(reason) => return skip_or_fail(&reason),
-    };
-    let workdir = std::env::temp_dir().join(format!("ldp-qemu-reset-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&workdir);
+    let Some(elf) = common::firmware(&[]) else { return };
+    let workdir = common::fresh_dir("reset");
     let mut boots = Vec::new();
     for _ in 0..2 {
         let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();

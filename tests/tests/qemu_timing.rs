@@ -16,41 +16,23 @@
 //! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
 //! REQUIRE_QEMU=1 (CI), when that is a failure.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use host_sim::env::{Environment, SensorEnv};
-use host_sim::transport::{FirmwareError, QemuDevice, WireClient, build_firmware};
+use host_sim::transport::{QemuDevice, WireClient};
 use ldp_core::Epsilon;
 use ldp_core::device::REPLY_SLOT_CYCLES;
+
+mod common;
 
 const REPLIES: usize = 10_000;
 const ARM: u32 = 0;
 /// 10^4 reports at 0.05 use 500 of the firmware's 1000 ε.
 const EPSILON: f64 = 0.05;
 
-fn skip_or_fail(reason: &str) {
-    if std::env::var_os("REQUIRE_QEMU").is_some_and(|v| v == "1") {
-        panic!("REQUIRE_QEMU=1 but {reason}");
-    }
-    eprintln!("skipping the QEMU timing test: {reason}");
-}
-
-fn firmware(features: &[&str]) -> Result<PathBuf, String> {
-    if Command::new("qemu-system-arm").arg("--version").output().is_err() {
-        return Err("qemu-system-arm is not installed (scripts/install-deps.sh --qemu)".into());
-    }
-    match build_firmware(features) {
-        Ok(elf) => Ok(elf),
-        Err(FirmwareError::TargetMissing) => Err(FirmwareError::TargetMissing.to_string()),
-        Err(e) => panic!("{e}"),
-    }
-}
-
 /// Latencies (TIM2 ticks) and |Z| estimates (grid steps) of `REPLIES` reports of `ARM`.
 fn measure(elf: &Path, name: &str) -> (Vec<f64>, Vec<f64>) {
-    let workdir = std::env::temp_dir().join(format!("ldp-qemu-timing-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&workdir);
+    let workdir = common::fresh_dir(&format!("timing-{name}"));
     std::fs::create_dir_all(&workdir).unwrap();
     std::fs::write(workdir.join("ldp-timing.bin"), []).unwrap();
     let icount = ["-icount", "shift=0,sleep=off,align=off"];
@@ -121,10 +103,8 @@ fn summary(latency: &[f64]) -> String {
 
 #[test]
 fn reply_timing_is_uncorrelated_with_the_noise_and_the_unslotted_fixture_is_caught() {
-    let (elf, fixture) = match (firmware(&[]), firmware(&["fixture-unslotted"])) {
-        (Ok(elf), Ok(fixture)) => (elf, fixture),
-        (Err(reason), _) | (_, Err(reason)) => return skip_or_fail(&reason),
-    };
+    let Some(elf) = common::firmware(&[]) else { return };
+    let Some(fixture) = common::firmware(&["fixture-unslotted"]) else { return };
     let (latency, noise) = measure(&elf, "slotted");
     let r = pearson(&latency, &noise);
     eprintln!("slotted firmware, {REPLIES} replies: latency (TIM2 ticks) {}; r = {r:.4}", summary(&latency));

@@ -1,0 +1,35 @@
+//! What the QEMU tests share: the firmware image to boot, or why the test skips, and a fresh
+//! working directory per emulated device.
+#![allow(dead_code)] // each test binary includes this module and uses part of it
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use host_sim::transport::{FirmwareError, build_firmware};
+
+/// The firmware built with `features` (see [`build_firmware`]), or `None` when QEMU or the
+/// thumbv7em target is missing: the test then skips with the reason printed — unless
+/// REQUIRE_QEMU=1 (CI), when that is a failure.
+pub fn firmware(features: &[&str]) -> Option<PathBuf> {
+    let reason = if Command::new("qemu-system-arm").arg("--version").output().is_err() {
+        "qemu-system-arm is not installed (scripts/install-deps.sh --qemu)".to_string()
+    } else {
+        match build_firmware(features) {
+            Ok(elf) => return Some(elf),
+            Err(FirmwareError::TargetMissing) => FirmwareError::TargetMissing.to_string(),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    if std::env::var_os("REQUIRE_QEMU").is_some_and(|v| v == "1") {
+        panic!("REQUIRE_QEMU=1 but {reason}");
+    }
+    eprintln!("skipping this QEMU test: {reason}");
+    None
+}
+
+/// An empty temporary directory named after `name` and this process.
+pub fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ldp-qemu-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
