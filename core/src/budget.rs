@@ -212,12 +212,16 @@ impl<S: StateStore> Accountant<S> {
     /// `Ok` may the caller release a value.
     pub fn spend(&mut self, epsilon: Epsilon) -> Result<(), BudgetError<S::Error>> {
         let next = self.next_spent(epsilon)?;
-        let covered = self.reserved_units.is_some_and(|reserved| next <= reserved);
-        if !covered {
+        if !self.covers(next) {
             self.reserve(next)?;
         }
         self.spent_units = next;
         Ok(())
+    }
+
+    /// Whether this boot's stored reservation reaches `units`.
+    fn covers(&self, units: u64) -> bool {
+        self.reserved_units.is_some_and(|reserved| units <= reserved)
     }
 
     /// Spends ε only if this boot's stored reservation covers it, never writing: what a device
@@ -225,7 +229,7 @@ impl<S: StateStore> Accountant<S> {
     /// happens in a reply. Otherwise [`BudgetError::NotReserved`], with nothing spent.
     pub fn spend_reserved(&mut self, epsilon: Epsilon) -> Result<(), BudgetError<S::Error>> {
         let next = self.next_spent(epsilon)?;
-        if self.reserved_units.is_none_or(|reserved| next > reserved) {
+        if !self.covers(next) {
             return Err(BudgetError::NotReserved);
         }
         self.spent_units = next;
@@ -236,7 +240,8 @@ impl<S: StateStore> Accountant<S> {
     /// and at least `needed`. On failure everything it tried to reserve counts as spent (fail
     /// closed: the write may have stuck).
     fn reserve(&mut self, needed: u64) -> Result<(), BudgetError<S::Error>> {
-        let base = self.reserved_units.unwrap_or(self.spent_units).max(self.spent_units);
+        // A reservation, when there is one, is never below what was spent.
+        let base = self.reserved_units.unwrap_or(self.spent_units);
         let reserved = base.saturating_add(units_up(self.policy.chunk)).max(needed).min(self.total_units);
         let state = DeviceState { reserved_units: reserved, ..self.state };
         self.reserved_units = None;
@@ -256,8 +261,7 @@ impl<S: StateStore> Accountant<S> {
     pub fn reserve_ahead(&mut self) -> Result<(), BudgetError<S::Error>> {
         let limit = units_up(self.policy.per_report_limit);
         let wanted = self.spent_units.saturating_add(limit).min(self.total_units);
-        let covered = self.reserved_units.is_some_and(|reserved| reserved >= wanted);
-        if covered || self.spent_units >= self.total_units {
+        if self.covers(wanted) || self.spent_units >= self.total_units {
             return Ok(());
         }
         self.reserve(self.spent_units)
