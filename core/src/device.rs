@@ -28,12 +28,14 @@ use crate::wire::{Hello, MAX_ENCODED_LEN, Message, Refusal, ReplyCache, StreamRe
 /// 16 MHz (2.4 ms at 168 MHz).
 ///
 /// What it must cover, measured under QEMU (`tests/tests/qemu_timing.rs`, 1 instruction = 1 ns
-/// of virtual time): a whole report takes a median of 14 100 instructions, and the slowest of
-/// 10^4 took 48 000 (a state write included). The sampler's part is its generator draws, about
-/// 130 instructions each, with a geometric tail (`core/tests/sampler_time.rs`: mean 9.6 draws,
-/// P(D ≥ 10 + 10k) ≤ 8^-k). Even at 2 cycles per instruction the slot holds the rest of a
-/// report plus more than 1000 draws, so it is overrun — the only way the timing could depend on
-/// the noise — with probability below 8^-99 ≈ 2^-297 per reply. State writes (and, on flash,
+/// of virtual time): a whole report takes a median of 15 400 instructions, and the slowest of
+/// 10^4 took 29 300. What varies is the sampler's generator draws, whose count has a geometric
+/// tail (`core/tests/sampler_time.rs`: mean 9.6, P(D ≥ 10 + 10k) ≤ 8^-k). Charging every draw
+/// beyond the median the whole spread to the slowest reply, (29 300 − 15 400)/(56 − 9) ≈ 300
+/// instructions (an upper estimate, not a measurement of one draw), and 2 cycles per
+/// instruction, the slot still holds more than 600 draws: it is overrun — the only way the
+/// timing could depend on the noise — with probability below 8^-59 ≈ 2^-177 per reply (an
+/// extrapolation of the measured tail, not a proof). State writes (and, on flash,
 /// erases, which take seconds) are kept out of the reply path: [`DeviceApp::prepare`] reserves
 /// budget ahead while the device is idle. Were a write ever needed inside a reply (a firmware
 /// that does not call `prepare`), its overrun would expose the rest of the work's timing.

@@ -58,7 +58,7 @@
 //!   arrives; **the firmware must send every reply a fixed time after that byte**
 //!   ([`device::REPLY_SLOT_CYCLES`], as `firmware-example` does), so that when a reply leaves
 //!   depends on nothing private. The slot is overrun only if the work takes longer than the
-//!   slot, which for the sampler has probability below 2^-297 (see
+//!   slot, which for the sampler has probability below about 2^-177 (see
 //!   [`device::REPLY_SLOT_CYCLES`]); store writes are made while idle
 //!   ([`device::DeviceApp::prepare`]), not in the reply path.
 //! - **Length.** Every message type has one fixed length on the wire.

@@ -32,7 +32,8 @@ impl TryRng for Counting {
 /// Over 10^6 samples at the firmware's scales (ε = 1 and its floor 1/1024), the tail of the
 /// draw count D falls at least 8-fold per 10 draws (measured: about 12-fold), from
 /// P(D ≥ 10) < 0.5 on. Extrapolated, P(D ≥ 10 + 10k) ≤ 8^-k: the reply slot, which holds more
-/// than 1000 draws, is overrun with probability below 8^-99 ≈ 2^-297.
+/// than 600 draws (`ldp_core::device::REPLY_SLOT_CYCLES`), is overrun with probability below
+/// 8^-59 ≈ 2^-177.
 #[test]
 fn draw_counts_have_a_geometric_tail() {
     // CTL with C = 2 (B = R = 1): M = 4096 grid steps, num = ⌊2M·1024/ε⌋ + 1, den = 1024.
