@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::bo::{AlgorithmSpec, SEED000_ALGORITHMS};
+use crate::bo::{AlgorithmSpec, GP_EXPERIMENT_ALGORITHMS};
 use crate::env::{Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs};
 use crate::runner::{AlgorithmResult, RunConfig, RunError};
 use rand_core::SeedableRng;
@@ -77,7 +77,7 @@ const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
 const MATERN: SyntheticKernel = SyntheticKernel::PAPER_MATERN;
 
 /// A seed 000 experiment: the four GP-UCB variants (private when `epsilon` is given, in the
-/// local model), 10 trials of T = 1000 by default.
+/// local model) and the UCB1 baseline, 10 trials of T = 1000 by default.
 const fn seed000(
     name: &'static str,
     description: &'static str,
@@ -90,7 +90,7 @@ const fn seed000(
         env,
         epsilon,
         central: false,
-        algorithms: &SEED000_ALGORITHMS,
+        algorithms: &GP_EXPERIMENT_ALGORITHMS,
         default_trials: 10,
         default_horizon: 1000,
         custom_runner: None,

@@ -1,6 +1,7 @@
 //! Results on disk: `regret.csv` (per-round mean and std of cumulative regret per algorithm),
-//! `finals.csv` (final regret of every trial), `run.json` (every parameter and seed),
-//! `regret.svg` (mean ± one std), and the summary table printed at the end.
+//! `finals.csv` (final regret of every trial and its ratio to uniform play's in that trial),
+//! `run.json` (every parameter, seed and derived constant), `regret.svg` (mean ± one std, uniform
+//! play dashed), and the summary table printed at the end.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -46,6 +47,11 @@ struct Summary<'a> {
     label: &'a str,
     final_mean: f64,
     final_std: f64,
+    /// Mean final regret over uniform play's in the same trials.
+    vs_uniform: Option<f64>,
+    reference: bool,
+    /// Constants derived in trial 0 (non-finite values are written as null).
+    constants: serde_json::Map<String, serde_json::Value>,
     finals: &'a [f64],
     seconds: f64,
 }
@@ -74,10 +80,14 @@ pub fn write_all(
     let regret = dir.join("regret.csv");
     fs::write(&regret, csv).map_err(io_err(&regret))?;
 
-    let mut finals = String::from("algorithm,trial,final_regret\n");
+    let mut finals = String::from("algorithm,trial,final_regret,vs_uniform\n");
     for r in results {
         for (i, f) in r.finals.iter().enumerate() {
-            let _ = writeln!(finals, "{},{i},{f}", r.label);
+            let ratio = match r.uniform_finals.get(i) {
+                Some(&u) if u > 0.0 => (f / u).to_string(),
+                _ => String::new(),
+            };
+            let _ = writeln!(finals, "{},{i},{f},{ratio}", r.label);
         }
     }
     let finals_path = dir.join("finals.csv");
@@ -93,6 +103,9 @@ pub fn write_all(
                 label: &r.label,
                 final_mean: r.mean[config.horizon - 1],
                 final_std: r.std[config.horizon - 1],
+                vs_uniform: r.vs_uniform(),
+                reference: r.reference,
+                constants: r.constants.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect(),
                 finals: &r.finals,
                 seconds: r.seconds,
             })
@@ -130,6 +143,16 @@ fn plot(path: &Path, title: &str, results: &[AlgorithmResult]) -> Result<(), Str
         .map_err(|e| e.to_string())?;
     for (i, r) in results.iter().enumerate() {
         let colour = Palette99::pick(i).to_rgba();
+        if r.reference {
+            // The exact uniform-play reference: dashed black, no band.
+            let points = (0..horizon).map(|t| ((t + 1) as f64, r.mean[t]));
+            chart
+                .draw_series(DashedLineSeries::new(points, 8, 6, BLACK.stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(r.label.clone())
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
+            continue;
+        }
         let band: Vec<(f64, f64)> = (0..horizon)
             .map(|t| ((t + 1) as f64, r.mean[t] + r.std[t]))
             .chain((0..horizon).rev().map(|t| ((t + 1) as f64, (r.mean[t] - r.std[t]).max(0.0))))
@@ -137,11 +160,9 @@ fn plot(path: &Path, title: &str, results: &[AlgorithmResult]) -> Result<(), Str
         chart
             .draw_series(std::iter::once(Polygon::new(band, colour.mix(0.15))))
             .map_err(|e| e.to_string())?;
+        let points = (0..horizon).map(|t| ((t + 1) as f64, r.mean[t]));
         chart
-            .draw_series(LineSeries::new(
-                (0..horizon).map(|t| ((t + 1) as f64, r.mean[t])),
-                colour.stroke_width(2),
-            ))
+            .draw_series(LineSeries::new(points, colour.stroke_width(2)))
             .map_err(|e| e.to_string())?
             .label(r.label.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
@@ -156,20 +177,26 @@ fn plot(path: &Path, title: &str, results: &[AlgorithmResult]) -> Result<(), Str
     root.present().map_err(|e| e.to_string())
 }
 
-/// The summary table: final cumulative regret, mean ± sd and its standard error, per algorithm.
+/// The summary table: final cumulative regret, mean ± sd and its standard error, the ratio of
+/// the mean to uniform play's over the same trials, and seconds, per algorithm.
 pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
-    let mut out =
-        format!("{:<18} {:>12} {:>10} {:>10} {:>9}\n", "algorithm", "final R_T", "sd", "s.e.", "seconds");
+    let width = results.iter().map(|r| r.label.len()).max().unwrap_or(0).max(18);
+    let mut out = format!(
+        "{:<width$} {:>12} {:>10} {:>10} {:>10} {:>9}\n",
+        "algorithm", "final R_T", "sd", "s.e.", "vs uniform", "seconds"
+    );
     for r in results {
         let last = r.mean.len().saturating_sub(1);
         let (mean, sd) = (r.mean.get(last).copied().unwrap_or(0.0), r.std.get(last).copied().unwrap_or(0.0));
+        let ratio = r.vs_uniform().map_or("-".to_string(), |x| format!("{x:.3}"));
         let _ = writeln!(
             out,
-            "{:<18} {:>12.2} {:>10.2} {:>10.2} {:>9.2}",
+            "{:<width$} {:>12.2} {:>10.2} {:>10.2} {:>10} {:>9.2}",
             r.label,
             mean,
             sd,
             sd / (trials.max(1) as f64).sqrt(),
+            ratio,
             r.seconds
         );
     }

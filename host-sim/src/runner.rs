@@ -15,6 +15,7 @@ use ldp_core::{Bound, Epsilon, LaplaceMechanism};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::bo::calibrated;
 use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, PolicyError, Privacy, Problem};
 use crate::checkpoint::Checkpoint;
@@ -89,13 +90,14 @@ pub struct RunConfig {
     /// Central DP: the device passes raw rewards and the learner privatises what it computes
     /// (seed 004 Alg. 1, 3; seed 002). Local DP (the default): the device privatises.
     pub central: bool,
-    /// λ of the GP surrogate.
+    /// λ of the GP surrogate with practical or paper constants (calibrated constants set λ to
+    /// the observed noise variance instead, see [`calibrated`]).
     pub lambda: f64,
     /// δ of the β formulas.
     pub delta: f64,
     /// Multiplies every β_t (1 = the constants as given); see [`Problem::beta_scale`].
     pub beta_scale: f64,
-    /// Practical or paper constants.
+    /// Calibrated (the default), practical or paper constants.
     #[serde(serialize_with = "ser_constants")]
     pub constants: Constants,
     /// The algorithms to compare.
@@ -113,10 +115,7 @@ impl RunConfig {
 }
 
 fn ser_constants<S: serde::Serializer>(c: &Constants, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(match c {
-        Constants::Practical => "practical",
-        Constants::Paper => "paper",
-    })
+    s.serialize_str(c.name())
 }
 
 /// Why a run stopped.
@@ -175,7 +174,8 @@ pub fn problem_for(env: &dyn Environment, config: &RunConfig) -> Result<Problem,
             (v, c, Some(Privacy { epsilon: eps, laplace_scale: mechanism.noise_scale() }))
         }
     };
-    Ok(Problem {
+
+    let mut problem = Problem {
         covariance,
         b: bounds.b,
         noise_bound: bounds.r,
@@ -188,7 +188,11 @@ pub fn problem_for(env: &dyn Environment, config: &RunConfig) -> Result<Problem,
         privacy,
         central_epsilon: if config.central { config.epsilon } else { None },
         beta_scale: config.beta_scale,
-    })
+    };
+    if config.constants == Constants::Calibrated {
+        problem.lambda = calibrated::observed_variance(&problem);
+    }
+    Ok(problem)
 }
 
 /// Cumulative regret after each round of one trial of one algorithm.
@@ -251,6 +255,44 @@ pub struct AlgorithmResult {
     pub finals: Vec<f64>,
     /// Wall-clock seconds spent in this algorithm's trials (summed over threads).
     pub seconds: f64,
+    /// Final expected regret of uniform play in the same trials (same f, same order), empty
+    /// when the run has no uniform reference.
+    pub uniform_finals: Vec<f64>,
+    /// `true` for the uniform-play reference row itself (drawn dashed, never judged).
+    pub reference: bool,
+    /// The constants the learner derived in trial 0 (the problem's B, R, v, c, λ, 𝓛 and the
+    /// policy's own, see [`Policy::constants`](crate::bo::Policy::constants)), for `run.json`.
+    pub constants: Vec<(String, f64)>,
+}
+
+impl AlgorithmResult {
+    /// Mean final regret over the trials.
+    pub fn final_mean(&self) -> f64 {
+        mean(&self.finals)
+    }
+
+    /// Mean final regret divided by uniform play's over the same trials (`None` without a
+    /// uniform reference or when uniform play has no regret).
+    pub fn vs_uniform(&self) -> Option<f64> {
+        let u = mean(&self.uniform_finals);
+        (!self.uniform_finals.is_empty() && u > 0.0).then(|| self.final_mean() / u)
+    }
+}
+
+fn mean(x: &[f64]) -> f64 {
+    if x.is_empty() { 0.0 } else { x.iter().sum::<f64>() / x.len() as f64 }
+}
+
+/// Label of the uniform-play reference row.
+pub const UNIFORM_LABEL: &str = "uniform play";
+
+/// Expected cumulative regret of playing an arm uniformly at random every round, exactly:
+/// t·(max f − mean f) after round t.
+pub fn uniform_curve(env: &dyn Environment, horizon: usize) -> Vec<f64> {
+    let n = env.num_arms().max(1);
+    let average = (0..n).map(|a| env.mean(a)).sum::<f64>() / n as f64;
+    let gap = env.best_mean() - average;
+    (1..=horizon).map(|t| t as f64 * gap).collect()
 }
 
 /// Runs every (trial, algorithm) pair. `make_env(trial_seed)` builds the trial's environment.
@@ -277,6 +319,59 @@ pub fn run(
         }
         Ok((curve, seconds))
     })
+    .and_then(|mut results| {
+        for (a, r) in results.iter_mut().enumerate() {
+            r.constants = derived_constants(config, make_env, a)?;
+        }
+        with_uniform(config, results, |trial| {
+            let env = make_env(derive_seed(config.seed, trial as u64, 0)).map_err(RunError::Environment)?;
+            Ok(uniform_curve(env.as_ref(), config.horizon))
+        })
+    })
+}
+
+/// The problem's and algorithm `a`'s policy's constants in trial 0.
+fn derived_constants(
+    config: &RunConfig,
+    make_env: &(dyn Fn(u64) -> Result<Box<dyn Environment>, String> + Sync),
+    a: usize,
+) -> Result<Vec<(String, f64)>, RunError> {
+    let trial_seed = derive_seed(config.seed, 0, 0);
+    let env = make_env(trial_seed).map_err(RunError::Environment)?;
+    let problem = problem_for(env.as_ref(), config)?;
+    let policy =
+        (config.algorithms[a].build)(&problem, config.constants, derive_seed(trial_seed, a as u64, 3))
+            .map_err(RunError::Policy)?;
+    let mut out = vec![
+        ("B".to_string(), problem.b),
+        ("R".to_string(), problem.noise_bound.unwrap_or(f64::NAN)),
+        ("alpha".to_string(), problem.alpha),
+        ("v".to_string(), problem.v),
+        ("c".to_string(), problem.c),
+    ];
+    if let Some(p) = problem.privacy {
+        out.push(("laplace_scale".to_string(), p.laplace_scale));
+    }
+    out.extend(policy.constants().into_iter().map(|(k, v)| (k.to_string(), v)));
+    Ok(out)
+}
+
+/// Appends the uniform-play reference row, `uniform(trial)` being trial's exact curve, and
+/// records its finals in every row.
+pub fn with_uniform(
+    config: &RunConfig,
+    mut results: Vec<AlgorithmResult>,
+    uniform: impl Fn(usize) -> Result<Vec<f64>, RunError>,
+) -> Result<Vec<AlgorithmResult>, RunError> {
+    let curves = (0..config.trials).map(uniform).collect::<Result<Vec<_>, _>>()?;
+    let mut reference = aggregate(UNIFORM_LABEL.to_string(), &curves, 0.0);
+    reference.reference = true;
+    reference.uniform_finals = reference.finals.clone();
+    for r in &mut results {
+        r.uniform_finals = reference.finals.clone();
+    }
+    results.push(reference);
+    Ok(results)
 }
 
 /// How [`run_jobs`] runs its jobs.
@@ -357,7 +452,16 @@ pub fn aggregate(label: String, curves: &[Vec<f64>], seconds: f64) -> AlgorithmR
         std.push(var.sqrt());
     }
     let finals = curves.iter().filter_map(|c| c.last().copied()).collect();
-    AlgorithmResult { label, mean, std, finals, seconds }
+    AlgorithmResult {
+        label,
+        mean,
+        std,
+        finals,
+        seconds,
+        uniform_finals: Vec::new(),
+        reference: false,
+        constants: Vec::new(),
+    }
 }
 
 /// A wire device after the handshake, with its public configuration checked against what the

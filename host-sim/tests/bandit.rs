@@ -190,14 +190,23 @@ fn every_bandit_experiment_runs_its_sweep() {
         let runner = e.custom_runner.unwrap();
         let cfg = config(2, 300, e.epsilon, e.central, e.algorithms);
         let results = runner(&cfg).unwrap();
-        let expected = match e.name {
-            "tao-s1" | "tao-s2" | "tao-s3" => 2 * (1 + 2 * 2), // per v: Robust-UCB + 2 ε × 2
-            "tao-ldp" => 2 * 3,
-            "agarwal-bandit" => 1 + 3,
-            "agarwal-experts" => 1 + 4,
+        // Plus one uniform-play row per distinct uniform curve (labelled without ε).
+        let (expected, uniform) = match e.name {
+            // S1–S3 keep their means for every v, so uniform play is one curve.
+            "tao-s1" | "tao-s2" | "tao-s3" => (2 * (1 + 2 * 2), vec!["uniform play"]),
+            "tao-ldp" => (2 * 3, vec!["uniform play"]),
+            "agarwal-bandit" => (1 + 3, vec!["uniform play"]),
+            "agarwal-experts" => (1 + 4, vec!["uniform play"]),
             other => panic!("unexpected experiment {other}"),
         };
-        assert_eq!(results.len(), expected, "{}", e.name);
+        assert_eq!(results.len(), expected + uniform.len(), "{}", e.name);
+        let references: Vec<&str> =
+            results.iter().filter(|r| r.reference).map(|r| r.label.as_str()).collect();
+        assert_eq!(references, uniform, "{}", e.name);
+        for r in &results {
+            assert_eq!(r.uniform_finals.len(), 2, "{} {}", e.name, r.label);
+            assert!(r.uniform_finals.iter().all(|u| *u > 0.0), "{} {}", e.name, r.label);
+        }
         if e.name == "agarwal-bandit" {
             // The grid point without a suffix keeps the bare label.
             assert_eq!(results[0].label, "EXP3");

@@ -165,7 +165,9 @@ fn privacy_costs_regret_on_camel_and_paper_constants_run() {
 }
 
 fn fake(label: &str, finals: &[f64]) -> AlgorithmResult {
-    AlgorithmResult { label: label.into(), mean: vec![], std: vec![], finals: finals.to_vec(), seconds: 0.0 }
+    let mut r = host_sim::runner::aggregate(label.into(), &[], 0.0);
+    r.finals = finals.to_vec();
+    r
 }
 
 #[test]

@@ -47,7 +47,19 @@ fn results_do_not_depend_on_the_thread_count() {
 fn regret_curves_are_non_decreasing_and_bounded_by_the_largest_gap() {
     // Synthetic f is normalised to max |f| = 1, so every round's regret is in [0, 2].
     let results = run_named("fig2d", &small(2, None));
-    assert_eq!(results.len(), 4, "one result per seed 000 algorithm");
+    assert_eq!(results.len(), 5, "one result per seed 000 algorithm, then uniform play");
+    let uniform = &results[4];
+    assert!(uniform.reference && uniform.label == "uniform play");
+    // Exact expected regret: linear in t, the trials' mean gap per round.
+    let gap = uniform.mean[0];
+    assert!(gap > 0.0);
+    for (t, m) in uniform.mean.iter().enumerate() {
+        assert!((m - gap * (t + 1) as f64).abs() <= 1e-9 * m.abs().max(1.0), "uniform play at round {t}");
+    }
+    for r in &results[..4] {
+        assert_eq!(r.uniform_finals, uniform.finals, "{}", r.label);
+        assert!(!r.reference);
+    }
     for r in results {
         assert!(!r.mean.is_empty() && !r.finals.is_empty(), "{}: empty result", r.label);
         for t in 1..r.mean.len() {

@@ -35,6 +35,8 @@ pub const EXPERT_MEAN_LOSSES: [f64; EXPERTS] = [0.45, 0.5, 0.5, 0.5, 0.5, 0.5, 0
 pub enum ExpertsAlgorithm {
     /// Exponential weights on the exact cumulative losses.
     Hedge,
+    /// Equal weights every round: the expected loss of uniform play (the reference row).
+    Uniform,
     /// Seed 002 Alg. 1 + 2 at the given ε.
     PrivateHedge {
         /// ε of the whole sequence of predictions.
@@ -47,6 +49,7 @@ impl ExpertsAlgorithm {
     pub fn label(&self) -> String {
         match self {
             Self::Hedge => "Hedge".to_string(),
+            Self::Uniform => crate::runner::UNIFORM_LABEL.to_string(),
             Self::PrivateHedge { epsilon } => format!("Private-Hedge eps={epsilon}"),
         }
     }
@@ -72,10 +75,12 @@ pub fn experts_trial(
     let mut noise_rng = ChaCha20Rng::seed_from_u64(derive_seed(trial_seed, algo_index, 3));
     enum Learner {
         Plain(Hedge<EXPERTS>),
+        Uniform,
         Private(Box<PrivateHedge<EXPERTS, HOST_TREE_LEVELS>>),
     }
     let mut learner = match algorithm {
         ExpertsAlgorithm::Hedge => Learner::Plain(Hedge::new(eta).map_err(bad)?),
+        ExpertsAlgorithm::Uniform => Learner::Uniform,
         ExpertsAlgorithm::PrivateHedge { epsilon } => {
             Learner::Private(Box::new(PrivateHedge::new(epsilon, t, eta, &mut noise_rng).map_err(bad)?))
         }
@@ -87,6 +92,7 @@ pub fn experts_trial(
         let losses = draw_losses(&mut losses_rng);
         let x = match &learner {
             Learner::Plain(h) => h.weights(),
+            Learner::Uniform => [1.0 / EXPERTS as f64; EXPERTS],
             Learner::Private(h) => h.weights(),
         };
         suffered += x.iter().zip(&losses).map(|(p, l)| p * l).sum::<f64>();
@@ -95,6 +101,7 @@ pub fn experts_trial(
         }
         let observed = match &mut learner {
             Learner::Plain(h) => h.observe(&losses),
+            Learner::Uniform => Ok(()),
             Learner::Private(h) => h.observe(&losses, &mut noise_rng),
         };
         observed.map_err(|e| RunError::Config(format!("experts: {e}")))?;
@@ -115,5 +122,15 @@ pub fn run_experts_with(
         let trial_seed = derive_seed(config.seed, trial as u64, 0);
         let curve = experts_trial(algorithms[a], config.horizon, trial_seed, a as u64)?;
         Ok((curve, start.elapsed().as_secs_f64()))
+    })
+    .and_then(|results| {
+        crate::runner::with_uniform(config, results, |trial| {
+            experts_trial(
+                ExpertsAlgorithm::Uniform,
+                config.horizon,
+                derive_seed(config.seed, trial as u64, 0),
+                0,
+            )
+        })
     })
 }

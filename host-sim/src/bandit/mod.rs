@@ -126,9 +126,11 @@ pub struct SweepPoint {
 }
 
 /// Runs each point with [`runner::run`] (same trials, horizon, seed, threads and constants as
-/// `config`) and concatenates the relabelled results.
+/// `config`) and concatenates the relabelled results, then one uniform-play row per distinct
+/// uniform curve (labelled without ε).
 pub fn run_sweep(config: &RunConfig, points: Vec<SweepPoint>) -> Result<Vec<AlgorithmResult>, RunError> {
-    let mut all = Vec::new();
+    let mut all: Vec<AlgorithmResult> = Vec::new();
+    let mut references: Vec<AlgorithmResult> = Vec::new();
     for point in points {
         let sub = RunConfig {
             epsilon: point.epsilon,
@@ -137,12 +139,36 @@ pub fn run_sweep(config: &RunConfig, points: Vec<SweepPoint>) -> Result<Vec<Algo
             ..config.clone()
         };
         for mut result in runner::run(&sub, point.factory.as_ref(), false, None)? {
-            if !point.suffix.is_empty() {
-                result.label = format!("{} {}", result.label, point.suffix);
+            let mut suffix = point.suffix.as_str();
+            if result.reference {
+                // Uniform play depends on the arms' means only, not on ε (nor, for Pareto
+                // instances, on v): one row per distinct curve, labelled by what it depends on.
+                suffix = suffix.split(" eps=").next().unwrap_or_default();
+                suffix = suffix.strip_prefix("eps=").map_or(suffix, |_| "");
+                let label = if suffix.is_empty() {
+                    runner::UNIFORM_LABEL.to_string()
+                } else {
+                    format!("{} {suffix}", runner::UNIFORM_LABEL)
+                };
+                if let Some(same) =
+                    references.iter_mut().find(|r| r.finals == result.finals && r.mean == result.mean)
+                {
+                    if same.label != label {
+                        same.label = runner::UNIFORM_LABEL.to_string();
+                    }
+                    continue;
+                }
+                result.label = label;
+                references.push(result);
+                continue;
+            }
+            if !suffix.is_empty() {
+                result.label = format!("{} {suffix}", result.label);
             }
             all.push(result);
         }
     }
+    all.extend(references);
     Ok(all)
 }
 

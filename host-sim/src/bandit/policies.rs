@@ -224,7 +224,7 @@ pub fn build_robust_ucb(
     let (tail, t) = (raw_tail(problem)?, horizon(problem));
     let c = match constants {
         Constants::Paper => PAPER_ROBUST_UCB_CONSTANT,
-        Constants::Practical => PRACTICAL_ROBUST_UCB_CONSTANT,
+        Constants::Practical | Constants::Calibrated => PRACTICAL_ROBUST_UCB_CONSTANT,
     };
     for_arms!(problem.num_arms(), K => {
         boxed(RobustUcbPolicy(RobustUcb::<K>::new(tail, t, c).map_err(config_error)?))
@@ -240,7 +240,7 @@ pub fn build_dp_rucb(
     let (tail, eps, t) = (raw_tail(problem)?, central_epsilon(problem)?, horizon(problem));
     let c = match constants {
         Constants::Paper => PAPER_DP_UCB_CONSTANT,
-        Constants::Practical => PRACTICAL_DP_UCB_CONSTANT,
+        Constants::Practical | Constants::Calibrated => PRACTICAL_DP_UCB_CONSTANT,
     };
     for_arms!(problem.num_arms(), K => {
         let inner = DpRobustUcb::<K, HOST_TREE_LEVELS>::new(eps, tail, t, c).map_err(config_error)?;
@@ -257,7 +257,7 @@ pub fn build_dp_rse(
     let (tail, eps, t) = (raw_tail(problem)?, central_epsilon(problem)?, horizon(problem));
     let kappa = match constants {
         Constants::Paper => PAPER_DP_RSE_KAPPA,
-        Constants::Practical => PRACTICAL_DP_RSE_KAPPA,
+        Constants::Practical | Constants::Calibrated => PRACTICAL_DP_RSE_KAPPA,
     };
     let params = RseParams::new(eps, tail, RseParams::beta_for_horizon(t), kappa).map_err(config_error)?;
     for_arms!(problem.num_arms(), K => {
@@ -280,7 +280,7 @@ pub fn build_ldp_rse(
     let tail = HeavyTail::new(instance.moment_bound(problem.alpha), problem.alpha).map_err(config_error)?;
     let kappa = match constants {
         Constants::Paper => PAPER_LDP_RSE_KAPPA,
-        Constants::Practical => PRACTICAL_LDP_RSE_KAPPA,
+        Constants::Practical | Constants::Calibrated => PRACTICAL_LDP_RSE_KAPPA,
     };
     let t = horizon(problem);
     let params = RseParams::new(eps, tail, RseParams::beta_for_horizon(t), kappa).map_err(config_error)?;

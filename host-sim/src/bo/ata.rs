@@ -52,7 +52,7 @@ pub struct AtaParams {
     ///
     /// - Practical (SPEC §2.2, Chowdhury & Gopalan's code): q = ln(T)/0.1²,
     ///   b_t = t^{(1−α)/(2(1+α))} (v / ln((m+1)T))^{1/(1+α)},
-    ///   β_t = B√λ + √m v^{1/(1+α)} (ln((m+1)T))^{α/(1+α)} t^{(1−α)/(2(1+α))}.
+    ///   β_{t+1} = B√λ + √m_t v^{1/(1+α)} (ln((m_t+1)T))^{α/(1+α)} t^{(1−α)/(2(1+α))}.
     /// - Paper (seed 000 Thm 2): q = 6ρ ln(4T/δ)/ε_N², ρ = (1+ε_N)/(1−ε_N),
     ///   b_t = (v / ln(4 m_t T/δ))^{1/(1+α)} t^{(1−α)/(2(1+α))},
     ///   β_{t+1} = B(1 + 1/√(1−ε_N)) + 4 √(m_t/λ) v^{1/(1+α)} (ln(4 m_t T/δ))^{α/(1+α)} t^{(1−α)/(2(1+α))}.
@@ -60,6 +60,9 @@ pub struct AtaParams {
     ///   b_t = √(v/ln(4 m_t T/δ)) and β_{t+1} = B(1 + 1/√(1−ε_N)) + 4√(ln(4 m_t T/δ) v m_t/λ);
     ///   for α < 1 we use the same α-powers as the practical formulas. m_t is taken ≥ 1 inside
     ///   the logarithm.
+    /// - Calibrated ([`super::calibrated`]): the paper's q and b_t, the calibrated β.
+    ///
+    /// Both the practical and the paper β_{t+1} are evaluated with t and m_t (t ≥ 1).
     pub constants: Constants,
     /// ε_N, the Nyström accuracy of the paper constants (default [`DEFAULT_NYSTROM_ACCURACY`]).
     pub nystrom_accuracy: f64,
@@ -345,7 +348,9 @@ impl AtaGpUcb {
         }
         let q = params.q.unwrap_or(match params.constants {
             Constants::Practical => practical_q(problem.horizon),
-            Constants::Paper => paper_q(problem.horizon, problem.delta, params.nystrom_accuracy),
+            Constants::Paper | Constants::Calibrated => {
+                paper_q(problem.horizon, problem.delta, params.nystrom_accuracy)
+            }
         });
         let model = FeatureModel::new(&problem.covariance);
         let n = problem.num_arms();
@@ -392,7 +397,7 @@ impl AtaGpUcb {
             Constants::Practical => {
                 ata_practical_level(tau as u64, self.alpha, self.v, m as u64, self.horizon as u64)
             }
-            Constants::Paper => {
+            Constants::Paper | Constants::Calibrated => {
                 let log = (4.0 * m.max(1) as f64 * self.horizon as f64 / self.delta).ln();
                 (self.v / log).powf(1.0 / (1.0 + self.alpha)) * (tau.max(1) as f64).powf(self.t_exponent())
             }
@@ -407,11 +412,13 @@ impl AtaGpUcb {
         let h = self.horizon as f64;
         match self.constants {
             Constants::Practical => {
-                // β_t at round t = (observations so far) + 1.
+                // β_{t+1} from m_t and t, as the paper's (t is taken ≥ 1).
                 let log = ((m + 1.0) * h).ln();
                 self.b * self.lambda.sqrt()
-                    + m.sqrt() * v_pow * log.powf(a / (1.0 + a)) * ((t + 1) as f64).powf(self.t_exponent())
+                    + m.sqrt() * v_pow * log.powf(a / (1.0 + a)) * (t.max(1) as f64).powf(self.t_exponent())
             }
+            // β for round t + 1.
+            Constants::Calibrated => super::calibrated::beta(self.means.len(), t + 1, self.delta),
             Constants::Paper => {
                 // β_{t+1} from m_t and t.
                 let log = (4.0 * m.max(1.0) * h / self.delta).ln();
@@ -489,6 +496,17 @@ impl AtaGpUcb {
 impl Policy for AtaGpUcb {
     fn select(&mut self) -> usize {
         self.next
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("lambda", self.lambda),
+            ("delta", self.delta),
+            ("q", self.q),
+            ("nystrom_accuracy", self.nystrom_accuracy),
+            ("beta_1", self.beta),
+            ("level_1_m1", self.level_with(1, 1)),
+        ]
     }
 
     /// Records (arm, report) and recomputes the posterior (Alg. 1 lines 6–12). On

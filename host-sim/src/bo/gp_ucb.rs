@@ -9,14 +9,30 @@ use ldp_core::truncation::tgp_ucb_practical_level;
 use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
 use crate::gp::FinitePosterior;
 
-/// Which constants a policy uses (SPEC §2.2 note: the paper's are kept, the practical ones ship).
+/// Which constants a policy uses (SPEC §2.2: the calibrated rule ships; the practical and the
+/// paper's are kept by name). `docs/constants.md` lists every constant in each mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Constants {
-    /// The settings of Chowdhury & Gopalan's public code, which seed 000's experiments follow.
+    /// One rule for every learner and data set: λ = the observed noise variance, the GP-UCB β
+    /// schedule with one multiplier, robustness constants at the theorems' order
+    /// ([`super::calibrated`]).
     #[default]
+    Calibrated,
+    /// The settings of Chowdhury & Gopalan's public code, which seed 000's experiments follow.
     Practical,
     /// The constants of the theorems.
     Paper,
+}
+
+impl Constants {
+    /// The name on the command line and in `run.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Calibrated => "calibrated",
+            Self::Practical => "practical",
+            Self::Paper => "paper",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,6 +46,11 @@ enum Rule {
     /// β_t = B + (2√2/√λ) b_{t−1} √(γ̂_{t−1} + ln(1/δ)) + (1/√λ) √(K (ln(t−1) + 1)),
     /// K = B² + R² + 2𝓛².
     TgpPaperLdp { r: f64, scale: f64 },
+    /// Calibrated GP-UCB or TGP-UCB ([`super::calibrated`]): β_t from the GP-UCB schedule over
+    /// `arms` arms; the level is seed 000 Alg. 2's B + R + 𝓛 ln t on privatised bounded rewards
+    /// (`ldp`), B + t^{1/(2(1+α))} c^{1/(1+α)} on raw rewards (the signal's bound plus
+    /// Chowdhury & Gopalan's level for the noise alone), none for GP-UCB (`truncate` false).
+    Calibrated { arms: usize, truncate: bool, ldp: Option<(f64, f64)> },
 }
 
 /// GP-UCB or TGP-UCB on the exact posterior.
@@ -40,7 +61,9 @@ pub struct GpUcb {
     b: f64,
     alpha: f64,
     v: f64,
+    c: f64,
     delta: f64,
+    horizon: usize,
     beta_scale: f64,
 }
 
@@ -49,7 +72,13 @@ impl GpUcb {
     /// what the learner observes: `√(R² + 2𝓛²)` for privatised bounded rewards (R, 𝓛 as the
     /// bounds, an over-estimate), `R` for bounded raw rewards, `√c` otherwise (α = 1: c is the
     /// noise's second moment).
-    pub fn baseline(problem: &Problem) -> Result<Self, PolicyError> {
+    ///
+    /// With [`Constants::Calibrated`], the calibrated β and no truncation.
+    pub fn baseline(problem: &Problem, constants: Constants) -> Result<Self, PolicyError> {
+        if constants == Constants::Calibrated {
+            let rule = Rule::Calibrated { arms: problem.num_arms(), truncate: false, ldp: None };
+            return Self::with_rule(problem, rule);
+        }
         let r = problem.noise_bound.unwrap_or(0.0);
         let noise_sd = match (problem.privacy, problem.noise_bound) {
             (Some(p), _) => (r * r + 2.0 * p.laplace_scale * p.laplace_scale).sqrt(),
@@ -64,6 +93,11 @@ impl GpUcb {
     /// Alg. 2; otherwise the practical level and β (SPEC §2.2), with `v` from the problem.
     pub fn tgp_ucb(problem: &Problem, constants: Constants) -> Result<Self, PolicyError> {
         let rule = match (constants, problem.privacy, problem.noise_bound) {
+            (Constants::Calibrated, privacy, r) => Rule::Calibrated {
+                arms: problem.num_arms(),
+                truncate: true,
+                ldp: privacy.zip(r).map(|(p, r)| (r, p.laplace_scale)),
+            },
             (Constants::Paper, Some(p), Some(r)) => Rule::TgpPaperLdp { r, scale: p.laplace_scale },
             _ => Rule::TgpPractical,
         };
@@ -79,7 +113,9 @@ impl GpUcb {
             b: problem.b,
             alpha: problem.alpha,
             v: problem.v,
+            c: problem.c,
             delta: problem.delta,
+            horizon: problem.horizon,
             beta_scale: problem.beta_scale,
         })
     }
@@ -90,7 +126,15 @@ impl GpUcb {
         match self.rule {
             Rule::GpUcb { .. } => f64::INFINITY,
             Rule::TgpPractical => tgp_ucb_practical_level(t as u64, self.alpha, self.v),
-            Rule::TgpPaperLdp { r, scale } => self.b + r + scale * (t as f64).ln(),
+            Rule::TgpPaperLdp { r, scale }
+            | Rule::Calibrated { ldp: Some((r, scale)), truncate: true, .. } => {
+                self.b + r + scale * (t as f64).ln()
+            }
+            // Signal bound plus Chowdhury & Gopalan's level for the noise alone (c, not v).
+            Rule::Calibrated { truncate: true, ldp: None, .. } => {
+                self.b + tgp_ucb_practical_level(t as u64, self.alpha, self.c)
+            }
+            Rule::Calibrated { truncate: false, .. } => f64::INFINITY,
         }
     }
 
@@ -111,6 +155,7 @@ impl GpUcb {
                     + 2.0 * 2f64.sqrt() / root_lambda * self.level(t - 1) * (gamma + log_inv_delta).sqrt()
                     + (k * (prev.ln() + 1.0)).sqrt() / root_lambda
             }
+            Rule::Calibrated { arms, .. } => super::calibrated::beta(arms, t, self.delta),
         }
     }
 
@@ -124,6 +169,21 @@ impl Policy for GpUcb {
     fn select(&mut self) -> usize {
         let beta = self.beta_scale * self.beta(self.posterior.num_observations() + 1);
         ucb_arm(self.posterior.means(), &self.posterior.variances(), beta)
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        let mut out = vec![
+            ("lambda", self.posterior.lambda()),
+            ("delta", self.delta),
+            ("beta_1", self.beta_scale * self.beta(1)),
+            ("level_1", self.level(1)),
+            ("level_T", self.level(self.horizon)),
+        ];
+        if let Rule::Calibrated { .. } = self.rule {
+            out.push(("kappa", super::calibrated::KAPPA * self.beta_scale));
+            out.push(("beta_T", self.beta_scale * self.beta(self.horizon)));
+        }
+        out
     }
 
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
@@ -187,7 +247,7 @@ mod tests {
 
     #[test]
     fn gp_ucb_never_truncates_and_rejects_bad_reports() {
-        let mut p = GpUcb::baseline(&problem(None)).unwrap();
+        let mut p = GpUcb::baseline(&problem(None), Constants::Practical).unwrap();
         assert_eq!(p.level(5), f64::INFINITY);
         assert_eq!(p.observe(10, 1.0), Err(PolicyError::ArmOutOfRange { arm: 10, arms: 10 }));
         assert_eq!(p.observe(0, f64::NAN), Err(PolicyError::NonFiniteReport));
@@ -197,7 +257,7 @@ mod tests {
 
     #[test]
     fn ucb_selects_the_arm_with_the_largest_index() {
-        let mut p = GpUcb::baseline(&problem(None)).unwrap();
+        let mut p = GpUcb::baseline(&problem(None), Constants::Practical).unwrap();
         // Prior: all means 0 and variances 1 → first arm on ties.
         assert_eq!(p.select(), 0);
         p.observe(7, 1.0).unwrap();
@@ -211,7 +271,7 @@ mod tests {
     #[test]
     fn beta_scale_multiplies_the_exploration_bonus() {
         let greedy = Problem { beta_scale: 0.0, ..problem(None) };
-        let mut p = GpUcb::baseline(&greedy).unwrap();
+        let mut p = GpUcb::baseline(&greedy, Constants::Practical).unwrap();
         p.observe(2, -1.0).unwrap();
         p.observe(8, 0.5).unwrap();
         // β scaled to 0: the arm with the largest posterior mean, whatever its variance.

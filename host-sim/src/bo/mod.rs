@@ -8,8 +8,10 @@ use gp_ucb::Constants;
 use nalgebra::DVector;
 
 pub mod ata;
+pub mod calibrated;
 pub mod gp_ucb;
 pub mod moma;
+pub mod ucb1;
 
 /// Everything public a learner may use: the arms, the prior and the paper's constants.
 #[derive(Clone, Debug)]
@@ -107,7 +109,7 @@ pub const SEED000_ALGORITHMS: [AlgorithmSpec; 4] = [
     AlgorithmSpec {
         name: "GP-UCB",
         private_name: "GP-UCB",
-        build: |p, _, _| Ok(Box::new(gp_ucb::GpUcb::baseline(p)?)),
+        build: |p, c, _| Ok(Box::new(gp_ucb::GpUcb::baseline(p, c)?)),
     },
     AlgorithmSpec {
         name: "TGP-UCB",
@@ -126,6 +128,14 @@ pub const SEED000_ALGORITHMS: [AlgorithmSpec; 4] = [
     },
 ];
 
+/// UCB1 ([`ucb1`]): the simple baseline shown beside the GP learners.
+pub const UCB1: AlgorithmSpec =
+    AlgorithmSpec { name: "UCB1", private_name: "UCB1", build: |p, _, _| Ok(Box::new(ucb1::Ucb1::new(p)?)) };
+
+/// The learners of every seed 000 experiment: the four of seed 000 and the [`UCB1`] baseline.
+pub const GP_EXPERIMENT_ALGORITHMS: [AlgorithmSpec; 5] =
+    [SEED000_ALGORITHMS[0], SEED000_ALGORITHMS[1], SEED000_ALGORITHMS[2], SEED000_ALGORITHMS[3], UCB1];
+
 /// A learner: a step function over rounds (argmin's `next_iter` style). The runner owns the
 /// loop: `select`, play the arm on the device, `observe` the report.
 pub trait Policy: Send {
@@ -137,6 +147,11 @@ pub trait Policy: Send {
     /// `x·1{|x| ≤ B_τ}` plus Lap(2B_τ/ε)); `None` (the default) for CTL's clamp to B + R.
     fn device_level(&self) -> Option<f64> {
         None
+    }
+    /// The constants the policy derived from the problem and its constants mode, by name (for
+    /// `run.json`; values that change during a run are given at their first round).
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
     }
 }
 

@@ -38,7 +38,10 @@ pub struct MomaParams {
     ///   β_{n+1} = B√λ + (m_n c)^{1/(1+α)} n^{(1−α)/(2(1+α))} — Thm 4's form without its
     ///   constants 3 and 9, "order-wise" as seed 000's experiments set their parameters.
     /// - Paper (seed 000 Thm 4): k = ⌈24 ln(4eT/δ)⌉, q = 6ρ ln(4T/δ)/ε_N², ρ = (1+ε_N)/(1−ε_N),
-    ///   β_{n+1} = B(1 + 1/√(1−ε_N)) + 3 (9 m_n c)^{1/(1+α)} n^{(1−α)/(2(1+α))}.
+    ///   β_{n+1} = B(1 + 1/√(1−ε_N)) + 3 λ^{−1/2} (9 m_n c)^{1/(1+α)} n^{(1−α)/(2(1+α))} (the
+    ///   λ^{−1/2} is in the proof's eq. (22); the theorem's statement drops it).
+    /// - Calibrated ([`super::calibrated`]): the paper's q, k = ⌈ln(4eT/δ)⌉ made odd, and the
+    ///   calibrated β over epochs.
     pub constants: Constants,
     /// ε_N, the Nyström accuracy of the paper constants (default
     /// [`DEFAULT_NYSTROM_ACCURACY`] = 0.5).
@@ -141,6 +144,7 @@ pub struct MomaGpUcb {
     alpha: f64,
     c: f64,
     lambda: f64,
+    delta: f64,
     rng: SimRng,
     /// Completed epochs n.
     epochs: usize,
@@ -175,6 +179,10 @@ impl MomaGpUcb {
                 paper_q(problem.horizon, problem.delta, params.nystrom_accuracy),
                 paper_epoch_length(problem.horizon, problem.delta),
             ),
+            Constants::Calibrated => (
+                paper_q(problem.horizon, problem.delta, params.nystrom_accuracy),
+                super::calibrated::epoch_length(problem.horizon, problem.delta),
+            ),
         };
         let (q, k) = (params.q.unwrap_or(q), params.k.unwrap_or(k));
         let model = FeatureModel::new(&problem.covariance);
@@ -190,6 +198,7 @@ impl MomaGpUcb {
             alpha: problem.alpha,
             c: problem.c,
             lambda: problem.lambda,
+            delta: problem.delta,
             rng: SimRng::seed_from_u64(seed),
             epochs: 0,
             epoch_counts: vec![0; n],
@@ -214,10 +223,13 @@ impl MomaGpUcb {
         let n_pow = (n.max(1) as f64).powf((1.0 - a) / (2.0 * (1.0 + a)));
         match self.constants {
             Constants::Practical => self.b * self.lambda.sqrt() + (m * self.c).powf(1.0 / (1.0 + a)) * n_pow,
+            // Thm 4's proof, eq. (22): the λ^{-1/2} the theorem's statement drops.
             Constants::Paper => {
                 self.b * (1.0 + 1.0 / (1.0 - self.nystrom_accuracy).sqrt())
-                    + 3.0 * (9.0 * m * self.c).powf(1.0 / (1.0 + a)) * n_pow
+                    + 3.0 * (9.0 * m * self.c).powf(1.0 / (1.0 + a)) * n_pow / self.lambda.sqrt()
             }
+            // β for epoch n + 1.
+            Constants::Calibrated => super::calibrated::beta(self.means.len(), n + 1, self.delta),
         }
     }
 
@@ -299,6 +311,17 @@ impl Policy for MomaGpUcb {
     /// The running epoch's arm until it has k reports; then the UCB arm of the last update.
     fn select(&mut self) -> usize {
         if self.current.is_empty() { self.next } else { self.current_arm }
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("lambda", self.lambda),
+            ("delta", self.delta),
+            ("q", self.q),
+            ("k", self.k as f64),
+            ("nystrom_accuracy", self.nystrom_accuracy),
+            ("beta_1", self.beta),
+        ]
     }
 
     /// Adds a report to the running epoch and, at its k-th report, updates the posterior

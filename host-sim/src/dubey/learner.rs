@@ -70,7 +70,7 @@ impl Settings {
     /// (used with the paper constants only, see [`PRACTICAL_WIDTH_SCALE`]).
     pub fn confidence(&self, env: &EnvConstants, approx_error: f64) -> Confidence {
         let (scale, approx_error) = match self.constants {
-            Constants::Practical => (PRACTICAL_WIDTH_SCALE, 0.0),
+            Constants::Practical | Constants::Calibrated => (PRACTICAL_WIDTH_SCALE, 0.0),
             Constants::Paper => (1.0, approx_error),
         };
         Confidence {
@@ -85,7 +85,7 @@ impl Settings {
     /// The noise bound Λ: Gaussian concentration (practical) or Lemma 3/6 (paper).
     pub fn shift_rule(&self) -> ShiftRule {
         match self.constants {
-            Constants::Practical => ShiftRule::Concentration,
+            Constants::Practical | Constants::Calibrated => ShiftRule::Concentration,
             Constants::Paper => ShiftRule::Paper,
         }
     }

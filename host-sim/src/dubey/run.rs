@@ -24,7 +24,10 @@ use super::env::{
 };
 use super::learner::{ApproxGpUcb, Privacy, Settings};
 use crate::env::SimRng;
-use crate::runner::{AlgorithmResult, DeviceKind, JobPool, RunConfig, RunError, derive_seed, run_jobs};
+use crate::runner::{
+    AlgorithmResult, DeviceKind, JobPool, RunConfig, RunError, UNIFORM_LABEL, aggregate, derive_seed,
+    run_jobs,
+};
 
 /// QFF of the §6.1 environment: 2-D, 6 frequencies (12-node rule) per coordinate, F = 144;
 /// measured sup error ([`measured_error`]) ≈ 4.5e-3 at l = 1/4 (unit coordinates).
@@ -275,7 +278,7 @@ pub fn run_variants(config: &RunConfig, variants: &[Variant]) -> Result<Vec<Algo
     };
     let labels = variants.iter().map(|v| v.label.clone()).collect();
     let pool = JobPool { stack_bytes: Some(JOB_STACK_BYTES), progress: false };
-    run_jobs(config, labels, pool, |trial, v| {
+    let results = run_jobs(config, labels, pool, |trial, v| {
         let start = Instant::now();
         let s = derive_seed(config.seed, trial as u64, 0);
         let seeds = JobSeeds {
@@ -287,5 +290,52 @@ pub fn run_variants(config: &RunConfig, variants: &[Variant]) -> Result<Vec<Algo
         let curve =
             dispatch(&variants[v], &settings, seeds).map_err(|e| e.into_run_error(&variants[v].label))?;
         Ok((curve, start.elapsed().as_secs_f64()))
-    })
+    })?;
+    // One uniform-play row per environment, in order of first use.
+    let mut envs: Vec<EnvChoice> = Vec::new();
+    for v in variants {
+        if !envs.contains(&v.env) {
+            envs.push(v.env);
+        }
+    }
+    let mut results = results;
+    for &env in &envs {
+        let curves = (0..config.trials)
+            .map(|trial| uniform_job(env, config.horizon, derive_seed(config.seed, trial as u64, 0)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.into_run_error(UNIFORM_LABEL))?;
+        let label = if envs.len() == 1 {
+            UNIFORM_LABEL.to_string()
+        } else {
+            format!("{UNIFORM_LABEL} {}", env.name())
+        };
+        let mut reference = aggregate(label, &curves, 0.0);
+        reference.reference = true;
+        reference.uniform_finals = reference.finals.clone();
+        for (r, v) in results.iter_mut().zip(variants) {
+            if v.env == env {
+                r.uniform_finals = reference.finals.clone();
+            }
+        }
+        results.push(reference);
+    }
+    Ok(results)
+}
+
+/// Expected regret of picking a uniformly random point of each round's decision set, exactly,
+/// on the decision sets every variant of the trial sees (seed `s` as in [`run_variants`]).
+fn uniform_job(env: EnvChoice, horizon: usize, s: u64) -> Result<Vec<f64>, DubeyError> {
+    let env = env.build(derive_seed(s, 0, 10))?;
+    let mut world = SimRng::seed_from_u64(derive_seed(s, 0, 1));
+    let mut set = DecisionSet::new(env.dim());
+    let mut total = 0.0;
+    let mut curve = Vec::with_capacity(horizon);
+    for _ in 0..horizon {
+        env.decision_set(&mut world, &mut set);
+        let means = set.means();
+        let average = means.iter().sum::<f64>() / means.len().max(1) as f64;
+        total += set.best() - average;
+        curve.push(total);
+    }
+    Ok(curve)
 }
