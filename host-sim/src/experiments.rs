@@ -73,6 +73,28 @@ pub struct Experiment {
     pub custom_runner: Option<CustomRunner>,
 }
 
+impl Experiment {
+    /// The settings of a plain `host-sim run <name>`: the experiment's trials, horizon, ε and
+    /// learners, seed 0, the calibrated constants, λ = 1 and δ = 0.1 (for the modes that use
+    /// them), the in-process device, all cores.
+    pub fn default_config(&self) -> RunConfig {
+        RunConfig {
+            trials: self.default_trials,
+            horizon: self.default_horizon,
+            seed: 0,
+            threads: None,
+            epsilon: self.epsilon,
+            central: self.central,
+            lambda: 1.0,
+            delta: 0.1,
+            beta_scale: 1.0,
+            constants: crate::bo::gp_ucb::Constants::Calibrated,
+            algorithms: self.algorithms.to_vec(),
+            device: crate::runner::DeviceKind::InProcess,
+        }
+    }
+}
+
 const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
 const MATERN: SyntheticKernel = SyntheticKernel::PAPER_MATERN;
 

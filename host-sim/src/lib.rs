@@ -12,5 +12,6 @@ pub mod env;
 pub mod experiments;
 pub mod gp;
 pub mod output;
+pub mod reproduce;
 pub mod runner;
 pub mod transport;

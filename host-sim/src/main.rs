@@ -10,6 +10,7 @@ use host_sim::bo::gp_ucb::Constants;
 use host_sim::demo::{PrivatiseConfig, privatise};
 use host_sim::experiments;
 use host_sim::output;
+use host_sim::reproduce::{self, Run};
 use host_sim::runner::{self, RunConfig};
 use serde::Deserialize;
 
@@ -29,6 +30,23 @@ enum Command {
     List,
     /// Run a named experiment (see `list`), writing CSV, JSON and SVG results.
     Run(Box<RunArgs>),
+    /// Run every experiment of the four seeds and write REPORT.md: each paper claim beside our
+    /// figures, with a verdict by a stated rule.
+    Reproduce {
+        /// Fewer trials and shorter horizons where a full run takes long (minutes, not hours).
+        #[arg(long)]
+        quick: bool,
+        /// Directory of the real data sets [default: ../shared/data if it exists].
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// Output directory [default: results/reproduce, results/quick with --quick].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Also write the report to this file with plot links relative to it (e.g.
+        /// docs/results.md).
+        #[arg(long)]
+        report_copy: Option<PathBuf>,
+    },
     /// Audit the privacy mechanisms: an empirical lower bound on ε per mechanism (ours must stay
     /// below their claim, the broken fixtures must not).
     Audit {
@@ -143,6 +161,9 @@ fn main() -> ExitCode {
             Ok(())
         }
         Some(Command::Run(args)) => run(*args),
+        Some(Command::Reproduce { quick, data, out, report_copy }) => {
+            reproduce_all(quick, data, out, report_copy)
+        }
         Some(Command::Audit { samples, seed, out, qemu, qemu_samples }) => {
             audit(samples, seed, out, qemu.then_some(qemu_samples))
         }
@@ -212,22 +233,20 @@ fn run(cli: RunArgs) -> Result<(), String> {
         ConstantsArg::Practical => Constants::Practical,
         ConstantsArg::Paper => Constants::Paper,
     };
+    let defaults = experiment.default_config();
     let mut config = RunConfig {
-        trials: cli.trials.or(file.trials).unwrap_or(experiment.default_trials),
-        horizon: cli.horizon.or(file.horizon).unwrap_or(experiment.default_horizon),
-        seed: cli.seed.or(file.seed).unwrap_or(0),
+        trials: cli.trials.or(file.trials).unwrap_or(defaults.trials),
+        horizon: cli.horizon.or(file.horizon).unwrap_or(defaults.horizon),
+        seed: cli.seed.or(file.seed).unwrap_or(defaults.seed),
         threads: cli.threads.or(file.threads),
         epsilon,
-        lambda: 1.0,
-        delta: 0.1,
-        beta_scale: cli.beta_scale.or(file.beta_scale).unwrap_or(1.0),
+        beta_scale: cli.beta_scale.or(file.beta_scale).unwrap_or(defaults.beta_scale),
         constants,
-        algorithms: experiment.algorithms.to_vec(),
-        central: experiment.central,
         device: match cli.device.or(file.device) {
             Some(text) => runner::DeviceKind::parse(&text)?,
             None => runner::DeviceKind::InProcess,
         },
+        ..defaults
     };
     if !(config.beta_scale.is_finite() && config.beta_scale >= 0.0) {
         return Err(format!("--beta-scale must be finite and >= 0, got {}", config.beta_scale));
@@ -269,7 +288,6 @@ fn run(cli: RunArgs) -> Result<(), String> {
     {
         return Err("a private run needs bounded noise (CTL clamps to B + R): use --noise uniform".into());
     }
-    let factory = experiments::env_factory(env, data.as_deref())?;
     let privacy = epsilon.map_or("non-private".to_string(), |e| format!("eps = {e}"));
     let noise = noise_name.map_or(String::new(), |n| format!(", {n} noise"));
     let title = format!("{} ({privacy}{noise})", experiment.description);
@@ -278,25 +296,8 @@ fn run(cli: RunArgs) -> Result<(), String> {
         experiment.name, config.trials, config.horizon, config.seed
     );
     let start = Instant::now();
-    let results = match experiment.custom_runner {
-        Some(custom) => custom(&config),
-        None => {
-            let id = host_sim::checkpoint::run_id(experiment.name, &title, &config);
-            let checkpoint = host_sim::checkpoint::Checkpoint::open(&out, &id, config.horizon)
-                .map_err(|e| e.to_string())?;
-            if checkpoint.finished() > 0 {
-                eprintln!(
-                    "resuming: {} finished trial×algorithm runs found in {}",
-                    checkpoint.finished(),
-                    out.display()
-                );
-            }
-            runner::run(&config, factory.as_ref(), !cli.quiet, Some(&checkpoint))
-        }
-    }
-    .map_err(|e| e.to_string())?;
-    let files =
-        output::write_all(&out, experiment.name, &title, &config, &results).map_err(|e| e.to_string())?;
+    let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };
+    let (results, files) = reproduce::run_experiment(&run, !cli.quiet)?;
     println!("{}", output::summary_table(&results, config.trials));
     println!(
         "{:.1} s; wrote {}",
@@ -304,6 +305,53 @@ fn run(cli: RunArgs) -> Result<(), String> {
         files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
     );
     Ok(())
+}
+
+fn reproduce_all(
+    quick: bool,
+    data: Option<PathBuf>,
+    out: Option<PathBuf>,
+    report_copy: Option<PathBuf>,
+) -> Result<(), String> {
+    let data = data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
+    let out = out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results/reproduce" }));
+    let start = Instant::now();
+    let outcomes = reproduce::reproduce(&reproduce::plan(quick), data.as_deref(), &out);
+    let verdicts = reproduce::claims(&outcomes);
+    let write = |path: &std::path::Path, prefix: &str| {
+        let text = reproduce::report(&outcomes, &verdicts, quick, prefix);
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    let report = out.join("REPORT.md");
+    write(&report, "")?;
+    if let Some(copy) = &report_copy {
+        // Plot links from the copy's directory to the output directory.
+        let from = copy.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        let prefix = relative_link(from, &out);
+        write(copy, &prefix)?;
+    }
+    let failed = verdicts.iter().filter(|v| v.holds == Some(false)).count();
+    println!(
+        "{} claims: {} hold, {failed} do not, {} not decided; {:.0} s; wrote {}",
+        verdicts.len(),
+        verdicts.iter().filter(|v| v.holds == Some(true)).count(),
+        verdicts.iter().filter(|v| v.holds.is_none()).count(),
+        start.elapsed().as_secs_f64(),
+        report.display()
+    );
+    Ok(())
+}
+
+/// `to` as seen from directory `from` (both relative to the working directory, or both
+/// absolute), with a trailing slash: e.g. `../results/quick/` from `docs`.
+fn relative_link(from: &std::path::Path, to: &std::path::Path) -> String {
+    let ups = from.components().filter(|c| matches!(c, std::path::Component::Normal(_))).count();
+    let mut link = "../".repeat(ups);
+    link.push_str(&to.to_string_lossy());
+    if !link.ends_with('/') {
+        link.push('/');
+    }
+    link
 }
 
 fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Result<(), String> {

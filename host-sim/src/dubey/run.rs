@@ -46,12 +46,12 @@ pub type MwFeatures = AdditiveQff<10, 10, 1, 6, 120>;
 /// Ridge of [`rkhs_norm_estimate`].
 pub const NORM_ESTIMATE_RIDGE: f64 = 0.1;
 
-/// B for a fixed candidate set: `max(1, ‖θ̂‖)` with θ̂ the ridge fit (ridge
+/// A diagnostic, not used by the learner: `max(1, ‖θ̂‖)` with θ̂ the ridge fit (ridge
 /// [`NORM_ESTIMATE_RIDGE`]) of the true means in the learner's feature space — the norm of
 /// Lemma 1's proximal function μ̂, which Theorem 1 assumes known. Seed 003's own environment
 /// has B = 1 by construction; the benchmarks, normalised to [−1, 1], have ‖θ̂‖ ≈ 4 (camel),
-/// 4–6 (mw) and 7–10 (styb) in our feature spaces, and with B = 1 the non-private learner
-/// settles on a suboptimal candidate for good. (A smaller ridge interpolates the features'
+/// 4–6 (mw) and 7–10 (styb) in our feature spaces. The learner uses B = 1 as §6 states (an
+/// earlier version used this estimate, an oracle the paper does not give). (A smaller ridge interpolates the features'
 /// misfit and inflates the norm; a larger one shrinks it.)
 pub fn rkhs_norm_estimate<const D: usize, const F: usize, M: FeatureMap<D, F>>(
     features: &M,
@@ -158,10 +158,9 @@ fn run_job<const D: usize, const F: usize, M: FeatureMap<D, F> + Clone>(
         return Err(DubeyError::DimensionMismatch { expected: D, got: env.dim() });
     }
     let horizon = settings.horizon as usize;
-    let mut constants = env.constants();
-    if let Some(set) = env.fixed_set() {
-        constants.rkhs_bound = rkhs_norm_estimate::<D, F, M>(features, set)?;
-    }
+    // B = 1 as seed 003 §6 states, for every environment (the benchmarks' norms in our
+    // feature spaces, [`rkhs_norm_estimate`], are larger: the width is the published one).
+    let constants = env.constants();
     let confidence = settings.confidence(&constants, measured_error(features));
     let mut world = SimRng::seed_from_u64(seeds.world);
     let mut reward_rng = SimRng::seed_from_u64(seeds.reward);

@@ -3,10 +3,14 @@
 //!
 //! Following the original experiments (Chowdhury & Gopalan 2019's MATLAB scripts):
 //! - f(a) = mean of column a of the reward samples, divided by s = max_a of those means, so
-//!   max f = 1; B = max |f| (= 1 for these data). The data README says B = s, the maximum of
-//!   the *unnormalised* means, which bounds the normalised f only loosely (s = 945 for light,
-//!   237 for stocks) and under CTL would make the Laplace noise hundreds of times larger than
-//!   the rewards; we deviate on purpose and say so in the run record;
+//!   max f = 1;
+//! - B = max_a |f(a)| = 1: the bound on |f| that CTL's clamp to B + R needs, and the B every
+//!   β formula reads. It is *not* the theorems' B, a bound on the RKHS norm ‖f‖_k: under the
+//!   empirical covariance below ‖f‖_k = √(fᵀK⁻¹f) ≈ 13.5 (light) and 8.7 (stocks). The
+//!   original scripts set B = s, the largest *unnormalised* mean (945.5 for the light test
+//!   samples, 237.3 for stocks), which is neither bound of the normalised f and, under CTL,
+//!   would make the Laplace noise hundreds of times larger than the rewards. `run.json`
+//!   records the B used;
 //! - the prior covariance is the empirical covariance of the z-scored covariance samples (each
 //!   column centred and divided by its sample standard deviation; n − 1 denominators, so the
 //!   diagonal is 1);
@@ -176,10 +180,8 @@ impl RealData {
             means,
             scale,
             covariance: zscore_covariance(covariance_samples)?,
-            // B bounds the normalised f the learner faces (max |f| = 1). The original scripts
-            // set B to the *unnormalised* maximum mean (945 for light, 237 for stocks) while
-            // normalising f; under CTL that makes the clamp range B + R, hence the Laplace noise,
-            // hundreds of times larger than the rewards. We use the consistent bound.
+            // B = max |f| (= 1): the bound on |f| the clamp needs, not the RKHS norm (see the
+            // module docs for both and for the original scripts' B = s).
             bounds: RewardBounds { b, r: Some(max_noise), alpha: 1.0, v, c: sum_noise2 / cells },
         })
     }
