@@ -291,13 +291,9 @@ fn run(cli: RunArgs) -> Result<(), String> {
     let privacy = epsilon.map_or("non-private".to_string(), |e| format!("eps = {e}"));
     let noise = noise_name.map_or(String::new(), |n| format!(", {n} noise"));
     let title = format!("{} ({privacy}{noise})", experiment.description);
-    eprintln!(
-        "{}: {title} — {} trials, T = {}, seed {}",
-        experiment.name, config.trials, config.horizon, config.seed
-    );
     let start = Instant::now();
     let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };
-    let (results, files) = reproduce::run_experiment(&run, !cli.quiet)?;
+    let (results, files) = reproduce::run_experiment(&run, !cli.quiet, true)?;
     println!("{}", output::summary_table(&results, config.trials));
     println!(
         "{:.1} s; wrote {}",

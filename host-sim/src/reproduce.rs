@@ -44,8 +44,21 @@ pub struct Run<'a> {
 
 /// Runs one experiment (resuming from the output directory's checkpoint where the experiment
 /// supports it) and writes its CSV, JSON and plot; returns the results and the files written.
-pub fn run_experiment(run: &Run, progress: bool) -> Result<(Vec<AlgorithmResult>, Vec<PathBuf>), String> {
+/// With `announce`, prints the experiment's name, title and settings once its environment is
+/// built (so a bad setting gives one line of error and nothing else).
+pub fn run_experiment(
+    run: &Run,
+    progress: bool,
+    announce: bool,
+) -> Result<(Vec<AlgorithmResult>, Vec<PathBuf>), String> {
     let factory = experiments::env_factory(run.env, run.data)?;
+    if announce {
+        let c = run.config;
+        eprintln!(
+            "{}: {} — {} trials, T = {}, seed {}",
+            run.experiment.name, run.title, c.trials, c.horizon, c.seed
+        );
+    }
     let results = match run.experiment.custom_runner {
         Some(custom) => custom(run.config),
         None => {
@@ -120,7 +133,7 @@ pub fn reproduce(planned: &[Planned], data: Option<&Path>, out: &Path) -> Vec<Ou
         let start = Instant::now();
         let dir = out.join(p.name);
         let run = Run { experiment, env: experiment.env, title: &title, config: &config, data, out: &dir };
-        let results = run_experiment(&run, false).map(|(r, _)| r);
+        let results = run_experiment(&run, false, false).map(|(r, _)| r);
         if let Err(e) = &results {
             eprintln!("  {}: not run: {e}", p.name);
         }
