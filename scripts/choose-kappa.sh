@@ -23,7 +23,7 @@ settings=(
   "fig2c --seed 8000 --horizon 2000 --eps 2"
   "fig2b --seed 9000 --horizon 500 --eps 1"
 )
-scales=(0.5 1 1.5 2 3 5)
+scales=(0.25 0.5 1 1.5 2 3 5)
 for scale in "${scales[@]}"; do
   for setting in "${settings[@]}"; do
     dir="$out/$scale/${setting// /_}"

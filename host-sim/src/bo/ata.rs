@@ -45,6 +45,7 @@ use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use rand::RngExt;
 use rand_core::SeedableRng;
 
+use super::calibrated::LevelRule;
 use super::gp_ucb::Constants;
 use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
 use crate::env::SimRng;
@@ -69,7 +70,10 @@ pub struct AtaParams {
     ///   b_t = √(v/ln(4 m_t T/δ)) and β_{t+1} = B(1 + 1/√(1−ε_N)) + 4√(ln(4 m_t T/δ) v m_t/λ);
     ///   for α < 1 we use the same α-powers as the practical formulas. m_t is taken ≥ 1 inside
     ///   the logarithm.
-    /// - Calibrated ([`super::calibrated`]): the paper's q and b_t, the calibrated β.
+    /// - Calibrated ([`super::calibrated`]): the paper's q; b_t = g(t)·(B + R + (c_u /
+    ///   ln(4 m_t T/δ))^{1/(1+α)}) with g(t) = t^{(1−α)/(2(1+α))}, Thm 2's level for the moment
+    ///   c_u of the noise without a known bound plus the bounds B and R
+    ///   ([`super::calibrated::LevelRule::ata_scale`]); the calibrated β.
     ///
     /// Both the practical and the paper β_{t+1} are evaluated with t and m_t (t ≥ 1).
     pub constants: Constants,
@@ -379,6 +383,7 @@ pub struct AtaGpUcb {
     b: f64,
     alpha: f64,
     v: f64,
+    levels: LevelRule,
     lambda: f64,
     delta: f64,
     horizon: usize,
@@ -421,6 +426,7 @@ impl AtaGpUcb {
             b: problem.b,
             alpha: problem.alpha,
             v: problem.v,
+            levels: LevelRule::new(problem),
             lambda: problem.lambda,
             delta: problem.delta,
             horizon: problem.horizon,
@@ -463,9 +469,14 @@ impl AtaGpUcb {
         }
         match self.constants {
             Constants::Practical => ata_practical_level(1, self.alpha, self.v, m as u64, self.horizon as u64),
-            Constants::Paper | Constants::Calibrated => {
+            Constants::Paper => {
                 let log = (4.0 * m.max(1) as f64 * self.horizon as f64 / self.delta).ln();
                 (self.v / log).powf(1.0 / (1.0 + self.alpha))
+            }
+            // Rule 3 of `calibrated`: B + R + Thm 2's level for the unbounded noise.
+            Constants::Calibrated => {
+                let log = (4.0 * m.max(1) as f64 * self.horizon as f64 / self.delta).ln();
+                self.levels.ata_scale(log, self.alpha)
             }
         }
     }

@@ -11,11 +11,16 @@
 //!    finite domain D (Srinivas et al. 2010, Thm 1), with one fixed multiplier κ for every
 //!    learner. t counts the learner's updates: rounds for GP-UCB, TGP-UCB and ATA-GP-UCB, epochs
 //!    for MoMA-GP-UCB.
-//! 3. **Robustness constants at the theorems' order.** TGP-UCB truncates at seed 000 Alg. 2's
-//!    b_t = B + R + 𝓛 ln t on privatised reports and at Chowdhury & Gopalan's
-//!    t^{1/(2(1+α))} v^{1/(1+α)} on raw heavy-tailed rewards; ATA-GP-UCB and MoMA-GP-UCB use
-//!    seed 000 Thm 2's and Thm 4's q and ATA's level b_t; MoMA's epoch length is Thm 4's
-//!    k = ⌈24 ln(4eT/δ)⌉ without the Chernoff constant 24, made odd: [`epoch_length`].
+//! 3. **Robustness constants at the theorems' order; truncate noise, not signal.** A level is
+//!    the signal bound B, plus the known bound R of the raw noise (when there is one), plus the
+//!    theorem's level for the part of the noise that has no bound ([`LevelRule`]): under CTL(ε)
+//!    that part is the Laplace noise (seed 000 Alg. 2's 𝓛 ln t for TGP-UCB; Thm 2's level with
+//!    its moment 2𝓛² for ATA-GP-UCB), for raw heavy-tailed noise without a bound the noise
+//!    itself (Chowdhury & Gopalan's t^{1/(2(1+α))} c^{1/(1+α)}; Thm 2's with c), and for raw
+//!    noise within a known R nothing: the level is B + R and never cuts a report (a bounded
+//!    reward has no tail to guard against). ATA-GP-UCB and MoMA-GP-UCB use seed 000 Thm 2's
+//!    and Thm 4's q; MoMA's epoch length is Thm 4's k = ⌈24 ln(4eT/δ)⌉ without the Chernoff
+//!    constant 24, made odd: [`epoch_length`].
 //!
 //! How κ was chosen: on settings that are not reported (other seeds, other kernels and
 //! length-scales, other horizons; see `docs/constants.md`), never per figure.
@@ -41,6 +46,64 @@ pub fn observed_variance(problem: &Problem) -> f64 {
             r * r + 2.0 * p.laplace_scale * p.laplace_scale
         }
         None => noise_variance(problem.alpha, problem.c),
+    }
+}
+
+/// The truncation levels of rule 3: B + R + (a level for the noise that has no known bound).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LevelRule {
+    /// B + R: the signal bound plus the raw noise's known bound (0 if none is known).
+    pub bounded: f64,
+    /// The noise without a known bound: its Laplace scale 𝓛 under CTL, or the (1+α)-th moment
+    /// c of raw noise that has no bound; `None` when the raw noise is within a known R.
+    pub unbounded: Option<Unbounded>,
+}
+
+/// The part of the observed noise that has no known bound ([`LevelRule`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Unbounded {
+    /// CTL's Laplace noise of scale 𝓛 (its second moment is 2𝓛²).
+    Laplace(f64),
+    /// Raw noise with E|η|^{1+α} ≤ c and no known bound.
+    Moment(f64),
+}
+
+impl LevelRule {
+    /// The rule for `problem`.
+    pub fn new(problem: &Problem) -> Self {
+        let r = problem.noise_bound.unwrap_or(0.0);
+        let unbounded = match (problem.privacy, problem.noise_bound) {
+            (Some(p), _) => Some(Unbounded::Laplace(p.laplace_scale)),
+            (None, Some(_)) => None,
+            (None, None) => Some(Unbounded::Moment(problem.c)),
+        };
+        Self { bounded: problem.b + r, unbounded }
+    }
+
+    /// TGP-UCB's b_t: B + R + 𝓛 ln t (seed 000 Alg. 2) under CTL, B + t^{1/(2(1+α))} c^{1/(1+α)}
+    /// for raw noise without a bound, B + R otherwise.
+    pub fn tgp(&self, t: usize, alpha: f64) -> f64 {
+        let t = t.max(1) as f64;
+        self.bounded
+            + match self.unbounded {
+                Some(Unbounded::Laplace(scale)) => scale * t.ln(),
+                Some(Unbounded::Moment(c)) => {
+                    t.powf(1.0 / (2.0 * (1.0 + alpha))) * c.powf(1.0 / (1.0 + alpha))
+                }
+                None => 0.0,
+            }
+    }
+
+    /// ATA-GP-UCB's b_τ / τ^{(1−α)/(2(1+α))}: B + R + (c_u / `log`)^{1/(1+α)}, with c_u = 2𝓛² under
+    /// CTL, c for raw noise without a bound, 0 otherwise, and `log` = ln(4 m_t T/δ) (seed 000
+    /// Thm 2's level for the unbounded part; |u_{i,τ}| < 1, so the rest never exceeds B + R).
+    pub fn ata_scale(&self, log: f64, alpha: f64) -> f64 {
+        let moment = match self.unbounded {
+            Some(Unbounded::Laplace(scale)) => 2.0 * scale * scale,
+            Some(Unbounded::Moment(c)) => c,
+            None => 0.0,
+        };
+        self.bounded + (moment / log).powf(1.0 / (1.0 + alpha))
     }
 }
 
@@ -74,5 +137,22 @@ mod tests {
         assert!(beta(100, 1000, 0.1) > beta(100, 10, 0.1));
         assert_eq!(epoch_length(1000, 0.1), 13);
         assert_eq!(epoch_length(10_000, 0.1), 15);
+    }
+
+    #[test]
+    fn levels_add_the_bounds_to_the_unbounded_noise_level() {
+        // CTL: B = R = 1, 𝓛 = 4: Alg. 2's B + R + 𝓛 ln t; ATA: 2 + √(2𝓛²/log) = 2 + √2 at log 16.
+        let ldp = LevelRule { bounded: 2.0, unbounded: Some(Unbounded::Laplace(4.0)) };
+        assert!((ldp.tgp(100, 1.0) - (2.0 + 4.0 * 100f64.ln())).abs() < 1e-12);
+        assert!((ldp.ata_scale(16.0, 1.0) - (2.0 + 2f64.sqrt())).abs() < 1e-12);
+        // Student-t(3), B = 1, c = 3: B + t^{1/4} √3 and B + √(3/log).
+        let heavy = LevelRule { bounded: 1.0, unbounded: Some(Unbounded::Moment(3.0)) };
+        assert!((heavy.tgp(16, 1.0) - (1.0 + 2.0 * 3f64.sqrt())).abs() < 1e-12);
+        assert!((heavy.ata_scale(12.0, 1.0) - 1.5).abs() < 1e-12);
+        // Raw noise within a known R = 0.5: B + R at every t.
+        let bounded = LevelRule { bounded: 1.5, unbounded: None };
+        assert_eq!(bounded.tgp(1, 1.0), 1.5);
+        assert_eq!(bounded.tgp(1000, 1.0), 1.5);
+        assert_eq!(bounded.ata_scale(10.0, 1.0), 1.5);
     }
 }

@@ -6,6 +6,7 @@
 
 use ldp_core::truncation::tgp_ucb_practical_level;
 
+use super::calibrated::LevelRule;
 use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
 use crate::gp::FinitePosterior;
 
@@ -47,10 +48,10 @@ enum Rule {
     /// K = B² + R² + 2𝓛².
     TgpPaperLdp { r: f64, scale: f64 },
     /// Calibrated GP-UCB or TGP-UCB ([`super::calibrated`]): β_t from the GP-UCB schedule over
-    /// `arms` arms; the level is seed 000 Alg. 2's B + R + 𝓛 ln t on privatised bounded rewards
-    /// (`ldp`), B + t^{1/(2(1+α))} c^{1/(1+α)} on raw rewards (the signal's bound plus
-    /// Chowdhury & Gopalan's level for the noise alone), none for GP-UCB (`truncate` false).
-    Calibrated { arms: usize, truncate: bool, ldp: Option<(f64, f64)> },
+    /// `arms` arms; TGP-UCB's level from rule 3 (`levels`: seed 000 Alg. 2's B + R + 𝓛 ln t on
+    /// privatised rewards, B + t^{1/(2(1+α))} c^{1/(1+α)} on raw noise without a bound, B + R
+    /// within one), none for GP-UCB (`levels` is `None`).
+    Calibrated { arms: usize, levels: Option<LevelRule> },
 }
 
 /// GP-UCB or TGP-UCB on the exact posterior.
@@ -61,7 +62,6 @@ pub struct GpUcb {
     b: f64,
     alpha: f64,
     v: f64,
-    c: f64,
     delta: f64,
     horizon: usize,
     beta_scale: f64,
@@ -76,7 +76,7 @@ impl GpUcb {
     /// With [`Constants::Calibrated`], the calibrated β and no truncation.
     pub fn baseline(problem: &Problem, constants: Constants) -> Result<Self, PolicyError> {
         if constants == Constants::Calibrated {
-            let rule = Rule::Calibrated { arms: problem.num_arms(), truncate: false, ldp: None };
+            let rule = Rule::Calibrated { arms: problem.num_arms(), levels: None };
             return Self::with_rule(problem, rule);
         }
         let r = problem.noise_bound.unwrap_or(0.0);
@@ -93,11 +93,9 @@ impl GpUcb {
     /// Alg. 2; otherwise the practical level and β (SPEC §2.2), with `v` from the problem.
     pub fn tgp_ucb(problem: &Problem, constants: Constants) -> Result<Self, PolicyError> {
         let rule = match (constants, problem.privacy, problem.noise_bound) {
-            (Constants::Calibrated, privacy, r) => Rule::Calibrated {
-                arms: problem.num_arms(),
-                truncate: true,
-                ldp: privacy.zip(r).map(|(p, r)| (r, p.laplace_scale)),
-            },
+            (Constants::Calibrated, ..) => {
+                Rule::Calibrated { arms: problem.num_arms(), levels: Some(LevelRule::new(problem)) }
+            }
             (Constants::Paper, Some(p), Some(r)) => Rule::TgpPaperLdp { r, scale: p.laplace_scale },
             _ => Rule::TgpPractical,
         };
@@ -113,7 +111,6 @@ impl GpUcb {
             b: problem.b,
             alpha: problem.alpha,
             v: problem.v,
-            c: problem.c,
             delta: problem.delta,
             horizon: problem.horizon,
             beta_scale: problem.beta_scale,
@@ -126,15 +123,9 @@ impl GpUcb {
         match self.rule {
             Rule::GpUcb { .. } => f64::INFINITY,
             Rule::TgpPractical => tgp_ucb_practical_level(t as u64, self.alpha, self.v),
-            Rule::TgpPaperLdp { r, scale }
-            | Rule::Calibrated { ldp: Some((r, scale)), truncate: true, .. } => {
-                self.b + r + scale * (t as f64).ln()
-            }
-            // Signal bound plus Chowdhury & Gopalan's level for the noise alone (c, not v).
-            Rule::Calibrated { truncate: true, ldp: None, .. } => {
-                self.b + tgp_ucb_practical_level(t as u64, self.alpha, self.c)
-            }
-            Rule::Calibrated { truncate: false, .. } => f64::INFINITY,
+            Rule::TgpPaperLdp { r, scale } => self.b + r + scale * (t as f64).ln(),
+            Rule::Calibrated { levels: Some(levels), .. } => levels.tgp(t, self.alpha),
+            Rule::Calibrated { levels: None, .. } => f64::INFINITY,
         }
     }
 
