@@ -3,7 +3,7 @@
 # seed-000 learner on settings that are reported nowhere (other seeds, horizons, ε, noise and
 # environments, including the data tables at other horizons and ε) for a grid of κ, and print
 # each learner's ratio to uniform play and the geometric mean over all (learner, setting).
-# κ = 0.2 × --beta-scale. Takes about 30 minutes on 2 cores.
+# κ = KAPPA × --beta-scale (KAPPA as in host-sim/src/bo/calibrated.rs). About 10 minutes on 2 cores.
 #
 # Usage: scripts/choose-kappa.sh [OUT_DIR] (default /tmp/choose-kappa); needs ../shared/data.
 set -euo pipefail
@@ -23,7 +23,10 @@ settings=(
   "fig2c --seed 8000 --horizon 2000 --eps 2"
   "fig2b --seed 9000 --horizon 500 --eps 1"
 )
-scales=(0.25 0.5 1 1.5 2 3 5)
+kappas=(0.05 0.1 0.2 0.3 0.4 0.6 1.0)
+kappa0=$(sed -n 's/^pub const KAPPA: f64 = \([0-9.]*\);/\1/p' host-sim/src/bo/calibrated.rs)
+scales=()
+for k in "${kappas[@]}"; do scales+=("$(python3 -c "print($k / $kappa0)")"); done
 for scale in "${scales[@]}"; do
   for setting in "${settings[@]}"; do
     dir="$out/$scale/${setting// /_}"
@@ -32,9 +35,9 @@ for scale in "${scales[@]}"; do
     "$bin" run $setting --data "$data" --beta-scale "$scale" --quiet --out "$dir" > /dev/null
   done
 done
-python3 - "$out" "${scales[@]}" <<'EOF'
+python3 - "$out" "$kappa0" "${scales[@]}" <<'EOF'
 import json, math, os, sys
-out, scales = sys.argv[1], sys.argv[2:]
+out, kappa0, scales = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
 print("| kappa | " + " | ".join(sorted(os.listdir(os.path.join(out, scales[0])))) + " | geometric mean | worst |")
 print("|---" * (len(os.listdir(os.path.join(out, scales[0]))) + 3) + "|")
 for s in scales:
@@ -45,5 +48,5 @@ for s in scales:
         ratios += r
         cells.append("/".join(f"{x:.2f}" for x in r))
     gm = math.exp(sum(math.log(max(x, 1e-9)) for x in ratios) / len(ratios))
-    print(f"| {0.2 * float(s):.2f} | " + " | ".join(cells) + f" | {gm:.3f} | {max(ratios):.2f} |")
+    print(f"| {kappa0 * float(s):.2f} | " + " | ".join(cells) + f" | {gm:.3f} | {max(ratios):.2f} |")
 EOF

@@ -28,7 +28,7 @@
 use super::Problem;
 
 /// κ, the one multiplier of the GP-UCB schedule (see the module docs and `docs/constants.md`).
-pub const KAPPA: f64 = 0.2;
+pub const KAPPA: f64 = 0.3;
 
 /// σ²_obs = c^{2/(1+α)}: the variance (α = 1) of the rewards' noise as the learner observes it,
 /// used as the GP regulariser λ.
