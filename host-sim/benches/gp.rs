@@ -1,5 +1,6 @@
 //! Per-round costs of the learner: the exact posterior's rank-one update over |D| arms
-//! (O(|D|²)), a full GP-UCB round, and one 1000-round trial of each seed-000 algorithm.
+//! (O(|D|²)), a full GP-UCB round, and one trial of each seed-000 algorithm at T = 1000 and
+//! T = 10⁴ with the default (calibrated) constants.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use host_sim::bo::SEED000_ALGORITHMS;
@@ -31,28 +32,30 @@ fn trials(c: &mut Criterion) {
     let exp = experiments::find("fig2a").unwrap();
     let factory = experiments::env_factory(exp.env, None).unwrap();
     let env = factory(1).unwrap();
-    let config = RunConfig {
-        trials: 1,
-        horizon: 1000,
-        seed: 0,
-        threads: Some(1),
-        epsilon: Some(1.0),
-        central: false,
-        lambda: 1.0,
-        delta: 0.1,
-        beta_scale: 1.0,
-        constants: Constants::Practical,
-        algorithms: SEED000_ALGORITHMS.to_vec(),
-        device: DeviceKind::InProcess,
-    };
-    let mut group = c.benchmark_group("fig2a_trial_T1000");
-    group.sample_size(10);
-    for (i, algo) in SEED000_ALGORITHMS.iter().enumerate() {
-        group.bench_function(algo.private_name, |b| {
-            b.iter(|| run_trial(env.as_ref(), algo, &config, 1, i as u64).unwrap())
-        });
+    for horizon in [1000, 10_000] {
+        let config = RunConfig {
+            trials: 1,
+            horizon,
+            seed: 0,
+            threads: Some(1),
+            epsilon: Some(1.0),
+            central: false,
+            lambda: 1.0,
+            delta: 0.1,
+            beta_scale: 1.0,
+            constants: Constants::Calibrated,
+            algorithms: SEED000_ALGORITHMS.to_vec(),
+            device: DeviceKind::InProcess,
+        };
+        let mut group = c.benchmark_group(format!("fig2a_trial_T{horizon}"));
+        group.sample_size(10);
+        for (i, algo) in SEED000_ALGORITHMS.iter().enumerate() {
+            group.bench_function(algo.private_name, |b| {
+                b.iter(|| run_trial(env.as_ref(), algo, &config, 1, i as u64).unwrap())
+            });
+        }
+        group.finish();
     }
-    group.finish();
 }
 
 criterion_group!(benches, posterior_update, trials);
