@@ -1,4 +1,4 @@
-//! The calibrated constants ([`Constants::Calibrated`], the default): one rule, the same for
+//! The calibrated constants ([`Constants::Calibrated`](super::gp_ucb::Constants::Calibrated), the default): one rule, the same for
 //! every GP learner, experiment and data set, derived from public quantities only.
 //!
 //! 1. **Noise term.** The GP regulariser λ is the variance of what the learner receives,
