@@ -42,8 +42,8 @@ enum Command {
         /// Output directory [default: results/reproduce, results/quick with --quick].
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Also write the report to this file with plot links relative to it (e.g.
-        /// docs/results.md).
+        /// Also write the report to this file, with its plots copied beside it (for
+        /// docs/results.md: into docs/results/<run>/regret.svg), so the copy stands alone.
         #[arg(long)]
         report_copy: Option<PathBuf>,
     },
@@ -321,10 +321,21 @@ fn reproduce_all(
     let report = out.join("REPORT.md");
     write(&report, "")?;
     if let Some(copy) = &report_copy {
-        // Plot links from the copy's directory to the output directory.
-        let from = copy.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        let prefix = relative_link(from, &out);
-        write(copy, &prefix)?;
+        // The copy carries its plots: <dir>/<stem>/<run>/regret.svg beside <dir>/<stem>.md.
+        let dir = copy.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+        let stem = copy.file_stem().map(|s| s.to_string_lossy().into_owned()).ok_or_else(|| {
+            format!("--report-copy {}: give a file name, e.g. docs/results.md", copy.display())
+        })?;
+        for o in &outcomes {
+            let plot = out.join(o.planned.key).join("regret.svg");
+            if plot.is_file() {
+                let to = dir.join(&stem).join(o.planned.key);
+                std::fs::create_dir_all(&to)
+                    .and_then(|()| std::fs::copy(&plot, to.join("regret.svg")))
+                    .map_err(|e| format!("cannot copy {} to {}: {e}", plot.display(), to.display()))?;
+            }
+        }
+        write(copy, &format!("{stem}/"))?;
     }
     let failed = verdicts.iter().filter(|v| v.holds == Some(false)).count();
     println!(
@@ -336,18 +347,6 @@ fn reproduce_all(
         report.display()
     );
     Ok(())
-}
-
-/// `to` as seen from directory `from` (both relative to the working directory, or both
-/// absolute), with a trailing slash: e.g. `../results/quick/` from `docs`.
-fn relative_link(from: &std::path::Path, to: &std::path::Path) -> String {
-    let ups = from.components().filter(|c| matches!(c, std::path::Component::Normal(_))).count();
-    let mut link = "../".repeat(ups);
-    link.push_str(&to.to_string_lossy());
-    if !link.ends_with('/') {
-        link.push('/');
-    }
-    link
 }
 
 fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Result<(), String> {

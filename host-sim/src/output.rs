@@ -122,8 +122,24 @@ pub fn write_all(
     Ok(vec![regret, finals_path, json_path, svg])
 }
 
+/// The most rounds a plotted curve is drawn through: the plot is 900 pixels wide, so more
+/// points add file size (an SVG of T = 10⁵ rounds was 24 MB) and nothing one can see.
+pub const MAX_PLOTTED_ROUNDS: usize = 600;
+
+/// The rounds (0-based indices) a curve of `horizon` rounds is drawn through: evenly spaced,
+/// at most [`MAX_PLOTTED_ROUNDS`], always the first and the last.
+pub fn plotted_rounds(horizon: usize) -> Vec<usize> {
+    if horizon <= MAX_PLOTTED_ROUNDS {
+        return (0..horizon).collect();
+    }
+    let last = horizon - 1;
+    let gaps = MAX_PLOTTED_ROUNDS - 1;
+    (0..=gaps).map(|i| i * last / gaps).collect()
+}
+
 fn plot(path: &Path, title: &str, results: &[AlgorithmResult]) -> Result<(), String> {
     let horizon = results.first().map_or(0, |r| r.mean.len());
+    let rounds = plotted_rounds(horizon);
     let top =
         results.iter().flat_map(|r| r.mean.iter().zip(&r.std).map(|(m, s)| m + s)).fold(1e-9_f64, f64::max);
     let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
@@ -145,7 +161,7 @@ fn plot(path: &Path, title: &str, results: &[AlgorithmResult]) -> Result<(), Str
         let colour = Palette99::pick(i).to_rgba();
         if r.reference {
             // The exact uniform-play reference: dashed black, no band.
-            let points = (0..horizon).map(|t| ((t + 1) as f64, r.mean[t]));
+            let points = rounds.iter().map(|&t| ((t + 1) as f64, r.mean[t]));
             chart
                 .draw_series(DashedLineSeries::new(points, 8, 6, BLACK.stroke_width(2)))
                 .map_err(|e| e.to_string())?
@@ -153,14 +169,15 @@ fn plot(path: &Path, title: &str, results: &[AlgorithmResult]) -> Result<(), Str
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
             continue;
         }
-        let band: Vec<(f64, f64)> = (0..horizon)
-            .map(|t| ((t + 1) as f64, r.mean[t] + r.std[t]))
-            .chain((0..horizon).rev().map(|t| ((t + 1) as f64, (r.mean[t] - r.std[t]).max(0.0))))
+        let band: Vec<(f64, f64)> = rounds
+            .iter()
+            .map(|&t| ((t + 1) as f64, r.mean[t] + r.std[t]))
+            .chain(rounds.iter().rev().map(|&t| ((t + 1) as f64, (r.mean[t] - r.std[t]).max(0.0))))
             .collect();
         chart
             .draw_series(std::iter::once(Polygon::new(band, colour.mix(0.15))))
             .map_err(|e| e.to_string())?;
-        let points = (0..horizon).map(|t| ((t + 1) as f64, r.mean[t]));
+        let points = rounds.iter().map(|&t| ((t + 1) as f64, r.mean[t]));
         chart
             .draw_series(LineSeries::new(points, colour.stroke_width(2)))
             .map_err(|e| e.to_string())?
@@ -201,4 +218,24 @@ pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plotted_rounds_are_at_most_the_cap_evenly_spread_first_and_last_kept() {
+        assert_eq!(plotted_rounds(0), Vec::<usize>::new());
+        assert_eq!(plotted_rounds(3), vec![0, 1, 2]);
+        assert_eq!(plotted_rounds(MAX_PLOTTED_ROUNDS).len(), MAX_PLOTTED_ROUNDS);
+        for horizon in [MAX_PLOTTED_ROUNDS + 1, 1000, 100_000] {
+            let r = plotted_rounds(horizon);
+            assert_eq!(r.len(), MAX_PLOTTED_ROUNDS);
+            assert_eq!((r[0], r[r.len() - 1]), (0, horizon - 1));
+            assert!(r.windows(2).all(|w| w[0] < w[1]), "increasing at T = {horizon}");
+            let widest = r.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+            assert!(widest <= horizon.div_ceil(MAX_PLOTTED_ROUNDS - 1), "gap {widest} at T = {horizon}");
+        }
+    }
 }

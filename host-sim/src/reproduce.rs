@@ -83,6 +83,9 @@ pub fn run_experiment(
 /// Trials and horizon of one experiment in a reproduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Planned {
+    /// The run's name in the report and its output directory: the experiment's name, or a
+    /// variant of it (e.g. `fig2a-T10000`).
+    pub key: &'static str,
     /// The experiment's name.
     pub name: &'static str,
     /// Trials.
@@ -93,9 +96,10 @@ pub struct Planned {
 
 /// Every experiment at its default (the paper's) trials and horizon, or reduced with `quick`
 /// so that the whole reproduction takes minutes: the seed 004 sweeps at 30 of 90 trials,
-/// Table 1 at T = 2000 and 3 trials, everything else as in the full run.
+/// Table 1 at T = 2000 and 3 trials, everything else as in the full run. Both add fig2a at
+/// T = 10⁴ (10 trials), where issue #13 sets a target.
 pub fn plan(quick: bool) -> Vec<Planned> {
-    experiments::all()
+    let mut planned: Vec<Planned> = experiments::all()
         .map(|e| {
             let (trials, horizon) = match (quick, e.name) {
                 (false, _) => (e.default_trials, e.default_horizon),
@@ -103,10 +107,15 @@ pub fn plan(quick: bool) -> Vec<Planned> {
                 (true, name) if name.starts_with("tao-") => (30, e.default_horizon),
                 (true, _) => (e.default_trials, e.default_horizon),
             };
-            Planned { name: e.name, trials, horizon }
+            Planned { key: e.name, name: e.name, trials, horizon }
         })
-        .collect()
+        .collect();
+    planned.push(Planned { key: FIG2A_LONG, name: "fig2a", trials: 10, horizon: 10_000 });
+    planned
 }
+
+/// The key of the fig2a run at T = 10⁴.
+const FIG2A_LONG: &str = "fig2a-T10000";
 
 /// What one experiment of a reproduction produced (or why it did not run).
 pub struct Outcome {
@@ -129,13 +138,13 @@ pub fn reproduce(planned: &[Planned], data: Option<&Path>, out: &Path) -> Vec<Ou
         let config = RunConfig { trials: p.trials, horizon: p.horizon, ..experiment.default_config() };
         let privacy = experiment.epsilon.map_or("non-private".to_string(), |e| format!("eps = {e}"));
         let title = format!("{} ({privacy})", experiment.description);
-        eprintln!("[{}/{}] {}: {} trials, T = {}", i + 1, planned.len(), p.name, p.trials, p.horizon);
+        eprintln!("[{}/{}] {}: {} trials, T = {}", i + 1, planned.len(), p.key, p.trials, p.horizon);
         let start = Instant::now();
-        let dir = out.join(p.name);
+        let dir = out.join(p.key);
         let run = Run { experiment, env: experiment.env, title: &title, config: &config, data, out: &dir };
         let results = run_experiment(&run, false, false).map(|(r, _)| r);
         if let Err(e) = &results {
-            eprintln!("  {}: not run: {e}", p.name);
+            eprintln!("  {}: not run: {e}", p.key);
         }
         outcomes.push(Outcome { experiment, planned: *p, results, seconds: start.elapsed().as_secs_f64() });
     }
@@ -277,7 +286,7 @@ const RAW_LEARNERS: [&str; 3] = ["TGP-UCB", "ATA-GP-UCB", "MoMA-GP-UCB"];
 pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
     let by: ResultsByName = outcomes
         .iter()
-        .filter_map(|o| o.results.as_ref().ok().map(|r| (o.experiment.name, r.as_slice())))
+        .filter_map(|o| o.results.as_ref().ok().map(|r| (o.planned.key, r.as_slice())))
         .collect();
     let mut c = Claims { by, out: Vec::new() };
     for e in SEED000_LDP {
@@ -288,6 +297,7 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
     }
     c.below_uniform("fig2a", &LDP_LEARNERS, 0.6, "issue #13 target (T = 1000)");
     c.below_uniform("fig2a", &["GP-UCB"], 0.3, "issue #13 target (T = 1000)");
+    c.below_uniform(FIG2A_LONG, &LDP_LEARNERS, 0.25, "issue #13 target (T = 10⁴)");
     for e in SEED000_RAW {
         let mut learners = vec!["GP-UCB"];
         learners.extend(RAW_LEARNERS);
@@ -447,15 +457,15 @@ pub fn report(outcomes: &[Outcome], verdicts: &[Verdict], quick: bool, link_pref
             writeln!(out, "| {} | {} | {} | {} |", v.experiment, v.claim, v.source, verdict_word(v.holds));
     }
     for o in outcomes {
-        let e = o.experiment;
-        let _ = writeln!(out, "\n## {}: {}\n", e.name, e.description);
+        let (e, key) = (o.experiment, o.planned.key);
+        let _ = writeln!(out, "\n## {key}: {}\n", e.description);
         let privacy = match (e.epsilon, e.central) {
             (None, _) => "non-private".to_string(),
             (Some(eps), false) => format!("LDP, ε = {eps}"),
             (Some(eps), true) => format!("central DP, ε = {eps}"),
         };
         let reduced = if (o.planned.trials, o.planned.horizon) != (e.default_trials, e.default_horizon) {
-            format!(" (reduced from {} trials, T = {})", e.default_trials, e.default_horizon)
+            format!(" (the experiment's default: {} trials, T = {})", e.default_trials, e.default_horizon)
         } else {
             String::new()
         };
@@ -475,10 +485,10 @@ pub fn report(outcomes: &[Outcome], verdicts: &[Verdict], quick: bool, link_pref
                     let ratio = r.vs_uniform().map_or("–".to_string(), |x| format!("{x:.3}"));
                     let _ = writeln!(out, "| {} | {m:.1} | {s:.1} | {ratio} |", r.label);
                 }
-                let _ = writeln!(out, "\n![{0}]({link_prefix}{0}/regret.svg)", e.name);
+                let _ = writeln!(out, "\n![{key}]({link_prefix}{key}/regret.svg)");
             }
         }
-        let mine: Vec<&Verdict> = verdicts.iter().filter(|v| v.experiment == e.name).collect();
+        let mine: Vec<&Verdict> = verdicts.iter().filter(|v| v.experiment == key).collect();
         if !mine.is_empty() {
             out.push_str("\n| claim | verdict | evidence |\n|---|---|---|\n");
             for v in mine {
@@ -531,7 +541,7 @@ mod tests {
             fake("UCB1", &[90.0, 90.0]),
         ];
         let experiment = experiments::find("fig2a").unwrap_or(&experiments::EXPERIMENTS[0]);
-        let planned = Planned { name: "fig2a", trials: 2, horizon: 2 };
+        let planned = Planned { key: "fig2a", name: "fig2a", trials: 2, horizon: 2 };
         let outcomes = [Outcome { experiment, planned, results: Ok(fig2a.to_vec()), seconds: 0.0 }];
         let verdicts = claims(&outcomes);
         let get =
@@ -542,6 +552,17 @@ mod tests {
         assert_eq!(get("GP-UCB ≤ 0.3").map(|v| v.holds), Some(Some(true)));
         // Experiments that did not run are not decided.
         assert!(verdicts.iter().filter(|v| v.experiment == "fig2b").all(|v| v.holds.is_none()));
+        let long: Vec<&Verdict> = verdicts.iter().filter(|v| v.experiment == FIG2A_LONG).collect();
+        assert_eq!(long.len(), 1);
+        assert_eq!((long[0].claim.as_str(), long[0].holds), ("each learner ≤ 0.25× uniform play", None));
+        for quick in [false, true] {
+            let p = plan(quick);
+            assert!(p.iter().any(|p| (p.key, p.name, p.horizon) == (FIG2A_LONG, "fig2a", 10_000)));
+            let mut keys: Vec<&str> = p.iter().map(|p| p.key).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            assert_eq!(keys.len(), p.len(), "every run has its own directory");
+        }
         let text = report(&outcomes, &verdicts, true, "");
         assert!(text.contains("| LDP-ATA-GP-UCB | 70.0 | 0.0 | 0.700 |"), "{text}");
         assert!(text.contains("![fig2a](fig2a/regret.svg)"));
