@@ -11,8 +11,6 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::{RunConfig, RunError};
-
 /// The file name inside the output directory.
 pub const JOBS_FILE: &str = "jobs.jsonl";
 
@@ -25,17 +23,58 @@ struct Line {
     curve: Vec<f64>,
 }
 
-/// An identity for a run's results: FNV-1a over the experiment, its description and every
-/// setting that changes results (not the thread count, which does not).
-pub fn run_id(experiment: &str, description: &str, config: &RunConfig) -> String {
-    let mut c = config.clone();
-    c.threads = None;
-    let text = format!("{experiment}\n{description}\n{}", serde_json::to_string(&c).unwrap_or_default());
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+/// Why a checkpoint could not be opened or appended to.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// The output directory or its jobs file could not be created or read.
+    Open {
+        /// The output directory.
+        dir: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The directory holds jobs of a run with other settings.
+    OtherSettings {
+        /// The output directory.
+        dir: PathBuf,
+    },
+    /// A finished job could not be appended to the jobs file.
+    Append {
+        /// The jobs file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A finished job could not be encoded (a bug).
+    Encode(String),
+    /// A thread panicked while appending, so the file may hold a torn line.
+    Poisoned,
+}
+
+impl std::fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Open { dir, source } => write!(f, "{}: {source}", dir.display()),
+            Self::OtherSettings { dir } => write!(
+                f,
+                "{} holds results of other settings: choose another --out or delete the directory",
+                dir.display()
+            ),
+            Self::Append { path, source } => write!(f, "cannot append to {}: {source}", path.display()),
+            Self::Encode(e) => write!(f, "{e}"),
+            Self::Poisoned => write!(f, "checkpoint lock poisoned"),
+        }
     }
-    format!("{h:016x}")
+}
+
+impl std::error::Error for CheckpointError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Open { source, .. } | Self::Append { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// The finished jobs of a run and the file new ones are appended to.
@@ -49,8 +88,8 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// Opens (or creates) `dir/jobs.jsonl` for run `run`. Jobs of another run in the same
     /// directory are an error: results of different settings must not mix.
-    pub fn open(dir: &Path, run: &str, horizon: usize) -> Result<Self, RunError> {
-        let io = |e: std::io::Error| RunError::Config(format!("{}: {e}", dir.display()));
+    pub fn open(dir: &Path, run: &str, horizon: usize) -> Result<Self, CheckpointError> {
+        let io = |source| CheckpointError::Open { dir: dir.to_path_buf(), source };
         std::fs::create_dir_all(dir).map_err(io)?;
         let path = dir.join(JOBS_FILE);
         let mut done = HashMap::new();
@@ -61,10 +100,7 @@ impl Checkpoint {
                 // A kill mid-write leaves a partial last line: skip anything unparsable.
                 let Ok(job) = serde_json::from_str::<Line>(&line) else { continue };
                 if job.run != run {
-                    return Err(RunError::Config(format!(
-                        "{} holds results of other settings: choose another --out or delete the directory",
-                        dir.display()
-                    )));
+                    return Err(CheckpointError::OtherSettings { dir: dir.to_path_buf() });
                 }
                 if job.curve.len() == horizon {
                     done.insert((job.trial, job.algo), (job.curve, job.seconds));
@@ -86,13 +122,18 @@ impl Checkpoint {
     }
 
     /// Appends a finished job and flushes it to disk.
-    pub fn record(&self, trial: usize, algo: usize, curve: &[f64], seconds: f64) -> Result<(), RunError> {
+    pub fn record(
+        &self,
+        trial: usize,
+        algo: usize,
+        curve: &[f64],
+        seconds: f64,
+    ) -> Result<(), CheckpointError> {
         let line = Line { run: self.run.clone(), trial, algo, seconds, curve: curve.to_vec() };
-        let mut text = serde_json::to_string(&line).map_err(|e| RunError::Config(e.to_string()))?;
+        let mut text = serde_json::to_string(&line).map_err(|e| CheckpointError::Encode(e.to_string()))?;
         text.push('\n');
-        let err =
-            |e: std::io::Error| RunError::Config(format!("cannot append to {}: {e}", self.path.display()));
-        let mut file = self.file.lock().map_err(|_| RunError::Config("checkpoint lock poisoned".into()))?;
+        let err = |source| CheckpointError::Append { path: self.path.clone(), source };
+        let mut file = self.file.lock().map_err(|_| CheckpointError::Poisoned)?;
         file.write_all(text.as_bytes()).map_err(err)?;
         file.sync_data().map_err(err)
     }

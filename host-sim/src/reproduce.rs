@@ -20,11 +20,11 @@ use std::time::Instant;
 use crate::bandit::{
     AGARWAL_BANDIT_EPSILONS, AGARWAL_EXPERTS_EPSILONS, TAO_CENTRAL_EPSILONS, TAO_LOCAL_EPSILONS, TAO_V,
 };
-use crate::checkpoint::{Checkpoint, run_id};
+use crate::checkpoint::Checkpoint;
 use crate::dubey::{ALPHAS, BETAS, LOCAL_ALPHAS, PAPER_TABLE1, TABLE1_BENCHMARKS, monotone_in_alpha};
 use crate::experiments::{self, EnvKind, Experiment};
 use crate::output;
-use crate::runner::{self, AlgorithmResult, RunConfig};
+use crate::runner::{self, AlgorithmResult, RunConfig, run_id};
 
 /// One experiment run: what to run, with which settings, where to write.
 pub struct Run<'a> {

@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::bo::calibrated;
 use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, PolicyError, Privacy, Problem};
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::device::{Device, DeviceError, InProcessDevice, RawDevice, WireDevice};
 use crate::env::Environment;
 use crate::gp::FiniteCovariance;
@@ -130,6 +130,8 @@ pub enum RunError {
     Policy(PolicyError),
     /// A bad setting (trials or horizon zero, bad threads).
     Config(String),
+    /// The checkpoint of a resumable run could not be read or written.
+    Checkpoint(CheckpointError),
 }
 
 impl std::fmt::Display for RunError {
@@ -139,11 +141,31 @@ impl std::fmt::Display for RunError {
             Self::Device(e) => write!(f, "{e}"),
             Self::Policy(e) => write!(f, "learner: {e}"),
             Self::Config(e) => write!(f, "{e}"),
+            Self::Checkpoint(e) => write!(f, "{e}"),
         }
     }
 }
 
 impl std::error::Error for RunError {}
+
+impl From<CheckpointError> for RunError {
+    fn from(e: CheckpointError) -> Self {
+        Self::Checkpoint(e)
+    }
+}
+
+/// An identity for a run's results: FNV-1a over the experiment, its description and every
+/// setting that changes results (not the thread count, which does not).
+pub fn run_id(experiment: &str, description: &str, config: &RunConfig) -> String {
+    let mut c = config.clone();
+    c.threads = None;
+    let text = format!("{experiment}\n{description}\n{}", serde_json::to_string(&c).unwrap_or_default());
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
 
 /// SplitMix64 finaliser: a seed per (master, a, b), well mixed.
 pub fn derive_seed(master: u64, a: u64, b: u64) -> u64 {

@@ -93,7 +93,8 @@ fn small_fig2a_regret_table_snapshot() {
 /// uninterrupted run.
 #[test]
 fn an_interrupted_run_resumes_to_the_same_results() {
-    use host_sim::checkpoint::{Checkpoint, JOBS_FILE, run_id};
+    use host_sim::checkpoint::{Checkpoint, JOBS_FILE};
+    use host_sim::runner::run_id;
     let config = small(2, Some(1.0));
     let exp = experiments::find("fig3a").unwrap();
     let factory = experiments::env_factory(exp.env, None).unwrap();
