@@ -9,6 +9,7 @@ pub mod demo;
 pub mod device;
 pub mod dubey;
 pub mod env;
+pub mod experiment;
 pub mod experiments;
 pub mod gp;
 pub mod output;

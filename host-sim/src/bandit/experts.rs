@@ -2,7 +2,7 @@
 //! cumulative losses (seed 002 Alg. 1 + 2, Corollary 3.2.1) against plain Hedge.
 //!
 //! Not a select/query/observe loop, so it runs as an experiment's
-//! [`CustomRunner`](crate::experiments::CustomRunner). Each trial draws one loss sequence — N = [`EXPERTS`]
+//! [`CustomRunner`](crate::experiment::CustomRunner). Each trial draws one loss sequence — N = [`EXPERTS`]
 //! experts, expert i's loss in round t is Bernoulli([`EXPERT_MEAN_LOSSES`]`[i]`), independent —
 //! and every algorithm of the trial sees the same sequence (paired comparisons). The regret
 //! after round t is the paper's: `Σ_{s≤t} ⟨x_s, l_s⟩ − min_i Σ_{s≤t} l_{s,i}`, against the best

@@ -42,7 +42,7 @@ use std::sync::Arc;
 
 use crate::bo::AlgorithmSpec;
 use crate::env::Environment;
-use crate::experiments::{EnvFactory, EnvKind, Experiment};
+use crate::experiment::{EnvFactory, EnvKind, Experiment};
 use crate::runner::{self, AlgorithmResult, RunConfig, RunError};
 
 pub mod env;

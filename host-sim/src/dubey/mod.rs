@@ -56,7 +56,7 @@ use rand_core::SeedableRng;
 
 use crate::bo::PolicyError;
 use crate::env::{Environment, SimRng};
-use crate::experiments::{EnvFactory, EnvKind, Experiment};
+use crate::experiment::{EnvFactory, EnvKind, Experiment};
 use crate::runner::{AlgorithmResult, RunConfig, RunError};
 
 pub mod env;

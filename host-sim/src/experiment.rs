@@ -1,0 +1,85 @@
+//! What an experiment is: its environment, learners, privacy model and default size. The
+//! families ([`crate::bandit`], [`crate::dubey`]) describe their experiments with these types;
+//! the registry of every named experiment is [`crate::experiments`], which imports the
+//! families (never the reverse).
+
+use std::path::Path;
+
+use crate::bo::AlgorithmSpec;
+use crate::env::{Environment, Noise, SyntheticKernel};
+use crate::runner::{AlgorithmResult, RunConfig, RunError};
+
+/// Where an experiment's environment comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum EnvKind {
+    /// Random RKHS function on 100 points of [0, 1] with the given kernel and noise (the paper:
+    /// U[−1, 1] for LDP runs, Student-t(3) for the heavy-tailed ones).
+    Synthetic {
+        /// The kernel.
+        kernel: SyntheticKernel,
+        /// The noise.
+        noise: Noise,
+    },
+    /// The light-sensor data (needs `--data DIR` with lightsensor_train.csv and _test.csv).
+    LightSensor,
+    /// The stock data (needs `--data DIR` with stocks_adjclose.csv).
+    Stocks,
+    /// The firmware's sensor model (100 arms, R = 1): the environment to run against the
+    /// emulated or real device (`--device qemu`, `--device serial:PATH`).
+    Sensor,
+    /// An environment family defined elsewhere: given the data directory, its per-trial factory.
+    Custom(fn(Option<&Path>) -> Result<EnvFactory, String>),
+}
+
+/// An experiment that is not a (select, query, observe) loop over arms, e.g. full-information
+/// experts: it runs itself and returns per-algorithm regret curves.
+pub type CustomRunner = fn(&RunConfig) -> Result<Vec<AlgorithmResult>, RunError>;
+
+/// A named experiment.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// One line for tables and plots.
+    pub description: &'static str,
+    /// The environment.
+    pub env: EnvKind,
+    /// ε, or `None` for non-private.
+    pub epsilon: Option<f64>,
+    /// Central DP (the learner privatises) rather than local DP (the device privatises).
+    pub central: bool,
+    /// The learners compared.
+    pub algorithms: &'static [AlgorithmSpec],
+    /// Trials when `--trials` is not given.
+    pub default_trials: usize,
+    /// Horizon when `--horizon` is not given.
+    pub default_horizon: usize,
+    /// Runs the experiment itself instead of the bandit loop of [`crate::runner::run`].
+    pub custom_runner: Option<CustomRunner>,
+}
+
+impl Experiment {
+    /// The settings of a plain `host-sim run <name>`: the experiment's trials, horizon, ε and
+    /// learners, seed 0, the calibrated constants, λ = 1 and δ = 0.1 (for the modes that use
+    /// them), the in-process device, all cores.
+    pub fn default_config(&self) -> RunConfig {
+        RunConfig {
+            trials: self.default_trials,
+            horizon: self.default_horizon,
+            seed: 0,
+            threads: None,
+            epsilon: self.epsilon,
+            central: self.central,
+            lambda: 1.0,
+            delta: 0.1,
+            beta_scale: 1.0,
+            constants: crate::bo::gp_ucb::Constants::Calibrated,
+            algorithms: self.algorithms.to_vec(),
+            device: crate::runner::DeviceKind::InProcess,
+        }
+    }
+}
+
+/// A factory of per-trial environments: synthetic ones are drawn from the trial seed, real-data
+/// ones are loaded once and shared.
+pub type EnvFactory = Box<dyn Fn(u64) -> Result<Box<dyn Environment>, String> + Sync>;
