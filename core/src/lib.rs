@@ -80,6 +80,7 @@
 
 pub mod bandit;
 pub mod budget;
+pub mod checksum;
 pub mod device;
 mod error;
 pub mod features;

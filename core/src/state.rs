@@ -48,7 +48,7 @@
 //! blank. `core/tests/power_cut.rs` cuts the power at every byte of every write and shows that
 //! the reserved budget and the boot counter never go back.
 
-use crate::wire::checksum;
+use crate::checksum::crc32c as checksum;
 
 /// Bytes in one stored record.
 pub const RECORD_LEN: usize = 64;

@@ -23,16 +23,14 @@ pub const CHECKSUM_LEN: usize = 4;
 /// The shortest frame (a message without payload).
 pub const MIN_FRAME_LEN: usize = HEADER_LEN + CHECKSUM_LEN;
 
-const CRC32C: crc::Crc<u32, crc::NoTable> = crc::Crc::<u32, crc::NoTable>::new(&crc::CRC_32_ISCSI);
-
-/// CRC-32C (Castagnoli; "CRC-32/ISCSI": reflected polynomial `0x82F63B78`, init and xorout
-/// `0xFFFFFFFF`) of `bytes`. A frame's trailer is this checksum of everything before it.
+/// CRC-32C of `bytes` ([`crate::checksum::crc32c`]). A frame's trailer is this checksum of
+/// everything before it.
 ///
 /// ```
 /// assert_eq!(ldp_core::wire::checksum(b"123456789"), 0xE306_9283);
 /// ```
 pub fn checksum(bytes: &[u8]) -> u32 {
-    CRC32C.checksum(bytes)
+    crate::checksum::crc32c(bytes)
 }
 
 /// A checked view over one frame: `MIN_FRAME_LEN ≤ len ≤ MAX_FRAME_LEN` and the CRC-32C
