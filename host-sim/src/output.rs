@@ -195,12 +195,13 @@ fn plot(path: &Path, title: &str, results: &[AlgorithmResult]) -> Result<(), Str
 }
 
 /// The summary table: final cumulative regret, mean ± sd and its standard error, the ratio of
-/// the mean to uniform play's over the same trials, and seconds, per algorithm.
+/// the mean to uniform play's over the same trials, and the compute seconds per trial (summed
+/// over threads, divided by the trials), per algorithm.
 pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
     let width = results.iter().map(|r| r.label.len()).max().unwrap_or(0).max(18);
     let mut out = format!(
         "{:<width$} {:>12} {:>10} {:>10} {:>10} {:>9}\n",
-        "algorithm", "final R_T", "sd", "s.e.", "vs uniform", "seconds"
+        "algorithm", "final R_T", "sd", "s.e.", "vs uniform", "s/trial"
     );
     for r in results {
         let last = r.mean.len().saturating_sub(1);
@@ -208,13 +209,13 @@ pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
         let ratio = r.vs_uniform().map_or("-".to_string(), |x| format!("{x:.3}"));
         let _ = writeln!(
             out,
-            "{:<width$} {:>12.2} {:>10.2} {:>10.2} {:>10} {:>9.2}",
+            "{:<width$} {:>12.2} {:>10.2} {:>10.2} {:>10} {:>9.3}",
             r.label,
             mean,
             sd,
             sd / (trials.max(1) as f64).sqrt(),
             ratio,
-            r.seconds
+            r.seconds / trials.max(1) as f64
         );
     }
     out
