@@ -6,7 +6,7 @@
 //!
 //! - Φ̃_t (t × m) has rows φ̃(x_τ)ᵀ, Ṽ_t = Φ̃_tᵀΦ̃_t + λI_m,
 //! - u_i is the i-th row of Ṽ_t^{−1/2} Φ̃_tᵀ (symmetric inverse square root),
-//! - r̂_i = Σ_{τ≤t} u_{i,τ} y_τ 1{|u_{i,τ} y_τ| ≤ b_τ} ([`truncated_feature_sums`]),
+//! - r̂_i = Σ_{τ≤t} u_{i,τ} y_τ 1{|u_{i,τ} y_τ| ≤ b_τ} (re-truncating every past report),
 //! - θ̃_t = Ṽ_t^{−1/2} r̂, μ̃_t(x) = φ̃(x)ᵀθ̃_t,
 //! - σ̃²_t(x) = k(x, x) − φ̃(x)ᵀφ̃(x) + λ φ̃(x)ᵀ Ṽ_t^{−1} φ̃(x) (clamped ≥ 0),
 //!
@@ -279,50 +279,23 @@ impl Ridge {
         lambda: f64,
     ) -> DVector<f64> {
         let g = features * &self.eigenvectors;
-        DVector::from_fn(features.nrows(), |a, _| {
-            let norm2 = features.row(a).norm_squared();
-            let quad: f64 = g.row(a).iter().zip(self.eigenvalues.iter()).map(|(x, l)| x * x / l).sum();
-            (prior[a] - norm2 + lambda * quad).max(0.0)
+        nystrom_variances(features, prior, lambda, |a| {
+            g.row(a).iter().zip(self.eigenvalues.iter()).map(|(x, l)| x * x / l).sum()
         })
     }
 }
 
-/// The truncated feature-space sums of seed 000 Alg. 1 line 9:
-/// r̂_i = Σ_τ u_{i,τ} y_τ 1{|u_{i,τ} y_τ| ≤ b_τ}.
-///
-/// `u` is m × n with column a = Ṽ^{−1/2} φ̃(a), so the τ-th column of Ṽ^{−1/2}Φ̃ᵀ is
-/// `u.column(history[τ−1].0)`; `history[τ−1] = (x_τ, y_τ)` and `level(τ)` = b_τ (τ from 1). A
-/// NaN level cuts every term, an infinite one none. An arm ≥ n gives
-/// [`PolicyError::ArmOutOfRange`].
-///
-/// ```
-/// use host_sim::bo::ata::truncated_feature_sums;
-/// use nalgebra::DMatrix;
-/// let u = DMatrix::from_row_slice(1, 2, &[1.0, 3.0]);
-/// // 1·2 kept (|2| ≤ 2), 3·1 cut (|3| > 2).
-/// let r = truncated_feature_sums(&u, &[(0, 2.0), (1, 1.0)], |_| 2.0).unwrap();
-/// assert_eq!(r[0], 2.0);
-/// ```
-pub fn truncated_feature_sums(
-    u: &DMatrix<f64>,
-    history: &[(usize, f64)],
-    level: impl Fn(usize) -> f64,
-) -> Result<DVector<f64>, PolicyError> {
-    let arms = u.ncols();
-    let mut r = DVector::zeros(u.nrows());
-    for (i, &(arm, y)) in history.iter().enumerate() {
-        if arm >= arms {
-            return Err(PolicyError::ArmOutOfRange { arm, arms });
-        }
-        let b = level(i + 1);
-        for (r_i, &u_i) in r.iter_mut().zip(u.column(arm).iter()) {
-            let z = u_i * y;
-            if z.abs() <= b {
-                *r_i += z;
-            }
-        }
-    }
-    Ok(r)
+/// σ̃²(a) = k(a, a) − φ̃(a)ᵀφ̃(a) + λ·quad(a) for every arm, clamped ≥ 0, with
+/// quad(a) = φ̃(a)ᵀṼ⁻¹φ̃(a) (seed 000 Alg. 1 line 12, Alg. 3 line 14).
+fn nystrom_variances(
+    features: &DMatrix<f64>,
+    prior: &DVector<f64>,
+    lambda: f64,
+    quad: impl Fn(usize) -> f64,
+) -> DVector<f64> {
+    DVector::from_fn(features.nrows(), |a, _| {
+        (prior[a] - features.row(a).norm_squared() + lambda * quad(a)).max(0.0)
+    })
 }
 
 /// One arm's reports sorted by their truncation key |y_τ|/g(τ) (see the module docs), with
@@ -469,16 +442,15 @@ impl AtaGpUcb {
         }
         match self.constants {
             Constants::Practical => ata_practical_level(1, self.alpha, self.v, m as u64, self.horizon as u64),
-            Constants::Paper => {
-                let log = (4.0 * m.max(1) as f64 * self.horizon as f64 / self.delta).ln();
-                (self.v / log).powf(1.0 / (1.0 + self.alpha))
-            }
+            Constants::Paper => (self.v / self.theorem_log(m)).powf(1.0 / (1.0 + self.alpha)),
             // Rule 3 of `calibrated`: B + R + Thm 2's level for the unbounded noise.
-            Constants::Calibrated => {
-                let log = (4.0 * m.max(1) as f64 * self.horizon as f64 / self.delta).ln();
-                self.levels.ata_scale(log, self.alpha)
-            }
+            Constants::Calibrated => self.levels.ata_scale(self.theorem_log(m), self.alpha),
         }
+    }
+
+    /// ln(4 m T/δ) of Thm 2's level and β (m taken ≥ 1).
+    fn theorem_log(&self, m: usize) -> f64 {
+        (4.0 * m.max(1) as f64 * self.horizon as f64 / self.delta).ln()
     }
 
     /// β for the round after `t` observations, with the current m (see [`AtaParams::constants`]).
@@ -498,7 +470,7 @@ impl AtaGpUcb {
             Constants::Calibrated => super::calibrated::beta(self.means.len(), t + 1, self.delta),
             Constants::Paper => {
                 // β_{t+1} from m_t and t.
-                let log = (4.0 * m.max(1.0) * h / self.delta).ln();
+                let log = self.theorem_log(self.model.dim());
                 self.b * (1.0 + 1.0 / (1.0 - self.nystrom_accuracy).sqrt())
                     + 4.0
                         * (m / self.lambda).sqrt()
@@ -534,10 +506,9 @@ impl AtaGpUcb {
                 }
             }
             self.means = &h * r_hat;
-            let prior = self.model.prior_variances();
-            self.variances = DVector::from_fn(features.nrows(), |a, _| {
-                let quad = self.lambda * h.row(a).norm_squared();
-                (prior[a] - features.row(a).norm_squared() + quad).max(0.0)
+            // φ̃ᵀṼ⁻¹φ̃ = ‖Ṽ^{−1/2}φ̃‖² = ‖H_a‖².
+            self.variances = nystrom_variances(features, self.model.prior_variances(), self.lambda, |a| {
+                h.row(a).norm_squared()
             });
         }
         self.choose_next();
@@ -714,6 +685,36 @@ pub(crate) mod tests {
         };
         assert_eq!(run(4), run(4));
         assert_ne!(run(4), run(5));
+    }
+
+    /// The truncated feature-space sums of seed 000 Alg. 1 line 9, computed as written (O(m t)):
+    /// the reference the per-arm sums of [`AtaGpUcb`] are tested against,
+    /// r̂_i = Σ_τ u_{i,τ} y_τ 1{|u_{i,τ} y_τ| ≤ b_τ}.
+    ///
+    /// `u` is m × n with column a = Ṽ^{−1/2} φ̃(a), so the τ-th column of Ṽ^{−1/2}Φ̃ᵀ is
+    /// `u.column(history[τ−1].0)`; `history[τ−1] = (x_τ, y_τ)` and `level(τ)` = b_τ (τ from 1). A
+    /// NaN level cuts every term, an infinite one none. An arm ≥ n gives
+    /// [`PolicyError::ArmOutOfRange`].
+    fn truncated_feature_sums(
+        u: &DMatrix<f64>,
+        history: &[(usize, f64)],
+        level: impl Fn(usize) -> f64,
+    ) -> Result<DVector<f64>, PolicyError> {
+        let arms = u.ncols();
+        let mut r = DVector::zeros(u.nrows());
+        for (i, &(arm, y)) in history.iter().enumerate() {
+            if arm >= arms {
+                return Err(PolicyError::ArmOutOfRange { arm, arms });
+            }
+            let b = level(i + 1);
+            for (r_i, &u_i) in r.iter_mut().zip(u.column(arm).iter()) {
+                let z = u_i * y;
+                if z.abs() <= b {
+                    *r_i += z;
+                }
+            }
+        }
+        Ok(r)
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The calibrated constants ([`Constants::Calibrated`](super::gp_ucb::Constants::Calibrated), the default): one rule, the same for
-//! every GP learner, experiment and data set, derived from public quantities only.
+//! The calibrated constants ([`Constants::Calibrated`](super::gp_ucb::Constants::Calibrated),
+//! the default): one rule, the same for every GP learner, experiment and data set, derived
+//! from public quantities only.
 //!
 //! 1. **Noise term.** The GP regulariser λ is the variance of what the learner receives,
 //!    σ²_obs = c^{2/(1+α)}, where c bounds E|y − f|^{1+α} of the observed rewards. For α = 1
@@ -24,6 +25,8 @@
 //!
 //! How κ was chosen: on settings that are not reported (other seeds, other kernels and
 //! length-scales, other horizons; see `docs/constants.md`), never per figure.
+
+use ldp_core::truncation::tgp_ucb_practical_level;
 
 use super::Problem;
 
@@ -83,13 +86,11 @@ impl LevelRule {
     /// TGP-UCB's b_t: B + R + 𝓛 ln t (seed 000 Alg. 2) under CTL, B + t^{1/(2(1+α))} c^{1/(1+α)}
     /// for raw noise without a bound, B + R otherwise.
     pub fn tgp(&self, t: usize, alpha: f64) -> f64 {
-        let t = t.max(1) as f64;
+        let t = t.max(1);
         self.bounded
             + match self.unbounded {
-                Some(Unbounded::Laplace(scale)) => scale * t.ln(),
-                Some(Unbounded::Moment(c)) => {
-                    t.powf(1.0 / (2.0 * (1.0 + alpha))) * c.powf(1.0 / (1.0 + alpha))
-                }
+                Some(Unbounded::Laplace(scale)) => scale * (t as f64).ln(),
+                Some(Unbounded::Moment(c)) => tgp_ucb_practical_level(t as u64, alpha, c),
                 None => 0.0,
             }
     }
