@@ -102,10 +102,9 @@ pub fn plan(quick: bool) -> Vec<Planned> {
     let mut planned: Vec<Planned> = experiments::all()
         .map(|e| {
             let (trials, horizon) = match (quick, e.name) {
-                (false, _) => (e.default_trials, e.default_horizon),
                 (true, "dubey-table1") => (3, 2000),
                 (true, name) if name.starts_with("tao-") => (30, e.default_horizon),
-                (true, _) => (e.default_trials, e.default_horizon),
+                _ => (e.default_trials, e.default_horizon),
             };
             Planned { key: e.name, name: e.name, trials, horizon }
         })
@@ -168,10 +167,9 @@ pub struct Verdict {
 
 /// Mean and standard error of the final regret.
 fn stats(r: &AlgorithmResult) -> (f64, f64) {
-    let n = r.finals.len().max(1) as f64;
-    let m = r.finals.iter().sum::<f64>() / n;
+    let (n, m) = (r.finals.len() as f64, r.final_mean());
     let var = if n > 1.0 { r.finals.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-    (m, (var / n).sqrt())
+    (m, (var / n.max(1.0)).sqrt())
 }
 
 /// Whether `a` is competitive with `b`: mean_a ≤ mean_b + 2s.
