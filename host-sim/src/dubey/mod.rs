@@ -34,8 +34,9 @@
 //! B√(3Λ)`. On the §6.1 environment (B = 1 by construction) JDP learns within T = 1024 and
 //! regret falls steadily as α or β grows. On the benchmarks the width uses B = 1 as §6 states,
 //! although the functions' norms in our feature spaces are 4–10 ([`run::rkhs_norm_estimate`]):
-//! the published setting, whatever it does to the regret (see `docs/results.md`). Local JDP adds t noise matrices instead of `popcount(t)`,
-//! so its shift grows like `√t` (Lemma 6) and it trails JDP.
+//! the published setting, whatever it does to the regret (see `docs/results.md`). Local JDP
+//! adds t noise matrices instead of `popcount(t)`, so its shift grows like `√t` (Lemma 6) and
+//! it trails JDP.
 //!
 //! # Privacy accounting, in brief
 //!

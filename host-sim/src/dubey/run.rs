@@ -51,8 +51,8 @@ pub const NORM_ESTIMATE_RIDGE: f64 = 0.1;
 /// Lemma 1's proximal function μ̂, which Theorem 1 assumes known. Seed 003's own environment
 /// has B = 1 by construction; the benchmarks, normalised to [−1, 1], have ‖θ̂‖ ≈ 4 (camel),
 /// 4–6 (mw) and 7–10 (styb) in our feature spaces. The learner uses B = 1 as §6 states (an
-/// earlier version used this estimate, an oracle the paper does not give). (A smaller ridge interpolates the features'
-/// misfit and inflates the norm; a larger one shrinks it.)
+/// earlier version used this estimate, an oracle the paper does not give). (A smaller ridge
+/// interpolates the features' misfit and inflates the norm; a larger one shrinks it.)
 pub fn rkhs_norm_estimate<const D: usize, const F: usize, M: FeatureMap<D, F>>(
     features: &M,
     set: &DecisionSet,
