@@ -22,8 +22,9 @@
 //! (see [`BudgetPolicy::max_writes`]). If the store fails, the spend still counts in memory
 //! (fail closed) and the report must not be made.
 
+use crate::error::{BudgetError, ParamError};
+use crate::params::Epsilon;
 use crate::state::{DeviceState, StateError, StateStore};
-use crate::{BudgetError, Epsilon, ParamError};
 
 /// Accounting units per unit of ε.
 pub const UNITS_PER_EPSILON: f64 = 1e9;

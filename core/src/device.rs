@@ -21,7 +21,7 @@ use rand_core::Rng;
 
 use crate::reporter::Reporter;
 use crate::state::StateStore;
-use crate::wire::{Hello, MAX_ENCODED_LEN, Message, Refusal, ReplyCache, StreamReader};
+use crate::wire::{MAX_ENCODED_LEN, Message, Refusal, ReplyCache, StreamReader};
 
 /// The reply slot, in core clock cycles: how long after the last byte of a request the firmware
 /// sends its reply (module docs). 400 000 cycles is 25 ms at the STM32F405's reset clock of
@@ -132,12 +132,12 @@ impl<S: StateStore, W: Rng> DeviceApp<S, W> {
         let Some(Ok(frame)) = self.reader.push(byte) else {
             return None;
         };
-        let hello = Hello::from_reporter(self.device_id, &self.reporter);
+        let hello = self.reporter.hello(self.device_id);
         let (reporter, sensor, world) = (&mut self.reporter, &self.sensor, &mut self.world);
         // Queries are answered from budget reserved ahead: no store write in a reply.
         let reply = self.cache.respond(&frame, hello, |query| match sensor.read(query.action, world) {
             Some(reward) => {
-                let level = query.level.map(crate::TruncationLevel::get);
+                let level = query.level.map(crate::params::TruncationLevel::get);
                 reporter.report_reserved(reward, query.epsilon.get(), level).into()
             }
             None => Message::Refusal(Refusal::Malformed),

@@ -87,6 +87,7 @@ pub mod features;
 pub mod jdp;
 pub mod mechanism;
 pub mod params;
+pub mod public;
 pub mod reporter;
 pub mod sampler;
 pub mod state;

@@ -34,8 +34,9 @@
 
 use rand_core::Rng;
 
+use crate::error::{ParamError, ReleaseError};
+use crate::params::{Bound, Delta, Epsilon, TruncationLevel};
 use crate::sampler::DiscreteLaplace;
-use crate::{Bound, Delta, Epsilon, ParamError, ReleaseError, TruncationLevel};
 
 /// Default number of grid steps per power of two of the clamping range: `k = ⌊log₂ C⌋ − 12`.
 pub const DEFAULT_GRID_BITS: i32 = 12;

@@ -1,7 +1,7 @@
 //! Validated parameters. A value of these types is always usable: the constructors reject
 //! everything else with a [`ParamError`] saying what was wrong.
 
-use crate::ParamError;
+use crate::error::ParamError;
 
 /// The privacy parameter ε of an ε-LDP release: finite and strictly positive.
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]

@@ -23,36 +23,13 @@
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
-use crate::budget::{Accountant, BudgetPolicy};
+use crate::budget::Accountant;
+use crate::error::{BudgetError, ReportError};
+use crate::mechanism::LaplaceMechanism;
+use crate::params::{Epsilon, TruncationLevel};
+pub use crate::public::{DeviceConfig, Report};
 use crate::state::StateStore;
-use crate::{Bound, BudgetError, Epsilon, LaplaceMechanism, Release, ReportError, TruncationLevel};
-
-/// What a device knows about its own rewards and allows.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct DeviceConfig {
-    /// B: bound on |f(x)|.
-    pub b: Bound,
-    /// R: bound on |η| (or the sub-Weibull bound of
-    /// [`crate::mechanism::sub_weibull_noise_bound`]).
-    pub r: Bound,
-    /// Per-report floor and limit, lifetime total, reservation chunk.
-    pub policy: BudgetPolicy,
-}
-
-/// One released report.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Report {
-    /// The privatised value, on its public grid.
-    pub release: Release,
-    /// The ε charged to the budget (the ε asked for).
-    pub epsilon: f64,
-    /// The ε the mechanism guarantees (≤ `epsilon`, see [`LaplaceMechanism::epsilon_effective`]).
-    pub epsilon_effective: f64,
-    /// The budget left after this report.
-    pub budget_remaining: f64,
-}
+use crate::wire::{Hello, Message, Query};
 
 /// The per-boot key: `PRF(seed, boot) ⊕ entropy` (module docs).
 /// `purpose` separates the keys of different reporters over one store: block `purpose` of the
@@ -159,6 +136,19 @@ impl<S: StateStore> Reporter<S> {
             epsilon_effective: mechanism.epsilon_effective(),
             budget_remaining: self.accountant.remaining(),
         })
+    }
+
+    /// Answers a wire query: privatise `reward` (the reading for the query's action) as
+    /// [`Reporter::report`] does, at the query's ε and level, and map the outcome to a message
+    /// (a report, or the refusal that says why nothing was released).
+    pub fn answer(&mut self, query: &Query, reward: f64) -> Message {
+        self.report(reward, query.epsilon.get(), query.level.map(TruncationLevel::get)).into()
+    }
+
+    /// The greeting of this device on the wire: its identity, public configuration and the
+    /// budget it will still spend.
+    pub fn hello(&self, device_id: u64) -> Hello {
+        Hello { device_id, config: self.config, budget_remaining: self.accountant.remaining() }
     }
 
     /// Idle-time work: reserves the next chunk of budget now if the next report would need a

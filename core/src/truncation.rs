@@ -6,7 +6,7 @@
 //!
 //! Logarithms are natural unless a name says otherwise.
 
-use crate::{Bound, Epsilon, TruncationLevel};
+use crate::params::{Bound, Epsilon, TruncationLevel};
 
 /// Raw truncation to zero: `y·1{|y| ≤ b}` (TGP-UCB, seed 000 Alg. 2; robust UCB/SE, seed 004).
 ///

@@ -2,7 +2,7 @@
 //! a second spend, and one refusal per way a query can fail.
 
 use ldp_core::wire::{
-    self, DecodeError, DeviceStorageError, Frame, Hello, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Refusal,
+    self, DecodeError, DeviceStorageError, Frame, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Refusal,
     ReplyCache, Repr, StreamReader,
 };
 use ldp_core::{
@@ -39,8 +39,8 @@ impl Device {
         for &b in bytes {
             let Some(Ok(frame)) = self.reader.push(b) else { continue };
             let (reporter, sensor) = (&mut self.reporter, self.sensor);
-            let hello = Hello::from_reporter(DEVICE_ID, reporter);
-            let reply = self.cache.respond(&frame, hello, |q| q.answer(reporter, sensor(q.action)));
+            let hello = reporter.hello(DEVICE_ID);
+            let reply = self.cache.respond(&frame, hello, |q| reporter.answer(q, sensor(q.action)));
             let mut buf = [0u8; MAX_ENCODED_LEN];
             out.extend_from_slice(reply.emit_framed(&mut buf).unwrap());
         }
@@ -308,7 +308,7 @@ fn a_storage_failure_is_refused_and_counted() {
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
     let mut reporter = Reporter::open(config, FlakyStore, [0; 32]).unwrap();
     let wire::Message::Query(q) = query(1, 0, 1.0, None).message else { unreachable!() };
-    assert_eq!(q.answer(&mut reporter, 0.3), Message::Refusal(Refusal::StorageFailed));
+    assert_eq!(reporter.answer(&q, 0.3), Message::Refusal(Refusal::StorageFailed));
     // Fail closed: the reservation it tried to write (capped at the total, 10) counts as spent.
     assert_eq!(reporter.accountant().spent(), 10.0);
 }

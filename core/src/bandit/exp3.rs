@@ -5,7 +5,8 @@ use rand_core::Rng;
 
 use super::{BanditParamError, ObserveError, check_eta, check_observation, sample_index};
 use crate::mechanism::LaplaceMechanism;
-use crate::{Epsilon, Preprocess, TruncationLevel};
+use crate::mechanism::Preprocess;
+use crate::params::{Epsilon, TruncationLevel};
 
 /// EXP3's learning rate η and uniform-exploration rate γ.
 #[derive(Clone, Copy, Debug, PartialEq)]

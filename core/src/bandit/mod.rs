@@ -52,7 +52,7 @@ use core::fmt;
 
 use rand_core::Rng;
 
-use crate::ParamError;
+use crate::error::ParamError;
 use crate::tree::{TreeInsertError, TreeParamError};
 
 mod exp3;

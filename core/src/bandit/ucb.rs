@@ -4,7 +4,7 @@
 use rand_core::Rng;
 
 use super::{BanditParamError, HeavyTail, ObserveError, argmax, check_constant, check_observation};
-use crate::Epsilon;
+use crate::params::Epsilon;
 use crate::tree::AdaptiveTree;
 use crate::truncation::{
     dp_robust_ucb_level, dp_robust_ucb_level_at, log_pow_1_5, log_t_squared, robust_ucb_level_at,

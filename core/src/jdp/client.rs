@@ -48,12 +48,13 @@ use super::tree::clip_scale;
 use super::zcdp;
 use super::{BOUND_MARGIN, Grid, JdpError, JdpParamError, MAX_MATRIX_DIM, MAX_TREE_HORIZON, VARIANCE_MARGIN};
 use crate::budget::{Accountant, BudgetPolicy};
+use crate::error::BudgetError;
 use crate::features::{DefaultQff1, FeatureError, FeatureMap};
 use crate::mechanism::MAX_RELEASE_INDEX;
+use crate::params::Epsilon;
 use crate::reporter::{boot_key, sanitize};
 use crate::sampler::DiscreteGaussian;
 use crate::state::StateStore;
-use crate::{BudgetError, Epsilon};
 use rand_core::SeedableRng;
 
 /// How many times [`LocalJdpClient::select`] may double the extra ridge.

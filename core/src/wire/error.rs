@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::ParamError;
+use crate::error::ParamError;
 
 /// Bytes could not be decoded into a message. Nothing was accepted.
 ///

@@ -59,7 +59,7 @@
 //! # A device's main loop
 //!
 //! ```
-//! use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Query, ReplyCache, Repr, StreamReader};
+//! use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, ReplyCache, Repr, StreamReader};
 //! use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 //!
 //! let policy = BudgetPolicy::new(Epsilon::new(1.0)?, Epsilon::new(10.0)?)?;
@@ -77,8 +77,8 @@
 //! let mut learner = StreamReader::new();
 //! for &byte in uart.iter() {
 //!     let Some(Ok(frame)) = reader.push(byte) else { continue }; // bad frames: stay silent
-//!     let hello = Hello::from_reporter(0xD1CE, &reporter);
-//!     let reply = cache.respond(&frame, hello, |q| q.answer(&mut reporter, sensor(q.action)));
+//!     let hello = reporter.hello(0xD1CE);
+//!     let reply = cache.respond(&frame, hello, |q| reporter.answer(q, sensor(q.action)));
 //!     // Write the framed reply to the UART; here the learner reads it back.
 //!     for &b in reply.emit_framed(&mut out)?.iter() {
 //!         if let Some(frame) = learner.push(b) {

@@ -38,7 +38,7 @@ impl ReplyCache {
     /// Answers query `seq`: the stored reply if it repeats one of the last
     /// [`REPLY_CACHE_LEN`] queries (same number, same query), else `fresh(query)`, which is then
     /// stored. `fresh` is where the device reads its sensor and spends budget, e.g.
-    /// `|q| q.answer(&mut reporter, sensor.read(q.action))`.
+    /// `|q| reporter.answer(q, sensor.read(q.action))`.
     pub fn answer(&mut self, seq: u32, query: &Query, fresh: impl FnOnce(&Query) -> Message) -> Repr {
         if let Some(reply) = self.find(seq, query) {
             return Repr::new(seq, reply);
@@ -57,7 +57,7 @@ impl ReplyCache {
     /// The device's whole answer to a checked frame, one mapping for every firmware:
     ///
     /// - a hello request → `Hello(hello)` (cheap to build each time:
-    ///   [`Hello::from_reporter`] copies the configuration and the remaining budget);
+    ///   `Reporter::hello` copies the configuration and the remaining budget);
     /// - a query → [`ReplyCache::answer`] with `fresh`;
     /// - an intact frame that does not parse → a [`Refusal`] (see `From<DecodeError>`);
     /// - a device → learner message → [`Refusal::Unexpected`].

@@ -4,12 +4,11 @@ use core::fmt;
 
 use super::frame::{CHECKSUM_LEN, HEADER_LEN, checksum};
 use super::{DecodeError, EncodeError, Frame, VERSION};
-use crate::mechanism::MAX_RELEASE_INDEX;
-use crate::state::StateStore;
-use crate::{
-    Bound, BudgetError, BudgetPolicy, DeviceConfig, Epsilon, ParamError, ReleaseError, Report, ReportError,
-    Reporter, TruncationLevel,
-};
+use crate::budget::BudgetPolicy;
+use crate::error::{BudgetError, ParamError, ReleaseError, ReportError};
+use crate::mechanism::{MAX_RELEASE_INDEX, Release};
+use crate::params::{Bound, Epsilon, TruncationLevel};
+use crate::public::{DeviceConfig, Report};
 
 /// The message-type byte. The high bit says the direction: clear learner → device, set
 /// device → learner.
@@ -111,12 +110,6 @@ impl Query {
         };
         Ok(Self { round, action, epsilon, level })
     }
-
-    /// Answers this query on a device: privatise `reward` (the reading for
-    /// [`action`](Self::action)) with `reporter` and map the outcome to a message.
-    pub fn answer<S: StateStore>(&self, reporter: &mut Reporter<S>, reward: f64) -> Message {
-        reporter.report(reward, self.epsilon.get(), self.level.map(TruncationLevel::get)).into()
-    }
 }
 
 /// Device → learner: who the device is and what it allows. The protocol version is the
@@ -144,11 +137,6 @@ pub struct Hello {
 impl Hello {
     /// Payload length.
     pub const PAYLOAD_LEN: usize = 48;
-
-    /// The greeting of a device running `reporter`.
-    pub fn from_reporter<S: StateStore>(device_id: u64, reporter: &Reporter<S>) -> Self {
-        Self { device_id, config: *reporter.config(), budget_remaining: reporter.accountant().remaining() }
-    }
 
     fn check(&self) -> Result<(), DecodeError> {
         if non_negative(self.budget_remaining) { Ok(()) } else { Err(DecodeError::InvalidField) }
@@ -212,7 +200,7 @@ fn parse_report(r: &mut Reader<'_>) -> Result<Report, DecodeError> {
     let index = i64::from_le_bytes(r.take()?);
     let grid_log2 = i16::from_le_bytes(r.take()?).into();
     let report = Report {
-        release: crate::Release { index, grid_log2 },
+        release: Release { index, grid_log2 },
         epsilon: r.f64()?,
         epsilon_effective: r.f64()?,
         budget_remaining: r.f64()?,
@@ -222,7 +210,7 @@ fn parse_report(r: &mut Reader<'_>) -> Result<Report, DecodeError> {
 }
 
 /// Device → learner: why nothing was released. One variant per outcome of
-/// [`Reporter::report`] that is not a report, plus the protocol's own refusals.
+/// [`Reporter::report`](crate::reporter::Reporter::report) that is not a report, plus the protocol's own refusals.
 ///
 /// | offset | size | field | encoding |
 /// |---|---|---|---|
@@ -518,7 +506,7 @@ impl Message {
 }
 
 impl<E> From<Result<Report, ReportError<E>>> for Message {
-    /// The device's answer to a query: the outcome of [`Reporter::report`].
+    /// The device's answer to a query: the outcome of [`Reporter::report`](crate::reporter::Reporter::report).
     fn from(outcome: Result<Report, ReportError<E>>) -> Self {
         match outcome {
             Ok(report) => Self::Report(report),
