@@ -2,10 +2,18 @@
 //! directory as soon as it ends. Started again with the same settings, a run reuses those jobs
 //! and computes only the missing ones; since each job is a deterministic function of the seeds,
 //! the final tables equal an uninterrupted run's. A line cut short by a kill is ignored.
+//!
+//! A curve is stored as the steps that rebuild it bit for bit ([`Steps`]): round t adds one of a
+//! few distinct values to the running total (a regret curve adds the gap of the arm played), so
+//! the line holds those values once and, per round, the index of the one added, deflated. A
+//! T = 10⁵ curve takes kilobytes instead of the two megabytes of its decimal text.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -20,7 +28,65 @@ struct Line {
     trial: usize,
     algo: usize,
     seconds: f64,
-    curve: Vec<f64>,
+    steps: Steps,
+}
+
+/// A curve as the steps that rebuild it exactly: `values`, and per round an index into them
+/// (little-endian u32, deflated, base64). Index `i` adds `values[i]` to the running total;
+/// index `i | ABSOLUTE` sets the total to `values[i]` (where adding would not give the exact
+/// bits).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Steps {
+    values: Vec<f64>,
+    rounds: String,
+}
+
+const ABSOLUTE: u32 = 1 << 31;
+
+impl Steps {
+    /// The steps of `curve`.
+    pub fn encode(curve: &[f64]) -> Result<Self, CheckpointError> {
+        let mut values: Vec<f64> = Vec::new();
+        let mut index: HashMap<u64, u32> = HashMap::new();
+        let mut raw = Vec::with_capacity(4 * curve.len());
+        let mut total = 0.0f64;
+        for &x in curve {
+            let d = x - total;
+            let (value, flag) = if (total + d).to_bits() == x.to_bits() { (d, 0) } else { (x, ABSOLUTE) };
+            let next = u32::try_from(values.len()).ok().filter(|&n| n < ABSOLUTE);
+            let i = match index.get(&(value.to_bits() ^ u64::from(flag))) {
+                Some(&i) => i,
+                None => {
+                    let i = next.ok_or_else(|| CheckpointError::Encode("too many distinct steps".into()))?;
+                    index.insert(value.to_bits() ^ u64::from(flag), i);
+                    values.push(value);
+                    i
+                }
+            };
+            raw.extend_from_slice(&(i | flag).to_le_bytes());
+            total = x;
+        }
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&raw).map_err(|e| CheckpointError::Encode(e.to_string()))?;
+        let deflated = z.finish().map_err(|e| CheckpointError::Encode(e.to_string()))?;
+        Ok(Self { values, rounds: BASE64.encode(deflated) })
+    }
+
+    /// The curve, or `None` if the steps are damaged.
+    pub fn decode(&self) -> Option<Vec<f64>> {
+        let deflated = BASE64.decode(&self.rounds).ok()?;
+        let mut raw = Vec::new();
+        flate2::read::DeflateDecoder::new(deflated.as_slice()).read_to_end(&mut raw).ok()?;
+        let mut total = 0.0f64;
+        let mut curve = Vec::with_capacity(raw.len() / 4);
+        for chunk in raw.chunks(4) {
+            let i = u32::from_le_bytes(chunk.try_into().ok()?);
+            let value = *self.values.get((i & !ABSOLUTE) as usize)?;
+            total = if i & ABSOLUTE == 0 { total + value } else { value };
+            curve.push(total);
+        }
+        Some(curve)
+    }
 }
 
 /// Why a checkpoint could not be opened or appended to.
@@ -50,6 +116,11 @@ pub enum CheckpointError {
     Encode(String),
     /// A thread panicked while appending, so the file may hold a torn line.
     Poisoned,
+    /// A directory to merge holds no jobs file.
+    NoJobs {
+        /// The directory.
+        dir: PathBuf,
+    },
 }
 
 impl std::fmt::Display for CheckpointError {
@@ -64,6 +135,11 @@ impl std::fmt::Display for CheckpointError {
             Self::Append { path, source } => write!(f, "cannot append to {}: {source}", path.display()),
             Self::Encode(e) => write!(f, "{e}"),
             Self::Poisoned => write!(f, "checkpoint lock poisoned"),
+            Self::NoJobs { dir } => write!(
+                f,
+                "{} holds no {JOBS_FILE}: give the --out directories of `host-sim run ... --shard i/n`",
+                dir.display()
+            ),
         }
     }
 }
@@ -81,6 +157,7 @@ impl std::error::Error for CheckpointError {
 pub struct Checkpoint {
     path: PathBuf,
     run: String,
+    horizon: usize,
     done: HashMap<(usize, usize), (Vec<f64>, f64)>,
     file: Mutex<File>,
 }
@@ -102,13 +179,36 @@ impl Checkpoint {
                 if job.run != run {
                     return Err(CheckpointError::OtherSettings { dir: dir.to_path_buf() });
                 }
-                if job.curve.len() == horizon {
-                    done.insert((job.trial, job.algo), (job.curve, job.seconds));
+                if let Some(curve) = job.steps.decode().filter(|c| c.len() == horizon) {
+                    done.insert((job.trial, job.algo), (curve, job.seconds));
                 }
             }
         }
         let file = OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
-        Ok(Self { path, run: run.to_string(), done, file: Mutex::new(file) })
+        Ok(Self { path, run: run.to_string(), horizon, done, file: Mutex::new(file) })
+    }
+
+    /// Appends the finished jobs of the checkpoint in `dir` (of the same run: a shard's) that
+    /// this one lacks, in (trial, algorithm) order; returns how many.
+    pub fn absorb(&mut self, dir: &Path) -> Result<usize, CheckpointError> {
+        if !dir.join(JOBS_FILE).is_file() {
+            return Err(CheckpointError::NoJobs { dir: dir.to_path_buf() });
+        }
+        let other = Self::open(dir, &self.run, self.horizon)?;
+        let mut keys: Vec<&(usize, usize)> = other.done.keys().collect();
+        keys.sort_unstable();
+        let mut added = 0;
+        for &(trial, algo) in keys {
+            if self.done.contains_key(&(trial, algo)) {
+                continue;
+            }
+            if let Some((curve, seconds)) = other.done.get(&(trial, algo)) {
+                self.record(trial, algo, curve, *seconds)?;
+                self.done.insert((trial, algo), (curve.clone(), *seconds));
+                added += 1;
+            }
+        }
+        Ok(added)
     }
 
     /// A finished job's curve and seconds.
@@ -129,7 +229,7 @@ impl Checkpoint {
         curve: &[f64],
         seconds: f64,
     ) -> Result<(), CheckpointError> {
-        let line = Line { run: self.run.clone(), trial, algo, seconds, curve: curve.to_vec() };
+        let line = Line { run: self.run.clone(), trial, algo, seconds, steps: Steps::encode(curve)? };
         let mut text = serde_json::to_string(&line).map_err(|e| CheckpointError::Encode(e.to_string()))?;
         text.push('\n');
         let err = |source| CheckpointError::Append { path: self.path.clone(), source };

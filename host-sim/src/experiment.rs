@@ -6,8 +6,10 @@
 use std::path::Path;
 
 use crate::bo::AlgorithmSpec;
-use crate::env::{Environment, Noise, SyntheticKernel};
-use crate::runner::{AlgorithmResult, RunConfig, RunError};
+pub use crate::env::EnvFactory;
+use crate::env::{Noise, SyntheticKernel};
+use crate::executor::Task;
+use crate::settings::{RunConfig, RunError};
 
 /// Where an experiment's environment comes from.
 #[derive(Clone, Copy, Debug)]
@@ -31,9 +33,10 @@ pub enum EnvKind {
     Custom(fn(Option<&Path>) -> Result<EnvFactory, String>),
 }
 
-/// An experiment that is not a (select, query, observe) loop over arms, e.g. full-information
-/// experts: it runs itself and returns per-algorithm regret curves.
-pub type CustomRunner = fn(&RunConfig) -> Result<Vec<AlgorithmResult>, RunError>;
+/// Builds the [`Task`] of an experiment that is not one bandit loop over its environment: a
+/// sweep over a grid (seed 004, seed 003) or full-information experts. The executor runs it
+/// like any other, so it resumes, shards and reports the same way.
+pub type TaskBuilder = fn(&RunConfig) -> Result<Box<dyn Task>, RunError>;
 
 /// A named experiment.
 #[derive(Clone, Debug)]
@@ -54,8 +57,9 @@ pub struct Experiment {
     pub default_trials: usize,
     /// Horizon when `--horizon` is not given.
     pub default_horizon: usize,
-    /// Runs the experiment itself instead of the bandit loop of [`crate::runner::run`].
-    pub custom_runner: Option<CustomRunner>,
+    /// The experiment's own task, instead of the bandit loop ([`crate::runner::LoopTask`]) of
+    /// its algorithms over its environment.
+    pub own_task: Option<TaskBuilder>,
 }
 
 impl Experiment {
@@ -75,11 +79,7 @@ impl Experiment {
             beta_scale: 1.0,
             constants: crate::bo::gp_ucb::Constants::Calibrated,
             algorithms: self.algorithms.to_vec(),
-            device: crate::runner::DeviceKind::InProcess,
+            device: crate::settings::DeviceKind::InProcess,
         }
     }
 }
-
-/// A factory of per-trial environments: synthetic ones are drawn from the trial seed, real-data
-/// ones are loaded once and shared.
-pub type EnvFactory = Box<dyn Fn(u64) -> Result<Box<dyn Environment>, String> + Sync>;

@@ -25,7 +25,10 @@ use std::sync::Arc;
 
 use crate::bo::GP_EXPERIMENT_ALGORITHMS;
 use crate::env::{Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs};
-pub use crate::experiment::{CustomRunner, EnvFactory, EnvKind, Experiment};
+use crate::executor::Task;
+pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder};
+use crate::runner::Loop;
+use crate::settings::RunConfig;
 use rand_core::SeedableRng;
 
 const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
@@ -48,7 +51,7 @@ const fn seed000(
         algorithms: &GP_EXPERIMENT_ALGORITHMS,
         default_trials: 10,
         default_horizon: 1000,
-        custom_runner: None,
+        own_task: None,
     }
 }
 
@@ -114,6 +117,20 @@ pub fn all() -> impl Iterator<Item = &'static Experiment> {
         .iter()
         .chain(crate::bandit::BANDIT_EXPERIMENTS.iter())
         .chain(crate::dubey::DUBEY_EXPERIMENTS.iter())
+}
+
+/// The task of a run of `experiment` on `env` (its own, or with another noise): the
+/// experiment's own task, or the bandit loop of its algorithms.
+pub fn task(
+    experiment: &Experiment,
+    env: EnvKind,
+    config: &RunConfig,
+    data: Option<&Path>,
+) -> Result<Box<dyn Task>, String> {
+    match experiment.own_task {
+        Some(build) => build(config).map_err(|e| e.to_string()),
+        None => Ok(Box::new(Loop { config: config.clone(), factory: env_factory(env, data)? })),
+    }
 }
 
 /// Builds the environment factory; `data` is the directory of the real data sets.

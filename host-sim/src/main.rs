@@ -8,11 +8,12 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use host_sim::bo::gp_ucb::Constants;
 use host_sim::demo::{PrivatiseConfig, privatise};
+use host_sim::executor::Shard;
 use host_sim::experiments;
 use host_sim::output;
-use host_sim::reproduce::{self, Run};
+use host_sim::reproduce::{self, Finished, Mode, Run};
 use host_sim::runner::{self, RunConfig};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Parser)]
 #[command(
@@ -28,8 +29,26 @@ struct Cli {
 enum Command {
     /// List the experiments and algorithms.
     List,
-    /// Run a named experiment (see `list`), writing CSV, JSON and SVG results.
+    /// Run a named experiment (see `list`), writing CSV, JSON and SVG results. A killed run
+    /// resumes where it stopped when started again with the same settings and --out.
     Run(Box<RunArgs>),
+    /// Combine the output directories of `run ... --shard i/n` (every i of one n) into exactly
+    /// what the run on one machine writes.
+    #[command(after_help = "Example: three shards on one machine, then the merge:\n  \
+        seq 0 2 | xargs -P 3 -I{} host-sim run fig2a --shard {}/3 --out results/fig2a-shard{} --quiet\n  \
+        host-sim merge results/fig2a-shard0 results/fig2a-shard1 results/fig2a-shard2 --out results/fig2a")]
+    Merge {
+        /// The shards' output directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory [default: results/<experiment>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Directory of the real data sets, as given to the shards [default: ../shared/data if
+        /// it exists].
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
     /// Run every experiment of the four seeds and write REPORT.md: each paper claim beside our
     /// figures, with a verdict by a stated rule.
     Reproduce {
@@ -89,7 +108,7 @@ enum Command {
     },
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 enum ConstantsArg {
     Calibrated,
@@ -98,7 +117,7 @@ enum ConstantsArg {
 }
 
 /// Settings of `run`; each may also come from a TOML file (`--config`), the command line wins.
-#[derive(Args, Default, Deserialize)]
+#[derive(Args, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RunArgs {
     /// Experiment name (fig2a … fig2f, fig3a … fig3c).
@@ -146,21 +165,32 @@ struct RunArgs {
     /// Multiply every algorithm's β_t by this (exploration scale) [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     beta_scale: Option<f64>,
+    /// Run only shard i of n (0 <= i < n) of the (trial, learner) jobs, e.g. on n machines or as a
+    /// Slurm job array (--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT with --array=0-(n-1));
+    /// `host-sim merge` combines the shards' --out directories [default --out:
+    /// results/<experiment>-shard<i>of<n>].
+    #[arg(long)]
+    #[serde(skip)]
+    shard: Option<String>,
     /// Do not show a progress bar.
     #[arg(long)]
     #[serde(skip)]
     quiet: bool,
 }
 
+/// The settings file a shard writes into its output directory, for `merge`.
+const SHARD_SETTINGS: &str = "shard.toml";
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => run(RunArgs { experiment: Some("fig2a".into()), ..RunArgs::default() }),
+        None => run(RunArgs { experiment: Some("fig2a".into()), ..RunArgs::default() }, &[]),
         Some(Command::List) => {
             list();
             Ok(())
         }
-        Some(Command::Run(args)) => run(*args),
+        Some(Command::Run(args)) => run(*args, &[]),
+        Some(Command::Merge { dirs, out, data }) => merge(dirs, out, data),
         Some(Command::Reproduce { quick, data, out, report_copy }) => {
             reproduce_all(quick, data, out, report_copy)
         }
@@ -204,7 +234,9 @@ fn list() {
     }
 }
 
-fn run(cli: RunArgs) -> Result<(), String> {
+/// `run`, or with `merge_from` the merge of those shard directories (every job from their
+/// checkpoints, none computed).
+fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
     let file = match &cli.config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -242,7 +274,7 @@ fn run(cli: RunArgs) -> Result<(), String> {
         epsilon,
         beta_scale: cli.beta_scale.or(file.beta_scale).unwrap_or(defaults.beta_scale),
         constants,
-        device: match cli.device.or(file.device) {
+        device: match cli.device.clone().or(file.device.clone()) {
             Some(text) => runner::DeviceKind::parse(&text)?,
             None => runner::DeviceKind::InProcess,
         },
@@ -265,7 +297,36 @@ fn run(cli: RunArgs) -> Result<(), String> {
     if config.trials == 0 || config.horizon == 0 {
         return Err("--trials and --horizon must be at least 1".into());
     }
-    let out = cli.out.or(file.out).unwrap_or_else(|| PathBuf::from("results").join(experiment.name));
+    let shard = match &cli.shard {
+        Some(text) => Shard::parse(text).map_err(|e| e.to_string())?,
+        None => Shard::WHOLE,
+    };
+    // What a shard's directory records for `merge`: every setting that changes results.
+    let settings = RunArgs {
+        experiment: Some(name.clone()),
+        config: None,
+        trials: Some(config.trials),
+        horizon: Some(config.horizon),
+        eps: cli.eps.or(file.eps),
+        seed: Some(config.seed),
+        threads: None,
+        out: None,
+        data: None,
+        constants: cli.constants.or(file.constants),
+        noise: cli.noise.clone().or(file.noise.clone()),
+        device: cli.device.clone().or(file.device.clone()),
+        beta_scale: cli.beta_scale.or(file.beta_scale),
+        shard: None,
+        quiet: false,
+    };
+    let out = cli.out.or(file.out).unwrap_or_else(|| {
+        let dir = if shard.is_whole() {
+            experiment.name.to_string()
+        } else {
+            format!("{}-shard{}of{}", experiment.name, shard.index, shard.count)
+        };
+        PathBuf::from("results").join(dir)
+    });
     let data = cli.data.or(file.data);
     let mut env = experiment.env;
     let noise_name = cli.noise.or(file.noise);
@@ -292,15 +353,67 @@ fn run(cli: RunArgs) -> Result<(), String> {
     let noise = noise_name.map_or(String::new(), |n| format!(", {n} noise"));
     let title = format!("{} ({privacy}{noise})", experiment.description);
     let start = Instant::now();
+    if !shard.is_whole() {
+        let text =
+            toml::to_string(&settings).map_err(|e| format!("cannot record the shard's settings: {e}"))?;
+        let path = out.join(SHARD_SETTINGS);
+        std::fs::create_dir_all(&out)
+            .and_then(|()| std::fs::write(&path, text))
+            .map_err(|e| format!("cannot write {}: {e} (check --out)", path.display()))?;
+    }
     let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };
-    let (results, files) = reproduce::run_experiment(&run, !cli.quiet, true)?;
-    println!("{}", output::summary_table(&results, config.trials));
-    println!(
-        "{:.1} s; wrote {}",
-        start.elapsed().as_secs_f64(),
-        files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-    );
+    let mode = Mode { progress: !cli.quiet, announce: true, shard, merge_from };
+    match reproduce::run_experiment_as(&run, mode)? {
+        Finished::Complete(results, files) => {
+            println!("{}", output::summary_table(&results, config.trials));
+            println!(
+                "{:.1} s; wrote {}",
+                start.elapsed().as_secs_f64(),
+                files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            );
+        }
+        Finished::Shard { jobs, total } => println!(
+            "shard {}/{}: {jobs} of the run's {total} jobs done in {:.1} s, in {}; when every shard is done: host-sim merge DIR... --out DIR",
+            shard.index,
+            shard.count,
+            start.elapsed().as_secs_f64(),
+            out.display()
+        ),
+    }
     Ok(())
+}
+
+/// `merge`: the settings every shard directory recorded must agree; the run with those
+/// settings is then finished from the shards' jobs alone.
+fn merge(dirs: Vec<PathBuf>, out: Option<PathBuf>, data: Option<PathBuf>) -> Result<(), String> {
+    let mut settings: Option<(PathBuf, RunArgs)> = None;
+    for dir in &dirs {
+        let path = dir.join(SHARD_SETTINGS);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "cannot read {}: {e}: give the --out directories of `host-sim run ... --shard i/n`",
+                path.display()
+            )
+        })?;
+        let these: RunArgs = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        match &settings {
+            None => settings = Some((dir.clone(), these)),
+            Some((first, s)) if *s != these => {
+                return Err(format!(
+                    "{} and {} are shards of runs with different settings: merge the shards of one run",
+                    first.display(),
+                    dir.display()
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let (_, mut args) = settings.ok_or("name the shard directories to merge")?;
+    args.out = out;
+    args.quiet = true;
+    // `--data` is not recorded: the shards' machines may keep the data in other places.
+    args.data = data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
+    run(args, &dirs)
 }
 
 fn reproduce_all(

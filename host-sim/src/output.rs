@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use serde::Serialize;
 
-use crate::runner::{AlgorithmResult, RunConfig};
+use crate::executor::Observer;
+use crate::results::AlgorithmResult;
+use crate::settings::{RunConfig, RunError};
 
 /// Writing results failed.
 #[derive(Debug)]
@@ -28,6 +30,43 @@ impl std::fmt::Display for OutputError {
 }
 
 impl std::error::Error for OutputError {}
+
+impl From<OutputError> for RunError {
+    fn from(e: OutputError) -> Self {
+        Self::Output { path: e.path, message: e.message }
+    }
+}
+
+/// The observer that writes a finished run's files ([`write_all`]) into its directory.
+pub struct Writer<'a> {
+    dir: &'a Path,
+    experiment: &'a str,
+    description: &'a str,
+    config: &'a RunConfig,
+    files: std::sync::Mutex<Vec<PathBuf>>,
+}
+
+impl<'a> Writer<'a> {
+    /// Writes into `dir` the results of `experiment` (titled `description`) run with `config`.
+    pub fn new(dir: &'a Path, experiment: &'a str, description: &'a str, config: &'a RunConfig) -> Self {
+        Self { dir, experiment, description, config, files: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// The files written (none before the run finished).
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.files.lock().map(|f| f.clone()).unwrap_or_default()
+    }
+}
+
+impl Observer for Writer<'_> {
+    fn finished(&self, results: &[AlgorithmResult]) -> Result<(), RunError> {
+        let files = write_all(self.dir, self.experiment, self.description, self.config, results)?;
+        if let Ok(mut f) = self.files.lock() {
+            *f = files;
+        }
+        Ok(())
+    }
+}
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> OutputError + '_ {
     move |e| OutputError { path: path.to_path_buf(), message: e.to_string() }

@@ -22,9 +22,11 @@ use crate::bandit::{
 };
 use crate::checkpoint::Checkpoint;
 use crate::dubey::{ALPHAS, BETAS, LOCAL_ALPHAS, PAPER_TABLE1, TABLE1_BENCHMARKS, monotone_in_alpha};
+use crate::executor::{Executor, Outcome as Ran, Progress, Shard};
 use crate::experiments::{self, EnvKind, Experiment};
 use crate::output;
-use crate::runner::{self, AlgorithmResult, RunConfig, run_id};
+use crate::results::AlgorithmResult;
+use crate::settings::{RunConfig, run_id};
 
 /// One experiment run: what to run, with which settings, where to write.
 pub struct Run<'a> {
@@ -42,42 +44,91 @@ pub struct Run<'a> {
     pub out: &'a Path,
 }
 
-/// Runs one experiment (resuming from the output directory's checkpoint where the experiment
-/// supports it) and writes its CSV, JSON and plot; returns the results and the files written.
-/// With `announce`, prints the experiment's name, title and settings once its environment is
-/// built (so a bad setting gives one line of error and nothing else).
+/// How [`run_experiment_as`] runs an experiment.
+#[derive(Clone, Copy, Debug)]
+pub struct Mode<'a> {
+    /// Show a progress bar.
+    pub progress: bool,
+    /// Print the experiment's name, title and settings once its task is built (so a bad
+    /// setting gives one line of error and nothing else).
+    pub announce: bool,
+    /// Compute only this share of the jobs.
+    pub shard: Shard,
+    /// Merge: take every job from these shard directories' checkpoints, compute none.
+    pub merge_from: &'a [PathBuf],
+}
+
+impl Mode<'_> {
+    /// A whole run.
+    pub const WHOLE: Mode<'static> =
+        Mode { progress: false, announce: false, shard: Shard::WHOLE, merge_from: &[] };
+}
+
+/// What [`run_experiment_as`] did.
+pub enum Finished {
+    /// The whole run: its results and the files written.
+    Complete(Vec<AlgorithmResult>, Vec<PathBuf>),
+    /// A shard: the jobs it owns (all computed and checkpointed) of the run's total.
+    Shard {
+        /// Jobs of this shard.
+        jobs: usize,
+        /// Jobs of the whole run.
+        total: usize,
+    },
+}
+
+/// Runs one experiment with the [`Executor`], resuming from the output directory's checkpoint
+/// and recording every job to it, and writes its CSV, JSON and plot; returns the results and
+/// the files written.
 pub fn run_experiment(
     run: &Run,
     progress: bool,
     announce: bool,
 ) -> Result<(Vec<AlgorithmResult>, Vec<PathBuf>), String> {
-    let factory = experiments::env_factory(run.env, run.data)?;
-    if announce {
+    match run_experiment_as(run, Mode { progress, announce, ..Mode::WHOLE })? {
+        Finished::Complete(results, files) => Ok((results, files)),
+        Finished::Shard { .. } => Err("a whole run ended as a shard (a bug)".into()),
+    }
+}
+
+/// [`run_experiment`] as a shard, or as the merge of shards (see [`Mode`]).
+pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, String> {
+    let task = experiments::task(run.experiment, run.env, run.config, run.data)?;
+    if mode.announce {
         let c = run.config;
+        let shard = if mode.shard.is_whole() {
+            String::new()
+        } else {
+            format!(", shard {}/{}", mode.shard.index, mode.shard.count)
+        };
         eprintln!(
-            "{}: {} — {} trials, T = {}, seed {}",
+            "{}: {} — {} trials, T = {}, seed {}{shard}",
             run.experiment.name, run.title, c.trials, c.horizon, c.seed
         );
     }
-    let results = match run.experiment.custom_runner {
-        Some(custom) => custom(run.config),
-        None => {
-            let id = run_id(run.experiment.name, run.title, run.config);
-            let checkpoint = Checkpoint::open(run.out, &id, run.config.horizon).map_err(|e| e.to_string())?;
-            if checkpoint.finished() > 0 {
-                eprintln!(
-                    "resuming: {} finished trial×algorithm runs found in {}",
-                    checkpoint.finished(),
-                    run.out.display()
-                );
-            }
-            runner::run(run.config, factory.as_ref(), progress, Some(&checkpoint))
-        }
+    let id = run_id(run.experiment.name, run.title, run.config);
+    let mut checkpoint = Checkpoint::open(run.out, &id, run.config.horizon).map_err(|e| e.to_string())?;
+    for dir in mode.merge_from {
+        checkpoint.absorb(dir).map_err(|e| e.to_string())?;
     }
-    .map_err(|e| e.to_string())?;
-    let files = output::write_all(run.out, run.experiment.name, run.title, run.config, &results)
-        .map_err(|e| e.to_string())?;
-    Ok((results, files))
+    if checkpoint.finished() > 0 && mode.merge_from.is_empty() {
+        eprintln!(
+            "resuming: {} finished trial×algorithm runs found in {}",
+            checkpoint.finished(),
+            run.out.display()
+        );
+    }
+    let bar = Progress::new(mode.progress);
+    let writer = output::Writer::new(run.out, run.experiment.name, run.title, run.config);
+    let mut executor =
+        Executor::new(run.config).checkpoint(&checkpoint).observe(&bar).observe(&writer).shard(mode.shard);
+    if !mode.merge_from.is_empty() {
+        executor = executor.from_checkpoint_only();
+    }
+    match executor.run(task.as_ref()).map_err(|e| e.to_string())? {
+        Ran::Complete(results) => Ok(Finished::Complete(results, writer.files())),
+        Ran::Shard { jobs, total } => Ok(Finished::Shard { jobs, total }),
+    }
 }
 
 /// Trials and horizon of one experiment in a reproduction.
@@ -518,7 +569,7 @@ mod tests {
 
     fn fake(label: &str, finals: &[f64]) -> AlgorithmResult {
         let curves: Vec<Vec<f64>> = finals.iter().map(|f| vec![f / 2.0, *f]).collect();
-        let mut r = runner::aggregate(label.into(), &curves, 0.0);
+        let mut r = crate::results::aggregate(label.into(), &curves, 0.0);
         r.uniform_finals = vec![100.0; finals.len()];
         r
     }

@@ -45,6 +45,12 @@ fn run(config: &RunConfig, factory: &EnvFactory) -> Vec<AlgorithmResult> {
     runner::run(config, factory.as_ref(), false, None).unwrap()
 }
 
+/// The results of an experiment's own task under `config`.
+fn run_own(e: &host_sim::experiments::Experiment, config: &RunConfig) -> Vec<AlgorithmResult> {
+    let task = (e.own_task.unwrap())(config).unwrap();
+    host_sim::executor::Executor::new(config).results(task.as_ref()).unwrap()
+}
+
 /// Mean and standard error of the final regrets.
 fn mean_se(r: &AlgorithmResult) -> (f64, f64) {
     let n = r.finals.len() as f64;
@@ -187,9 +193,8 @@ fn results_do_not_depend_on_the_thread_count() {
 #[test]
 fn every_bandit_experiment_runs_its_sweep() {
     for e in &BANDIT_EXPERIMENTS {
-        let runner = e.custom_runner.unwrap();
         let cfg = config(2, 300, e.epsilon, e.central, e.algorithms);
-        let results = runner(&cfg).unwrap();
+        let results = run_own(e, &cfg);
         // Plus one uniform-play row per distinct uniform curve (labelled without ε).
         let (expected, uniform) = match e.name {
             // S1–S3 keep their means for every v, so uniform play is one curve.
@@ -220,12 +225,10 @@ fn every_bandit_experiment_runs_its_sweep() {
     assert_eq!(sweep_epsilons(&cfg, 1.0, &[0.5, 1.0]).unwrap(), vec![0.7]);
     let cfg = config(1, 10, Some(1.0), true, &[]);
     assert_eq!(sweep_epsilons(&cfg, 1.0, &[0.5, 1.0]).unwrap(), vec![0.5, 1.0]);
-    let labels: Vec<String> =
-        (BANDIT_EXPERIMENTS[0].custom_runner.unwrap())(&config(1, 50, Some(0.5), true, &[]))
-            .unwrap()
-            .into_iter()
-            .map(|r| r.label)
-            .collect();
+    let labels: Vec<String> = run_own(&BANDIT_EXPERIMENTS[0], &config(1, 50, Some(0.5), true, &[]))
+        .into_iter()
+        .map(|r| r.label)
+        .collect();
     assert!(labels.contains(&"DP-RSE v=0.9 eps=0.5".to_string()), "{labels:?}");
 }
 

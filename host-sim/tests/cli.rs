@@ -122,3 +122,51 @@ fn a_killed_run_resumes_to_the_same_csv() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// A run split into three shards run in parallel by `xargs -P 3` (as on one machine; a Slurm
+/// array runs the same commands on several) and merged writes the files one `run` writes.
+#[test]
+fn three_shards_run_by_xargs_merge_to_the_one_machine_files() {
+    let base = std::env::temp_dir().join(format!("host-sim-shards-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    // No --threads: it does not change results, and run.json records it as given.
+    let settings = ["fig2a", "--trials", "3", "--horizon", "150", "--quiet"];
+    let whole = base.join("whole");
+    let mut args = vec!["run"];
+    args.extend(settings);
+    args.extend(["--out", whole.to_str().unwrap()]);
+    let (ok, _, err) = host_sim(&args);
+    assert!(ok, "{err}");
+
+    let script = format!(
+        "seq 0 2 | xargs -P 3 -I{{}} '{}' run {} --shard {{}}/3 --out '{}/shard{{}}'",
+        env!("CARGO_BIN_EXE_host-sim"),
+        settings.join(" "),
+        base.display()
+    );
+    let status = Command::new("sh").arg("-c").arg(&script).status().unwrap();
+    assert!(status.success(), "{script}");
+    let shard = |i: usize| base.join(format!("shard{i}")).to_string_lossy().into_owned();
+    let merged = base.join("merged");
+
+    // Two of the three shards are refused, with what to do.
+    let (ok, _, err) =
+        host_sim(&["merge", &shard(0), &shard(2), "--out", base.join("part").to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("in none of the shard directories") && err.contains("run the missing shards"),
+        "{err}"
+    );
+
+    let (ok, stdout, err) =
+        host_sim(&["merge", &shard(0), &shard(1), &shard(2), "--out", merged.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("uniform play"), "{stdout}");
+    for file in ["regret.csv", "finals.csv", "regret.svg", "run.json"] {
+        let read = |dir: &std::path::Path| {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            text.lines().filter(|l| !l.contains("\"seconds\"")).collect::<Vec<_>>().join("\n")
+        };
+        assert!(read(&whole) == read(&merged), "{file} differs after merging");
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

@@ -115,7 +115,7 @@ fn the_four_experiments_are_listed_with_their_own_runners() {
         ("dubey-local", 20, 1024),
     ] {
         let e = experiments::find(name).unwrap_or_else(|| panic!("{name} not registered"));
-        assert!(e.custom_runner.is_some(), "{name}");
+        assert!(e.own_task.is_some(), "{name}");
         assert_eq!((e.default_trials, e.default_horizon), (trials, horizon), "{name}");
         // Its environment kind builds a finite-armed environment.
         let factory = experiments::env_factory(e.env, None).unwrap();

@@ -1,8 +1,7 @@
 //! Prediction with expert advice (full information): private Hedge on tree-aggregated noisy
 //! cumulative losses (seed 002 Alg. 1 + 2, Corollary 3.2.1) against plain Hedge.
 //!
-//! Not a select/query/observe loop, so it runs as an experiment's
-//! [`CustomRunner`](crate::experiment::CustomRunner). Each trial draws one loss sequence — N = [`EXPERTS`]
+//! Not a select/query/observe loop, so it is its own [`Task`] ([`ExpertsTask`]). Each trial draws one loss sequence — N = [`EXPERTS`]
 //! experts, expert i's loss in round t is Bernoulli([`EXPERT_MEAN_LOSSES`]`[i]`), independent —
 //! and every algorithm of the trial sees the same sequence (paired comparisons). The regret
 //! after round t is the paper's: `Σ_{s≤t} ⟨x_s, l_s⟩ − min_i Σ_{s≤t} l_{s,i}`, against the best
@@ -11,10 +10,7 @@
 //! Both learners use the tuned rate `η = √(8 ln N / T)` ([`hedge_learning_rate`]); the private
 //! one is [`PrivateHedge`] (noise `λ = N·depth/ε` per coordinate and node, each release padded to
 //! `depth` noise terms). Seeds: trial i of master seed s uses `derive_seed(s, i, 0)`; its losses
-//! come from `derive_seed(·, 0, 1)`, algorithm a's noise from `derive_seed(·, a, 3)`. Jobs run in
-//! parallel and are collected in order, so results do not depend on the thread count.
-
-use std::time::Instant;
+//! come from `derive_seed(·, 0, 1)`, algorithm a's noise from `derive_seed(·, a, 3)`.
 
 use ldp_core::bandit::{Hedge, PrivateHedge, hedge_learning_rate};
 use rand::RngExt;
@@ -23,7 +19,9 @@ use rand_core::SeedableRng;
 
 use super::policies::HOST_TREE_LEVELS;
 use crate::env::SimRng;
-use crate::runner::{AlgorithmResult, JobPool, RunConfig, RunError, derive_seed, run_jobs};
+use crate::executor::{Executor, Task};
+use crate::results::{AlgorithmResult, UNIFORM_LABEL, with_uniform};
+use crate::settings::{RunConfig, RunError, derive_seed};
 
 /// Number of experts N.
 pub const EXPERTS: usize = 10;
@@ -49,7 +47,7 @@ impl ExpertsAlgorithm {
     pub fn label(&self) -> String {
         match self {
             Self::Hedge => "Hedge".to_string(),
-            Self::Uniform => crate::runner::UNIFORM_LABEL.to_string(),
+            Self::Uniform => UNIFORM_LABEL.to_string(),
             Self::PrivateHedge { epsilon } => format!("Private-Hedge eps={epsilon}"),
         }
     }
@@ -111,20 +109,32 @@ pub fn experts_trial(
     Ok(curve)
 }
 
-/// Runs every (trial, algorithm) pair of the experts experiment.
-pub fn run_experts_with(
-    config: &RunConfig,
-    algorithms: &[ExpertsAlgorithm],
-) -> Result<Vec<AlgorithmResult>, RunError> {
-    let labels = algorithms.iter().map(|a| a.label()).collect();
-    run_jobs(config, labels, JobPool::default(), |trial, a| {
-        let start = Instant::now();
-        let trial_seed = derive_seed(config.seed, trial as u64, 0);
-        let curve = experts_trial(algorithms[a], config.horizon, trial_seed, a as u64)?;
-        Ok((curve, start.elapsed().as_secs_f64()))
-    })
-    .and_then(|results| {
-        crate::runner::with_uniform(config, results, |trial| {
+/// The experts experiment as a task: one learner per algorithm, plus the uniform-play row.
+pub struct ExpertsTask {
+    config: RunConfig,
+    algorithms: Vec<ExpertsAlgorithm>,
+}
+
+impl ExpertsTask {
+    /// `algorithms` under `config`'s trials, horizon and seed.
+    pub fn new(config: &RunConfig, algorithms: Vec<ExpertsAlgorithm>) -> Self {
+        Self { config: config.clone(), algorithms }
+    }
+}
+
+impl Task for ExpertsTask {
+    fn labels(&self) -> Vec<String> {
+        self.algorithms.iter().map(ExpertsAlgorithm::label).collect()
+    }
+
+    fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
+        let trial_seed = derive_seed(self.config.seed, trial as u64, 0);
+        experts_trial(self.algorithms[learner], self.config.horizon, trial_seed, learner as u64)
+    }
+
+    fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
+        let config = &self.config;
+        with_uniform(config, rows, |trial| {
             experts_trial(
                 ExpertsAlgorithm::Uniform,
                 config.horizon,
@@ -132,5 +142,13 @@ pub fn run_experts_with(
                 0,
             )
         })
-    })
+    }
+}
+
+/// Runs every (trial, algorithm) pair of the experts experiment with the [`Executor`].
+pub fn run_experts_with(
+    config: &RunConfig,
+    algorithms: &[ExpertsAlgorithm],
+) -> Result<Vec<AlgorithmResult>, RunError> {
+    Executor::new(config).results(&ExpertsTask::new(config, algorithms.to_vec()))
 }

@@ -5,14 +5,15 @@
 //!   two-point lower-bound instance;
 //! - [`policies`]: the runner's [`Policy`](crate::bo::Policy) adapters over `ldp_core::bandit`
 //!   (the learners *are* the core state machines) and their [`AlgorithmSpec`]s;
-//! - [`experts`]: the full-information experts experiment (a custom runner).
+//! - [`experts`]: the full-information experts experiment (its own task).
 //!
 //! # Experiments ([`BANDIT_EXPERIMENTS`])
 //!
-//! Each Tao experiment is **one experiment that sweeps the paper's grid**, run by a custom
-//! runner that calls [`runner::run`] once per grid point (so every point is an ordinary
-//! central-DP or LDP run of the runner, with its seeds, devices and parallelism) and labels the
-//! curves with the point, e.g. `DP-RSE v=0.5 eps=1`. The moment order v changes the
+//! Each Tao experiment is **one experiment that sweeps the paper's grid**: a [`Sweep`] task
+//! whose learners are the bandit loops ([`LoopTask`]) of every grid point (so every point is
+//! an ordinary central-DP or LDP run, with its seeds and devices, and all points' jobs share
+//! the executor's threads, checkpoint and shards), its curves labelled with the point, e.g.
+//! `DP-RSE v=0.5 eps=1`. The moment order v changes the
 //! environment (Pareto shape 1.05 + v), so it cannot be an algorithm parameter of one run.
 //!
 //! | name | runs | paper |
@@ -41,16 +42,19 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::bo::AlgorithmSpec;
-use crate::env::Environment;
-use crate::experiment::{EnvFactory, EnvKind, Experiment};
-use crate::runner::{self, AlgorithmResult, RunConfig, RunError};
+use crate::env::{EnvFactory, Environment};
+use crate::executor::{Executor, Task};
+use crate::experiment::{EnvKind, Experiment};
+use crate::results::{AlgorithmResult, UNIFORM_LABEL};
+use crate::runner::{Loop, LoopTask};
+use crate::settings::{RunConfig, RunError};
 
 pub mod env;
 pub mod experts;
 pub mod policies;
 
 pub use env::{ArmReward, KArmedEnv, KArmedError, ParetoInstance};
-pub use experts::{EXPERT_MEAN_LOSSES, EXPERTS, ExpertsAlgorithm, run_experts_with};
+pub use experts::{EXPERT_MEAN_LOSSES, EXPERTS, ExpertsAlgorithm, ExpertsTask, run_experts_with};
 pub use policies::{DP_RSE, DP_RUCB, EXP3, LDP_RSE_S3, PRIVATE_EXP3, ROBUST_UCB};
 
 /// Moment orders of seed 004 §6.
@@ -125,51 +129,102 @@ pub struct SweepPoint {
     pub algorithms: Vec<AlgorithmSpec>,
 }
 
-/// Runs each point with [`runner::run`] (same trials, horizon, seed, threads and constants as
-/// `config`) and concatenates the relabelled results, then one uniform-play row per distinct
-/// uniform curve (labelled without ε).
-pub fn run_sweep(config: &RunConfig, points: Vec<SweepPoint>) -> Result<Vec<AlgorithmResult>, RunError> {
-    let mut all: Vec<AlgorithmResult> = Vec::new();
-    let mut references: Vec<AlgorithmResult> = Vec::new();
-    for point in points {
-        let sub = RunConfig {
-            epsilon: point.epsilon,
-            central: point.central,
-            algorithms: point.algorithms,
-            ..config.clone()
-        };
-        for mut result in runner::run(&sub, point.factory.as_ref(), false, None)? {
-            let mut suffix = point.suffix.as_str();
-            if result.reference {
-                // Uniform play depends on the arms' means only, not on ε (nor, for Pareto
-                // instances, on v): one row per distinct curve, labelled by what it depends on.
-                suffix = suffix.split(" eps=").next().unwrap_or_default();
-                suffix = suffix.strip_prefix("eps=").map_or(suffix, |_| "");
-                let label = if suffix.is_empty() {
-                    runner::UNIFORM_LABEL.to_string()
-                } else {
-                    format!("{} {suffix}", runner::UNIFORM_LABEL)
+/// A sweep: the bandit loops of its points as one task. Learner `g` is algorithm `a` of point
+/// `p` (points in order, each point's algorithms in order); its jobs use the seeds a run of
+/// that point alone would (`a` is the algorithm's index within its point).
+pub struct Sweep {
+    points: Vec<(String, Loop)>,
+}
+
+impl Sweep {
+    /// The sweep of `points` under `config`'s trials, horizon, seed, threads and constants.
+    pub fn new(config: &RunConfig, points: Vec<SweepPoint>) -> Self {
+        let points = points
+            .into_iter()
+            .map(|point| {
+                let sub = RunConfig {
+                    epsilon: point.epsilon,
+                    central: point.central,
+                    algorithms: point.algorithms,
+                    ..config.clone()
                 };
-                if let Some(same) =
-                    references.iter_mut().find(|r| r.finals == result.finals && r.mean == result.mean)
-                {
-                    if same.label != label {
-                        same.label = runner::UNIFORM_LABEL.to_string();
+                (point.suffix, Loop { config: sub, factory: point.factory })
+            })
+            .collect();
+        Self { points }
+    }
+
+    /// The point of learner `g` and the algorithm's index within it.
+    fn locate(&self, mut g: usize) -> Option<(LoopTask<'_>, usize)> {
+        for (_, point) in &self.points {
+            let n = point.config.algorithms.len();
+            if g < n {
+                return Some((point.task(), g));
+            }
+            g -= n;
+        }
+        None
+    }
+}
+
+impl Task for Sweep {
+    fn labels(&self) -> Vec<String> {
+        self.points.iter().flat_map(|(_, p)| p.task().labels()).collect()
+    }
+
+    fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
+        let (task, a) = self
+            .locate(learner)
+            .ok_or_else(|| RunError::Config(format!("no learner {learner} in the sweep")))?;
+        task.job(trial, a)
+    }
+
+    /// Each point's rows finished as its loop finishes them and relabelled with the point, then
+    /// one uniform-play row per distinct uniform curve (labelled without ε).
+    fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
+        let mut rows = rows.into_iter();
+        let mut all: Vec<AlgorithmResult> = Vec::new();
+        let mut references: Vec<AlgorithmResult> = Vec::new();
+        for (suffix, point) in &self.points {
+            let own = rows.by_ref().take(point.config.algorithms.len()).collect();
+            for mut result in point.task().finish(own)? {
+                let mut suffix = suffix.as_str();
+                if result.reference {
+                    // Uniform play depends on the arms' means only, not on ε (nor, for Pareto
+                    // instances, on v): one row per distinct curve, labelled by what it depends on.
+                    suffix = suffix.split(" eps=").next().unwrap_or_default();
+                    suffix = suffix.strip_prefix("eps=").map_or(suffix, |_| "");
+                    let label = if suffix.is_empty() {
+                        UNIFORM_LABEL.to_string()
+                    } else {
+                        format!("{UNIFORM_LABEL} {suffix}")
+                    };
+                    if let Some(same) =
+                        references.iter_mut().find(|r| r.finals == result.finals && r.mean == result.mean)
+                    {
+                        if same.label != label {
+                            same.label = UNIFORM_LABEL.to_string();
+                        }
+                        continue;
                     }
+                    result.label = label;
+                    references.push(result);
                     continue;
                 }
-                result.label = label;
-                references.push(result);
-                continue;
+                if !suffix.is_empty() {
+                    result.label = format!("{} {suffix}", result.label);
+                }
+                all.push(result);
             }
-            if !suffix.is_empty() {
-                result.label = format!("{} {suffix}", result.label);
-            }
-            all.push(result);
         }
+        all.extend(references);
+        Ok(all)
     }
-    all.extend(references);
-    Ok(all)
+}
+
+/// Runs a sweep with the [`Executor`] (no checkpoint, no progress bar).
+pub fn run_sweep(config: &RunConfig, points: Vec<SweepPoint>) -> Result<Vec<AlgorithmResult>, RunError> {
+    Executor::new(config).results(&Sweep::new(config, points))
 }
 
 /// The grid of a central Tao experiment on `instance`.
@@ -198,14 +253,14 @@ pub fn tao_central_points(config: &RunConfig, instance: ParetoInstance) -> Resul
     Ok(points)
 }
 
-fn run_tao_s1(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
-    run_sweep(config, tao_central_points(config, ParetoInstance::S1)?)
+fn tao_s1_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    Ok(Box::new(Sweep::new(config, tao_central_points(config, ParetoInstance::S1)?)))
 }
-fn run_tao_s2(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
-    run_sweep(config, tao_central_points(config, ParetoInstance::S2)?)
+fn tao_s2_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    Ok(Box::new(Sweep::new(config, tao_central_points(config, ParetoInstance::S2)?)))
 }
-fn run_tao_s3(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
-    run_sweep(config, tao_central_points(config, ParetoInstance::S3)?)
+fn tao_s3_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    Ok(Box::new(Sweep::new(config, tao_central_points(config, ParetoInstance::S3)?)))
 }
 
 /// The grid of `tao-ldp`: LDP-RSE on S3.
@@ -226,8 +281,8 @@ pub fn tao_ldp_points(config: &RunConfig) -> Result<Vec<SweepPoint>, RunError> {
     Ok(points)
 }
 
-fn run_tao_ldp(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
-    run_sweep(config, tao_ldp_points(config)?)
+fn tao_ldp_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    Ok(Box::new(Sweep::new(config, tao_ldp_points(config)?)))
 }
 
 /// The grid of `agarwal-bandit`: EXP3 once, Private-EXP3 per ε.
@@ -253,16 +308,16 @@ pub fn agarwal_bandit_points(config: &RunConfig) -> Result<Vec<SweepPoint>, RunE
     Ok(points)
 }
 
-fn run_agarwal_bandit(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
-    run_sweep(config, agarwal_bandit_points(config)?)
+fn agarwal_bandit_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    Ok(Box::new(Sweep::new(config, agarwal_bandit_points(config)?)))
 }
 
-fn run_agarwal_experts(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
+fn agarwal_experts_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
     let epsilons = sweep_epsilons(config, 1.0, &AGARWAL_EXPERTS_EPSILONS)?;
     let algorithms: Vec<ExpertsAlgorithm> = std::iter::once(ExpertsAlgorithm::Hedge)
         .chain(epsilons.into_iter().map(|epsilon| ExpertsAlgorithm::PrivateHedge { epsilon }))
         .collect();
-    run_experts_with(config, &algorithms)
+    Ok(Box::new(ExpertsTask::new(config, algorithms)))
 }
 
 /// The seed 004 and seed 002 experiments (see the module docs).
@@ -276,7 +331,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         algorithms: &[DP_RUCB, DP_RSE, ROBUST_UCB],
         default_trials: DEFAULT_TRIALS,
         default_horizon: TAO_DEFAULT_HORIZON,
-        custom_runner: Some(run_tao_s1),
+        own_task: Some(tao_s1_task),
     },
     Experiment {
         name: "tao-s2",
@@ -287,7 +342,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         algorithms: &[DP_RUCB, DP_RSE, ROBUST_UCB],
         default_trials: DEFAULT_TRIALS,
         default_horizon: TAO_DEFAULT_HORIZON,
-        custom_runner: Some(run_tao_s2),
+        own_task: Some(tao_s2_task),
     },
     Experiment {
         name: "tao-s3",
@@ -298,7 +353,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         algorithms: &[DP_RUCB, DP_RSE, ROBUST_UCB],
         default_trials: DEFAULT_TRIALS,
         default_horizon: TAO_DEFAULT_HORIZON,
-        custom_runner: Some(run_tao_s3),
+        own_task: Some(tao_s3_task),
     },
     Experiment {
         name: "tao-ldp",
@@ -309,7 +364,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         algorithms: &[LDP_RSE_S3],
         default_trials: DEFAULT_TRIALS,
         default_horizon: TAO_DEFAULT_HORIZON,
-        custom_runner: Some(run_tao_ldp),
+        own_task: Some(tao_ldp_task),
     },
     Experiment {
         name: "agarwal-bandit",
@@ -320,7 +375,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         algorithms: &[EXP3, PRIVATE_EXP3],
         default_trials: DEFAULT_TRIALS,
         default_horizon: AGARWAL_BANDIT_DEFAULT_HORIZON,
-        custom_runner: Some(run_agarwal_bandit),
+        own_task: Some(agarwal_bandit_task),
     },
     Experiment {
         name: "agarwal-experts",
@@ -331,6 +386,6 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         algorithms: &[],
         default_trials: DEFAULT_TRIALS,
         default_horizon: AGARWAL_EXPERTS_DEFAULT_HORIZON,
-        custom_runner: Some(run_agarwal_experts),
+        own_task: Some(agarwal_experts_task),
     },
 ];

@@ -56,9 +56,12 @@ use ldp_core::jdp::{JdpError, JdpParamError};
 use rand_core::SeedableRng;
 
 use crate::bo::PolicyError;
+use crate::env::EnvFactory;
 use crate::env::{Environment, SimRng};
-use crate::experiment::{EnvFactory, EnvKind, Experiment};
-use crate::runner::{AlgorithmResult, RunConfig, RunError};
+use crate::executor::Task;
+use crate::experiment::{EnvKind, Experiment};
+use crate::results::AlgorithmResult;
+use crate::settings::{RunConfig, RunError};
 
 pub mod env;
 pub mod learner;
@@ -66,7 +69,7 @@ pub mod run;
 
 pub use env::{Benchmark, BenchmarkKind, DecisionEnv, DecisionSet, EnvConstants, EnvError, RkhsBernoulli};
 pub use learner::{ApproxGpUcb, PRACTICAL_WIDTH_SCALE, Privacy, Settings};
-pub use run::{EnvChoice, Variant, run_variants};
+pub use run::{EnvChoice, Variant, Variants, run_variants};
 
 /// α of `dubey-alpha` (seed 003 §6.1, Fig. 1).
 pub const ALPHAS: [f64; 4] = [0.1, 0.5, 1.0, 10.0];
@@ -163,15 +166,15 @@ fn jdp(env: EnvChoice, prefix: &str, epsilon: f64, delta: f64) -> Variant {
 }
 
 /// `dubey-alpha`: non-private and JDP at each α of the sweep, β = 0.1, on §6.1.
-pub fn run_alpha(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
+pub fn alpha_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
     let env = EnvChoice::Rkhs;
     let mut variants = vec![non_private(env, "")];
     variants.extend(sweep(config, &ALPHAS).into_iter().map(|a| jdp(env, "", a, DEFAULT_BETA)));
-    run_variants(config, &variants)
+    Ok(Box::new(Variants::new(config, variants)?))
 }
 
 /// `dubey-beta`: JDP at each β, α = `--eps` (default 1), on §6.1.
-pub fn run_beta(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
+pub fn beta_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
     let alpha = config.epsilon.unwrap_or(LISTED_ALPHA);
     let variants: Vec<Variant> = BETAS
         .iter()
@@ -181,12 +184,12 @@ pub fn run_beta(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
             privacy: Privacy::Jdp { epsilon: alpha, delta },
         })
         .collect();
-    run_variants(config, &variants)
+    Ok(Box::new(Variants::new(config, variants)?))
 }
 
 /// `dubey-table1`: on each benchmark, non-private and JDP at each α of the sweep (β = 0.1);
-/// prints [`table1_comparison`] to stderr.
-pub fn run_table1(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
+/// prints [`table1_comparison`] to stderr when it finishes.
+pub fn table1_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
     let alphas = sweep(config, &TABLE1_ALPHAS);
     let mut variants = Vec::new();
     for kind in TABLE1_BENCHMARKS {
@@ -195,14 +198,12 @@ pub fn run_table1(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> 
         variants.push(non_private(env, &prefix));
         variants.extend(alphas.iter().map(|&a| jdp(env, &prefix, a, DEFAULT_BETA)));
     }
-    let results = run_variants(config, &variants)?;
-    eprintln!("{}", table1_comparison(&results, config.trials, config.horizon));
-    Ok(results)
+    Ok(Box::new(Variants::new(config, variants)?.printing_table1()))
 }
 
 /// `dubey-local`: non-private, and JDP and local JDP at each α of the sweep (β = 0.1), on
 /// §6.1.
-pub fn run_local(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
+pub fn local_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
     let env = EnvChoice::Rkhs;
     let mut variants = vec![non_private(env, "")];
     for a in sweep(config, &LOCAL_ALPHAS) {
@@ -213,7 +214,7 @@ pub fn run_local(config: &RunConfig) -> Result<Vec<AlgorithmResult>, RunError> {
             privacy: Privacy::LocalJdp { epsilon: a, delta: DEFAULT_BETA },
         });
     }
-    run_variants(config, &variants)
+    Ok(Box::new(Variants::new(config, variants)?))
 }
 
 /// Mean final regret of the result labelled `label`, if present.
@@ -298,7 +299,7 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         algorithms: &[],
         default_trials: 20,
         default_horizon: 1024,
-        custom_runner: Some(run_alpha),
+        own_task: Some(alpha_task),
     },
     Experiment {
         name: "dubey-beta",
@@ -309,7 +310,7 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         algorithms: &[],
         default_trials: 20,
         default_horizon: 1024,
-        custom_runner: Some(run_beta),
+        own_task: Some(beta_task),
     },
     Experiment {
         name: "dubey-table1",
@@ -320,7 +321,7 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         algorithms: &[],
         default_trials: 10,
         default_horizon: 10_000,
-        custom_runner: Some(run_table1),
+        own_task: Some(table1_task),
     },
     Experiment {
         name: "dubey-local",
@@ -331,6 +332,6 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         algorithms: &[],
         default_trials: 20,
         default_horizon: 1024,
-        custom_runner: Some(run_local),
+        own_task: Some(local_task),
     },
 ];

@@ -1,4 +1,4 @@
-//! The protocol loop of seed 003's experiments and their custom runners.
+//! The protocol loop of seed 003's experiments and their task ([`Variants`]).
 //!
 //! One job is one (trial, environment, variant): build the trial's environment from the trial
 //! seed, then for t = 1..T draw the decision set, let the learner (Alg. 1 server, with or
@@ -7,10 +7,7 @@
 //! `derive_seed(s, 0, 10)`, the decision sets `derive_seed(s, 0, 1)` and the rewards
 //! `derive_seed(s, 0, 2)` are shared by every variant of the trial (common random numbers: the
 //! same decision sets, and the same uniforms behind the rewards), the privacy noise
-//! `derive_seed(s, j, 3)` is the variant's own. Jobs run in parallel with rayon and are
-//! collected in order, so results do not depend on the thread count.
-
-use std::time::Instant;
+//! `derive_seed(s, j, 3)` is the variant's own. [`Variants`] is the experiments' task.
 
 use ldp_core::features::{AdditiveQff, FeatureMap, Qff};
 use ldp_core::jdp::{ClientConfig, LocalJdpClient};
@@ -24,10 +21,9 @@ use super::env::{
 };
 use super::learner::{ApproxGpUcb, Privacy, Settings};
 use crate::env::SimRng;
-use crate::runner::{
-    AlgorithmResult, DeviceKind, JobPool, RunConfig, RunError, UNIFORM_LABEL, aggregate, derive_seed,
-    run_jobs,
-};
+use crate::executor::{Executor, Task};
+use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
+use crate::settings::{DeviceKind, RunConfig, RunError, derive_seed};
 
 /// QFF of the §6.1 environment: 2-D, 6 frequencies (12-node rule) per coordinate, F = 144;
 /// measured sup error ([`measured_error`]) ≈ 4.5e-3 at l = 1/4 (unit coordinates).
@@ -256,69 +252,105 @@ fn dispatch(variant: &Variant, settings: &Settings, seeds: JobSeeds) -> Result<V
 /// (≈ 170 KB each at F = 144).
 const JOB_STACK_BYTES: usize = 64 << 20;
 
-/// Runs every (trial, variant) pair of `variants` with the run's trials, horizon, seed,
-/// threads, λ, δ (as ζ), `--beta-scale` and constants, and aggregates the curves per variant.
-pub fn run_variants(config: &RunConfig, variants: &[Variant]) -> Result<Vec<AlgorithmResult>, RunError> {
-    if config.device != DeviceKind::InProcess {
-        return Err(RunError::Config(
-            "seed 003's experiments run the privatiser and the device client in process: drop --device"
-                .into(),
-        ));
+/// Seed 003's experiments as a task: one learner per variant, with the run's trials, horizon,
+/// seed, threads, λ, δ (as ζ), `--beta-scale` and constants; the results end with one
+/// uniform-play row per environment.
+pub struct Variants {
+    config: RunConfig,
+    settings: Settings,
+    variants: Vec<Variant>,
+    table1: bool,
+}
+
+impl Variants {
+    /// The task of `variants` under `config`.
+    pub fn new(config: &RunConfig, variants: Vec<Variant>) -> Result<Self, RunError> {
+        if config.device != DeviceKind::InProcess {
+            return Err(RunError::Config(
+                "seed 003's experiments run the privatiser and the device client in process: drop --device"
+                    .into(),
+            ));
+        }
+        if !(config.delta > 0.0 && config.delta < 1.0) {
+            return Err(RunError::Config(format!("delta (zeta) must be in (0, 1), got {}", config.delta)));
+        }
+        let settings = Settings {
+            horizon: config.horizon as u64,
+            lambda: config.lambda,
+            zeta: config.delta,
+            constants: config.constants,
+            beta_scale: config.beta_scale,
+        };
+        Ok(Self { config: config.clone(), settings, variants, table1: false })
     }
-    if !(config.delta > 0.0 && config.delta < 1.0) {
-        return Err(RunError::Config(format!("delta (zeta) must be in (0, 1), got {}", config.delta)));
+
+    /// Prints [`super::table1_comparison`] to stderr when the run finishes.
+    pub fn printing_table1(mut self) -> Self {
+        self.table1 = true;
+        self
     }
-    let settings = Settings {
-        horizon: config.horizon as u64,
-        lambda: config.lambda,
-        zeta: config.delta,
-        constants: config.constants,
-        beta_scale: config.beta_scale,
-    };
-    let labels = variants.iter().map(|v| v.label.clone()).collect();
-    let pool = JobPool { stack_bytes: Some(JOB_STACK_BYTES), progress: false };
-    let results = run_jobs(config, labels, pool, |trial, v| {
-        let start = Instant::now();
-        let s = derive_seed(config.seed, trial as u64, 0);
+}
+
+impl Task for Variants {
+    fn labels(&self) -> Vec<String> {
+        self.variants.iter().map(|v| v.label.clone()).collect()
+    }
+
+    fn job(&self, trial: usize, v: usize) -> Result<Vec<f64>, RunError> {
+        let s = derive_seed(self.config.seed, trial as u64, 0);
         let seeds = JobSeeds {
             env: derive_seed(s, 0, 10),
             world: derive_seed(s, 0, 1),
             reward: derive_seed(s, 0, 2),
             noise: derive_seed(s, v as u64, 3),
         };
-        let curve =
-            dispatch(&variants[v], &settings, seeds).map_err(|e| e.into_run_error(&variants[v].label))?;
-        Ok((curve, start.elapsed().as_secs_f64()))
-    })?;
-    // One uniform-play row per environment, in order of first use.
-    let mut envs: Vec<EnvChoice> = Vec::new();
-    for v in variants {
-        if !envs.contains(&v.env) {
-            envs.push(v.env);
-        }
+        let variant = &self.variants[v];
+        dispatch(variant, &self.settings, seeds).map_err(|e| e.into_run_error(&variant.label))
     }
-    let mut results = results;
-    for &env in &envs {
-        let curves = (0..config.trials)
-            .map(|trial| uniform_job(env, config.horizon, derive_seed(config.seed, trial as u64, 0)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.into_run_error(UNIFORM_LABEL))?;
-        let label = if envs.len() == 1 {
-            UNIFORM_LABEL.to_string()
-        } else {
-            format!("{UNIFORM_LABEL} {}", env.name())
-        };
-        let mut reference = aggregate(label, &curves, 0.0);
-        reference.reference = true;
-        reference.uniform_finals = reference.finals.clone();
-        for (r, v) in results.iter_mut().zip(variants) {
-            if v.env == env {
-                r.uniform_finals = reference.finals.clone();
+
+    /// One uniform-play row per environment, in order of first use.
+    fn finish(&self, mut results: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
+        let (config, variants) = (&self.config, &self.variants);
+        let mut envs: Vec<EnvChoice> = Vec::new();
+        for v in variants {
+            if !envs.contains(&v.env) {
+                envs.push(v.env);
             }
         }
-        results.push(reference);
+        for &env in &envs {
+            let curves = (0..config.trials)
+                .map(|trial| uniform_job(env, config.horizon, derive_seed(config.seed, trial as u64, 0)))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.into_run_error(UNIFORM_LABEL))?;
+            let label = if envs.len() == 1 {
+                UNIFORM_LABEL.to_string()
+            } else {
+                format!("{UNIFORM_LABEL} {}", env.name())
+            };
+            let mut reference = aggregate(label, &curves, 0.0);
+            reference.reference = true;
+            reference.uniform_finals = reference.finals.clone();
+            for (r, v) in results.iter_mut().zip(variants) {
+                if v.env == env {
+                    r.uniform_finals = reference.finals.clone();
+                }
+            }
+            results.push(reference);
+        }
+        if self.table1 {
+            eprintln!("{}", super::table1_comparison(&results, config.trials, config.horizon));
+        }
+        Ok(results)
     }
-    Ok(results)
+
+    fn stack_bytes(&self) -> Option<usize> {
+        Some(JOB_STACK_BYTES)
+    }
+}
+
+/// Runs every (trial, variant) pair of `variants` with the [`Executor`] (no checkpoint).
+pub fn run_variants(config: &RunConfig, variants: &[Variant]) -> Result<Vec<AlgorithmResult>, RunError> {
+    Executor::new(config).results(&Variants::new(config, variants.to_vec())?)
 }
 
 /// Expected regret of picking a uniformly random point of each round's decision set, exactly,

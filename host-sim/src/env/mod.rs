@@ -96,3 +96,7 @@ impl<E: Environment + ?Sized> Environment for std::sync::Arc<E> {
         (**self).bounds()
     }
 }
+
+/// A factory of per-trial environments: synthetic ones are drawn from the trial seed, real-data
+/// ones are loaded once and shared.
+pub type EnvFactory = Box<dyn Fn(u64) -> Result<Box<dyn Environment>, String> + Sync>;

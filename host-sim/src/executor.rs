@@ -1,0 +1,309 @@
+//! The one executor (argmin's `Executor` with observers). Every experiment — GP BO, K-armed
+//! bandits, experts, seed 003's sweeps, device runs — is a [`Task`]: the labels of its learners,
+//! one (trial, learner) job, and how the rows aggregated per learner become the results. The
+//! [`Executor`] runs the jobs: in parallel on the run's threads, collected in job order (so
+//! results do not depend on the thread count), skipping the jobs a [`Checkpoint`] already holds
+//! (so every experiment resumes after a kill), and only a [`Shard`]'s share of them when the run
+//! is split across machines. Progress, checkpointing and writing the outputs are [`Observer`]s.
+//!
+//! Jobs are numbered trial-major: job `j` is trial `j / L` of learner `j % L` (L learners).
+//! Shard `i/n` runs the jobs with `j % n == i`; `host-sim merge` gathers the shards' checkpoints
+//! and finishes the run from them alone, so its outputs are byte for byte a one-machine run's.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::checkpoint::Checkpoint;
+use crate::results::{AlgorithmResult, aggregate};
+use crate::settings::{RunConfig, RunError};
+
+/// What the executor runs: an experiment's learners, its jobs and how its results are made.
+pub trait Task: Sync {
+    /// The label of each learner; the run has one job per trial and learner.
+    fn labels(&self) -> Vec<String>;
+    /// The cumulative regret after each round of trial `trial` of learner `learner`: a
+    /// deterministic function of the run's settings and the two indices.
+    fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError>;
+    /// The results from the rows aggregated per learner (in label order): e.g. with the
+    /// uniform-play reference rows and the derived constants added.
+    fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError>;
+    /// Stack of each worker thread (`None`: rayon's default).
+    fn stack_bytes(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// One job: a trial of a learner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Job {
+    /// The trial.
+    pub trial: usize,
+    /// The learner's index in [`Task::labels`].
+    pub learner: usize,
+}
+
+/// Watches a run. Every method has a default that does nothing.
+pub trait Observer: Sync {
+    /// The run starts: `todo` jobs to compute, `done` found finished (resumed).
+    fn started(&self, _todo: usize, _done: usize) {}
+    /// A job was computed (called from the worker thread, as soon as the job ends).
+    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// Every job of the run (or of the shard) has ended, successfully or not.
+    fn jobs_ended(&self) {}
+    /// The results of a whole run (not called for a shard).
+    fn finished(&self, _results: &[AlgorithmResult]) -> Result<(), RunError> {
+        Ok(())
+    }
+}
+
+/// Which share of the jobs a run computes: `index` of `count` (0-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, `0..count`.
+    pub index: usize,
+    /// Number of shards.
+    pub count: usize,
+}
+
+impl Shard {
+    /// The whole run.
+    pub const WHOLE: Self = Self { index: 0, count: 1 };
+
+    /// Parses `i/n` with `0 ≤ i < n` (Slurm: `--array=0-(n-1)` and
+    /// `$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`).
+    pub fn parse(text: &str) -> Result<Self, RunError> {
+        let bad = || {
+            RunError::Config(format!(
+                "--shard '{text}': give i/n with 0 <= i < n, e.g. 0/3, 1/3 and 2/3 for three shards"
+            ))
+        };
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        if index < count { Ok(Self { index, count }) } else { Err(bad()) }
+    }
+
+    /// Whether job number `j` is this shard's.
+    pub fn owns(self, j: usize) -> bool {
+        j % self.count == self.index
+    }
+
+    /// Whether this is the whole run.
+    pub fn is_whole(self) -> bool {
+        self.count == 1
+    }
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Every job is done: the results.
+    Complete(Vec<AlgorithmResult>),
+    /// A shard's jobs are done (and checkpointed); `merge` makes the results.
+    Shard {
+        /// Jobs this shard owns.
+        jobs: usize,
+        /// Jobs of the whole run.
+        total: usize,
+    },
+}
+
+/// A finished job: its curve and the seconds it took.
+type Finished = (Vec<f64>, f64);
+
+/// Runs a [`Task`] under a run's settings.
+pub struct Executor<'a> {
+    config: &'a RunConfig,
+    checkpoint: Option<&'a Checkpoint>,
+    observers: Vec<&'a dyn Observer>,
+    shard: Shard,
+    compute: bool,
+}
+
+impl<'a> Executor<'a> {
+    /// An executor for `config` (trials, threads), with no checkpoint and no observer.
+    pub fn new(config: &'a RunConfig) -> Self {
+        Self { config, checkpoint: None, observers: Vec::new(), shard: Shard::WHOLE, compute: true }
+    }
+
+    /// Reuses the jobs `checkpoint` holds and appends every new one to it.
+    pub fn checkpoint(mut self, checkpoint: &'a Checkpoint) -> Self {
+        self.checkpoint = Some(checkpoint);
+        self.observers.push(checkpoint);
+        self
+    }
+
+    /// Adds an observer.
+    pub fn observe(mut self, observer: &'a dyn Observer) -> Self {
+        self.observers.push(observer);
+        self
+    }
+
+    /// Computes only `shard`'s jobs.
+    pub fn shard(mut self, shard: Shard) -> Self {
+        self.shard = shard;
+        self
+    }
+
+    /// Computes nothing: every job must be in the checkpoint (`merge`), else
+    /// [`RunError::Incomplete`].
+    pub fn from_checkpoint_only(mut self) -> Self {
+        self.compute = false;
+        self
+    }
+
+    /// Runs `task`: the outcome, or the first error in job order (no job starts after an error).
+    pub fn run(&self, task: &dyn Task) -> Result<Outcome, RunError> {
+        let config = self.config;
+        if config.trials == 0 || config.horizon == 0 {
+            return Err(RunError::Config("trials and horizon must be at least 1".into()));
+        }
+        let labels = task.labels();
+        let jobs: Vec<Job> = (0..config.trials)
+            .flat_map(|trial| (0..labels.len()).map(move |learner| Job { trial, learner }))
+            .collect();
+        let mine: Vec<usize> = (0..jobs.len()).filter(|&j| self.shard.owns(j)).collect();
+        let done = |j: usize| self.checkpoint.and_then(|c| c.get(jobs[j].trial, jobs[j].learner));
+        let todo: Vec<usize> = mine.iter().copied().filter(|&j| done(j).is_none()).collect();
+        if !self.compute
+            && let Some(&first) = todo.first()
+        {
+            let job = jobs[first];
+            return Err(RunError::Incomplete {
+                missing: todo.len(),
+                total: jobs.len(),
+                first: (job.trial, labels[job.learner].clone()),
+            });
+        }
+        for o in &self.observers {
+            o.started(todo.len(), mine.len() - todo.len());
+        }
+        let mut threads = rayon::ThreadPoolBuilder::new().num_threads(config.threads.unwrap_or(0));
+        if let Some(bytes) = task.stack_bytes() {
+            threads = threads.stack_size(bytes);
+        }
+        let threads = threads
+            .build()
+            .map_err(|e| RunError::Config(format!("cannot start {:?} threads: {e}", config.threads)))?;
+        // After the first error no new job starts (the ones running finish and are recorded, so
+        // a resumed run does not compute them again).
+        let failed = AtomicBool::new(false);
+        let computed: Vec<Option<Result<Finished, RunError>>> = threads.install(|| {
+            todo.par_iter()
+                .map(|&j| {
+                    if failed.load(Ordering::SeqCst) {
+                        return None;
+                    }
+                    let outcome = self.compute_one(task, jobs[j]);
+                    if outcome.is_err() {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                    Some(outcome)
+                })
+                .collect()
+        });
+        for o in &self.observers {
+            o.jobs_ended();
+        }
+        let mut finished = Vec::with_capacity(computed.len());
+        for outcome in computed {
+            match outcome {
+                Some(Ok(ok)) => finished.push(Some(ok)),
+                Some(Err(e)) => return Err(e),
+                None => finished.push(None),
+            }
+        }
+        let mut computed = todo.iter().copied().zip(finished);
+        let mut curves: Vec<Vec<Vec<f64>>> = vec![Vec::with_capacity(config.trials); labels.len()];
+        let mut seconds = vec![0.0; labels.len()];
+        let mut next = computed.next();
+        for &j in &mine {
+            let (curve, secs) = match next {
+                Some((k, Some(outcome))) if k == j => {
+                    next = computed.next();
+                    outcome
+                }
+                _ => done(j).cloned().ok_or_else(|| RunError::Config("a finished job vanished".into()))?,
+            };
+            seconds[jobs[j].learner] += secs;
+            curves[jobs[j].learner].push(curve);
+        }
+        if !self.shard.is_whole() {
+            return Ok(Outcome::Shard { jobs: mine.len(), total: jobs.len() });
+        }
+        let rows = labels
+            .into_iter()
+            .zip(curves)
+            .zip(seconds)
+            .map(|((label, curves), seconds)| aggregate(label, &curves, seconds))
+            .collect();
+        let results = task.finish(rows)?;
+        for o in &self.observers {
+            o.finished(&results)?;
+        }
+        Ok(Outcome::Complete(results))
+    }
+
+    /// Computes one job and tells the observers.
+    fn compute_one(&self, task: &dyn Task, job: Job) -> Result<Finished, RunError> {
+        let start = Instant::now();
+        let curve = task.job(job.trial, job.learner)?;
+        let seconds = start.elapsed().as_secs_f64();
+        for o in &self.observers {
+            o.job_done(job, &curve, seconds)?;
+        }
+        Ok((curve, seconds))
+    }
+
+    /// Runs the whole of `task` and returns its results.
+    pub fn results(&self, task: &dyn Task) -> Result<Vec<AlgorithmResult>, RunError> {
+        match self.run(task)? {
+            Outcome::Complete(results) => Ok(results),
+            Outcome::Shard { .. } => {
+                Err(RunError::Config("a shard has no results of its own: merge the shards".into()))
+            }
+        }
+    }
+}
+
+/// The progress bar: one step per computed job.
+pub struct Progress {
+    bar: ProgressBar,
+}
+
+impl Progress {
+    /// A progress bar on standard error, hidden unless `show`.
+    pub fn new(show: bool) -> Self {
+        let bar = if show { ProgressBar::new(0) } else { ProgressBar::hidden() };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} trial×algorithm runs, eta {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        Self { bar }
+    }
+}
+
+impl Observer for Progress {
+    fn started(&self, todo: usize, _done: usize) {
+        self.bar.set_length(todo as u64);
+    }
+    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64) -> Result<(), RunError> {
+        self.bar.inc(1);
+        Ok(())
+    }
+    fn jobs_ended(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Observer for Checkpoint {
+    fn job_done(&self, job: Job, curve: &[f64], seconds: f64) -> Result<(), RunError> {
+        Ok(self.record(job.trial, job.learner, curve, seconds)?)
+    }
+}

@@ -1,0 +1,188 @@
+//! How a run is set up and why it stops: the settings ([`RunConfig`], [`DeviceKind`]), the run's
+//! identity ([`run_id`]), the seeds ([`derive_seed`]) and the one error type of a run
+//! ([`RunError`]). Every layer above (the bandit loop, the executor, the families) imports
+//! these; this module imports none of them.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::bo::gp_ucb::Constants;
+use crate::bo::{AlgorithmSpec, PolicyError};
+use crate::checkpoint::CheckpointError;
+use crate::device::DeviceError;
+
+/// Which device answers the learner's queries in a private run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum DeviceKind {
+    /// `ldp-core`'s reporter in this process (the default).
+    InProcess,
+    /// The firmware image under QEMU (one emulator per trial and algorithm, fresh budget).
+    Qemu {
+        /// The firmware ELF.
+        elf: PathBuf,
+    },
+    /// A real board on a serial port (runs sequentially; the board's budget is shared).
+    Serial {
+        /// The port, e.g. `/dev/ttyACM0`.
+        path: String,
+    },
+    /// A device already listening on TCP, e.g. `cargo run` in `firmware-example/` (QEMU's
+    /// USART1 on 127.0.0.1:4555). Runs sequentially; the device's budget is shared.
+    Tcp {
+        /// `host:port`.
+        addr: String,
+    },
+}
+
+/// Where `cargo build --release` in `firmware-example/` puts the firmware (under
+/// `$CARGO_TARGET_DIR` when that is set).
+pub fn default_firmware_elf() -> PathBuf {
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../firmware-example/target"),
+    };
+    target.join("thumbv7em-none-eabihf/release/ldp-firmware-example")
+}
+
+impl DeviceKind {
+    /// Parses `in-process`, `qemu`, `qemu:ELF`, `serial:PATH` or `tcp:HOST:PORT`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.split_once(':') {
+            None if text == "in-process" => Ok(Self::InProcess),
+            None if text == "qemu" => Ok(Self::Qemu { elf: default_firmware_elf() }),
+            Some(("qemu", elf)) => Ok(Self::Qemu { elf: PathBuf::from(elf) }),
+            Some(("serial", path)) if !path.is_empty() => Ok(Self::Serial { path: path.to_string() }),
+            Some(("tcp", addr)) if addr.contains(':') => Ok(Self::Tcp { addr: addr.to_string() }),
+            _ => Err(format!(
+                "unknown --device '{text}': use in-process, qemu, qemu:ELF, serial:PATH or tcp:HOST:PORT"
+            )),
+        }
+    }
+}
+
+/// How a run is set up (everything the JSON record needs to reproduce it).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunConfig {
+    /// Number of independent trials.
+    pub trials: usize,
+    /// Horizon T.
+    pub horizon: usize,
+    /// Master seed.
+    pub seed: u64,
+    /// Worker threads (`None`: rayon's default).
+    pub threads: Option<usize>,
+    /// ε per report (local model) or of the learner's outputs (central model); `None` for a
+    /// non-private run.
+    pub epsilon: Option<f64>,
+    /// Central DP: the device passes raw rewards and the learner privatises what it computes
+    /// (seed 004 Alg. 1, 3; seed 002). Local DP (the default): the device privatises.
+    pub central: bool,
+    /// λ of the GP surrogate with practical or paper constants (calibrated constants set λ to
+    /// the observed noise variance instead, see [`calibrated`](crate::bo::calibrated)).
+    pub lambda: f64,
+    /// δ of the β formulas.
+    pub delta: f64,
+    /// Multiplies every β_t (1 = the constants as given); see [`Problem::beta_scale`](crate::bo::Problem::beta_scale).
+    pub beta_scale: f64,
+    /// Calibrated (the default), practical or paper constants.
+    #[serde(serialize_with = "ser_constants")]
+    pub constants: Constants,
+    /// The algorithms to compare.
+    pub algorithms: Vec<AlgorithmSpec>,
+    /// The device for private runs.
+    pub device: DeviceKind,
+}
+
+impl RunConfig {
+    /// ε of the device's reports: `epsilon` in the local model, `None` in the central model
+    /// (the device passes raw rewards) or a non-private run.
+    pub fn local_epsilon(&self) -> Option<f64> {
+        if self.central { None } else { self.epsilon }
+    }
+}
+
+fn ser_constants<S: serde::Serializer>(c: &Constants, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(c.name())
+}
+
+/// Why a run stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The environment could not be built.
+    Environment(String),
+    /// The device refused or could not be configured.
+    Device(DeviceError),
+    /// A policy failed.
+    Policy(PolicyError),
+    /// A bad setting (trials or horizon zero, bad threads).
+    Config(String),
+    /// The checkpoint of a resumable run could not be read or written.
+    Checkpoint(CheckpointError),
+    /// A result file could not be written.
+    Output {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the system said.
+        message: String,
+    },
+    /// `merge` found jobs that no shard finished.
+    Incomplete {
+        /// Jobs missing.
+        missing: usize,
+        /// Jobs of the whole run.
+        total: usize,
+        /// The first missing (trial, learner label).
+        first: (usize, String),
+    },
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Environment(e) => write!(f, "environment: {e}"),
+            Self::Device(e) => write!(f, "{e}"),
+            Self::Policy(e) => write!(f, "learner: {e}"),
+            Self::Config(e) => write!(f, "{e}"),
+            Self::Checkpoint(e) => write!(f, "{e}"),
+            Self::Output { path, message } => {
+                write!(f, "cannot write {}: {message} (check the --out directory)", path.display())
+            }
+            Self::Incomplete { missing, total, first: (trial, label) } => write!(
+                f,
+                "{missing} of {total} jobs are in none of the shard directories (the first: trial {trial} of {label}): \
+                 run the missing shards again (a shard resumes where it stopped), then merge"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl From<CheckpointError> for RunError {
+    fn from(e: CheckpointError) -> Self {
+        Self::Checkpoint(e)
+    }
+}
+
+/// An identity for a run's results: FNV-1a over the experiment, its description and every
+/// setting that changes results (not the thread count, which does not).
+pub fn run_id(experiment: &str, description: &str, config: &RunConfig) -> String {
+    let mut c = config.clone();
+    c.threads = None;
+    let text = format!("{experiment}\n{description}\n{}", serde_json::to_string(&c).unwrap_or_default());
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// SplitMix64 finaliser: a seed per (master, a, b), well mixed.
+pub fn derive_seed(master: u64, a: u64, b: u64) -> u64 {
+    let mut z = master ^ a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
