@@ -26,7 +26,8 @@ fn bench(c: &mut Criterion) {
     let mut dev =
         Reporter::open(DeviceConfig { b, r, policy }, MemoryStore::provisioned([2; 32]), [0; 32]).unwrap();
     group.bench_function("reporter_report_chacha20/eps=1", |bench| {
-        bench.iter(|| dev.report(black_box(0.3), 1.0, None))
+        let one = Epsilon::new(1.0).unwrap();
+        bench.iter(|| dev.report(black_box(0.3), one, None))
     });
     group.finish();
 }

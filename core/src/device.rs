@@ -136,10 +136,7 @@ impl<S: StateStore, W: Rng> DeviceApp<S, W> {
         let (reporter, sensor, world) = (&mut self.reporter, &self.sensor, &mut self.world);
         // Queries are answered from budget reserved ahead: no store write in a reply.
         let reply = self.cache.respond(&frame, hello, |query| match sensor.read(query.action, world) {
-            Some(reward) => {
-                let level = query.level.map(crate::params::TruncationLevel::get);
-                reporter.report_reserved(reward, query.epsilon.get(), level).into()
-            }
+            Some(reward) => reporter.report_reserved(reward, query.epsilon, query.level).into(),
             None => Message::Refusal(Refusal::Malformed),
         });
         // Every reply fits MAX_ENCODED_LEN by construction; an encoding failure sends nothing.

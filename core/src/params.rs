@@ -17,7 +17,7 @@ impl Epsilon {
     /// assert_eq!(Epsilon::new(0.0), Err(ParamError::EpsilonNotPositive));
     /// assert_eq!(Epsilon::new(f64::NAN), Err(ParamError::EpsilonNotFinite));
     /// ```
-    pub fn new(epsilon: f64) -> Result<Self, ParamError> {
+    pub const fn new(epsilon: f64) -> Result<Self, ParamError> {
         if !epsilon.is_finite() {
             Err(ParamError::EpsilonNotFinite)
         } else if epsilon <= 0.0 {
@@ -46,7 +46,7 @@ impl Delta {
     /// assert!(Delta::new(1e-3).is_ok());
     /// assert_eq!(Delta::new(1.0), Err(ParamError::DeltaOutOfRange));
     /// ```
-    pub fn new(delta: f64) -> Result<Self, ParamError> {
+    pub const fn new(delta: f64) -> Result<Self, ParamError> {
         // `!(a < x && x < b)` also rejects NaN.
         if !(delta > 0.0 && delta < 1.0) { Err(ParamError::DeltaOutOfRange) } else { Ok(Self(delta)) }
     }
@@ -71,7 +71,7 @@ impl Bound {
     /// assert_eq!(Bound::new(-1.0), Err(ParamError::BoundNegative));
     /// assert_eq!(Bound::new(f64::INFINITY), Err(ParamError::BoundNotFinite));
     /// ```
-    pub fn new(bound: f64) -> Result<Self, ParamError> {
+    pub const fn new(bound: f64) -> Result<Self, ParamError> {
         if !bound.is_finite() {
             Err(ParamError::BoundNotFinite)
         } else if bound < 0.0 {
@@ -101,7 +101,7 @@ impl TruncationLevel {
     /// assert_eq!(TruncationLevel::new(0.0), Err(ParamError::TruncationNotPositive));
     /// assert_eq!(TruncationLevel::new(f64::NAN), Err(ParamError::TruncationNotFinite));
     /// ```
-    pub fn new(level: f64) -> Result<Self, ParamError> {
+    pub const fn new(level: f64) -> Result<Self, ParamError> {
         if !level.is_finite() {
             Err(ParamError::TruncationNotFinite)
         } else if level <= 0.0 {

@@ -73,9 +73,9 @@ impl<S: StateStore> Reporter<S> {
     /// let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(10.0).unwrap()).unwrap();
     /// let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
     /// let mut dev = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap();
-    /// let report = dev.report(0.25, 1.0, None).unwrap();
+    /// let report = dev.report(0.25, Epsilon::new(1.0).unwrap(), None).unwrap();
     /// assert_eq!(report.budget_remaining, 9.0);
-    /// assert!(dev.report(0.25, 2.0, None).is_err()); // weaker than the device allows
+    /// assert!(dev.report(0.25, Epsilon::new(2.0).unwrap(), None).is_err()); // weaker than the device allows
     /// ```
     pub fn open(config: DeviceConfig, store: S, entropy: [u8; 32]) -> Result<Self, BudgetError<S::Error>> {
         let accountant = Accountant::open(store, config.policy)?;
@@ -88,14 +88,16 @@ impl<S: StateStore> Reporter<S> {
     /// truncating to zero outside `[−b, b]` (seed 004 Alg. 4). A non-finite reading is
     /// released as [`sanitize`] says.
     ///
-    /// Refusals — invalid ε or level, ε outside the device's floor and limit, budget exhausted,
+    /// ε and the level come validated ([`Epsilon`], [`TruncationLevel`]: checked once, where they
+    /// enter). Refusals — an ε or level the mechanism cannot use (ε too small for the sampler, a
+    /// range outside [2^-40, 2^40]), ε outside the device's floor and limit, budget exhausted,
     /// storage failure — release nothing. Only the first three leave the budget untouched; a
     /// storage failure counts the spend (fail closed).
     pub fn report(
         &mut self,
         reward: f64,
-        epsilon: f64,
-        level: Option<f64>,
+        epsilon: Epsilon,
+        level: Option<TruncationLevel>,
     ) -> Result<Report, ReportError<S::Error>> {
         self.report_with(reward, epsilon, level, true)
     }
@@ -106,8 +108,8 @@ impl<S: StateStore> Reporter<S> {
     pub fn report_reserved(
         &mut self,
         reward: f64,
-        epsilon: f64,
-        level: Option<f64>,
+        epsilon: Epsilon,
+        level: Option<TruncationLevel>,
     ) -> Result<Report, ReportError<S::Error>> {
         self.report_with(reward, epsilon, level, false)
     }
@@ -115,14 +117,13 @@ impl<S: StateStore> Reporter<S> {
     fn report_with(
         &mut self,
         reward: f64,
-        epsilon: f64,
-        level: Option<f64>,
+        epsilon: Epsilon,
+        level: Option<TruncationLevel>,
         may_write: bool,
     ) -> Result<Report, ReportError<S::Error>> {
-        let epsilon = Epsilon::new(epsilon)?;
         let mechanism = match level {
             None => LaplaceMechanism::ctl(epsilon, self.config.b, self.config.r)?,
-            Some(b) => LaplaceMechanism::truncated(epsilon, TruncationLevel::new(b)?)?,
+            Some(b) => LaplaceMechanism::truncated(epsilon, b)?,
         };
         if may_write {
             self.accountant.spend(epsilon)?;
@@ -142,7 +143,7 @@ impl<S: StateStore> Reporter<S> {
     /// [`Reporter::report`] does, at the query's ε and level, and map the outcome to a message
     /// (a report, or the refusal that says why nothing was released).
     pub fn answer(&mut self, query: &Query, reward: f64) -> Message {
-        self.report(reward, query.epsilon.get(), query.level.map(TruncationLevel::get)).into()
+        self.report(reward, query.epsilon, query.level).into()
     }
 
     /// The greeting of this device on the wire: its identity, public configuration and the

@@ -5,11 +5,15 @@
 use core::fmt;
 use ldp_core::{
     Accountant, Bound, BudgetError, BudgetPolicy, DeviceConfig, DeviceState, Epsilon, MemoryStore,
-    ParamError, ReportError, Reporter, StateError, StateStore,
+    ParamError, ReportError, Reporter, StateError, StateStore, TruncationLevel,
 };
 
 fn eps(x: f64) -> Epsilon {
     Epsilon::new(x).unwrap()
+}
+
+fn lvl(x: f64) -> TruncationLevel {
+    TruncationLevel::new(x).unwrap()
 }
 
 fn config(limit: f64, total: f64) -> DeviceConfig {
@@ -32,13 +36,13 @@ fn fresh() -> MemoryStore {
 fn total_budget_allows_exactly_its_share_of_reports() {
     let mut dev = device(0.1, 1.0, fresh());
     for k in 1..=10 {
-        let r = dev.report(0.5, 0.1, None).unwrap();
+        let r = dev.report(0.5, eps(0.1), None).unwrap();
         assert!((r.budget_remaining - (1.0 - 0.1 * k as f64)).abs() < 1e-9);
         assert!(r.epsilon_effective <= r.epsilon);
     }
     for _ in 0..3 {
         assert!(matches!(
-            dev.report(0.5, 0.1, None),
+            dev.report(0.5, eps(0.1), None),
             Err(ReportError::Budget(BudgetError::Exhausted { .. }))
         ));
     }
@@ -48,14 +52,14 @@ fn total_budget_allows_exactly_its_share_of_reports() {
 #[test]
 fn the_learner_cannot_obtain_a_weaker_epsilon_than_the_device_allows() {
     let mut dev = device(0.5, 10.0, fresh());
-    let refused = dev.report(0.5, 0.5000001, None);
+    let refused = dev.report(0.5, eps(0.5000001), None);
     assert_eq!(
         refused,
         Err(ReportError::Budget(BudgetError::AboveDeviceLimit { requested: 0.5000001, limit: 0.5 }))
     );
     assert_eq!(dev.accountant().spent(), 0.0, "a refused query spends nothing");
-    assert!(dev.report(0.5, 0.5, None).is_ok(), "the limit itself is allowed");
-    assert!(dev.report(0.5, 0.01, None).is_ok(), "stronger privacy is allowed down to the floor");
+    assert!(dev.report(0.5, eps(0.5), None).is_ok(), "the limit itself is allowed");
+    assert!(dev.report(0.5, eps(0.01), None).is_ok(), "stronger privacy is allowed down to the floor");
 }
 
 #[test]
@@ -65,11 +69,11 @@ fn an_epsilon_below_the_floor_is_refused_and_costs_nothing() {
     assert_eq!(floor, 1.0 / 1024.0);
     let tiny = floor * 0.999;
     assert_eq!(
-        dev.report(0.0, tiny, None),
+        dev.report(0.0, eps(tiny), None),
         Err(ReportError::Budget(BudgetError::BelowDeviceFloor { requested: tiny, floor }))
     );
     assert_eq!(dev.accountant().spent(), 0.0);
-    assert!(dev.report(0.0, floor, None).is_ok(), "the floor itself is allowed");
+    assert!(dev.report(0.0, eps(floor), None).is_ok(), "the floor itself is allowed");
     let policy = BudgetPolicy::new(eps(1.0), eps(10.0)).unwrap();
     assert_eq!(policy.with_floor(eps(1.5)), Err(ParamError::FloorAboveLimit));
 }
@@ -77,9 +81,15 @@ fn an_epsilon_below_the_floor_is_refused_and_costs_nothing() {
 #[test]
 fn refused_queries_release_nothing_and_spend_nothing() {
     let mut dev = device(1.0, 10.0, fresh());
-    assert_eq!(dev.report(0.0, f64::NAN, None), Err(ReportError::Param(ParamError::EpsilonNotFinite)));
-    assert_eq!(dev.report(0.0, -1.0, None), Err(ReportError::Param(ParamError::EpsilonNotPositive)));
-    assert_eq!(dev.report(0.0, 1.0, Some(0.0)), Err(ReportError::Param(ParamError::TruncationNotPositive)));
+    // Invalid ε and levels cannot reach the reporter: their types refuse them where they enter.
+    assert_eq!(Epsilon::new(f64::NAN), Err(ParamError::EpsilonNotFinite));
+    assert_eq!(Epsilon::new(-1.0), Err(ParamError::EpsilonNotPositive));
+    assert_eq!(TruncationLevel::new(0.0), Err(ParamError::TruncationNotPositive));
+    // A valid level the mechanism cannot use (beyond the exact grid range) is refused at the report.
+    assert_eq!(
+        dev.report(0.3, eps(1.0), Some(lvl(1e20))),
+        Err(ReportError::Param(ParamError::SensitivityOutOfRange))
+    );
     assert_eq!(dev.accountant().spent(), 0.0);
     assert_eq!(dev.accountant().store().state.unwrap().reserved_units, 0, "nothing was written");
 }
@@ -93,14 +103,14 @@ fn non_finite_readings_are_charged_and_released_as_their_substitute() {
         (f64::NAN, 0.0, None),
         (f64::INFINITY, 2.0, None),
         (f64::NEG_INFINITY, -2.0, None),
-        (f64::NAN, 0.0, Some(1.5)),
-        (f64::INFINITY, 0.0, Some(1.5)), // truncated to zero, like any reading above the level
+        (f64::NAN, 0.0, Some(lvl(1.5))),
+        (f64::INFINITY, 0.0, Some(lvl(1.5))), // truncated to zero, like any reading above the level
     ] {
         let mut a = device(1.0, 10.0, fresh());
         let mut b = device(1.0, 10.0, fresh());
         for _ in 0..5 {
-            let x = a.report(bad, 0.5, level).unwrap();
-            let y = b.report(substitute, 0.5, level).unwrap();
+            let x = a.report(bad, eps(0.5), level).unwrap();
+            let y = b.report(substitute, eps(0.5), level).unwrap();
             assert_eq!(x, y, "{bad} vs {substitute} at level {level:?}");
         }
         assert_eq!(a.accountant().spent(), 2.5, "each non-finite reading was charged");
@@ -114,8 +124,8 @@ fn a_reset_does_not_restore_spent_budget_and_costs_at_most_one_chunk() {
     let config = DeviceConfig { policy, ..config(1.0, 40.0) };
     let mut dev = Reporter::open(config, fresh(), [0; 32]).unwrap();
     assert_eq!(dev.accountant().boot(), 1);
-    dev.report(0.1, 1.0, None).unwrap();
-    dev.report(0.2, 1.0, None).unwrap();
+    dev.report(0.1, eps(1.0), None).unwrap();
+    dev.report(0.2, eps(1.0), None).unwrap();
     let state = dev.accountant().store().state.unwrap();
     assert_eq!((state.boot, state.reserved_units), (1, 16_000_000_000), "boot 1 reserved one chunk");
     // Power cycle: all RAM state is lost, the store survives; the reservation counts as spent.
@@ -123,15 +133,18 @@ fn a_reset_does_not_restore_spent_budget_and_costs_at_most_one_chunk() {
     assert_eq!(dev.accountant().boot(), 2);
     assert_eq!(dev.accountant().spent(), 16.0);
     for _ in 0..16 {
-        dev.report(0.3, 1.0, None).unwrap();
+        dev.report(0.3, eps(1.0), None).unwrap();
     }
     let state = dev.accountant().store().state.unwrap();
     assert_eq!((state.boot, state.reserved_units), (2, 32_000_000_000));
     let mut dev = Reporter::open(config, dev.into_store(), [0; 32]).unwrap();
     for _ in 0..8 {
-        dev.report(0.3, 1.0, None).unwrap();
+        dev.report(0.3, eps(1.0), None).unwrap();
     }
-    assert!(matches!(dev.report(0.3, 1.0, None), Err(ReportError::Budget(BudgetError::Exhausted { .. }))));
+    assert!(matches!(
+        dev.report(0.3, eps(1.0), None),
+        Err(ReportError::Budget(BudgetError::Exhausted { .. }))
+    ));
     // A boot that releases nothing writes nothing.
     let store = dev.into_store();
     let dev = Reporter::open(config, store, [0; 32]).unwrap();
@@ -148,7 +161,7 @@ fn store_writes_are_at_most_total_over_chunk_whatever_the_resets() {
     // No resets: 400 reports at 0.25 use the whole budget with 7 writes.
     let mut dev = Reporter::open(config, CountingStore { inner: fresh(), writes: 0 }, [0; 32]).unwrap();
     for _ in 0..400 {
-        dev.report(0.0, 0.25, None).unwrap();
+        dev.report(0.0, eps(0.25), None).unwrap();
     }
     assert_eq!(dev.accountant().remaining(), 0.0);
     assert_eq!(dev.accountant().store().writes, 7);
@@ -159,7 +172,7 @@ fn store_writes_are_at_most_total_over_chunk_whatever_the_resets() {
     for boot in 0..200 {
         let mut dev = Reporter::open(config, store, [0; 32]).unwrap();
         for _ in 0..(boot % 5) {
-            if dev.report(0.0, 0.25, None).is_ok() {
+            if dev.report(0.0, eps(0.25), None).is_ok() {
                 reports += 1;
             }
         }
@@ -230,7 +243,7 @@ impl StateStore for FlakyStore {
 fn storage_failure_refuses_the_report_and_still_counts_the_spend() {
     let config = config(1.0, 2.0);
     let mut dev = Reporter::open(config, FlakyStore { fail: false, inner: fresh() }, [0; 32]).unwrap();
-    dev.report(0.0, 0.5, None).unwrap();
+    dev.report(0.0, eps(0.5), None).unwrap();
     let reserved = dev.accountant().store().inner.state.unwrap().reserved_units;
     assert_eq!(reserved, 2_000_000_000, "the reservation is capped at the total");
     let mut dev = {
@@ -239,16 +252,22 @@ fn storage_failure_refuses_the_report_and_still_counts_the_spend() {
         Reporter::open(config, store, [0; 32]).unwrap()
     };
     // The reset counted the whole reservation (2) as spent.
-    assert!(matches!(dev.report(0.0, 0.5, None), Err(ReportError::Budget(BudgetError::Exhausted { .. }))));
+    assert!(matches!(
+        dev.report(0.0, eps(0.5), None),
+        Err(ReportError::Budget(BudgetError::Exhausted { .. }))
+    ));
     let mut store = dev.into_store();
     store.inner = fresh();
     let mut dev = Reporter::open(config, store, [0; 32]).unwrap();
-    let err = dev.report(0.0, 1.0, None).unwrap_err();
+    let err = dev.report(0.0, eps(1.0), None).unwrap_err();
     assert_eq!(err, ReportError::Budget(BudgetError::Storage(WriteFailed)));
     assert!(err.to_string().contains("flash write failed"));
     // Fail closed: the write may have stuck, so all it tried to reserve (the total, 2) counts.
     assert_eq!(dev.accountant().spent(), 2.0);
-    assert!(matches!(dev.report(0.0, 0.5, None), Err(ReportError::Budget(BudgetError::Exhausted { .. }))));
+    assert!(matches!(
+        dev.report(0.0, eps(0.5), None),
+        Err(ReportError::Budget(BudgetError::Exhausted { .. }))
+    ));
 }
 
 /// The device path never writes in a reply: `report_reserved` spends only what an idle-time
@@ -259,14 +278,14 @@ fn report_reserved_never_writes_and_refuses_what_was_not_reserved() {
     let mut dev = Reporter::open(config, FlakyStore { fail: true, inner: fresh() }, [0; 32]).unwrap();
     assert!(dev.prepare().is_err(), "the store fails");
     let spent = dev.accountant().spent();
-    assert_eq!(dev.report_reserved(0.0, 1.0, None), Err(ReportError::Budget(BudgetError::NotReserved)));
+    assert_eq!(dev.report_reserved(0.0, eps(1.0), None), Err(ReportError::Budget(BudgetError::NotReserved)));
     assert_eq!(dev.accountant().spent(), spent, "a refusal for want of a reservation spends nothing");
     let mut store = dev.into_store();
     store.fail = false;
     let mut dev = Reporter::open(config, store, [0; 32]).unwrap();
     dev.prepare().unwrap();
     let reserved = dev.accountant().store().inner.state.unwrap();
-    dev.report_reserved(0.0, 1.0, None).unwrap();
+    dev.report_reserved(0.0, eps(1.0), None).unwrap();
     assert_eq!(dev.accountant().store().inner.state.unwrap(), reserved, "a report wrote the store");
 }
 
@@ -276,7 +295,8 @@ fn learner_level_truncates_to_zero_before_noise() {
     // Level 2: a reward of 5 is truncated to 0, so its release is centred on 0.
     let n = 2000;
     let mean =
-        (0..n).map(|_| dev.report(5.0, 1.0, Some(2.0)).unwrap().release.value()).sum::<f64>() / n as f64;
+        (0..n).map(|_| dev.report(5.0, eps(1.0), Some(lvl(2.0))).unwrap().release.value()).sum::<f64>()
+            / n as f64;
     // Noise sd = √2·(2·2/1) ≈ 5.66; the mean of 2000 has sd 0.127: 5.33 sd ≈ 0.68.
     assert!(mean.abs() < 0.68, "mean {mean}: the out-of-range reward was not truncated to zero");
 }
@@ -287,7 +307,7 @@ fn learner_level_truncates_to_zero_before_noise() {
 fn every_boot_draws_fresh_noise() {
     let config = config(1.0, 100.0);
     let draws = |dev: &mut Reporter<MemoryStore>| -> Vec<i64> {
-        (0..8).map(|_| dev.report(0.0, 1.0, None).unwrap().release.index).collect()
+        (0..8).map(|_| dev.report(0.0, eps(1.0), None).unwrap().release.index).collect()
     };
     let mut first = Reporter::open(config, fresh(), [0; 32]).unwrap();
     let a = draws(&mut first);
@@ -312,7 +332,7 @@ fn prepare_writes_ahead_so_reports_never_write() {
     let mut report_writes = 0;
     for _ in 0..40 {
         let before = dev.accountant().store().writes;
-        dev.report(0.0, 1.0, None).unwrap();
+        dev.report(0.0, eps(1.0), None).unwrap();
         report_writes += dev.accountant().store().writes - before;
         dev.prepare().unwrap();
     }

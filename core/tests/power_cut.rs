@@ -174,7 +174,7 @@ fn live<const N: usize, const FLASH: bool>(medium: Sim<N, FLASH>) -> Option<Life
         let boot = dev.accountant().boot();
         let mut released_this_boot = false;
         for _ in 0..queries {
-            let outcome = dev.report(0.5, EPS, None);
+            let outcome = dev.report(0.5, Epsilon::new(EPS).unwrap(), None);
             if medium.0.borrow().dead {
                 break; // the power failed during this query: no reply left the device
             }

@@ -85,7 +85,7 @@ pub fn privatise(config: PrivatiseConfig) -> Result<PrivatiseSummary, PrivatiseE
     let (mut raw, mut released) = (Moments::default(), Moments::default());
     for _ in 0..config.reports {
         let y = f + world.random_range(-config.r..=config.r);
-        let report = device.report(y, config.epsilon, None).map_err(PrivatiseError::Device)?;
+        let report = device.report(y, epsilon, None).map_err(PrivatiseError::Device)?;
         raw.push(y);
         released.push(report.release.value());
     }

@@ -64,7 +64,7 @@ pub struct InProcessDevice<'a> {
     env: &'a dyn Environment,
     world: SimRng,
     reporter: Reporter<MemoryStore>,
-    epsilon: f64,
+    epsilon: Epsilon,
 }
 
 impl<'a> InProcessDevice<'a> {
@@ -89,12 +89,14 @@ impl<'a> InProcessDevice<'a> {
         };
         let reporter = simulated_reporter(config, device_seed)
             .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
-        Ok(Self { env, world: SimRng::seed_from_u64(world_seed), reporter, epsilon })
+        Ok(Self { env, world: SimRng::seed_from_u64(world_seed), reporter, epsilon: eps })
     }
 }
 
 impl Device for InProcessDevice<'_> {
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
+        let level =
+            level.map(TruncationLevel::new).transpose().map_err(|e| DeviceError::Refused(e.into()))?;
         let raw = self.env.sample(arm, &mut self.world);
         let report = self.reporter.report(raw, self.epsilon, level).map_err(DeviceError::Refused)?;
         Ok(report.release.value())

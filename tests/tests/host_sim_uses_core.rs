@@ -33,7 +33,7 @@ fn demo_is_reproducible_and_is_the_core_reporter() {
     let mut sum = 0.0;
     for _ in 0..config.reports {
         let y = f + world.random_range(-config.r..=config.r);
-        sum += device.report(y, config.epsilon, None).unwrap().release.value();
+        sum += device.report(y, eps, None).unwrap().release.value();
     }
     let mean = sum / config.reports as f64;
     // Same values, summed in another order: equal to rounding.
