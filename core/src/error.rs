@@ -3,6 +3,8 @@
 
 use core::fmt;
 
+use crate::grid::GridError;
+
 /// A parameter given to a constructor was invalid. Nothing was built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -76,6 +78,19 @@ impl fmt::Display for ParamError {
 }
 
 impl core::error::Error for ParamError {}
+
+impl From<GridError> for ParamError {
+    /// A grid over a clamping range C (a validated level, so only its range or the grid can be
+    /// wrong).
+    fn from(e: GridError) -> Self {
+        match e {
+            GridError::BoundNotFinite => Self::TruncationNotFinite,
+            GridError::BoundNotPositive => Self::TruncationNotPositive,
+            GridError::BoundOutOfRange => Self::SensitivityOutOfRange,
+            GridError::GridOutOfRange => Self::GridOutOfRange,
+        }
+    }
+}
 
 /// A reward could not be released. Nothing left the device and no budget was spent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

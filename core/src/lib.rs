@@ -16,6 +16,7 @@
 //! ```
 //!
 //! - [`params`]: validated ε, δ, bounds and truncation levels;
+//! - [`grid`]: the one public power-of-two grid every release lives on;
 //! - [`mechanism`]: CTL(ε) of Zhou & Tan (seed 000, Curator 1) and the other Laplace
 //!   releases, built on a **floating-point-safe** discrete Laplace on a power-of-two grid;
 //! - [`sampler`]: the exact integer sampler (Canonne, Kamath & Steinke 2020);
@@ -23,6 +24,8 @@
 //!   a store for it that a power cut cannot roll back;
 //! - [`budget`]: the accountant;
 //! - [`reporter`]: the one production path, with a fresh noise key on every boot;
+//! - [`public`]: what a device makes public (its configuration and reports), which the
+//!   reporter produces and the wire carries;
 //! - [`truncation`]: truncation helpers and the seeds' truncation schedules;
 //! - [`tree`]: tree-based aggregation (continual release of private prefix sums) on the same
 //!   float-safe path;
@@ -84,6 +87,7 @@ pub mod checksum;
 pub mod device;
 mod error;
 pub mod features;
+pub mod grid;
 pub mod jdp;
 pub mod mechanism;
 pub mod params;
@@ -99,5 +103,6 @@ pub use budget::{Accountant, BudgetPolicy};
 pub use error::{BudgetError, ParamError, ReleaseError, ReportError};
 pub use mechanism::{LaplaceMechanism, Preprocess, Release};
 pub use params::{Bound, Delta, Epsilon, TruncationLevel};
-pub use reporter::{DeviceConfig, Report, Reporter};
+pub use public::{DeviceConfig, Report};
+pub use reporter::Reporter;
 pub use state::{DeviceState, LogMedium, LogStore, MemoryStore, StateError, StateStore};

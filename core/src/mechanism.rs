@@ -35,21 +35,15 @@
 use rand_core::Rng;
 
 use crate::error::{ParamError, ReleaseError};
+use crate::grid::Grid;
 use crate::params::{Bound, Delta, Epsilon, TruncationLevel};
 use crate::sampler::DiscreteLaplace;
 
-/// Default number of grid steps per power of two of the clamping range: `k = ⌊log₂ C⌋ − 12`.
-pub const DEFAULT_GRID_BITS: i32 = 12;
+pub use crate::grid::{DEFAULT_GRID_BITS, MAX_GRID_STEPS, MAX_RANGE_LOG2, MIN_RANGE_LOG2};
 /// Denominator of the noise scale in grid steps; sets the resolution of ε_eff.
 pub const SCALE_DENOMINATOR: u64 = 1024;
-/// The most grid steps the clamping range may span with an explicit grid.
-pub const MAX_GRID_STEPS: i64 = 1 << 20;
 /// Released indices are clamped to ±2^52 so that `index·2^k` is exact in `f64`.
 pub const MAX_RELEASE_INDEX: i64 = 1 << 52;
-/// Clamping ranges are restricted to `[2^MIN_RANGE_LOG2, 2^MAX_RANGE_LOG2]`.
-pub const MIN_RANGE_LOG2: i32 = -40;
-/// See [`MIN_RANGE_LOG2`].
-pub const MAX_RANGE_LOG2: i32 = 40;
 
 /// How a raw reward is brought into `[−C, C]` before noise is added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,9 +81,7 @@ impl Release {
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct LaplaceMechanism {
-    range: f64,
-    grid_log2: i32,
-    max_index: i64,
+    grid: Grid,
     noise: DiscreteLaplace,
     epsilon: Epsilon,
     preprocess: Preprocess,
@@ -165,8 +157,7 @@ impl LaplaceMechanism {
     /// # Ok::<(), ldp_core::ParamError>(())
     /// ```
     pub fn new(range: TruncationLevel, epsilon: Epsilon, preprocess: Preprocess) -> Result<Self, ParamError> {
-        let grid_log2 = libm::ilogb(range.get()) - DEFAULT_GRID_BITS;
-        Self::with_grid(range, epsilon, preprocess, grid_log2)
+        Self::on_grid(range, epsilon, preprocess, None)
     }
 
     /// A mechanism on `[−C, C]` with an explicit grid `2^grid_log2`, which must be no coarser
@@ -186,19 +177,17 @@ impl LaplaceMechanism {
         preprocess: Preprocess,
         grid_log2: i32,
     ) -> Result<Self, ParamError> {
-        let c = range.get();
-        if !(libm::scalbn(1.0, MIN_RANGE_LOG2)..=libm::scalbn(1.0, MAX_RANGE_LOG2)).contains(&c) {
-            return Err(ParamError::SensitivityOutOfRange);
-        }
-        if grid_log2 > libm::ilogb(c) || grid_log2 < libm::ilogb(c) - 20 {
-            return Err(ParamError::GridOutOfRange);
-        }
-        // C/g is exact (g is a power of two and both are normal numbers).
-        let steps = libm::ceil(libm::scalbn(c, -grid_log2));
-        if !(1.0..=MAX_GRID_STEPS as f64).contains(&steps) {
-            return Err(ParamError::GridOutOfRange);
-        }
-        let max_index = steps as i64;
+        Self::on_grid(range, epsilon, preprocess, Some(grid_log2))
+    }
+
+    fn on_grid(
+        range: TruncationLevel,
+        epsilon: Epsilon,
+        preprocess: Preprocess,
+        grid_log2: Option<i32>,
+    ) -> Result<Self, ParamError> {
+        let grid = Grid::new(range.get(), grid_log2)?;
+        let max_index = grid.max_index();
         // num = ⌊2M·den/ε⌋ + 1 > 2M·den/ε even after the division's rounding (module docs).
         let quotient = (2 * max_index) as f64 * SCALE_DENOMINATOR as f64 / epsilon.get();
         if quotient.is_nan() || quotient >= crate::sampler::MAX_SCALE_NUMERATOR as f64 {
@@ -206,7 +195,7 @@ impl LaplaceMechanism {
         }
         let num = libm::floor(quotient) as u64 + 1;
         let noise = DiscreteLaplace::new(num, SCALE_DENOMINATOR).ok_or(ParamError::EpsilonTooSmall)?;
-        Ok(Self { range: c, grid_log2, max_index, noise, epsilon, preprocess })
+        Ok(Self { grid, noise, epsilon, preprocess })
     }
 
     /// Privatise one raw reward.
@@ -227,7 +216,7 @@ impl LaplaceMechanism {
     pub fn release<R: Rng + ?Sized>(&self, reward: f64, rng: &mut R) -> Result<Release, ReleaseError> {
         let index = self.grid_index(reward)?;
         let noisy = index.saturating_add(self.noise.sample(rng));
-        Ok(Release { index: noisy.clamp(-MAX_RELEASE_INDEX, MAX_RELEASE_INDEX), grid_log2: self.grid_log2 })
+        Ok(Release { index: noisy.clamp(-MAX_RELEASE_INDEX, MAX_RELEASE_INDEX), grid_log2: self.grid.log2() })
     }
 
     /// The noiseless grid index `i ∈ [−M, M]` of a reward after preprocessing (what the noise is
@@ -236,14 +225,13 @@ impl LaplaceMechanism {
         if !reward.is_finite() {
             return Err(ReleaseError::NonFiniteReward);
         }
-        let c = self.range;
+        let c = self.grid.bound();
         let y = match self.preprocess {
             Preprocess::Clamp => reward.clamp(-c, c),
             Preprocess::TruncateToZero if reward.abs() <= c => reward,
             Preprocess::TruncateToZero => 0.0,
         };
-        let index = libm::round(libm::scalbn(y, -self.grid_log2)) as i64;
-        Ok(index.clamp(-self.max_index, self.max_index))
+        Ok(self.grid.index(y))
     }
 
     /// The ε asked for at construction (what a budget is charged).
@@ -254,22 +242,22 @@ impl LaplaceMechanism {
     /// The ε the mechanism actually guarantees, `2M·den/num` (≤ [`Self::epsilon`]).
     pub fn epsilon_effective(&self) -> f64 {
         let (num, den) = self.noise.scale_fraction();
-        (2 * self.max_index) as f64 * den as f64 / num as f64
+        (2 * self.grid.max_index()) as f64 * den as f64 / num as f64
     }
 
     /// The clamping range C.
     pub fn range(&self) -> f64 {
-        self.range
+        self.grid.bound()
     }
 
     /// The grid exponent k (the grid is 2^k).
     pub fn grid_log2(&self) -> i32 {
-        self.grid_log2
+        self.grid.log2()
     }
 
     /// M: the clamped range spans grid indices `[−M, M]`.
     pub fn max_index(&self) -> i64 {
-        self.max_index
+        self.grid.max_index()
     }
 
     /// How rewards are brought into range.
@@ -284,7 +272,7 @@ impl LaplaceMechanism {
 
     /// The noise scale in reward units, `(num/den)·2^k ≈ 2C/ε` (the paper's 𝓛).
     pub fn noise_scale(&self) -> f64 {
-        libm::scalbn(self.noise.scale(), self.grid_log2)
+        self.grid.scaled(self.noise.scale())
     }
 
     /// Variance of the added noise in reward units: `2q/(1−q)²·4^k` with `q = exp(−den/num)`
@@ -292,7 +280,7 @@ impl LaplaceMechanism {
     pub fn noise_variance(&self) -> f64 {
         let q = libm::exp(-1.0 / self.noise.scale());
         let steps = 2.0 * q / ((1.0 - q) * (1.0 - q));
-        libm::scalbn(steps, 2 * self.grid_log2)
+        libm::scalbn(steps, 2 * self.grid.log2())
     }
 }
 

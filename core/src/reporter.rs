@@ -142,6 +142,11 @@ impl<S: StateStore> Reporter<S> {
     /// Answers a wire query: privatise `reward` (the reading for the query's action) as
     /// [`Reporter::report`] does, at the query's ε and level, and map the outcome to a message
     /// (a report, or the refusal that says why nothing was released).
+    ///
+    /// Like `report`, this may write the store (a new budget chunk) while answering, so a reply
+    /// can take as long as a store write. A device with a fixed reply slot answers
+    /// with [`Reporter::report_reserved`] after [`Reporter::prepare`] instead, as
+    /// [`DeviceApp`](crate::device::DeviceApp) does.
     pub fn answer(&mut self, query: &Query, reward: f64) -> Message {
         self.report(reward, query.epsilon, query.level).into()
     }

@@ -18,10 +18,10 @@ use rand_core::Rng;
 
 use super::{BanditParamError, HeavyTail, ObserveError, check_constant, check_observation};
 use crate::error::ParamError;
+use crate::grid::pow2;
 use crate::mechanism::{LaplaceMechanism, MAX_RANGE_LOG2, MIN_RANGE_LOG2};
 use crate::mechanism::{Preprocess, Release};
 use crate::params::{Epsilon, TruncationLevel};
-use crate::tree::pow2;
 use crate::truncation::{RseEpoch, dp_rse_epoch_with, ldp_rse_epoch_with};
 
 /// Bits of grid resolution below an epoch's level: the sums of [`PrivateSum`] use the grid

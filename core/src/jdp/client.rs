@@ -219,9 +219,9 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
         {
             return Err(JdpParamError::ConfidenceInvalid);
         }
-        let grid = Grid::new(b.max(1.0), config.grid_log2)?;
-        let (gram_max, moment_max) = (grid.max_index_for(1.0), grid.max_index_for(b));
-        let unit = libm::scalbn(BOUND_MARGIN, -grid.log2);
+        let grid = super::grid(b.max(1.0), config.grid_log2)?;
+        let (gram_max, moment_max) = (grid.steps(BOUND_MARGIN), grid.steps(b * BOUND_MARGIN));
+        let unit = grid.in_steps(BOUND_MARGIN);
         let gram_sensitivity = core::f64::consts::SQRT_2 * unit + libm::sqrt((F * (F + 1) / 2) as f64);
         let moment_sensitivity = 2.0 * b * unit + libm::sqrt(F as f64);
         let noise =
@@ -243,7 +243,7 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
 
     /// The empty state on this client's grid.
     pub fn initial_state(&self) -> JdpState<F> {
-        JdpState::new(self.grid.log2)
+        JdpState::new(self.grid.log2())
     }
 
     /// Alg. 3's selection: the UCB argmax over `candidates` (first on ties; NaN scores lose).
@@ -256,7 +256,7 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
     /// [`JdpError::NotPositiveDefinite`] (still not positive definite: a corrupt state),
     /// [`JdpError::NoFiniteScore`].
     pub fn select(&self, state: &JdpState<F>, candidates: &[[f64; D]]) -> Result<Selection, JdpError> {
-        if state.grid_log2 != self.grid.log2 {
+        if state.grid_log2 != self.grid.log2() {
             return Err(JdpError::GridMismatch);
         }
         if candidates.is_empty() {
@@ -314,7 +314,7 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
         reward: f64,
         rng: &mut R,
     ) -> Result<(), JdpError> {
-        if state.grid_log2 != self.grid.log2 {
+        if state.grid_log2 != self.grid.log2() {
             return Err(JdpError::GridMismatch);
         }
         if !reward.is_finite() || x.iter().any(|v| !v.is_finite()) {
@@ -358,12 +358,12 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
 
     /// σ_X: standard deviation of one Gram noise entry, value units.
     pub fn gram_sigma(&self) -> f64 {
-        self.grid.value_f(self.gram_noise.sigma())
+        self.grid.scaled(self.gram_noise.sigma())
     }
 
     /// σ_u: standard deviation of one moment noise entry, value units.
     pub fn moment_sigma(&self) -> f64 {
-        self.grid.value_f(self.moment_noise.sigma())
+        self.grid.scaled(self.moment_noise.sigma())
     }
 
     /// The zCDP parameter of one report, `Δ_X²/2σ_X² + Δ_u²/2σ_u²`.
@@ -378,7 +378,7 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
 
     /// The grid exponent k.
     pub fn grid_log2(&self) -> i32 {
-        self.grid.log2
+        self.grid.log2()
     }
 
     /// The configuration.

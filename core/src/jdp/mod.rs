@@ -51,7 +51,7 @@
 
 use core::fmt;
 
-use crate::mechanism::{MAX_RANGE_LOG2, MIN_RANGE_LOG2};
+use crate::grid::{Grid, GridError, MAX_RANGE_LOG2, MIN_RANGE_LOG2, floor_log2, pow2};
 
 pub mod client;
 pub mod confidence;
@@ -76,8 +76,6 @@ const BOUND_MARGIN: f64 = 1.0 + 1.0 / (1u64 << 40) as f64;
 const VARIANCE_MARGIN: f64 = 1.0 + 1e-12;
 /// Default grid: 2^16 steps per unit of the largest entry bound.
 const DEFAULT_GRID_STEPS_LOG2: i32 = 16;
-/// Finest explicit grid: 2^20 steps per unit of the largest entry bound.
-const MAX_GRID_STEPS_LOG2: i32 = 20;
 
 /// A mechanism or client could not be built. Nothing was built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,62 +173,18 @@ impl fmt::Display for JdpError {
 
 impl core::error::Error for JdpError {}
 
-/// The public grid `2^log2` of a release, with entries bounded by `bound` (times
-/// [`BOUND_MARGIN`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub(crate) struct Grid {
-    pub(crate) log2: i32,
-    /// The entry bound with its margin.
-    bound: f64,
-    max_index: i64,
-}
-
-impl Grid {
-    /// A grid for entries bounded by `bound`: default `k = ⌊log₂ bound⌋ − 16`, explicit `k`
-    /// within `[⌊log₂ bound⌋ − 20, ⌊log₂ bound⌋]`.
-    pub(crate) fn new(bound: f64, log2: Option<i32>) -> Result<Self, JdpParamError> {
-        // The exact-grid range of `crate::mechanism`; NaN and ±∞ fall outside it.
-        if !(libm::scalbn(1.0, MIN_RANGE_LOG2)..=libm::scalbn(1.0, MAX_RANGE_LOG2)).contains(&bound) {
-            return Err(JdpParamError::BoundInvalid);
-        }
-        let bound = bound * BOUND_MARGIN;
-        let top = libm::ilogb(bound);
-        let k = log2.unwrap_or(top - DEFAULT_GRID_STEPS_LOG2);
-        if k > top || k < top - MAX_GRID_STEPS_LOG2 {
-            return Err(JdpParamError::GridOutOfRange);
-        }
-        let max_index = libm::ceil(libm::scalbn(bound, -k)) as i64;
-        Ok(Self { log2: k, bound, max_index })
+/// The public grid of a release for entries bounded by `bound` (times [`BOUND_MARGIN`]):
+/// default `k = ⌊log₂ bound⌋ − 16`, an explicit `k` within `[⌊log₂ bound⌋ − 20, ⌊log₂ bound⌋]`
+/// and at most 2^20 steps (the shared [`Grid`]).
+pub(crate) fn grid(bound: f64, log2: Option<i32>) -> Result<Grid, JdpParamError> {
+    // The exact-grid range of `crate::grid`; NaN and ±∞ fall outside it.
+    if !(pow2(MIN_RANGE_LOG2)..=pow2(MAX_RANGE_LOG2)).contains(&bound) {
+        return Err(JdpParamError::BoundInvalid);
     }
-
-    /// The bound (with margin) in grid steps, `bound/2^k`.
-    pub(crate) fn steps_of_bound(&self) -> f64 {
-        libm::scalbn(self.bound, -self.log2)
-    }
-
-    /// `⌈b(1 + margin)/2^k⌉` for a smaller bound `0 < b ≤` the grid's bound.
-    pub(crate) fn max_index_for(&self, b: f64) -> i64 {
-        (libm::ceil(libm::scalbn(b * BOUND_MARGIN, -self.log2)) as i64).clamp(1, self.max_index)
-    }
-
-    /// Round a finite value to the nearest index, clamped to the grid's bound.
-    pub(crate) fn index(&self, v: f64) -> i64 {
-        self.index_within(v, self.max_index)
-    }
-
-    /// Round a finite value to the nearest index, clamped to `±max_index`.
-    pub(crate) fn index_within(&self, v: f64, max_index: i64) -> i64 {
-        (libm::round(libm::scalbn(v, -self.log2)) as i64).clamp(-max_index, max_index)
-    }
-
-    /// `index·2^k`, exact for `|index| ≤ 2^53`.
-    pub(crate) fn value(&self, index: i64) -> f64 {
-        libm::scalbn(index as f64, self.log2)
-    }
-
-    /// `x·2^k`.
-    pub(crate) fn value_f(&self, x: f64) -> f64 {
-        libm::scalbn(x, self.log2)
-    }
+    let bound = bound * BOUND_MARGIN;
+    let k = log2.unwrap_or(floor_log2(bound) - DEFAULT_GRID_STEPS_LOG2);
+    Grid::new(bound, Some(k)).map_err(|e| match e {
+        GridError::GridOutOfRange => JdpParamError::GridOutOfRange,
+        _ => JdpParamError::BoundInvalid,
+    })
 }

@@ -177,14 +177,14 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
         if !(l.is_finite() && l > 0.0) {
             return Err(JdpParamError::BoundInvalid);
         }
-        let grid = Grid::new(l * l, config.grid_log2)?;
+        let grid = super::grid(l * l, config.grid_log2)?;
         let packed = m * (m + 1) / 2;
         let depth = levels_for(config.horizon);
         if storage.as_ref().len() != Self::buffer_len(m, config.horizon) {
             return Err(JdpParamError::BufferLength);
         }
         storage.as_mut().fill(0);
-        let sensitivity = core::f64::consts::SQRT_2 * grid.steps_of_bound() + libm::sqrt(packed as f64);
+        let sensitivity = core::f64::consts::SQRT_2 * grid.in_steps(grid.bound()) + libm::sqrt(packed as f64);
         let sigma2 = depth as f64 * sensitivity * sensitivity / (2.0 * rho) * super::VARIANCE_MARGIN;
         let noise = DiscreteGaussian::with_variance_at_least(sigma2).ok_or(JdpParamError::NoiseOutOfRange)?;
         Ok(Self { storage, dim: m, packed, depth, time: 0, config, grid, sensitivity, noise })
@@ -296,7 +296,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
 
     /// The grid exponent k.
     pub fn grid_log2(&self) -> i32 {
-        self.grid.log2
+        self.grid.log2()
     }
 
     /// The ℓ2 sensitivity Δ of a node, in grid steps.
@@ -311,7 +311,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
 
     /// The standard deviation of one noise entry of one node, in value units (`σ·2^k`).
     pub fn node_sigma(&self) -> f64 {
-        self.grid.value_f(self.noise.sigma())
+        self.grid.scaled(self.noise.sigma())
     }
 
     /// The zCDP parameter of the whole release sequence, `depth·Δ²/(2σ²)` (≤ the budget of
@@ -361,7 +361,7 @@ impl<S> fmt::Debug for SymmetricTree<S> {
         f.debug_struct("SymmetricTree")
             .field("dim", &self.dim)
             .field("config", &self.config)
-            .field("grid_log2", &self.grid.log2)
+            .field("grid_log2", &self.grid.log2())
             .field("time", &self.time)
             .field("noise", &self.noise)
             .finish_non_exhaustive()

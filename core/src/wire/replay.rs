@@ -57,7 +57,8 @@ impl ReplyCache {
     /// The device's whole answer to a checked frame, one mapping for every firmware:
     ///
     /// - a hello request → `Hello(hello)` (cheap to build each time:
-    ///   `Reporter::hello` copies the configuration and the remaining budget);
+    ///   [`Reporter::hello`](crate::reporter::Reporter::hello) copies the configuration and
+    ///   the remaining budget);
     /// - a query → [`ReplyCache::answer`] with `fresh`;
     /// - an intact frame that does not parse → a [`Refusal`] (see `From<DecodeError>`);
     /// - a device → learner message → [`Refusal::Unexpected`].

@@ -210,7 +210,8 @@ fn parse_report(r: &mut Reader<'_>) -> Result<Report, DecodeError> {
 }
 
 /// Device → learner: why nothing was released. One variant per outcome of
-/// [`Reporter::report`](crate::reporter::Reporter::report) that is not a report, plus the protocol's own refusals.
+/// [`Reporter::report`](crate::reporter::Reporter::report) that is not a report, plus the
+/// protocol's own refusals.
 ///
 /// | offset | size | field | encoding |
 /// |---|---|---|---|
@@ -506,7 +507,8 @@ impl Message {
 }
 
 impl<E> From<Result<Report, ReportError<E>>> for Message {
-    /// The device's answer to a query: the outcome of [`Reporter::report`](crate::reporter::Reporter::report).
+    /// The device's answer to a query: the outcome of
+    /// [`Reporter::report`](crate::reporter::Reporter::report).
     fn from(outcome: Result<Report, ReportError<E>>) -> Self {
         match outcome {
             Ok(report) => Self::Report(report),
