@@ -84,11 +84,17 @@
 
 use core::fmt;
 
-use rand_core::Rng;
-
 use crate::grid::{Grid, GridError};
-use crate::mechanism::{MAX_RELEASE_INDEX, Release, SCALE_DENOMINATOR};
+use crate::mechanism::{MAX_RELEASE_INDEX, SCALE_DENOMINATOR};
 use crate::sampler::{DiscreteLaplace, MAX_SCALE_NUMERATOR};
+
+mod adaptive;
+mod scalar;
+mod vector;
+
+pub use adaptive::{Adaptive, AdaptiveTree};
+pub use scalar::{Scalar, Tree};
+pub use vector::{Vector, VectorRelease, VectorTree};
 
 /// The largest number of levels a tree type may have: horizons up to 2^32 − 1.
 pub const MAX_LEVELS: usize = 32;
@@ -207,28 +213,6 @@ impl fmt::Display for TreeInsertError {
 }
 
 impl core::error::Error for TreeInsertError {}
-
-/// One privatised prefix sum of a [`VectorTree`]: a grid index per coordinate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct VectorRelease<const D: usize> {
-    /// Grid indices, each within ±2^52.
-    pub indices: [i64; D],
-    /// The public grid exponent k.
-    pub grid_log2: i32,
-}
-
-impl<const D: usize> VectorRelease<D> {
-    /// The released values `indices[d]·2^k` (exact).
-    pub fn values(&self) -> [f64; D] {
-        self.indices.map(|i| libm::scalbn(i as f64, self.grid_log2))
-    }
-
-    /// Coordinate `d` as a scalar [`Release`], or `None` if `d ≥ D`.
-    pub fn get(&self, d: usize) -> Option<Release> {
-        self.indices.get(d).map(|&index| Release { index, grid_log2: self.grid_log2 })
-    }
-}
 
 /// The paper's high-probability error bound for the (adaptive) tree, seed 004 Lemma 2 (eq. 3):
 ///
@@ -458,35 +442,62 @@ impl<const D: usize, const L: usize> PSums<D, L> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scalar tree with a fixed bound.
+// The tree, written once for every kind.
 
-/// The binary mechanism for a scalar stream with a fixed bound B: ε-DP release of all prefix
-/// sums of a stream of at most T ≤ `2^L − 1` elements, each clamped to `[−B, B]`.
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// What a tree sums and how its elements are bounded: [`Scalar`] (a fixed bound B), [`Vector`]
+/// (a fixed bound B per coordinate, ℓ1 sensitivity) or [`Adaptive`] (a public bound B_t per
+/// element, non-decreasing). Sealed: the privacy argument of the module docs covers these three.
+pub trait Kind: sealed::Sealed + Copy {
+    /// The type's name in `Debug` output.
+    const NAME: &'static str;
+    /// The state before the first element.
+    const START: Self;
+    /// Whether [`BinaryTree::error_bound`] is 0 before the first element (no node yet).
+    const NO_BOUND_BEFORE_FIRST: bool = false;
+
+    /// The noise of the nodes closed now, given the node noise at B.
+    fn node_noise(&self, at_bound: DiscreteLaplace) -> DiscreteLaplace {
+        at_bound
+    }
+
+    /// The largest ε'_eff of a node so far, given a node's ε'_eff at B.
+    fn worst_node_epsilon(&self, at_bound: f64) -> f64 {
+        at_bound
+    }
+}
+
+/// The binary mechanism over a stream of `D`-vectors with `L` levels: what every tree of the
+/// family shares (validation, the grid, the p-sums, the clock, the privacy claim, the error
+/// bound). Use it as [`Tree`], [`VectorTree`] or [`AdaptiveTree`]; `K` says which.
 ///
-/// Node noise: discrete Laplace of scale `2M·depth/ε` grid steps (`M·2^k ≈ B`), i.e. the
-/// `Lap(2B/ε')`, `ε' = ε/depth`, of seed 004 Alg. 2 with `B_t = B`. See the module docs for the
-/// construction and the privacy argument. Memory: `16·L` bytes of p-sums plus a few words,
-/// independent of T.
-pub struct Tree<const L: usize> {
-    sums: PSums<1, L>,
+/// Memory: `16·D·L` bytes of p-sums plus a few words, independent of T. `L` outside
+/// `1..=`[`MAX_LEVELS`] or `D` outside `1..=`[`MAX_DIMENSION`] does not compile.
+pub struct BinaryTree<K: Kind, const D: usize, const L: usize> {
+    sums: PSums<D, L>,
     time: u64,
     horizon: u64,
     depth: usize,
     epsilon: f64,
     grid: Grid,
+    /// The node noise at the bound B (B_max for the adaptive tree: the largest any node gets).
     noise: DiscreteLaplace,
+    kind: K,
 }
 
-impl<const L: usize> Tree<L> {
+impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     /// The largest horizon this tree type holds: `2^L − 1`.
     pub const CAPACITY: u64 = capacity(L);
 
-    /// An ε-DP tree for horizon T with values clamped to `[−B, B]`, on the default grid
-    /// `2^(⌊log₂ B⌋ − 12)`.
+    /// An ε-DP tree for horizon T with values clamped to `[−B, B]` (for the adaptive tree: bounds
+    /// up to B_max = `bound`), on the default grid `2^(⌊log₂ B⌋ − 12)`.
     ///
     /// Fails with the [`TreeParamError`] naming the first invalid parameter: ε (finite, > 0),
     /// B (finite, > 0, within [2^-40, 2^40]), T (`1 ≤ T ≤ 2^L − 1`), and the noise scale
-    /// (`EpsilonTooSmall`). `L` outside `1..=32` does not compile.
+    /// (`EpsilonTooSmall`).
     ///
     /// ```
     /// use ldp_core::tree::{Tree, TreeParamError};
@@ -509,14 +520,15 @@ impl<const L: usize> Tree<L> {
         Self::build(epsilon, bound, horizon, None)
     }
 
-    /// As [`Tree::new`] with an explicit grid `2^grid_log2`, which must be no coarser than B
-    /// and such that B spans at most 2^20 grid steps.
+    /// As [`BinaryTree::new`] with an explicit grid `2^grid_log2`, which must be no coarser than
+    /// B and such that B spans at most 2^20 grid steps.
     ///
     /// ```
-    /// use ldp_core::tree::{Tree, TreeParamError};
+    /// use ldp_core::tree::{AdaptiveTree, Tree, TreeParamError};
     /// let tree = Tree::<10>::with_grid(1.0, 1.0, 1000, -3)?;
     /// assert_eq!(tree.max_index(), 8);
     /// assert_eq!(Tree::<10>::with_grid(1.0, 1.0, 1000, 1).err(), Some(TreeParamError::GridOutOfRange));
+    /// assert_eq!(AdaptiveTree::<10>::with_grid(1.0, 100.0, 1000, -10)?.grid_log2(), -10);
     /// # Ok::<(), TreeParamError>(())
     /// ```
     pub const fn with_grid(
@@ -534,57 +546,53 @@ impl<const L: usize> Tree<L> {
         horizon: u64,
         grid_log2: Option<i32>,
     ) -> Result<Self, TreeParamError> {
-        const { assert!(L >= 1 && L <= MAX_LEVELS, "a tree needs 1 ..= MAX_LEVELS (32) levels") };
-        let (grid, depth, noise) = ctry!(configure(epsilon, bound, horizon, grid_log2, L, 1));
-        Ok(Self { sums: PSums::new(), time: 0, horizon, depth, epsilon, grid, noise })
+        const {
+            assert!(L >= 1 && L <= MAX_LEVELS, "a tree needs 1 ..= MAX_LEVELS (32) levels");
+            assert!(D >= 1 && D <= MAX_DIMENSION, "a vector tree needs 1 ..= MAX_DIMENSION coordinates");
+        };
+        let (grid, depth, noise) = ctry!(configure(epsilon, bound, horizon, grid_log2, L, D));
+        Ok(Self { sums: PSums::new(), time: 0, horizon, depth, epsilon, grid, noise, kind: K::START })
     }
 
-    /// Insert σ(t) for the next t and release Ŝ(t).
-    ///
-    /// The value is clamped to `[−B, B]` and rounded to the grid. NaN/±∞ is refused
-    /// ([`TreeInsertError::NonFiniteValue`]); after T elements every insert is refused
-    /// ([`TreeInsertError::HorizonReached`]). A refused insert changes nothing.
-    pub fn insert<R: Rng + ?Sized>(&mut self, value: f64, rng: &mut R) -> Result<Release, TreeInsertError> {
-        self.insert_with(value, |_, noise| noise.sample(rng))
-    }
-
-    /// [`Tree::insert`] with the node noise drawn by `noise(level, distribution)`.
-    fn insert_with(
+    /// Closes the node of the next t with noise `noise(level, dist)` on each coordinate and
+    /// returns Ŝ(t). The caller has checked the insert ([`check_insert`]).
+    fn push(
         &mut self,
-        value: f64,
+        indices: &[i64; D],
+        dist: DiscreteLaplace,
         mut noise: impl FnMut(usize, DiscreteLaplace) -> i64,
-    ) -> Result<Release, TreeInsertError> {
-        check_insert(self.time, self.horizon, value.is_finite())?;
-        let index = self.grid.index(value.clamp(-self.grid.bound(), self.grid.bound()));
+    ) -> [i64; D] {
         self.time += 1;
-        let dist = self.noise;
-        let [sum] = self.sums.push(self.time, &[index], |level| noise(level, dist));
-        Ok(Release { index: sum, grid_log2: self.grid.log2() })
+        self.sums.push(self.time, indices, |level| noise(level, dist))
     }
 
     /// Ŝ(t) for the current t again (no new noise), or `None` before the first insert.
-    pub fn last_release(&self) -> Option<Release> {
-        (self.time > 0)
-            .then(|| Release { index: self.sums.prefix(self.time)[0], grid_log2: self.grid.log2() })
+    fn last_sums(&self) -> Option<[i64; D]> {
+        (self.time > 0).then(|| self.sums.prefix(self.time))
     }
 
     /// Seed 004 Lemma 2 for this tree: for every t and δ ∈ (0, 1/2], with probability ≥ 1 − δ,
-    /// `|Ŝ(t) − S(t)| ≤ b·√depth·log₂(1/δ) + depth·2^k`, where S(t) is the sum of the clamped,
-    /// grid-rounded elements and `b` = [`Tree::node_noise_scale`] ≥ `2B·depth/ε` (so this is
-    /// [`lemma2_error_bound`] with B replaced by `b·ε/(2·depth) ≈ M·2^k`). The `depth·2^k`
-    /// term covers the discreteness: a discrete Laplace is `⌊E₁⌋ − ⌊E₂⌋` for the exponentials
-    /// of a continuous Laplace `E₁ − E₂` of the same scale, so each node is within one step of it.
+    /// each coordinate has `|Ŝ(t) − S(t)| ≤ b·√depth·log₂(1/δ) + depth·2^k`, where S(t) is the
+    /// sum of the clamped, grid-rounded elements and `b` = [`BinaryTree::node_noise_scale`] ≥
+    /// `2·D·B·depth/ε` (so this is [`lemma2_error_bound`] with B replaced by `b·ε/(2·depth)`);
+    /// all D coordinates at once with probability ≥ 1 − D·δ. The `depth·2^k` term covers the
+    /// discreteness: a discrete Laplace is `⌊E₁⌋ − ⌊E₂⌋` for the exponentials of a continuous
+    /// Laplace `E₁ − E₂` of the same scale, so each node is within one step of it. The adaptive
+    /// tree uses the node scale of the last bound B_t (every node in Ŝ(t) has a scale at most
+    /// that), and 0 before the first insert.
     ///
     /// ```
-    /// use ldp_core::tree::{lemma2_error_bound, Tree};
+    /// use ldp_core::tree::{lemma2_error_bound, AdaptiveTree, Tree};
     /// let tree = Tree::<10>::new(1.0, 1.0, 1000)?;
     /// let ours = tree.error_bound(0.01)?;
     /// let paper = lemma2_error_bound(1.0, 1.0, 1000, 0.01)?;
     /// assert!(ours >= paper && ours < paper * 1.001);
+    /// assert_eq!(AdaptiveTree::<10>::new(1.0, 8.0, 1000)?.error_bound(0.1)?, 0.0);
     /// # Ok::<(), ldp_core::tree::TreeParamError>(())
     /// ```
     pub fn error_bound(&self, delta: f64) -> Result<f64, TreeParamError> {
-        tree_error_bound(self.node_noise_scale(), self.depth, self.grid.log2(), delta)
+        let bound = tree_error_bound(self.node_noise_scale(), self.depth, self.grid.log2(), delta)?;
+        Ok(if K::NO_BOUND_BEFORE_FIRST && self.time == 0 { 0.0 } else { bound })
     }
 
     /// The ε asked for at construction.
@@ -592,14 +600,12 @@ impl<const L: usize> Tree<L> {
         self.epsilon
     }
 
-    /// The ε the whole release sequence guarantees, `depth·2M·den/num` (< [`Tree::epsilon`]).
+    /// The ε the release sequence guarantees: `depth·ε'_eff` with `ε'_eff = 2·D·M·den/num <
+    /// ε/depth` the worst node's (for the adaptive tree: over the nodes closed so far, 0 before
+    /// the first insert). Below [`BinaryTree::epsilon`].
     pub fn epsilon_effective(&self) -> f64 {
-        self.depth as f64 * self.epsilon_per_node()
-    }
-
-    /// The ε of one node, `ε'_eff = 2M·den/num < ε/depth`; a single release is ε'_eff-DP.
-    pub fn epsilon_per_node(&self) -> f64 {
-        node_epsilon(2 * self.grid.max_index(), self.noise)
+        let at_bound = node_epsilon(2 * D as i64 * self.grid.max_index(), self.noise);
+        self.depth as f64 * self.kind.worst_node_epsilon(at_bound)
     }
 
     /// The horizon T.
@@ -623,460 +629,32 @@ impl<const L: usize> Tree<L> {
         self.depth
     }
 
-    /// The bound B.
-    pub fn bound(&self) -> f64 {
-        self.grid.bound()
-    }
-
-    /// `M·2^k ≥ B`: the bound the noise is calibrated to, after rounding B up to the grid.
-    pub fn effective_bound(&self) -> f64 {
-        self.grid.value(self.grid.max_index())
-    }
-
     /// The grid exponent k (the grid is 2^k).
     pub fn grid_log2(&self) -> i32 {
         self.grid.log2()
     }
 
-    /// M: elements are grid indices in `[−M, M]`.
+    /// M: elements are grid indices in `[−M, M]` (`M = ⌈B/2^k⌉`; B_max for the adaptive tree).
     pub fn max_index(&self) -> i64 {
         self.grid.max_index()
     }
 
-    /// The noise added to each node, on grid indices.
+    /// The noise added to each coordinate of the node closed now, on grid indices (for the
+    /// adaptive tree: the last insert's, at B_max before the first).
     pub fn node_noise(&self) -> DiscreteLaplace {
-        self.noise
+        self.kind.node_noise(self.noise)
     }
 
-    /// The node noise scale in value units, `(num/den)·2^k ≈ 2B·depth/ε`.
+    /// [`BinaryTree::node_noise`] in value units, `(num/den)·2^k ≈ 2·D·B·depth/ε`.
     pub fn node_noise_scale(&self) -> f64 {
-        self.grid.scaled(self.noise.scale())
+        self.grid.scaled(self.node_noise().scale())
     }
 }
 
-impl<const L: usize> fmt::Debug for Tree<L> {
+impl<K: Kind, const D: usize, const L: usize> fmt::Debug for BinaryTree<K, D, L> {
     /// The public configuration only: the p-sums are as secret as the data.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tree")
-            .field("levels", &L)
-            .field("epsilon", &self.epsilon)
-            .field("bound", &self.grid.bound())
-            .field("grid_log2", &self.grid.log2())
-            .field("horizon", &self.horizon)
-            .field("time", &self.time)
-            .finish_non_exhaustive()
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Adaptive tree.
-
-/// The adaptive tree of seed 004 Alg. 2: element t comes with a public bound B_t,
-/// **non-decreasing** in t, is clamped to `[−B_t, B_t]`, and the node closed at t gets noise
-/// `Lap(2B_t/ε')`, `ε' = ε/depth` (discrete: scale `2M_t·depth/ε` steps, `M_t = ⌈B_t/2^k⌉`).
-///
-/// The grid `2^k` is public and fixed for the whole stream, so the tree is built with a public
-/// ceiling `B_max ≥ every B_t` (for seed 004 Alg. 1, `B_max = B_T`, line 4); the default grid is
-/// `2^(⌊log₂ B_max⌋ − 12)`. A loose ceiling costs only grid resolution for small B_t. With
-/// `B_t = B` for all t this is exactly [`Tree`] (same releases for the same random bits).
-///
-/// Seed 004 Alg. 1 truncates to zero, `x·1{|x| ≤ B_t}`, before inserting; that (or any map
-/// into `[−B_t, B_t]`) can be done by the caller, and the tree's own clamp is then a no-op.
-/// B_t must not depend on the private data (see the module docs).
-pub struct AdaptiveTree<const L: usize> {
-    sums: PSums<1, L>,
-    time: u64,
-    horizon: u64,
-    depth: usize,
-    epsilon: f64,
-    /// The grid at the ceiling B_max.
-    grid: Grid,
-    /// The node noise at B_max: the largest any node gets.
-    noise_max: DiscreteLaplace,
-    /// B_t of the last insert (0 before the first).
-    last_bound: f64,
-    /// The node noise of the last insert.
-    last_noise: DiscreteLaplace,
-    /// The largest ε'_eff of any node closed so far.
-    worst_node_epsilon: f64,
-}
-
-impl<const L: usize> AdaptiveTree<L> {
-    /// The largest horizon this tree type holds: `2^L − 1`.
-    pub const CAPACITY: u64 = capacity(L);
-
-    /// An ε-DP adaptive tree for horizon T, bounds up to `max_bound`, default grid
-    /// `2^(⌊log₂ B_max⌋ − 12)`. Validation as [`Tree::new`], with B_max in place of B.
-    ///
-    /// ```
-    /// use ldp_core::tree::{AdaptiveTree, TreeInsertError, TreeParamError};
-    /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
-    /// let mut tree = AdaptiveTree::<10>::new(1.0, 10.0, 1000)?;
-    /// let mut rng = ChaCha20Rng::seed_from_u64(1);
-    /// assert!(tree.insert(0.5, 1.0, &mut rng).is_ok());
-    /// assert!(tree.insert(3.0, 2.5, &mut rng).is_ok());
-    /// assert_eq!(tree.insert(0.1, 2.0, &mut rng), Err(TreeInsertError::BoundDecreased));
-    /// assert_eq!(tree.insert(0.1, 11.0, &mut rng), Err(TreeInsertError::BoundAboveMax));
-    /// assert_eq!(AdaptiveTree::<10>::new(1.0, f64::NAN, 1000).err(), Some(TreeParamError::BoundNotFinite));
-    /// # Ok::<(), TreeParamError>(())
-    /// ```
-    pub const fn new(epsilon: f64, max_bound: f64, horizon: u64) -> Result<Self, TreeParamError> {
-        Self::build(epsilon, max_bound, horizon, None)
-    }
-
-    /// As [`AdaptiveTree::new`] with an explicit grid `2^grid_log2` (no coarser than B_max,
-    /// B_max spanning at most 2^20 steps).
-    ///
-    /// ```
-    /// use ldp_core::tree::AdaptiveTree;
-    /// let tree = AdaptiveTree::<10>::with_grid(1.0, 100.0, 1000, -10)?;
-    /// assert_eq!(tree.grid_log2(), -10);
-    /// # Ok::<(), ldp_core::tree::TreeParamError>(())
-    /// ```
-    pub const fn with_grid(
-        epsilon: f64,
-        max_bound: f64,
-        horizon: u64,
-        grid_log2: i32,
-    ) -> Result<Self, TreeParamError> {
-        Self::build(epsilon, max_bound, horizon, Some(grid_log2))
-    }
-
-    const fn build(
-        epsilon: f64,
-        max_bound: f64,
-        horizon: u64,
-        grid_log2: Option<i32>,
-    ) -> Result<Self, TreeParamError> {
-        const { assert!(L >= 1 && L <= MAX_LEVELS, "a tree needs 1 ..= MAX_LEVELS (32) levels") };
-        let (grid, depth, noise_max) = ctry!(configure(epsilon, max_bound, horizon, grid_log2, L, 1));
-        Ok(Self {
-            sums: PSums::new(),
-            time: 0,
-            horizon,
-            depth,
-            epsilon,
-            grid,
-            noise_max,
-            last_bound: 0.0,
-            last_noise: noise_max,
-            worst_node_epsilon: 0.0,
-        })
-    }
-
-    /// Insert σ(t) with its bound B_t and release Ŝ(t) (seed 004 Alg. 2, lines 6–13).
-    ///
-    /// Refused, changing nothing: after T elements; a NaN/±∞ value; B_t not finite, not
-    /// positive, above B_max, or below the previous B_t ([`TreeInsertError::BoundDecreased`]).
-    pub fn insert<R: Rng + ?Sized>(
-        &mut self,
-        value: f64,
-        bound: f64,
-        rng: &mut R,
-    ) -> Result<Release, TreeInsertError> {
-        self.insert_with(value, bound, |_, noise| noise.sample(rng))
-    }
-
-    fn insert_with(
-        &mut self,
-        value: f64,
-        bound: f64,
-        mut noise: impl FnMut(usize, DiscreteLaplace) -> i64,
-    ) -> Result<Release, TreeInsertError> {
-        check_insert(self.time, self.horizon, value.is_finite())?;
-        if !bound.is_finite() {
-            return Err(TreeInsertError::BoundNotFinite);
-        }
-        if bound <= 0.0 {
-            return Err(TreeInsertError::BoundNotPositive);
-        }
-        if bound > self.grid.bound() {
-            return Err(TreeInsertError::BoundAboveMax);
-        }
-        if bound < self.last_bound {
-            return Err(TreeInsertError::BoundDecreased);
-        }
-        let max_index = self.grid.steps(bound);
-        // Cannot fail: M_t ≤ M_max, whose scale was accepted at construction. Falling back to the
-        // B_max noise (more noise) keeps the node private even so.
-        let dist = node_noise(max_index, 1, self.depth, self.epsilon).unwrap_or(self.noise_max);
-        let index = self.grid.index_within(value.clamp(-bound, bound), max_index);
-        self.time += 1;
-        let [sum] = self.sums.push(self.time, &[index], |level| noise(level, dist));
-        self.last_bound = bound;
-        self.last_noise = dist;
-        self.worst_node_epsilon = self.worst_node_epsilon.max(node_epsilon(2 * max_index, dist));
-        Ok(Release { index: sum, grid_log2: self.grid.log2() })
-    }
-
-    /// Ŝ(t) for the current t again (no new noise), or `None` before the first insert.
-    pub fn last_release(&self) -> Option<Release> {
-        (self.time > 0)
-            .then(|| Release { index: self.sums.prefix(self.time)[0], grid_log2: self.grid.log2() })
-    }
-
-    /// Seed 004 Lemma 2 at the current t, as [`Tree::error_bound`] with the node scale of the
-    /// last bound B_t (every node in Ŝ(t) has a scale at most that). 0 before the first insert.
-    ///
-    /// ```
-    /// use ldp_core::tree::AdaptiveTree;
-    /// let tree = AdaptiveTree::<10>::new(1.0, 8.0, 1000)?;
-    /// assert_eq!(tree.error_bound(0.1)?, 0.0);
-    /// # Ok::<(), ldp_core::tree::TreeParamError>(())
-    /// ```
-    pub fn error_bound(&self, delta: f64) -> Result<f64, TreeParamError> {
-        let bound = tree_error_bound(self.node_noise_scale(), self.depth, self.grid.log2(), delta)?;
-        Ok(if self.time == 0 { 0.0 } else { bound })
-    }
-
-    /// The ε asked for at construction.
-    pub fn epsilon(&self) -> f64 {
-        self.epsilon
-    }
-
-    /// The ε the release sequence so far guarantees: `depth · max_t 2M_t·den/num_t` over the
-    /// nodes closed so far (< [`AdaptiveTree::epsilon`]; 0 before the first insert).
-    pub fn epsilon_effective(&self) -> f64 {
-        self.depth as f64 * self.worst_node_epsilon
-    }
-
-    /// The horizon T.
-    pub fn horizon(&self) -> u64 {
-        self.horizon
-    }
-
-    /// The number of elements inserted so far (the current t).
-    pub fn time(&self) -> u64 {
-        self.time
-    }
-
-    /// How many more elements the tree accepts, `T − t`.
-    pub fn remaining(&self) -> u64 {
-        self.horizon - self.time
-    }
-
-    /// `depth(T) = ⌊log₂ T⌋ + 1`.
-    pub fn depth(&self) -> usize {
-        self.depth
-    }
-
-    /// The ceiling B_max.
-    pub fn max_bound(&self) -> f64 {
-        self.grid.bound()
-    }
-
-    /// The last bound B_t, or `None` before the first insert; the next must be at least this.
-    pub fn last_bound(&self) -> Option<f64> {
-        (self.time > 0).then_some(self.last_bound)
-    }
-
-    /// The grid exponent k (the grid is 2^k).
-    pub fn grid_log2(&self) -> i32 {
-        self.grid.log2()
-    }
-
-    /// The node noise of the last insert (at B_max before the first).
-    pub fn node_noise(&self) -> DiscreteLaplace {
-        self.last_noise
-    }
-
-    /// [`AdaptiveTree::node_noise`] in value units, `≈ 2B_t·depth/ε`.
-    pub fn node_noise_scale(&self) -> f64 {
-        self.grid.scaled(self.last_noise.scale())
-    }
-}
-
-impl<const L: usize> fmt::Debug for AdaptiveTree<L> {
-    /// The public configuration only: the p-sums are as secret as the data.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AdaptiveTree")
-            .field("levels", &L)
-            .field("epsilon", &self.epsilon)
-            .field("max_bound", &self.grid.bound())
-            .field("last_bound", &self.last_bound)
-            .field("grid_log2", &self.grid.log2())
-            .field("horizon", &self.horizon)
-            .field("time", &self.time)
-            .finish_non_exhaustive()
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Vector tree.
-
-/// The binary mechanism for a stream of vectors `[f64; D]` (loss vectors, seed 002 Alg. 2),
-/// each coordinate clamped to `[−B, B]`, with independent per-coordinate node noise.
-///
-/// **Sensitivity in ℓ1.** Changing one vector moves each coordinate's index by at most 2M, so
-/// a node moves by at most `2·D·M` steps in ℓ1 (`2·D·B` in value units: the ℓ1 diameter
-/// ‖𝒴‖₁ of the box, seed 002 Lemma 3.3). Per-coordinate discrete Laplace noise of scale
-/// `2·D·M·depth/ε` steps then has pmf ratio at most `exp(2DM·den/num) = exp(ε'_eff)`,
-/// `ε'_eff < ε/depth`, and the whole sequence is ε-DP as in the module docs. (Noise calibrated
-/// to one coordinate, `2M·depth/ε`, would give only D·ε.) Each coordinate's release is a scalar
-/// tree release with bound `D·B`, so [`VectorTree::error_bound`] holds per coordinate.
-///
-/// Memory: `16·D·L` bytes of p-sums plus a few words, independent of T. `D` must be in
-/// `1..=`[`MAX_DIMENSION`] (checked at compile time).
-pub struct VectorTree<const D: usize, const L: usize> {
-    sums: PSums<D, L>,
-    time: u64,
-    horizon: u64,
-    depth: usize,
-    epsilon: f64,
-    grid: Grid,
-    noise: DiscreteLaplace,
-}
-
-impl<const D: usize, const L: usize> VectorTree<D, L> {
-    /// The largest horizon this tree type holds: `2^L − 1`.
-    pub const CAPACITY: u64 = capacity(L);
-
-    /// An ε-DP vector tree for horizon T with every coordinate clamped to `[−B, B]`, on the
-    /// default grid `2^(⌊log₂ B⌋ − 12)`. Validation as [`Tree::new`].
-    ///
-    /// ```
-    /// use ldp_core::tree::VectorTree;
-    /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
-    /// let mut tree = VectorTree::<3, 8>::new(1.0, 1.0, 200)?;
-    /// // ℓ1 sensitivity 2·D·B: the per-coordinate node scale is D times the scalar one.
-    /// assert!((tree.node_noise_scale() / (2.0 * 3.0 * 1.0 * 8.0 / 1.0) - 1.0).abs() < 1e-3);
-    /// let mut rng = ChaCha20Rng::seed_from_u64(1);
-    /// let r = tree.insert(&[0.1, -0.5, 2.0], &mut rng).map_err(|_| ldp_core::tree::TreeParamError::HorizonZero)?;
-    /// assert_eq!(r.values().len(), 3);
-    /// # Ok::<(), ldp_core::tree::TreeParamError>(())
-    /// ```
-    pub const fn new(epsilon: f64, bound: f64, horizon: u64) -> Result<Self, TreeParamError> {
-        Self::build(epsilon, bound, horizon, None)
-    }
-
-    /// As [`VectorTree::new`] with an explicit grid `2^grid_log2`.
-    ///
-    /// ```
-    /// use ldp_core::tree::VectorTree;
-    /// let tree = VectorTree::<2, 4>::with_grid(1.0, 1.0, 15, -1)?;
-    /// assert_eq!(tree.max_index(), 2);
-    /// # Ok::<(), ldp_core::tree::TreeParamError>(())
-    /// ```
-    pub const fn with_grid(
-        epsilon: f64,
-        bound: f64,
-        horizon: u64,
-        grid_log2: i32,
-    ) -> Result<Self, TreeParamError> {
-        Self::build(epsilon, bound, horizon, Some(grid_log2))
-    }
-
-    const fn build(
-        epsilon: f64,
-        bound: f64,
-        horizon: u64,
-        grid_log2: Option<i32>,
-    ) -> Result<Self, TreeParamError> {
-        const {
-            assert!(L >= 1 && L <= MAX_LEVELS, "a tree needs 1 ..= MAX_LEVELS (32) levels");
-            assert!(D >= 1 && D <= MAX_DIMENSION, "a vector tree needs 1 ..= MAX_DIMENSION coordinates");
-        };
-        let (grid, depth, noise) = ctry!(configure(epsilon, bound, horizon, grid_log2, L, D));
-        Ok(Self { sums: PSums::new(), time: 0, horizon, depth, epsilon, grid, noise })
-    }
-
-    /// Insert the vector σ(t) and release Ŝ(t). Refused, changing nothing, after T elements or
-    /// if any coordinate is NaN/±∞.
-    pub fn insert<R: Rng + ?Sized>(
-        &mut self,
-        value: &[f64; D],
-        rng: &mut R,
-    ) -> Result<VectorRelease<D>, TreeInsertError> {
-        self.insert_with(value, |_, noise| noise.sample(rng))
-    }
-
-    fn insert_with(
-        &mut self,
-        value: &[f64; D],
-        mut noise: impl FnMut(usize, DiscreteLaplace) -> i64,
-    ) -> Result<VectorRelease<D>, TreeInsertError> {
-        check_insert(self.time, self.horizon, value.iter().all(|v| v.is_finite()))?;
-        let grid = self.grid;
-        let indices = value.map(|v| grid.index(v.clamp(-grid.bound(), grid.bound())));
-        self.time += 1;
-        let dist = self.noise;
-        let sums = self.sums.push(self.time, &indices, |level| noise(level, dist));
-        Ok(VectorRelease { indices: sums, grid_log2: grid.log2() })
-    }
-
-    /// Ŝ(t) for the current t again (no new noise), or `None` before the first insert.
-    pub fn last_release(&self) -> Option<VectorRelease<D>> {
-        (self.time > 0)
-            .then(|| VectorRelease { indices: self.sums.prefix(self.time), grid_log2: self.grid.log2() })
-    }
-
-    /// Seed 004 Lemma 2 per coordinate (as [`Tree::error_bound`] with this tree's node scale
-    /// `≈ 2·D·B·depth/ε`): each coordinate is within the bound with probability ≥ 1 − δ; all
-    /// D at once with probability ≥ 1 − D·δ.
-    pub fn error_bound(&self, delta: f64) -> Result<f64, TreeParamError> {
-        tree_error_bound(self.node_noise_scale(), self.depth, self.grid.log2(), delta)
-    }
-
-    /// The ε asked for at construction.
-    pub fn epsilon(&self) -> f64 {
-        self.epsilon
-    }
-
-    /// The ε the whole release sequence guarantees, `depth·2DM·den/num` (< ε).
-    pub fn epsilon_effective(&self) -> f64 {
-        self.depth as f64 * node_epsilon(2 * D as i64 * self.grid.max_index(), self.noise)
-    }
-
-    /// The horizon T.
-    pub fn horizon(&self) -> u64 {
-        self.horizon
-    }
-
-    /// The number of vectors inserted so far (the current t).
-    pub fn time(&self) -> u64 {
-        self.time
-    }
-
-    /// How many more vectors the tree accepts, `T − t`.
-    pub fn remaining(&self) -> u64 {
-        self.horizon - self.time
-    }
-
-    /// `depth(T) = ⌊log₂ T⌋ + 1`.
-    pub fn depth(&self) -> usize {
-        self.depth
-    }
-
-    /// The per-coordinate bound B.
-    pub fn bound(&self) -> f64 {
-        self.grid.bound()
-    }
-
-    /// The grid exponent k (the grid is 2^k).
-    pub fn grid_log2(&self) -> i32 {
-        self.grid.log2()
-    }
-
-    /// M: coordinates are grid indices in `[−M, M]`.
-    pub fn max_index(&self) -> i64 {
-        self.grid.max_index()
-    }
-
-    /// The noise added to each coordinate of each node, on grid indices.
-    pub fn node_noise(&self) -> DiscreteLaplace {
-        self.noise
-    }
-
-    /// The per-coordinate node noise scale in value units, `≈ 2·D·B·depth/ε`.
-    pub fn node_noise_scale(&self) -> f64 {
-        self.grid.scaled(self.noise.scale())
-    }
-}
-
-impl<const D: usize, const L: usize> fmt::Debug for VectorTree<D, L> {
-    /// The public configuration only: the p-sums are as secret as the data.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("VectorTree")
+        f.debug_struct(K::NAME)
             .field("dimension", &D)
             .field("levels", &L)
             .field("epsilon", &self.epsilon)
@@ -1093,7 +671,7 @@ mod tests {
     //! The p-sum bookkeeping with the noise replaced through `insert_with`: exact prefix sums
     //! with zero noise, the number of noise terms per release, and the node count per element.
     use super::*;
-    use rand_core::SeedableRng;
+    use rand_core::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
     const HORIZONS: [u64; 7] = [1, 2, 7, 8, 9, 1024, 1000];
