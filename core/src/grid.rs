@@ -63,6 +63,13 @@ impl Grid {
         if bound < pow2(MIN_RANGE_LOG2) || bound > pow2(MAX_RANGE_LOG2) {
             return Err(GridError::BoundOutOfRange);
         }
+        Self::spanning(bound, log2)
+    }
+
+    /// [`Grid::new`] for a bound whose range the caller has checked: JDP checks its nominal
+    /// bound and builds the grid on the bound times a margin of `1 + 2^-40`, which may pass
+    /// `2^40` by that factor. `bound` must be positive and normal.
+    pub(crate) const fn spanning(bound: f64, log2: Option<i32>) -> Result<Self, GridError> {
         let top = floor_log2(bound);
         let k = match log2 {
             Some(k) => k,

@@ -152,3 +152,15 @@ fn bad_parameters_and_buffers_are_refused() {
         Some(JdpParamError::NoiseOutOfRange)
     );
 }
+
+/// The largest bound the exact grid allows, 2^40, is accepted although the sensitivity margin
+/// (1 + 2^-40) takes the grid's own bound past it.
+#[test]
+fn the_top_of_the_bound_range_is_accepted_with_its_margin() {
+    let l = 2f64.powi(20); // L² = 2^40
+    let config = TreeConfig::new(1.0, 0.1, l, 16);
+    let len = SymmetricTree::<Vec<i64>>::buffer_len(2, 16);
+    assert!(SymmetricTree::new(vec![0; len], 2, config).is_ok());
+    let too_big = TreeConfig::new(1.0, 0.1, l * 1.000_001, 16);
+    assert!(SymmetricTree::new(vec![0; len], 2, too_big).is_err());
+}

@@ -181,9 +181,10 @@ pub(crate) fn grid(bound: f64, log2: Option<i32>) -> Result<Grid, JdpParamError>
     if !(pow2(MIN_RANGE_LOG2)..=pow2(MAX_RANGE_LOG2)).contains(&bound) {
         return Err(JdpParamError::BoundInvalid);
     }
+    // The nominal bound is in range; with its margin it may pass 2^40 by a factor 1 + 2^-40.
     let bound = bound * BOUND_MARGIN;
     let k = log2.unwrap_or(floor_log2(bound) - DEFAULT_GRID_STEPS_LOG2);
-    Grid::new(bound, Some(k)).map_err(|e| match e {
+    Grid::spanning(bound, Some(k)).map_err(|e| match e {
         GridError::GridOutOfRange => JdpParamError::GridOutOfRange,
         _ => JdpParamError::BoundInvalid,
     })

@@ -22,6 +22,7 @@ impl sealed::Sealed for Adaptive {}
 
 impl Kind for Adaptive {
     const NAME: &'static str = "AdaptiveTree";
+    const BOUND_NAME: &'static str = "max_bound";
     const START: Self = Self { last_bound: 0.0, last_noise: None, worst_node_epsilon: 0.0 };
     const NO_BOUND_BEFORE_FIRST: bool = true;
 

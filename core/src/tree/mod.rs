@@ -454,6 +454,8 @@ mod sealed {
 pub trait Kind: sealed::Sealed + Copy {
     /// The type's name in `Debug` output.
     const NAME: &'static str;
+    /// What the grid's bound is, in `Debug` output (`bound`, or `max_bound` for B_max).
+    const BOUND_NAME: &'static str = "bound";
     /// The state before the first element.
     const START: Self;
     /// Whether [`BinaryTree::error_bound`] is 0 before the first element (no node yet).
@@ -658,7 +660,7 @@ impl<K: Kind, const D: usize, const L: usize> fmt::Debug for BinaryTree<K, D, L>
             .field("dimension", &D)
             .field("levels", &L)
             .field("epsilon", &self.epsilon)
-            .field("bound", &self.grid.bound())
+            .field(K::BOUND_NAME, &self.grid.bound())
             .field("grid_log2", &self.grid.log2())
             .field("horizon", &self.horizon)
             .field("time", &self.time)
