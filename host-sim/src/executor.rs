@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use crate::checkpoint::Checkpoint;
 use crate::results::{AlgorithmResult, aggregate};
-use crate::settings::{RunConfig, RunError};
+use crate::settings::{ConfigError, RunConfig, RunError};
 
 /// What the executor runs: an experiment's learners, its jobs and how its results are made.
 pub trait Task: Sync {
@@ -77,11 +77,7 @@ impl Shard {
     /// Parses `i/n` with `0 ≤ i < n` (Slurm: `--array=0-(n-1)` and
     /// `$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`).
     pub fn parse(text: &str) -> Result<Self, RunError> {
-        let bad = || {
-            RunError::Config(format!(
-                "--shard '{text}': give i/n with 0 <= i < n, e.g. 0/3, 1/3 and 2/3 for three shards"
-            ))
-        };
+        let bad = || RunError::Config(ConfigError::Shard(text.to_string()));
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
         let (index, count) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
         if index < count { Ok(Self { index, count }) } else { Err(bad()) }
@@ -160,7 +156,7 @@ impl<'a> Executor<'a> {
     pub fn run(&self, task: &dyn Task) -> Result<Outcome, RunError> {
         let config = self.config;
         if config.trials == 0 || config.horizon == 0 {
-            return Err(RunError::Config("trials and horizon must be at least 1".into()));
+            return Err(ConfigError::NothingToRun.into());
         }
         let labels = task.labels();
         let jobs: Vec<Job> = (0..config.trials)
@@ -188,7 +184,7 @@ impl<'a> Executor<'a> {
         }
         let threads = threads
             .build()
-            .map_err(|e| RunError::Config(format!("cannot start {:?} threads: {e}", config.threads)))?;
+            .map_err(|e| ConfigError::Threads { threads: config.threads, message: e.to_string() })?;
         // After the first error no new job starts (the ones running finish and are recorded, so
         // a resumed run does not compute them again).
         let failed = AtomicBool::new(false);
@@ -227,7 +223,9 @@ impl<'a> Executor<'a> {
                     next = computed.next();
                     outcome
                 }
-                _ => done(j).cloned().ok_or_else(|| RunError::Config("a finished job vanished".into()))?,
+                _ => done(j)
+                    .cloned()
+                    .ok_or(RunError::NoSuchJob { trial: jobs[j].trial, learner: jobs[j].learner })?,
             };
             seconds[jobs[j].learner] += secs;
             curves[jobs[j].learner].push(curve);
@@ -263,9 +261,7 @@ impl<'a> Executor<'a> {
     pub fn results(&self, task: &dyn Task) -> Result<Vec<AlgorithmResult>, RunError> {
         match self.run(task)? {
             Outcome::Complete(results) => Ok(results),
-            Outcome::Shard { .. } => {
-                Err(RunError::Config("a shard has no results of its own: merge the shards".into()))
-            }
+            Outcome::Shard { jobs, total } => Err(RunError::ShardOnly { jobs, total }),
         }
     }
 }

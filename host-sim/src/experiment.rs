@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::bo::AlgorithmSpec;
 pub use crate::env::EnvFactory;
-use crate::env::{Noise, SyntheticKernel};
+use crate::env::{EnvError, Noise, SyntheticKernel};
 use crate::executor::Task;
 use crate::settings::{RunConfig, RunError};
 
@@ -30,7 +30,7 @@ pub enum EnvKind {
     /// emulated or real device (`--device qemu`, `--device serial:PATH`).
     Sensor,
     /// An environment family defined elsewhere: given the data directory, its per-trial factory.
-    Custom(fn(Option<&Path>) -> Result<EnvFactory, String>),
+    Custom(fn(Option<&Path>) -> Result<EnvFactory, EnvError>),
 }
 
 /// Builds the [`Task`] of an experiment that is not one bandit loop over its environment: a

@@ -24,11 +24,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::bo::GP_EXPERIMENT_ALGORITHMS;
-use crate::env::{Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs};
+use crate::env::{EnvError, Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs};
 use crate::executor::Task;
 pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder};
 use crate::runner::Loop;
-use crate::settings::RunConfig;
+use crate::settings::{RunConfig, RunError};
 use rand_core::SeedableRng;
 
 const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
@@ -126,29 +126,29 @@ pub fn task(
     env: EnvKind,
     config: &RunConfig,
     data: Option<&Path>,
-) -> Result<Box<dyn Task>, String> {
+) -> Result<Box<dyn Task>, RunError> {
     match experiment.own_task {
-        Some(build) => build(config).map_err(|e| e.to_string()),
-        None => Ok(Box::new(Loop { config: config.clone(), factory: env_factory(env, data)? })),
+        Some(build) => build(config),
+        None => Ok(Box::new(Loop {
+            config: config.clone(),
+            factory: env_factory(env, data).map_err(RunError::Environment)?,
+        })),
     }
 }
 
 /// Builds the environment factory; `data` is the directory of the real data sets.
-pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, String> {
-    let need_data = |file: &str| -> Result<PathBuf, String> {
-        let dir = data.ok_or_else(|| {
-            format!("this experiment needs real data: pass --data DIR, the folder holding {file} (e.g. ../shared/data)")
-        })?;
-        Ok(dir.join(file))
+pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, EnvError> {
+    let need_data = |file: &'static str| -> Result<PathBuf, EnvError> {
+        Ok(data.ok_or(EnvError::NoDataDir { file })?.join(file))
     };
     Ok(match kind {
         EnvKind::Synthetic { kernel, noise } => {
-            let noise = noise.validate().map_err(|e| e.to_string())?;
+            let noise = noise.validate().map_err(EnvError::Noise)?;
             Box::new(move |seed| {
                 let mut rng = SimRng::seed_from_u64(seed);
                 SyntheticRkhs::new(kernel, noise, &mut rng)
                     .map(|e| Box::new(e) as Box<dyn Environment>)
-                    .map_err(|e| e.to_string())
+                    .map_err(EnvError::Synthetic)
             })
         }
         EnvKind::LightSensor => {
@@ -156,13 +156,13 @@ pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, Str
                 need_data("lightsensor_train.csv")?,
                 need_data("lightsensor_test.csv")?,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(EnvError::RealData)?;
             shared(env)
         }
         EnvKind::Sensor => shared(crate::env::SensorEnv::new(SENSOR_ARMS, SENSOR_NOISE_BOUND)?),
         EnvKind::Custom(factory) => factory(data)?,
         EnvKind::Stocks => {
-            let env = RealData::stocks(need_data("stocks_adjclose.csv")?).map_err(|e| e.to_string())?;
+            let env = RealData::stocks(need_data("stocks_adjclose.csv")?).map_err(EnvError::RealData)?;
             shared(env)
         }
     })

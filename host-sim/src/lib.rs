@@ -1,5 +1,10 @@
 //! The learner side of the LDP Bayesian-optimisation stack.
+//!
+//! Floating-point comparisons in the library state their tolerance (`clippy::float_cmp` is
+//! denied); unit tests may compare exactly, where they check that the same seed gives the same
+//! bits.
 #![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::float_cmp))]
 
 pub mod audit;
 pub mod bandit;

@@ -275,7 +275,7 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
         beta_scale: cli.beta_scale.or(file.beta_scale).unwrap_or(defaults.beta_scale),
         constants,
         device: match cli.device.clone().or(file.device.clone()) {
-            Some(text) => runner::DeviceKind::parse(&text)?,
+            Some(text) => runner::DeviceKind::parse(&text).map_err(|e| e.to_string())?,
             None => runner::DeviceKind::InProcess,
         },
         ..defaults
@@ -363,7 +363,7 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
     }
     let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };
     let mode = Mode { progress: !cli.quiet, announce: true, shard, merge_from };
-    match reproduce::run_experiment_as(&run, mode)? {
+    match reproduce::run_experiment_as(&run, mode).map_err(|e| e.to_string())? {
         Finished::Complete(results, files) => {
             println!("{}", output::summary_table(&results, config.trials));
             println!(

@@ -26,7 +26,7 @@ use crate::executor::{Executor, Outcome as Ran, Progress, Shard};
 use crate::experiments::{self, EnvKind, Experiment};
 use crate::output;
 use crate::results::AlgorithmResult;
-use crate::settings::{RunConfig, run_id};
+use crate::settings::{RunConfig, RunError, run_id};
 
 /// One experiment run: what to run, with which settings, where to write.
 pub struct Run<'a> {
@@ -84,15 +84,15 @@ pub fn run_experiment(
     run: &Run,
     progress: bool,
     announce: bool,
-) -> Result<(Vec<AlgorithmResult>, Vec<PathBuf>), String> {
+) -> Result<(Vec<AlgorithmResult>, Vec<PathBuf>), RunError> {
     match run_experiment_as(run, Mode { progress, announce, ..Mode::WHOLE })? {
         Finished::Complete(results, files) => Ok((results, files)),
-        Finished::Shard { .. } => Err("a whole run ended as a shard (a bug)".into()),
+        Finished::Shard { jobs, total } => Err(RunError::ShardOnly { jobs, total }),
     }
 }
 
 /// [`run_experiment`] as a shard, or as the merge of shards (see [`Mode`]).
-pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, String> {
+pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
     let task = experiments::task(run.experiment, run.env, run.config, run.data)?;
     if mode.announce {
         let c = run.config;
@@ -107,9 +107,9 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, String> {
         );
     }
     let id = run_id(run.experiment.name, run.title, run.config);
-    let mut checkpoint = Checkpoint::open(run.out, &id, run.config.horizon).map_err(|e| e.to_string())?;
+    let mut checkpoint = Checkpoint::open(run.out, &id, run.config.horizon)?;
     for dir in mode.merge_from {
-        checkpoint.absorb(dir).map_err(|e| e.to_string())?;
+        checkpoint.absorb(dir)?;
     }
     if checkpoint.finished() > 0 && mode.merge_from.is_empty() {
         eprintln!(
@@ -125,7 +125,7 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, String> {
     if !mode.merge_from.is_empty() {
         executor = executor.from_checkpoint_only();
     }
-    match executor.run(task.as_ref()).map_err(|e| e.to_string())? {
+    match executor.run(task.as_ref())? {
         Ran::Complete(results) => Ok(Finished::Complete(results, writer.files())),
         Ran::Shard { jobs, total } => Ok(Finished::Shard { jobs, total }),
     }
@@ -174,7 +174,7 @@ pub struct Outcome {
     /// The settings it ran with.
     pub planned: Planned,
     /// Its results, or why it did not run.
-    pub results: Result<Vec<AlgorithmResult>, String>,
+    pub results: Result<Vec<AlgorithmResult>, RunError>,
     /// Wall-clock seconds.
     pub seconds: f64,
 }

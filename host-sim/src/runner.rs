@@ -16,22 +16,24 @@ use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, Privacy, Problem};
 use crate::checkpoint::Checkpoint;
 use crate::device::{Device, DeviceError, InProcessDevice, RawDevice, WireDevice};
-use crate::env::{EnvFactory, Environment};
+use crate::env::{EnvError, EnvFactory, Environment};
 use crate::executor::{Executor, Progress, Task};
 use crate::gp::FiniteCovariance;
 use crate::transport::{Link, QemuDevice, SerialLink, TcpLink, WireClient};
 
 pub use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
-pub use crate::settings::{DeviceKind, RunConfig, RunError, default_firmware_elf, derive_seed, run_id};
+pub use crate::settings::{
+    ConfigError, DeviceKind, RunConfig, RunError, default_firmware_elf, derive_seed, run_id,
+};
 
 /// Builds trial environments from trial seeds.
-pub type MakeEnv = dyn Fn(u64) -> Result<Box<dyn Environment>, String> + Sync;
+pub type MakeEnv = dyn Fn(u64) -> Result<Box<dyn Environment>, EnvError> + Sync;
 
 /// The learner's public problem for an environment, privatised at `epsilon` or not.
 pub fn problem_for(env: &dyn Environment, config: &RunConfig) -> Result<Problem, RunError> {
     let bounds = env.bounds();
     let covariance = FiniteCovariance::new(env.prior_covariance().clone())
-        .map_err(|e| RunError::Environment(e.to_string()))?;
+        .map_err(|e| RunError::Environment(EnvError::Kernel(e)))?;
     let (v, c, privacy) = match config.local_epsilon() {
         None => (bounds.v, bounds.c, None),
         Some(eps) => {
@@ -101,7 +103,7 @@ pub fn run_trial(
             Box::new(checked_wire_device(env, link, eps)?)
         }
         (None, DeviceKind::InProcess) => Box::new(RawDevice::new(env, world_seed)),
-        (None, _) => return Err(RunError::Config("a non-private run has no device: drop --device".into())),
+        (None, _) => return Err(ConfigError::DeviceWithoutPrivacy.into()),
     };
     let best = env.best_mean();
     let mut total = 0.0;
@@ -233,11 +235,11 @@ fn checked_wire_device<L: Link>(
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e.to_string())))?;
     let bounds = env.bounds();
     let (b, r) = (hello.config.b.get(), hello.config.r.get());
-    if b != bounds.b || Some(r) != bounds.r {
-        return Err(RunError::Config(format!(
-            "the device reports B = {b}, R = {r} but the experiment assumes B = {}, R = {:?}: run the device experiment",
-            bounds.b, bounds.r
-        )));
+    // The wire carries f64 bits, so equal settings arrive equal; 1e-12 relative absorbs only a
+    // device built from a decimal that rounds another way.
+    let same = |x: f64, y: f64| (x - y).abs() <= 1e-12 * x.abs().max(y.abs());
+    if !same(b, bounds.b) || !bounds.r.is_some_and(|expected| same(r, expected)) {
+        return Err(ConfigError::DeviceBounds { device_b: b, device_r: r, b: bounds.b, r: bounds.r }.into());
     }
     WireDevice::new(client, epsilon).map_err(RunError::Device)
 }
@@ -260,10 +262,7 @@ impl QemuWire {
     ) -> Result<Self, RunError> {
         let link_err = |e: std::io::Error| RunError::Device(DeviceError::Link(e.to_string()));
         if !elf.exists() {
-            return Err(RunError::Config(format!(
-                "no firmware at {}: build it with (cd firmware-example && cargo build --release)",
-                elf.display()
-            )));
+            return Err(ConfigError::NoFirmware(elf.to_path_buf()).into());
         }
         let dir =
             std::env::temp_dir().join(format!("ldp-qemu-{}-{trial_seed:016x}-{algo}", std::process::id()));

@@ -11,6 +11,7 @@ use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, PolicyError};
 use crate::checkpoint::CheckpointError;
 use crate::device::DeviceError;
+use crate::env::EnvError;
 
 /// Which device answers the learner's queries in a private run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -47,16 +48,14 @@ pub fn default_firmware_elf() -> PathBuf {
 
 impl DeviceKind {
     /// Parses `in-process`, `qemu`, `qemu:ELF`, `serial:PATH` or `tcp:HOST:PORT`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
         match text.split_once(':') {
             None if text == "in-process" => Ok(Self::InProcess),
             None if text == "qemu" => Ok(Self::Qemu { elf: default_firmware_elf() }),
             Some(("qemu", elf)) => Ok(Self::Qemu { elf: PathBuf::from(elf) }),
             Some(("serial", path)) if !path.is_empty() => Ok(Self::Serial { path: path.to_string() }),
             Some(("tcp", addr)) if addr.contains(':') => Ok(Self::Tcp { addr: addr.to_string() }),
-            _ => Err(format!(
-                "unknown --device '{text}': use in-process, qemu, qemu:ELF, serial:PATH or tcp:HOST:PORT"
-            )),
+            _ => Err(ConfigError::UnknownDevice(text.to_string())),
         }
     }
 }
@@ -111,13 +110,34 @@ fn ser_constants<S: serde::Serializer>(c: &Constants, s: S) -> Result<S::Ok, S::
 #[non_exhaustive]
 pub enum RunError {
     /// The environment could not be built.
-    Environment(String),
+    Environment(EnvError),
     /// The device refused or could not be configured.
     Device(DeviceError),
     /// A policy failed.
     Policy(PolicyError),
-    /// A bad setting (trials or horizon zero, bad threads).
-    Config(String),
+    /// A setting the run cannot use.
+    Config(ConfigError),
+    /// A learner of a family (the experts, seed 003's variants) failed.
+    Learner {
+        /// The learner's label.
+        label: String,
+        /// What failed.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A job the task does not have, or a finished job missing from the results (a bug).
+    NoSuchJob {
+        /// The trial.
+        trial: usize,
+        /// The learner's index.
+        learner: usize,
+    },
+    /// A shard's run has no results of its own: `host-sim merge` makes them.
+    ShardOnly {
+        /// Jobs of this shard.
+        jobs: usize,
+        /// Jobs of the whole run.
+        total: usize,
+    },
     /// The checkpoint of a resumable run could not be read or written.
     Checkpoint(CheckpointError),
     /// A result file could not be written.
@@ -145,6 +165,14 @@ impl std::fmt::Display for RunError {
             Self::Device(e) => write!(f, "{e}"),
             Self::Policy(e) => write!(f, "learner: {e}"),
             Self::Config(e) => write!(f, "{e}"),
+            Self::Learner { label, source } => write!(f, "{label}: {source}"),
+            Self::NoSuchJob { trial, learner } => {
+                write!(f, "no job for trial {trial} of learner {learner} (a bug: please report it)")
+            }
+            Self::ShardOnly { jobs, total } => write!(
+                f,
+                "this shard ran {jobs} of the run's {total} jobs and has no results of its own: merge the shards"
+            ),
             Self::Checkpoint(e) => write!(f, "{e}"),
             Self::Output { path, message } => {
                 write!(f, "cannot write {}: {message} (check the --out directory)", path.display())
@@ -163,6 +191,97 @@ impl std::error::Error for RunError {}
 impl From<CheckpointError> for RunError {
     fn from(e: CheckpointError) -> Self {
         Self::Checkpoint(e)
+    }
+}
+
+/// A setting the run cannot use, in the user's words.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// Trials or horizon was zero.
+    NothingToRun,
+    /// The worker threads could not be started.
+    Threads {
+        /// The threads asked for.
+        threads: Option<usize>,
+        /// What the system said.
+        message: String,
+    },
+    /// A non-private run was given a device.
+    DeviceWithoutPrivacy,
+    /// The family runs its devices in process only.
+    DeviceInProcessOnly {
+        /// The family.
+        family: &'static str,
+    },
+    /// A wire device's public B and R are not the experiment's.
+    DeviceBounds {
+        /// B the device reports.
+        device_b: f64,
+        /// R the device reports.
+        device_r: f64,
+        /// B the experiment assumes.
+        b: f64,
+        /// R the experiment assumes.
+        r: Option<f64>,
+    },
+    /// No firmware image where one was expected.
+    NoFirmware(PathBuf),
+    /// A sweep's ε must be finite and > 0.
+    SweepEpsilon,
+    /// δ (ζ of seed 003) must be in (0, 1).
+    DeltaOutOfRange(f64),
+    /// `--shard` is not `i/n` with `0 ≤ i < n`.
+    Shard(String),
+    /// `--device` names no device kind.
+    UnknownDevice(String),
+    /// The experts experiment needs a horizon of at least 1.
+    ExpertsHorizon,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NothingToRun => f.write_str("--trials and --horizon must be at least 1"),
+            Self::Threads { threads, message } => write!(
+                f,
+                "cannot start {} worker threads: {message} (try a smaller --threads)",
+                threads.map_or("the default number of".to_string(), |t| t.to_string())
+            ),
+            Self::DeviceWithoutPrivacy => f.write_str("a non-private run has no device: drop --device"),
+            Self::DeviceInProcessOnly { family } => {
+                write!(f, "{family} runs its devices in process: drop --device")
+            }
+            Self::DeviceBounds { device_b, device_r, b, r } => write!(
+                f,
+                "the device reports B = {device_b}, R = {device_r} but the experiment assumes B = {b}, R = {}: run the device experiment",
+                r.map_or("unbounded".to_string(), |r| r.to_string())
+            ),
+            Self::NoFirmware(path) => write!(
+                f,
+                "no firmware at {}: build it with (cd firmware-example && cargo build --release)",
+                path.display()
+            ),
+            Self::SweepEpsilon => f.write_str("this sweep needs a finite --eps > 0"),
+            Self::DeltaOutOfRange(d) => write!(f, "delta (zeta) must be in (0, 1), got {d}"),
+            Self::Shard(text) => write!(
+                f,
+                "--shard '{text}': give i/n with 0 <= i < n, e.g. 0/3, 1/3 and 2/3 for three shards"
+            ),
+            Self::UnknownDevice(text) => write!(
+                f,
+                "unknown --device '{text}': use in-process, qemu, qemu:ELF, serial:PATH or tcp:HOST:PORT"
+            ),
+            Self::ExpertsHorizon => f.write_str("the experts experiment needs a --horizon of at least 1"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl From<ConfigError> for RunError {
+    fn from(e: ConfigError) -> Self {
+        Self::Config(e)
     }
 }
 

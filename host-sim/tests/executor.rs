@@ -64,7 +64,7 @@ struct Kill {
 impl Observer for Kill {
     fn job_done(&self, _: Job, _: &[f64], _: f64) -> Result<(), RunError> {
         if self.ended.fetch_add(1, Ordering::SeqCst) + 1 >= self.after {
-            return Err(RunError::Config("killed".into()));
+            return Err(RunError::Learner { label: "the test".into(), source: "killed".into() });
         }
         Ok(())
     }

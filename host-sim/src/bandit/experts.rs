@@ -21,7 +21,7 @@ use super::policies::HOST_TREE_LEVELS;
 use crate::env::SimRng;
 use crate::executor::{Executor, Task};
 use crate::results::{AlgorithmResult, UNIFORM_LABEL, with_uniform};
-use crate::settings::{RunConfig, RunError, derive_seed};
+use crate::settings::{ConfigError, RunConfig, RunError, derive_seed};
 
 /// Number of experts N.
 pub const EXPERTS: usize = 10;
@@ -66,9 +66,12 @@ pub fn experts_trial(
     algo_index: u64,
 ) -> Result<Vec<f64>, RunError> {
     let t = horizon as u64;
-    let eta = hedge_learning_rate(EXPERTS, t)
-        .ok_or_else(|| RunError::Config("the experts experiment needs a horizon of at least 1".into()))?;
-    let bad = |e: ldp_core::bandit::BanditParamError| RunError::Config(format!("experts: {e}"));
+    let eta = hedge_learning_rate(EXPERTS, t).ok_or(RunError::Config(ConfigError::ExpertsHorizon))?;
+    let label = algorithm.label();
+    let bad = |e: ldp_core::bandit::BanditParamError| RunError::Learner {
+        label: label.clone(),
+        source: Box::new(e),
+    };
     let mut losses_rng = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 1));
     let mut noise_rng = ChaCha20Rng::seed_from_u64(derive_seed(trial_seed, algo_index, 3));
     enum Learner {
@@ -102,7 +105,7 @@ pub fn experts_trial(
             Learner::Uniform => Ok(()),
             Learner::Private(h) => h.observe(&losses, &mut noise_rng),
         };
-        observed.map_err(|e| RunError::Config(format!("experts: {e}")))?;
+        observed.map_err(|e| RunError::Learner { label: label.clone(), source: Box::new(e) })?;
         let best = cumulative.iter().copied().fold(f64::INFINITY, f64::min);
         curve.push(suffered - best);
     }

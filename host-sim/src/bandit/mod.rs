@@ -42,12 +42,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::bo::AlgorithmSpec;
-use crate::env::{EnvFactory, Environment};
+use crate::env::{EnvError, EnvFactory, Environment};
 use crate::executor::{Executor, Task};
 use crate::experiment::{EnvKind, Experiment};
 use crate::results::{AlgorithmResult, UNIFORM_LABEL};
 use crate::runner::{Loop, LoopTask};
-use crate::settings::{RunConfig, RunError};
+use crate::settings::{ConfigError, RunConfig, RunError};
 
 pub mod env;
 pub mod experts;
@@ -83,25 +83,25 @@ fn shared(env: KArmedEnv) -> EnvFactory {
 }
 
 /// The factory of a Pareto instance at moment order v.
-pub fn pareto_factory(instance: ParetoInstance, v: f64) -> Result<EnvFactory, String> {
-    Ok(shared(KArmedEnv::pareto(instance, v).map_err(|e| e.to_string())?))
+pub fn pareto_factory(instance: ParetoInstance, v: f64) -> Result<EnvFactory, EnvError> {
+    Ok(shared(KArmedEnv::pareto(instance, v).map_err(|e| EnvError::Family(Box::new(e)))?))
 }
 
 /// The Bernoulli arms of `agarwal-bandit` (S1's means).
-pub fn agarwal_bandit_env() -> Result<KArmedEnv, String> {
-    KArmedEnv::bernoulli(&ParetoInstance::S1.means()).map_err(|e| e.to_string())
+pub fn agarwal_bandit_env() -> Result<KArmedEnv, EnvError> {
+    KArmedEnv::bernoulli(&ParetoInstance::S1.means()).map_err(|e| EnvError::Family(Box::new(e)))
 }
 
-fn s1_env(_: Option<&Path>) -> Result<EnvFactory, String> {
+fn s1_env(_: Option<&Path>) -> Result<EnvFactory, EnvError> {
     pareto_factory(ParetoInstance::S1, TAO_V[0])
 }
-fn s2_env(_: Option<&Path>) -> Result<EnvFactory, String> {
+fn s2_env(_: Option<&Path>) -> Result<EnvFactory, EnvError> {
     pareto_factory(ParetoInstance::S2, TAO_V[0])
 }
-fn s3_env(_: Option<&Path>) -> Result<EnvFactory, String> {
+fn s3_env(_: Option<&Path>) -> Result<EnvFactory, EnvError> {
     pareto_factory(ParetoInstance::S3, TAO_V[0])
 }
-fn bernoulli_env(_: Option<&Path>) -> Result<EnvFactory, String> {
+fn bernoulli_env(_: Option<&Path>) -> Result<EnvFactory, EnvError> {
     Ok(shared(agarwal_bandit_env()?))
 }
 
@@ -111,7 +111,7 @@ pub fn sweep_epsilons(config: &RunConfig, listed: f64, grid: &[f64]) -> Result<V
     match config.epsilon {
         Some(e) if (e - listed).abs() <= f64::EPSILON * listed => Ok(grid.to_vec()),
         Some(e) if e.is_finite() && e > 0.0 => Ok(vec![e]),
-        _ => Err(RunError::Config("this sweep needs a finite eps > 0".into())),
+        _ => Err(ConfigError::SweepEpsilon.into()),
     }
 }
 
@@ -173,9 +173,7 @@ impl Task for Sweep {
     }
 
     fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
-        let (task, a) = self
-            .locate(learner)
-            .ok_or_else(|| RunError::Config(format!("no learner {learner} in the sweep")))?;
+        let (task, a) = self.locate(learner).ok_or(RunError::NoSuchJob { trial, learner })?;
         task.job(trial, a)
     }
 

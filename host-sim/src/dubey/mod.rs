@@ -141,10 +141,10 @@ impl std::error::Error for DubeyError {}
 impl DubeyError {
     fn into_run_error(self, label: &str) -> RunError {
         match self {
-            Self::Env(e) => RunError::Environment(e.to_string()),
+            Self::Env(e) => RunError::Environment(crate::env::EnvError::Family(Box::new(e))),
             Self::Numerical => RunError::Policy(PolicyError::Numerical),
             Self::NonFiniteValue => RunError::Policy(PolicyError::NonFiniteReport),
-            other => RunError::Config(format!("{label}: {other}")),
+            other => RunError::Learner { label: label.to_string(), source: Box::new(other) },
         }
     }
 }
@@ -271,19 +271,19 @@ pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: us
     out
 }
 
-fn rkhs_factory(_data: Option<&Path>) -> Result<EnvFactory, String> {
+fn rkhs_factory(_data: Option<&Path>) -> Result<EnvFactory, crate::env::EnvError> {
     Ok(Box::new(|seed| {
         RkhsBernoulli::new(&mut SimRng::seed_from_u64(seed), env::RKHS_SET_SIZE)
             .map(|e| Box::new(e) as Box<dyn Environment>)
-            .map_err(|e| e.to_string())
+            .map_err(|e| crate::env::EnvError::Family(Box::new(e)))
     }))
 }
 
-fn camel_factory(_data: Option<&Path>) -> Result<EnvFactory, String> {
+fn camel_factory(_data: Option<&Path>) -> Result<EnvFactory, crate::env::EnvError> {
     Ok(Box::new(|seed| {
         Benchmark::new(BenchmarkKind::Camelback, &mut SimRng::seed_from_u64(seed))
             .map(|e| Box::new(e) as Box<dyn Environment>)
-            .map_err(|e| e.to_string())
+            .map_err(|e| crate::env::EnvError::Family(Box::new(e)))
     }))
 }
 

@@ -23,7 +23,7 @@ use super::learner::{ApproxGpUcb, Privacy, Settings};
 use crate::env::SimRng;
 use crate::executor::{Executor, Task};
 use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
-use crate::settings::{DeviceKind, RunConfig, RunError, derive_seed};
+use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
 
 /// QFF of the §6.1 environment: 2-D, 6 frequencies (12-node rule) per coordinate, F = 144;
 /// measured sup error ([`measured_error`]) ≈ 4.5e-3 at l = 1/4 (unit coordinates).
@@ -266,13 +266,10 @@ impl Variants {
     /// The task of `variants` under `config`.
     pub fn new(config: &RunConfig, variants: Vec<Variant>) -> Result<Self, RunError> {
         if config.device != DeviceKind::InProcess {
-            return Err(RunError::Config(
-                "seed 003's experiments run the privatiser and the device client in process: drop --device"
-                    .into(),
-            ));
+            return Err(ConfigError::DeviceInProcessOnly { family: "seed 003's experiments" }.into());
         }
         if !(config.delta > 0.0 && config.delta < 1.0) {
-            return Err(RunError::Config(format!("delta (zeta) must be in (0, 1), got {}", config.delta)));
+            return Err(ConfigError::DeltaOutOfRange(config.delta).into());
         }
         let settings = Settings {
             horizon: config.horizon as u64,

@@ -99,4 +99,67 @@ impl<E: Environment + ?Sized> Environment for std::sync::Arc<E> {
 
 /// A factory of per-trial environments: synthetic ones are drawn from the trial seed, real-data
 /// ones are loaded once and shared.
-pub type EnvFactory = Box<dyn Fn(u64) -> Result<Box<dyn Environment>, String> + Sync>;
+pub type EnvFactory = Box<dyn Fn(u64) -> Result<Box<dyn Environment>, EnvError> + Sync>;
+
+/// An environment could not be built.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum EnvError {
+    /// The experiment reads real data and no data directory was given.
+    NoDataDir {
+        /// The file it needs.
+        file: &'static str,
+    },
+    /// A real data set could not be read.
+    RealData(RealDataError),
+    /// A synthetic RKHS function could not be drawn.
+    Synthetic(SyntheticError),
+    /// A noise model is invalid.
+    Noise(NoiseError),
+    /// The firmware's sensor model needs at least 2 arms and a finite noise bound R ≥ 0.
+    Sensor {
+        /// The arms given.
+        arms: u32,
+        /// The noise bound given.
+        noise_bound: f64,
+    },
+    /// A kernel or its Gram matrix could not be built.
+    Kernel(crate::gp::KernelError),
+    /// An environment of a family (K-armed arms, seed 003's decision sets) could not be built.
+    Family(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl std::fmt::Display for EnvError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoDataDir { file } => write!(
+                f,
+                "this experiment needs real data: pass --data DIR, the folder holding {file} (e.g. ../shared/data)"
+            ),
+            Self::RealData(e) => write!(f, "{e}"),
+            Self::Synthetic(e) => write!(f, "{e}"),
+            Self::Noise(e) => write!(f, "{e}"),
+            Self::Sensor { arms, noise_bound } => {
+                write!(
+                    f,
+                    "the sensor model needs >= 2 arms and R >= 0, got {arms} arms and R = {noise_bound}"
+                )
+            }
+            Self::Kernel(e) => write!(f, "{e}"),
+            Self::Family(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for EnvError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::RealData(e) => Some(e),
+            Self::Synthetic(e) => Some(e),
+            Self::Noise(e) => Some(e),
+            Self::Kernel(e) => Some(e),
+            Self::Family(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+}

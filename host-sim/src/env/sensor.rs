@@ -4,7 +4,7 @@
 
 use nalgebra::DMatrix;
 
-use super::{Environment, RewardBounds, SimRng};
+use super::{EnvError, Environment, RewardBounds, SimRng};
 use crate::gp::{SquaredExponential, gram_matrix};
 use ldp_core::device::SensorModel;
 
@@ -24,14 +24,13 @@ pub struct SensorEnv {
 impl SensorEnv {
     /// The model with `arms ≥ 2` arms and noise bound `r`; the learner's prior is the SE kernel
     /// with l = 0.2 over the arm points.
-    pub fn new(arms: u32, r: f64) -> Result<Self, String> {
-        let model = SensorModel::new(arms, r)
-            .ok_or_else(|| format!("sensor model needs >= 2 arms and R >= 0, got {arms}, {r}"))?;
+    pub fn new(arms: u32, r: f64) -> Result<Self, EnvError> {
+        let model = SensorModel::new(arms, r).ok_or(EnvError::Sensor { arms, noise_bound: r })?;
         let points: Vec<Vec<f64>> = (0..arms).map(|a| vec![f64::from(a) / f64::from(arms - 1)]).collect();
         let means: Vec<f64> = (0..arms).map(|a| model.mean(a).unwrap_or(0.0)).collect();
         let best = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let kernel = SquaredExponential::new(SENSOR_PRIOR_LENGTHSCALE).map_err(|e| e.to_string())?;
-        let covariance = gram_matrix(&kernel, &points).map_err(|e| e.to_string())?;
+        let kernel = SquaredExponential::new(SENSOR_PRIOR_LENGTHSCALE).map_err(EnvError::Kernel)?;
+        let covariance = gram_matrix(&kernel, &points).map_err(EnvError::Kernel)?;
         Ok(Self { model, points, means, best, covariance })
     }
 

@@ -177,6 +177,9 @@ impl Kernel for SquaredExponential {
     }
 }
 
+/// How close a numeric ν must be to 0.5, 1.5 or 2.5 for [`Matern::from_nu`].
+pub const NU_TOLERANCE: f64 = 1e-9;
+
 /// The Matérn smoothness values with a closed form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MaternNu {
@@ -214,7 +217,8 @@ impl Matern {
         Ok(Self { nu, lengthscale: check_lengthscale(lengthscale)? })
     }
 
-    /// A Matérn kernel from a numeric ν, which must be exactly 0.5, 1.5 or 2.5.
+    /// A Matérn kernel from a numeric ν, which must be 0.5, 1.5 or 2.5 (within
+    /// [`NU_TOLERANCE`]).
     ///
     /// ```
     /// use host_sim::gp::{Matern, MaternNu};
@@ -222,11 +226,12 @@ impl Matern {
     /// assert!(Matern::from_nu(1.0, 0.2).is_err());
     /// ```
     pub fn from_nu(nu: f64, lengthscale: f64) -> Result<Self, KernelError> {
-        let nu = if nu == 0.5 {
+        let near = |half_integer: f64| (nu - half_integer).abs() <= NU_TOLERANCE;
+        let nu = if near(0.5) {
             MaternNu::Half
-        } else if nu == 1.5 {
+        } else if near(1.5) {
             MaternNu::ThreeHalves
-        } else if nu == 2.5 {
+        } else if near(2.5) {
             MaternNu::FiveHalves
         } else {
             return Err(KernelError::UnsupportedNu(nu));
@@ -325,9 +330,9 @@ mod tests {
     /// against the Bessel definition of seed 001.
     fn bessel_k_half_integer(nu: f64, z: f64) -> f64 {
         let base = (PI / (2.0 * z)).sqrt() * (-z).exp();
-        if nu == 0.5 {
+        if (nu - 0.5).abs() <= NU_TOLERANCE {
             base
-        } else if nu == 1.5 {
+        } else if (nu - 1.5).abs() <= NU_TOLERANCE {
             base * (1.0 + 1.0 / z)
         } else {
             base * (1.0 + 3.0 / z + 3.0 / (z * z))
@@ -336,9 +341,9 @@ mod tests {
 
     fn matern_bessel(nu: f64, r: f64, l: f64) -> f64 {
         // Γ(1/2) = √π, Γ(3/2) = √π/2, Γ(5/2) = 3√π/4.
-        let gamma = if nu == 0.5 {
+        let gamma = if (nu - 0.5).abs() <= NU_TOLERANCE {
             PI.sqrt()
-        } else if nu == 1.5 {
+        } else if (nu - 1.5).abs() <= NU_TOLERANCE {
             PI.sqrt() / 2.0
         } else {
             3.0 * PI.sqrt() / 4.0
