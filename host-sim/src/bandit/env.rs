@@ -6,7 +6,7 @@ use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::env::{Environment, RewardBounds, SimRng};
+use crate::env::{Arms, Environment, RewardBounds, SimRng};
 
 /// The probability with which the device's fallback clamp of a Pareto environment is exceeded
 /// by the heaviest arm's reward (see [`KArmedEnv::pareto`]).
@@ -163,13 +163,8 @@ impl std::error::Error for KArmedError {}
 /// A K-armed environment: independent arms, each with its own reward distribution.
 #[derive(Clone, Debug)]
 pub struct KArmedEnv {
-    name: String,
-    arms: Vec<ArmReward>,
-    means: Vec<f64>,
-    best: f64,
-    points: Vec<Vec<f64>>,
-    covariance: DMatrix<f64>,
-    bounds: RewardBounds,
+    rewards: Vec<ArmReward>,
+    arms: Arms,
 }
 
 impl KArmedEnv {
@@ -178,10 +173,9 @@ impl KArmedEnv {
             return Err(KArmedError::TooFewArms);
         }
         let means: Vec<f64> = arms.iter().map(ArmReward::mean).collect();
-        let best = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let points = (0..arms.len()).map(|a| vec![a as f64]).collect();
         let covariance = DMatrix::identity(arms.len(), arms.len());
-        Ok(Self { name, arms, means, best, points, covariance, bounds })
+        Ok(Self { arms: Arms::new(name, points, means, covariance, bounds), rewards: arms })
     }
 
     /// Bernoulli arms with the given means (each in [0, 1]).
@@ -307,36 +301,18 @@ impl KArmedEnv {
         [top, top - 0.02, top - 0.04, top - 0.06, top - 0.08]
     }
 
-    /// The arms' distributions.
-    pub fn arms(&self) -> &[ArmReward] {
-        &self.arms
+    /// The arms' reward distributions.
+    pub fn rewards(&self) -> &[ArmReward] {
+        &self.rewards
     }
 }
 
 impl Environment for KArmedEnv {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn num_arms(&self) -> usize {
-        self.arms.len()
-    }
-    fn point(&self, arm: usize) -> &[f64] {
-        self.points.get(arm).map_or(&[], |p| p.as_slice())
-    }
-    fn mean(&self, arm: usize) -> f64 {
-        self.means.get(arm).copied().unwrap_or(f64::NAN)
-    }
-    fn best_mean(&self) -> f64 {
-        self.best
+    fn arms(&self) -> &Arms {
+        &self.arms
     }
     fn sample(&self, arm: usize, rng: &mut SimRng) -> f64 {
-        self.arms.get(arm).map_or(f64::NAN, |a| a.sample(rng))
-    }
-    fn prior_covariance(&self) -> &DMatrix<f64> {
-        &self.covariance
-    }
-    fn bounds(&self) -> RewardBounds {
-        self.bounds
+        self.rewards.get(arm).map_or(f64::NAN, |a| a.sample(rng))
     }
 }
 
@@ -372,7 +348,7 @@ mod tests {
                 assert_eq!(env.bounds().alpha, v);
                 assert!((env.best_mean() - 0.9).abs() < 1e-12);
                 // R is the clamp of the arm with the largest scale λ.
-                let (shape, largest) = env.arms().iter().fold((0.0, 0.0f64), |(_, m), a| match *a {
+                let (shape, largest) = env.rewards().iter().fold((0.0, 0.0f64), |(_, m), a| match *a {
                     ArmReward::Pareto { shape, scale } => (shape, m.max(scale)),
                     _ => unreachable!(),
                 });
@@ -381,7 +357,7 @@ mod tests {
         }
         // The heaviest arm's tail: P(X > R) = 10⁻⁶.
         let env = KArmedEnv::pareto(ParetoInstance::S1, 0.5).unwrap();
-        let ArmReward::Pareto { shape, scale } = env.arms()[0] else { unreachable!() };
+        let ArmReward::Pareto { shape, scale } = env.rewards()[0] else { unreachable!() };
         let r = env.bounds().r.unwrap();
         assert!(((scale / r).powf(shape) - PARETO_CLAMP_TAIL).abs() < 1e-15);
     }
@@ -390,7 +366,7 @@ mod tests {
     fn the_two_point_instance_has_mean_mu_and_moment_one_half() {
         let v = 0.5;
         let env = KArmedEnv::two_point(&KArmedEnv::two_point_hard_means(), v).unwrap();
-        for (a, arm) in env.arms().iter().enumerate() {
+        for (a, arm) in env.rewards().iter().enumerate() {
             let ArmReward::TwoPoint { p, value } = *arm else { unreachable!() };
             assert!((p * value - env.mean(a)).abs() < 1e-15);
             assert!((p * value.powf(1.0 + v) - 0.5).abs() < 1e-12, "E|X|^(1+v) = 1/2");

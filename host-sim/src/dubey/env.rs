@@ -43,7 +43,7 @@ use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::env::{Environment, RewardBounds, SimRng};
+use crate::env::{Arms, Environment, RewardBounds, SimRng};
 
 /// Standard deviation of the benchmarks' Gaussian reward noise (on the normalised scale).
 pub const BENCHMARK_NOISE: f64 = 0.1;
@@ -221,7 +221,8 @@ pub struct RkhsBernoulli {
     set_size: usize,
     /// One decision set drawn at construction: the arms when used as an [`Environment`].
     fixed: DecisionSet,
-    prior: OnceLock<DMatrix<f64>>,
+    /// The [`Environment`] view, built when first asked for (its Gram matrix is large).
+    arms: OnceLock<Arms>,
 }
 
 impl RkhsBernoulli {
@@ -243,7 +244,7 @@ impl RkhsBernoulli {
             let total: f64 = e.iter().sum();
             let weights = e.map(|v| v / total);
             let mut env =
-                Self { centres, weights, set_size, fixed: DecisionSet::new(2), prior: OnceLock::new() };
+                Self { centres, weights, set_size, fixed: DecisionSet::new(2), arms: OnceLock::new() };
             let (high, low) = env.region_fractions();
             if high >= 0.01 && low >= 0.5 {
                 let mut fixed = DecisionSet::new(2);
@@ -346,30 +347,22 @@ fn gram(set: &DecisionSet, k: impl Fn(&[f64], &[f64]) -> f64) -> DMatrix<f64> {
 }
 
 impl Environment for RkhsBernoulli {
-    fn name(&self) -> &str {
-        "rkhs-bernoulli"
-    }
-    fn num_arms(&self) -> usize {
-        self.fixed.len()
-    }
-    fn point(&self, arm: usize) -> &[f64] {
-        self.fixed.point(arm)
-    }
-    fn mean(&self, arm: usize) -> f64 {
-        self.fixed.mean(arm)
-    }
-    fn best_mean(&self) -> f64 {
-        self.fixed.best()
+    fn arms(&self) -> &Arms {
+        self.arms.get_or_init(|| {
+            let prior = gram(&self.fixed, |u, v| se(u, v, RKHS_UNIT_LENGTHSCALE));
+            let bounds = RewardBounds { b: 1.0, r: Some(1.0), alpha: 1.0, v: 1.0, c: 0.25 };
+            arms_of("rkhs-bernoulli", &self.fixed, prior, bounds)
+        })
     }
     fn sample(&self, arm: usize, rng: &mut SimRng) -> f64 {
         self.reward(self.fixed.mean(arm), rng)
     }
-    fn prior_covariance(&self) -> &DMatrix<f64> {
-        self.prior.get_or_init(|| gram(&self.fixed, |u, v| se(u, v, RKHS_UNIT_LENGTHSCALE)))
-    }
-    fn bounds(&self) -> RewardBounds {
-        RewardBounds { b: 1.0, r: Some(1.0), alpha: 1.0, v: 1.0, c: 0.25 }
-    }
+}
+
+/// The [`Arms`] of a fixed decision set.
+fn arms_of(name: &str, set: &DecisionSet, prior: DMatrix<f64>, bounds: RewardBounds) -> Arms {
+    let points = (0..set.len()).map(|i| set.point(i).to_vec()).collect();
+    Arms::new(name, points, set.means().to_vec(), prior, bounds)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -474,7 +467,8 @@ pub struct Benchmark {
     kind: BenchmarkKind,
     set: DecisionSet,
     noise: f64,
-    prior: OnceLock<DMatrix<f64>>,
+    /// The [`Environment`] view, built when first asked for (its Gram matrix is large).
+    arms: OnceLock<Arms>,
 }
 
 impl Benchmark {
@@ -517,7 +511,7 @@ impl Benchmark {
         for (p, v) in points.iter().zip(&g) {
             set.push(p, (v - centre) / half);
         }
-        Ok(Self { kind, set, noise, prior: OnceLock::new() })
+        Ok(Self { kind, set, noise, arms: OnceLock::new() })
     }
 
     /// Which benchmark.
@@ -565,34 +559,20 @@ impl DecisionEnv for Benchmark {
 }
 
 impl Environment for Benchmark {
-    fn name(&self) -> &str {
-        self.kind.name()
-    }
-    fn num_arms(&self) -> usize {
-        self.set.len()
-    }
-    fn point(&self, arm: usize) -> &[f64] {
-        self.set.point(arm)
-    }
-    fn mean(&self, arm: usize) -> f64 {
-        self.set.mean(arm)
-    }
-    fn best_mean(&self) -> f64 {
-        self.set.best()
+    fn arms(&self) -> &Arms {
+        self.arms.get_or_init(|| {
+            let l = self.kind.unit_lengthscale();
+            let prior = match self.kind {
+                BenchmarkKind::Camelback => gram(&self.set, |u, v| se(u, v, l)),
+                _ => gram(&self.set, |u, v| additive_se(u, v, l)),
+            };
+            let r2 = self.noise * self.noise;
+            let bounds = RewardBounds { b: 1.0, r: None, alpha: 1.0, v: 1.0 + r2, c: r2 };
+            arms_of(self.kind.name(), &self.set, prior, bounds)
+        })
     }
     fn sample(&self, arm: usize, rng: &mut SimRng) -> f64 {
         self.reward(self.set.mean(arm), rng)
-    }
-    fn prior_covariance(&self) -> &DMatrix<f64> {
-        let l = self.kind.unit_lengthscale();
-        self.prior.get_or_init(|| match self.kind {
-            BenchmarkKind::Camelback => gram(&self.set, |u, v| se(u, v, l)),
-            _ => gram(&self.set, |u, v| additive_se(u, v, l)),
-        })
-    }
-    fn bounds(&self) -> RewardBounds {
-        let r2 = self.noise * self.noise;
-        RewardBounds { b: 1.0, r: None, alpha: 1.0, v: 1.0 + r2, c: r2 }
     }
 }
 

@@ -43,57 +43,129 @@ pub struct RewardBounds {
     pub c: f64,
 }
 
-/// A finite-armed problem.
+/// What every finite-armed environment describes, whatever family it comes from: a name, the
+/// arms' points and true means, the best mean, the learner's prior covariance over the arms and
+/// the reward constants. An environment builds one and adds only how a reward is drawn.
+#[derive(Clone, Debug)]
+pub struct Arms {
+    name: String,
+    points: Vec<Vec<f64>>,
+    means: Vec<f64>,
+    best: f64,
+    covariance: DMatrix<f64>,
+    bounds: RewardBounds,
+}
+
+impl Arms {
+    /// Arm `a` at `points[a]` with mean `means[a]`, the prior `covariance` over the arms (one
+    /// row and column per arm) and the reward constants `bounds`.
+    pub fn new(
+        name: impl Into<String>,
+        points: Vec<Vec<f64>>,
+        means: Vec<f64>,
+        covariance: DMatrix<f64>,
+        bounds: RewardBounds,
+    ) -> Self {
+        let best = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Self { name: name.into(), points, means, best, covariance, bounds }
+    }
+
+    /// Short name for tables and files.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Number of arms.
+    pub fn len(&self) -> usize {
+        self.means.len()
+    }
+
+    /// Whether there is no arm.
+    pub fn is_empty(&self) -> bool {
+        self.means.is_empty()
+    }
+
+    /// The arm's point in its input space; an empty slice for an arm out of range.
+    pub fn point(&self, arm: usize) -> &[f64] {
+        self.points.get(arm).map_or(&[], Vec::as_slice)
+    }
+
+    /// f(arm), the true mean; NaN for an arm out of range.
+    pub fn mean(&self, arm: usize) -> f64 {
+        self.means.get(arm).copied().unwrap_or(f64::NAN)
+    }
+
+    /// Every arm's mean.
+    pub fn means(&self) -> &[f64] {
+        &self.means
+    }
+
+    /// max over arms of f.
+    pub fn best(&self) -> f64 {
+        self.best
+    }
+
+    /// The learner's prior covariance over the arms.
+    pub fn covariance(&self) -> &DMatrix<f64> {
+        &self.covariance
+    }
+
+    /// The reward constants.
+    pub fn bounds(&self) -> RewardBounds {
+        self.bounds
+    }
+}
+
+/// A finite-armed problem: its [`Arms`] and how a reward is drawn.
 ///
 /// Arms are also the points of a [`crate::gp::FiniteCovariance`] prior: index `a` is the
 /// learner's point `[a]`; [`Environment::point`] is the arm's location for display and for
 /// kernels over the input space.
 pub trait Environment: Send + Sync {
-    /// Short name for tables and files.
-    fn name(&self) -> &str;
-    /// Number of arms.
-    fn num_arms(&self) -> usize;
-    /// The arm's point in its input space (for kernels), e.g. `[x]` on [0, 1].
-    fn point(&self, arm: usize) -> &[f64];
-    /// f(arm): the true mean reward.
-    fn mean(&self, arm: usize) -> f64;
-    /// max over arms of f.
-    fn best_mean(&self) -> f64;
+    /// The arms: name, points, means, prior covariance and reward constants.
+    fn arms(&self) -> &Arms;
     /// One raw reward f(arm) + η: the private value. Never shown to the learner directly in a
-    /// private experiment.
+    /// private experiment. NaN for an arm out of range.
     fn sample(&self, arm: usize, rng: &mut SimRng) -> f64;
+
+    /// Short name for tables and files.
+    fn name(&self) -> &str {
+        self.arms().name()
+    }
+    /// Number of arms.
+    fn num_arms(&self) -> usize {
+        self.arms().len()
+    }
+    /// The arm's point in its input space (for kernels), e.g. `[x]` on [0, 1].
+    fn point(&self, arm: usize) -> &[f64] {
+        self.arms().point(arm)
+    }
+    /// f(arm): the true mean reward.
+    fn mean(&self, arm: usize) -> f64 {
+        self.arms().mean(arm)
+    }
+    /// max over arms of f.
+    fn best_mean(&self) -> f64 {
+        self.arms().best()
+    }
     /// The prior covariance over the arms that the learner uses (kernel Gram matrix or the
     /// empirical covariance of real data).
-    fn prior_covariance(&self) -> &DMatrix<f64>;
+    fn prior_covariance(&self) -> &DMatrix<f64> {
+        self.arms().covariance()
+    }
     /// The reward constants.
-    fn bounds(&self) -> RewardBounds;
+    fn bounds(&self) -> RewardBounds {
+        self.arms().bounds()
+    }
 }
 
 /// Shared environments (e.g. a real data set loaded once for all trials) are environments.
 impl<E: Environment + ?Sized> Environment for std::sync::Arc<E> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn num_arms(&self) -> usize {
-        (**self).num_arms()
-    }
-    fn point(&self, arm: usize) -> &[f64] {
-        (**self).point(arm)
-    }
-    fn mean(&self, arm: usize) -> f64 {
-        (**self).mean(arm)
-    }
-    fn best_mean(&self) -> f64 {
-        (**self).best_mean()
+    fn arms(&self) -> &Arms {
+        (**self).arms()
     }
     fn sample(&self, arm: usize, rng: &mut SimRng) -> f64 {
         (**self).sample(arm, rng)
-    }
-    fn prior_covariance(&self) -> &DMatrix<f64> {
-        (**self).prior_covariance()
-    }
-    fn bounds(&self) -> RewardBounds {
-        (**self).bounds()
     }
 }
 

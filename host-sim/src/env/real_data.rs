@@ -28,7 +28,7 @@ use nalgebra::DMatrix;
 use rand::RngExt;
 
 use super::csv_matrix::{CsvError, CsvOptions, Header, read_csv_matrix};
-use super::{Environment, RewardBounds, SimRng};
+use super::{Arms, Environment, RewardBounds, SimRng};
 
 /// Why a real-data environment could not be built.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,15 +118,11 @@ impl std::error::Error for RealDataError {
 /// An environment whose arms are the columns of a real sample matrix (seed 000/001 §5.1).
 #[derive(Clone, Debug)]
 pub struct RealData {
-    name: String,
+    arms: Arms,
     arm_names: Vec<String>,
-    points: Vec<Vec<f64>>,
     /// Normalised reward samples (divided by `scale`).
     samples: DMatrix<f64>,
-    means: Vec<f64>,
     scale: f64,
-    covariance: DMatrix<f64>,
-    bounds: RewardBounds,
 }
 
 impl RealData {
@@ -172,17 +168,15 @@ impl RealData {
         let points =
             (0..arms).map(|a| vec![if arms > 1 { a as f64 / (arms - 1) as f64 } else { 0.0 }]).collect();
         let b = means.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        // B = max |f| (= 1): the bound on |f| the clamp needs, not the RKHS norm (see the
+        // module docs for both and for the original scripts' B = s).
+        let bounds = RewardBounds { b, r: Some(max_noise), alpha: 1.0, v, c: sum_noise2 / cells };
+        let covariance = zscore_covariance(covariance_samples)?;
         Ok(Self {
-            name: name.to_string(),
+            arms: Arms::new(name, points, means, covariance, bounds),
             arm_names: (0..arms).map(|a| format!("arm{a}")).collect(),
-            points,
             samples,
-            means,
             scale,
-            covariance: zscore_covariance(covariance_samples)?,
-            // B = max |f| (= 1): the bound on |f| the clamp needs, not the RKHS norm (see the
-            // module docs for both and for the original scripts' B = s).
-            bounds: RewardBounds { b, r: Some(max_noise), alpha: 1.0, v, c: sum_noise2 / cells },
         })
     }
 
@@ -228,13 +222,13 @@ impl RealData {
 
     /// All normalised means f(0..n).
     pub fn means(&self) -> &[f64] {
-        &self.means
+        self.arms.means()
     }
 
     /// c, the mean of the squared normalised noise over all samples (seed 000/001 §5.1); the
     /// same value as `bounds().c`.
     pub fn mean_squared_noise(&self) -> f64 {
-        self.bounds.c
+        self.arms.bounds().c
     }
 
     /// The normalised reward samples (rows = samples, columns = arms).
@@ -280,45 +274,18 @@ fn zscore_covariance(m: &DMatrix<f64>) -> Result<DMatrix<f64>, RealDataError> {
 }
 
 impl Environment for RealData {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn num_arms(&self) -> usize {
-        self.means.len()
-    }
-
-    /// `[a/(n−1)]`; an empty slice for an arm out of range.
-    fn point(&self, arm: usize) -> &[f64] {
-        self.points.get(arm).map_or(&[], Vec::as_slice)
-    }
-
-    /// f(arm); NaN for an arm out of range.
-    fn mean(&self, arm: usize) -> f64 {
-        self.means.get(arm).copied().unwrap_or(f64::NAN)
-    }
-
-    /// 1 (f is normalised by its maximum).
-    fn best_mean(&self) -> f64 {
-        self.means.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    fn arms(&self) -> &Arms {
+        &self.arms
     }
 
     /// The normalised value of a uniformly random row in column `arm`; NaN for an arm out of
     /// range.
     fn sample(&self, arm: usize, rng: &mut SimRng) -> f64 {
-        if arm >= self.num_arms() {
+        if arm >= self.arms.len() {
             return f64::NAN;
         }
         let row = rng.random_range(0..self.samples.nrows());
         self.samples[(row, arm)]
-    }
-
-    fn prior_covariance(&self) -> &DMatrix<f64> {
-        &self.covariance
-    }
-
-    fn bounds(&self) -> RewardBounds {
-        self.bounds
     }
 }
 

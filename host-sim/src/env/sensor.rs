@@ -2,9 +2,7 @@
 //! learner's regret can be computed for runs against the emulated or real device, and the same
 //! model can be run in-process for comparison.
 
-use nalgebra::DMatrix;
-
-use super::{EnvError, Environment, RewardBounds, SimRng};
+use super::{Arms, EnvError, Environment, RewardBounds, SimRng};
 use crate::gp::{SquaredExponential, gram_matrix};
 use ldp_core::device::SensorModel;
 
@@ -15,10 +13,7 @@ pub const SENSOR_PRIOR_LENGTHSCALE: f64 = 0.2;
 #[derive(Clone, Debug)]
 pub struct SensorEnv {
     model: SensorModel,
-    points: Vec<Vec<f64>>,
-    means: Vec<f64>,
-    best: f64,
-    covariance: DMatrix<f64>,
+    arms: Arms,
 }
 
 impl SensorEnv {
@@ -28,10 +23,11 @@ impl SensorEnv {
         let model = SensorModel::new(arms, r).ok_or(EnvError::Sensor { arms, noise_bound: r })?;
         let points: Vec<Vec<f64>> = (0..arms).map(|a| vec![f64::from(a) / f64::from(arms - 1)]).collect();
         let means: Vec<f64> = (0..arms).map(|a| model.mean(a).unwrap_or(0.0)).collect();
-        let best = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let kernel = SquaredExponential::new(SENSOR_PRIOR_LENGTHSCALE).map_err(EnvError::Kernel)?;
         let covariance = gram_matrix(&kernel, &points).map_err(EnvError::Kernel)?;
-        Ok(Self { model, points, means, best, covariance })
+        // E η² = R²/3 for U[−R, R]; E y² ≤ B² + R²/3 with B = 1.
+        let bounds = RewardBounds { b: 1.0, r: Some(r), alpha: 1.0, v: 1.0 + r * r / 3.0, c: r * r / 3.0 };
+        Ok(Self { model, arms: Arms::new("sensor", points, means, covariance, bounds) })
     }
 
     /// The model.
@@ -41,30 +37,10 @@ impl SensorEnv {
 }
 
 impl Environment for SensorEnv {
-    fn name(&self) -> &str {
-        "sensor"
-    }
-    fn num_arms(&self) -> usize {
-        self.means.len()
-    }
-    fn point(&self, arm: usize) -> &[f64] {
-        self.points.get(arm).map_or(&[], |p| p.as_slice())
-    }
-    fn mean(&self, arm: usize) -> f64 {
-        self.means.get(arm).copied().unwrap_or(f64::NAN)
-    }
-    fn best_mean(&self) -> f64 {
-        self.best
+    fn arms(&self) -> &Arms {
+        &self.arms
     }
     fn sample(&self, arm: usize, rng: &mut SimRng) -> f64 {
         u32::try_from(arm).ok().and_then(|a| self.model.read(a, rng)).unwrap_or(f64::NAN)
-    }
-    fn prior_covariance(&self) -> &DMatrix<f64> {
-        &self.covariance
-    }
-    fn bounds(&self) -> RewardBounds {
-        let r = self.model.noise_bound();
-        // E η² = R²/3 for U[−R, R]; E y² ≤ B² + R²/3 with B = 1.
-        RewardBounds { b: 1.0, r: Some(r), alpha: 1.0, v: 1.0 + r * r / 3.0, c: r * r / 3.0 }
     }
 }

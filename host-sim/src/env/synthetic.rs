@@ -11,7 +11,7 @@ use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 
 use super::noise::{Noise, NoiseError};
-use super::{Environment, RewardBounds, SimRng};
+use super::{Arms, Environment, SimRng};
 use crate::gp::{KernelError, Matern, MaternNu, SquaredExponential, gram_matrix};
 
 /// Number of grid points (and support points) of seed 000/001 §5.1.
@@ -105,15 +105,10 @@ impl From<NoiseError> for SyntheticError {
 /// A synthetic RKHS-function environment (seed 000/001 §5.1); one instance per trial seed.
 #[derive(Clone, Debug)]
 pub struct SyntheticRkhs {
-    name: String,
-    points: Vec<Vec<f64>>,
+    arms: Arms,
     coefficients: Vec<f64>,
-    means: Vec<f64>,
-    best: f64,
     normaliser: f64,
-    covariance: DMatrix<f64>,
     noise: Noise,
-    bounds: RewardBounds,
 }
 
 impl SyntheticRkhs {
@@ -136,18 +131,8 @@ impl SyntheticRkhs {
             return Err(SyntheticError::DegenerateFunction);
         }
         let means: Vec<f64> = raw.iter().map(|v| v / normaliser).collect();
-        let best = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Ok(Self {
-            name: format!("synthetic-{}", kernel.short_name()),
-            points,
-            coefficients,
-            means,
-            best,
-            normaliser,
-            covariance,
-            noise,
-            bounds,
-        })
+        let name = format!("synthetic-{}", kernel.short_name());
+        Ok(Self { arms: Arms::new(name, points, means, covariance, bounds), coefficients, normaliser, noise })
     }
 
     /// The drawn coefficients a_i (before normalisation).
@@ -167,44 +152,18 @@ impl SyntheticRkhs {
 
     /// All means f(x_1..x_100).
     pub fn means(&self) -> &[f64] {
-        &self.means
+        self.arms.means()
     }
 }
 
 impl Environment for SyntheticRkhs {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn num_arms(&self) -> usize {
-        self.means.len()
-    }
-
-    /// `[j/99]`; an empty slice for an arm out of range.
-    fn point(&self, arm: usize) -> &[f64] {
-        self.points.get(arm).map_or(&[], Vec::as_slice)
-    }
-
-    /// f(x_arm); NaN for an arm out of range.
-    fn mean(&self, arm: usize) -> f64 {
-        self.means.get(arm).copied().unwrap_or(f64::NAN)
-    }
-
-    fn best_mean(&self) -> f64 {
-        self.best
+    fn arms(&self) -> &Arms {
+        &self.arms
     }
 
     /// f(x_arm) + η; NaN for an arm out of range.
     fn sample(&self, arm: usize, rng: &mut SimRng) -> f64 {
-        self.mean(arm) + self.noise.sample(rng)
-    }
-
-    fn prior_covariance(&self) -> &DMatrix<f64> {
-        &self.covariance
-    }
-
-    fn bounds(&self) -> RewardBounds {
-        self.bounds
+        self.arms.mean(arm) + self.noise.sample(rng)
     }
 }
 
@@ -287,7 +246,7 @@ mod tests {
     #[test]
     fn env_synthetic_bounds_follow_the_paper() {
         let env = build(SyntheticKernel::PAPER_SE, Noise::PAPER_HEAVY_TAILED, 1);
-        assert_eq!(env.bounds(), RewardBounds { b: 1.0, r: None, alpha: 1.0, v: 4.0, c: 3.0 });
+        assert_eq!(env.bounds(), crate::env::RewardBounds { b: 1.0, r: None, alpha: 1.0, v: 4.0, c: 3.0 });
         let env = build(SyntheticKernel::PAPER_SE, Noise::PAPER_LDP, 1);
         assert_eq!(env.bounds().r, Some(1.0));
         assert_eq!(env.bounds().alpha, 1.0);
