@@ -1,11 +1,14 @@
-//! Error types: one small `Copy` enum per operation, each variant saying what was wrong and what
-//! to do about it.
+//! Error types: one `Copy` enum per layer — [`ParamError`] for every parameter, and one per
+//! operation that can be refused — each variant saying what was wrong and what to do about it.
 
 use core::fmt;
 
 use crate::grid::GridError;
 
-/// A parameter given to a constructor was invalid. Nothing was built.
+/// A parameter given to a constructor (or a calculation) was invalid. Nothing was built.
+///
+/// One enum for the whole parameter layer: the mechanism, the budget, the trees, the bandit
+/// policies, the feature maps and JDP all report what was wrong with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -18,10 +21,18 @@ pub enum ParamError {
     EpsilonTooSmall,
     /// δ was not in the open interval (0, 1).
     DeltaOutOfRange,
+    /// δ of an error bound was not in (0, 1/2], where the bound is claimed.
+    ErrorBoundDeltaOutOfRange,
+    /// ρ (zCDP) was NaN, infinite or negative.
+    RhoInvalid,
     /// A bound (B on |f|, R on |η|) was NaN or infinite.
     BoundNotFinite,
     /// A bound (B on |f|, R on |η|) was negative.
     BoundNegative,
+    /// A bound that must be strictly positive was zero or negative.
+    BoundNotPositive,
+    /// A bound is outside [2^-40, 2^40], where the grid arithmetic is exact.
+    BoundOutOfRange,
     /// The clamping range B + R (or the truncation level) is zero: nothing could be released.
     SensitivityZero,
     /// The clamping range is outside [2^-40, 2^40], where the grid arithmetic is exact.
@@ -33,18 +44,56 @@ pub enum ParamError {
     /// An explicit grid 2^k is too coarse (coarser than the clamping range) or so fine that the
     /// clamped range spans more than 2^20 grid steps.
     GridOutOfRange,
+    /// The calibrated (Gaussian) noise does not fit the sampler.
+    NoiseOutOfRange,
     /// The sub-Weibull tail constant K₁ was NaN, infinite or negative.
     TailConstantInvalid,
     /// The sub-Weibull tail exponent θ was NaN, infinite, zero or negative.
     TailExponentInvalid,
     /// The horizon T was zero.
     HorizonZero,
+    /// The horizon exceeds what the type holds (a tree's `2^L − 1`, JDP's `2^32 − 1`).
+    HorizonAboveCapacity,
     /// The per-report ε limit exceeds the total budget: no report could ever be made.
     PerReportAboveTotal,
     /// The per-report ε floor exceeds the per-report limit: no report could ever be made.
     FloorAboveLimit,
     /// The reservation chunk is below the per-report limit: a report could need two writes.
     ChunkBelowLimit,
+    /// A matrix dimension or feature count was 0 or above the supported size.
+    DimensionInvalid,
+    /// A storage buffer did not have the required length.
+    BufferLength,
+    /// λ was not finite and > 0.
+    LambdaInvalid,
+    /// ζ was not in (0, 1).
+    ZetaInvalid,
+    /// A confidence constant (κ, an index constant, B, ρ, ϵ, a width scale) was NaN, infinite
+    /// or outside its range.
+    ConstantInvalid,
+    /// The confidence β was not in (0, 1).
+    ConfidenceOutOfRange,
+    /// The moment order v was not in (0, 1].
+    MomentOrderInvalid,
+    /// The moment bound u was not finite and > 0.
+    MomentBoundInvalid,
+    /// The learning rate η was not finite and > 0.
+    LearningRateInvalid,
+    /// The exploration rate γ was not in [0, 1].
+    ExplorationInvalid,
+    /// The number of arms or experts is below what the policy needs (1 for most, 2 for EXP3's
+    /// Theorem 4.1 tuning and Hedge's learning rate).
+    TooFewArms,
+    /// A lengthscale was NaN, infinite, zero, negative, or so small that `1/l` overflows.
+    LengthscaleInvalid,
+    /// The Gauss–Hermite rule failed a check (nodes not strictly decreasing, a weight not
+    /// positive and finite, or `Σ w ≠ √π`): from about 375 nodes, whose outermost weights
+    /// underflow `f64`.
+    QuadratureFailed,
+    /// A feature block named a coordinate `≥ D`.
+    BlockIndexOutOfRange,
+    /// A feature block named the same coordinate twice.
+    BlockIndexRepeated,
 }
 
 impl fmt::Display for ParamError {
@@ -53,11 +102,15 @@ impl fmt::Display for ParamError {
             Self::EpsilonNotFinite => "epsilon is NaN or infinite: give a finite epsilon > 0",
             Self::EpsilonNotPositive => "epsilon is zero or negative: give a finite epsilon > 0",
             Self::EpsilonTooSmall => {
-                "epsilon is too small for the sampler's integer range: use a larger epsilon or a coarser grid"
+                "epsilon is too small for the sampler's integer range: use a larger epsilon, a coarser grid or a shorter horizon"
             }
             Self::DeltaOutOfRange => "delta is not in (0, 1): give a probability strictly between 0 and 1",
-            Self::BoundNotFinite => "a bound is NaN or infinite: give a finite bound >= 0",
+            Self::ErrorBoundDeltaOutOfRange => "delta must be in (0, 1/2] for the error bound",
+            Self::RhoInvalid => "rho must be finite and >= 0",
+            Self::BoundNotFinite => "a bound is NaN or infinite: give a finite bound",
             Self::BoundNegative => "a bound is negative: give a finite bound >= 0",
+            Self::BoundNotPositive => "a bound is zero or negative: give a finite bound > 0",
+            Self::BoundOutOfRange => "a bound is outside [2^-40, 2^40]: rescale the values",
             Self::SensitivityZero => {
                 "the clamping range is zero: B + R (or the truncation level) must be > 0"
             }
@@ -67,12 +120,33 @@ impl fmt::Display for ParamError {
             Self::GridOutOfRange => {
                 "the grid 2^k must be no coarser than the clamping range and span at most 2^20 steps of it"
             }
+            Self::NoiseOutOfRange => {
+                "the calibrated noise does not fit the sampler: use a larger epsilon or delta, or a coarser grid"
+            }
             Self::TailConstantInvalid => "the tail constant K1 must be finite and >= 0",
             Self::TailExponentInvalid => "the tail exponent theta must be finite and > 0",
             Self::HorizonZero => "the horizon T must be at least 1",
+            Self::HorizonAboveCapacity => {
+                "the horizon exceeds what the type holds (a tree's 2^L - 1: use more levels, see levels_for)"
+            }
             Self::PerReportAboveTotal => "the per-report epsilon limit exceeds the total budget: lower it",
             Self::FloorAboveLimit => "the per-report epsilon floor exceeds the per-report limit: lower it",
             Self::ChunkBelowLimit => "the reservation chunk is below the per-report epsilon limit: raise it",
+            Self::DimensionInvalid => "the dimension must be in 1..=1024",
+            Self::BufferLength => "the storage buffer has the wrong length (see buffer_len)",
+            Self::LambdaInvalid => "lambda must be finite and > 0",
+            Self::ZetaInvalid => "zeta must be in (0, 1)",
+            Self::ConstantInvalid => "a confidence constant is NaN, infinite or out of its range",
+            Self::ConfidenceOutOfRange => "the confidence beta must be in (0, 1)",
+            Self::MomentOrderInvalid => "the moment order v must be in (0, 1]",
+            Self::MomentBoundInvalid => "the moment bound u must be finite and > 0",
+            Self::LearningRateInvalid => "the learning rate eta must be finite and > 0",
+            Self::ExplorationInvalid => "the exploration rate gamma must be in [0, 1]",
+            Self::TooFewArms => "too few arms or experts for this policy: use at least 2",
+            Self::LengthscaleInvalid => "a lengthscale must be finite and > 0 (with 1/l finite)",
+            Self::QuadratureFailed => "the Gauss-Hermite rule failed its checks: use fewer nodes",
+            Self::BlockIndexOutOfRange => "a block names a coordinate >= D: use indices below D",
+            Self::BlockIndexRepeated => "a block names the same coordinate twice: list each once",
         })
     }
 }

@@ -6,13 +6,13 @@
 use core::mem::size_of;
 
 use ldp_core::bandit::{
-    BanditParamError, DpRobustSe, DpRobustUcb, Exp3, Exp3Params, HeavyTail, Hedge, LdpRobustSe, ObserveError,
+    DpRobustSe, DpRobustUcb, Exp3, Exp3Params, HeavyTail, Hedge, LdpRobustSe, ObserveError,
     PAPER_DP_RSE_KAPPA, PAPER_DP_UCB_CONSTANT, PAPER_LDP_RSE_KAPPA, PAPER_ROBUST_UCB_CONSTANT, PrivateExp3,
     PrivateHedge, PrivateSum, RobustUcb, RseParams, exponential_weights, hedge_learning_rate,
 };
-use ldp_core::tree::{AdaptiveTree, TreeParamError};
+use ldp_core::tree::AdaptiveTree;
 use ldp_core::truncation::{dp_robust_ucb_level, dp_rse_epoch, ldp_rse_epoch, robust_ucb_level};
-use ldp_core::{Epsilon, TruncationLevel};
+use ldp_core::{Epsilon, ParamError, TruncationLevel};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -236,7 +236,7 @@ fn exp3_theorem_4_1_parameters_and_the_private_reduction() {
     let eta = (5f64.ln() / (2.0 * 5.0 * 1e4)).sqrt();
     assert!((p.eta() - eta).abs() < 1e-15);
     assert!((p.gamma() - eta * 5.0).abs() < 1e-15);
-    assert_eq!(Exp3Params::theorem_4_1(1, 10, 0.0), Err(BanditParamError::TooFewArms));
+    assert_eq!(Exp3Params::theorem_4_1(1, 10, 0.0), Err(ParamError::TooFewArms));
     assert_eq!(Exp3Params::theorem_4_1(10, 1, 0.0).unwrap().gamma(), 1.0); // √(N ln N/2T) > 1: capped
     let mut private = PrivateExp3::<5>::new(eps(0.5), 10_000).unwrap();
     assert_eq!(private.inner().params(), Exp3Params::theorem_4_1(5, 10_000, 2.0).unwrap());
@@ -328,28 +328,25 @@ fn private_hedge_releases_carry_exactly_depth_noise_terms() {
 
 #[test]
 fn invalid_parameters_get_their_own_errors() {
-    assert_eq!(HeavyTail::new(1.0, 0.0), Err(BanditParamError::MomentOrderInvalid));
-    assert_eq!(HeavyTail::new(f64::NAN, 0.5), Err(BanditParamError::MomentBoundInvalid));
+    assert_eq!(HeavyTail::new(1.0, 0.0), Err(ParamError::MomentOrderInvalid));
+    assert_eq!(HeavyTail::new(f64::NAN, 0.5), Err(ParamError::MomentBoundInvalid));
     let tail = HeavyTail::new(1.0, 1.0).unwrap();
-    assert_eq!(RseParams::new(eps(1.0), tail, 0.0, 2.0), Err(BanditParamError::ConfidenceInvalid));
-    assert_eq!(RseParams::new(eps(1.0), tail, 0.1, -2.0), Err(BanditParamError::ConstantInvalid));
-    assert_eq!(RobustUcb::<2>::new(tail, 0, 4.0).err(), Some(BanditParamError::HorizonZero));
+    assert_eq!(RseParams::new(eps(1.0), tail, 0.0, 2.0), Err(ParamError::ConfidenceOutOfRange));
+    assert_eq!(RseParams::new(eps(1.0), tail, 0.1, -2.0), Err(ParamError::ConstantInvalid));
+    assert_eq!(RobustUcb::<2>::new(tail, 0, 4.0).err(), Some(ParamError::HorizonZero));
     assert_eq!(
         DpRobustUcb::<2, 4>::new(eps(1.0), tail, 16, 1.0).err(),
-        Some(BanditParamError::Tree(TreeParamError::HorizonAboveCapacity))
+        Some(ParamError::HorizonAboveCapacity)
     );
     assert_eq!(
         DpRobustUcb::<2, 5>::new(eps(1.0), tail, 16, f64::NAN).err(),
-        Some(BanditParamError::ConstantInvalid)
+        Some(ParamError::ConstantInvalid)
     );
-    assert_eq!(Exp3Params::new(0.0, 0.1), Err(BanditParamError::LearningRateInvalid));
-    assert_eq!(Hedge::<2>::new(f64::INFINITY).err(), Some(BanditParamError::LearningRateInvalid));
+    assert_eq!(Exp3Params::new(0.0, 0.1), Err(ParamError::LearningRateInvalid));
+    assert_eq!(Hedge::<2>::new(f64::INFINITY).err(), Some(ParamError::LearningRateInvalid));
     assert!(PrivateHedge::<2, 3>::new(1.0, 8, 0.1, &mut rng(1)).is_err());
     assert!(PrivateSum::new(TruncationLevel::new(1e20).unwrap(), eps(1.0)).is_err());
-    assert_eq!(
-        BanditParamError::TooFewArms.to_string(),
-        "too few arms or experts for this policy: use at least 2"
-    );
+    assert_eq!(ParamError::TooFewArms.to_string(), "too few arms or experts for this policy: use at least 2");
 }
 
 #[test]

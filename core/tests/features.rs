@@ -16,9 +16,10 @@
 
 use core::f64::consts::{PI, SQRT_2};
 
+use ldp_core::ParamError;
 use ldp_core::features::{
     AdditiveQff, DEFAULT_FREQUENCIES, DEFAULT_MIN_LENGTHSCALE, DEFAULT_TOLERANCE, DefaultQff1, DefaultQff2,
-    FeatureError, FeatureMap, GaussHermite, Qff, Qff1d, Rff, gauss_hermite_error_bound, theorem2_bound,
+    FeatureMap, GaussHermite, Qff, Qff1d, Rff, gauss_hermite_error_bound, theorem2_bound,
 };
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -112,7 +113,7 @@ fn gauss_hermite_large_rules_and_refusal_beyond_the_f64_range() {
     let r = GaussHermite::<300>::new().unwrap();
     assert!((r.weights().iter().sum::<f64>() - PI.sqrt()).abs() < 1e-13);
     // ... while at 400 the outermost weights are below the f64 range: refused, not garbage.
-    assert_eq!(GaussHermite::<400>::new(), Err(FeatureError::QuadratureFailed));
+    assert_eq!(GaussHermite::<400>::new(), Err(ParamError::QuadratureFailed));
 }
 
 // ---------------------------------------------------------------- QFF, one dimension
@@ -399,7 +400,7 @@ fn additive_blocks_error_depends_on_the_block_not_on_d() {
 
 #[test]
 fn invalid_parameters_are_refused() {
-    use FeatureError::*;
+    use ParamError::*;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
     for l in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, -1.0, 1e-320] {
         assert_eq!(Qff1d::<4>::new(l), Err(LengthscaleInvalid), "l = {l}");

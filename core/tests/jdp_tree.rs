@@ -127,29 +127,39 @@ fn accounting_spends_at_most_the_budget_and_smaller_epsilon_means_more_noise() {
 
 #[test]
 fn bad_parameters_and_buffers_are_refused() {
-    use ldp_core::jdp::JdpParamError;
+    use ldp_core::ParamError;
     let ok = TreeConfig::new(1.0, 0.1, 1.0, 10);
     let len = SymmetricTree::<Vec<i64>>::buffer_len(3, 10);
     let build = |buf: Vec<i64>, m, c| SymmetricTree::new(buf, m, c).err();
-    assert_eq!(build(vec![0; len + 1], 3, ok), Some(JdpParamError::BufferLength));
-    assert_eq!(build(vec![0; len], 0, ok), Some(JdpParamError::DimensionInvalid));
+    assert_eq!(build(vec![0; len + 1], 3, ok), Some(ParamError::BufferLength));
+    assert_eq!(build(vec![0; len], 0, ok), Some(ParamError::DimensionInvalid));
+    assert_eq!(build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, 1.0, 0)), Some(ParamError::HorizonZero));
     assert_eq!(
-        build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, 1.0, 0)),
-        Some(JdpParamError::HorizonInvalid)
+        build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, 1.0, 1 << 33)),
+        Some(ParamError::HorizonAboveCapacity)
     );
     assert_eq!(
         build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, f64::NAN, 10)),
-        Some(JdpParamError::BoundInvalid)
+        Some(ParamError::BoundNotFinite)
     );
-    assert!(matches!(
+    assert_eq!(
+        build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, 0.0, 10)),
+        Some(ParamError::BoundNotPositive)
+    );
+    assert_eq!(
+        build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, 1e30, 10)),
+        Some(ParamError::BoundOutOfRange)
+    );
+    assert_eq!(
         build(vec![0; len], 3, TreeConfig::new(-1.0, 0.1, 1.0, 10)),
-        Some(JdpParamError::Accounting(_))
-    ));
-    assert_eq!(build(vec![0; len], 3, ok.with_grid(3)), Some(JdpParamError::GridOutOfRange));
+        Some(ParamError::EpsilonNotPositive)
+    );
+    assert_eq!(build(vec![0; len], 3, TreeConfig::new(1.0, 1.5, 1.0, 10)), Some(ParamError::DeltaOutOfRange));
+    assert_eq!(build(vec![0; len], 3, ok.with_grid(3)), Some(ParamError::GridOutOfRange));
     // (ε, δ) so small that σ exceeds 2^31 grid steps.
     assert_eq!(
         build(vec![0; len], 3, TreeConfig::new(1e-6, 1e-12, 1.0, 10)),
-        Some(JdpParamError::NoiseOutOfRange)
+        Some(ParamError::NoiseOutOfRange)
     );
 }
 

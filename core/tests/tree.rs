@@ -4,9 +4,9 @@
 
 use core::mem::size_of;
 
+use ldp_core::ParamError;
 use ldp_core::tree::{
-    AdaptiveTree, MAX_LEVELS, Tree, TreeInsertError, TreeParamError, VectorTree, lemma2_error_bound,
-    levels_for,
+    AdaptiveTree, MAX_LEVELS, Tree, TreeInsertError, VectorTree, lemma2_error_bound, levels_for,
 };
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -27,9 +27,9 @@ fn levels_for_is_floor_log2_plus_one_and_capacity_is_two_to_the_l_minus_one() {
         assert_eq!(levels_for(horizon), levels);
     }
     assert!(Tree::<3>::new(1.0, 1.0, 7).is_ok());
-    assert_eq!(Tree::<3>::new(1.0, 1.0, 8).err(), Some(TreeParamError::HorizonAboveCapacity));
+    assert_eq!(Tree::<3>::new(1.0, 1.0, 8).err(), Some(ParamError::HorizonAboveCapacity));
     assert!(Tree::<4>::new(1.0, 1.0, 8).is_ok());
-    assert_eq!(Tree::<10>::new(1.0, 1.0, 1024).err(), Some(TreeParamError::HorizonAboveCapacity));
+    assert_eq!(Tree::<10>::new(1.0, 1.0, 1024).err(), Some(ParamError::HorizonAboveCapacity));
     assert!(Tree::<11>::new(1.0, 1.0, 1024).is_ok());
     assert!(Tree::<{ MAX_LEVELS }>::new(1.0, 1.0, u32::MAX as u64).is_ok());
     // The depth (and so the noise) follows T, not the type.
@@ -38,8 +38,8 @@ fn levels_for_is_floor_log2_plus_one_and_capacity_is_two_to_the_l_minus_one() {
 
 #[test]
 fn invalid_parameters_get_their_own_error_variants() {
-    use TreeParamError::*;
-    let cases: [(f64, f64, u64, TreeParamError); 9] = [
+    use ParamError::*;
+    let cases: [(f64, f64, u64, ParamError); 9] = [
         (f64::NAN, 1.0, 10, EpsilonNotFinite),
         (f64::INFINITY, 1.0, 10, EpsilonNotFinite),
         (0.0, 1.0, 10, EpsilonNotPositive),
@@ -65,26 +65,26 @@ fn invalid_parameters_get_their_own_error_variants() {
     assert!(Tree::<32>::new(1e-5, 1.0, 1 << 31).is_ok());
     assert_eq!(VectorTree::<512, 32>::new(1e-5, 1.0, 1 << 31).err(), Some(EpsilonTooSmall));
     // The pure error bound.
-    assert_eq!(lemma2_error_bound(1.0, 1.0, 10, 0.0), Err(DeltaOutOfRange));
-    assert_eq!(lemma2_error_bound(1.0, 1.0, 10, 0.51), Err(DeltaOutOfRange));
-    assert_eq!(lemma2_error_bound(1.0, 1.0, 10, f64::NAN), Err(DeltaOutOfRange));
+    assert_eq!(lemma2_error_bound(1.0, 1.0, 10, 0.0), Err(ErrorBoundDeltaOutOfRange));
+    assert_eq!(lemma2_error_bound(1.0, 1.0, 10, 0.51), Err(ErrorBoundDeltaOutOfRange));
+    assert_eq!(lemma2_error_bound(1.0, 1.0, 10, f64::NAN), Err(ErrorBoundDeltaOutOfRange));
     assert_eq!(lemma2_error_bound(1.0, 1.0, 0, 0.1), Err(HorizonZero));
     assert_eq!(lemma2_error_bound(0.0, 1.0, 10, 0.1), Err(BoundNotPositive));
     assert_eq!(lemma2_error_bound(1.0, f64::NAN, 10, 0.1), Err(EpsilonNotFinite));
     // Every error explains itself.
-    for e in [EpsilonNotFinite, EpsilonTooSmall, HorizonAboveCapacity, DeltaOutOfRange] {
+    for e in [EpsilonNotFinite, EpsilonTooSmall, HorizonAboveCapacity, ErrorBoundDeltaOutOfRange] {
         assert!(e.to_string().len() > 20);
     }
 }
 
 /// Trees are usable as `const` / `static` values: the constructors are `const fn`.
-const STATIC_TREE: Result<Tree<8>, TreeParamError> = Tree::new(1.0, 1.0, 255);
-const BAD_TREE: Result<Tree<8>, TreeParamError> = Tree::new(1.0, 1.0, 256);
+const STATIC_TREE: Result<Tree<8>, ParamError> = Tree::new(1.0, 1.0, 255);
+const BAD_TREE: Result<Tree<8>, ParamError> = Tree::new(1.0, 1.0, 256);
 
 #[test]
 fn constructors_run_at_compile_time() {
     assert!(STATIC_TREE.is_ok());
-    assert_eq!(BAD_TREE.err(), Some(TreeParamError::HorizonAboveCapacity));
+    assert_eq!(BAD_TREE.err(), Some(ParamError::HorizonAboveCapacity));
 }
 
 #[test]
@@ -219,7 +219,7 @@ fn error_bound_is_the_paper_formula_at_the_effective_bound() {
         assert!(ours >= paper + grid_term);
         assert!(ours <= (paper + grid_term) * (1.0 + 1e-6));
     }
-    assert_eq!(tree.error_bound(0.7), Err(TreeParamError::DeltaOutOfRange));
+    assert_eq!(tree.error_bound(0.7), Err(ParamError::ErrorBoundDeltaOutOfRange));
     // log T = depth: positive at T = 1, where log₂ T = 0 would claim an exact release.
     assert!(lemma2_error_bound(1.0, 1.0, 1, 0.5).unwrap() > 0.0);
     // Monotone in everything the paper says it grows with.

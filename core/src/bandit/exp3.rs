@@ -3,7 +3,7 @@
 
 use rand_core::Rng;
 
-use super::{BanditParamError, ObserveError, check_eta, check_observation, sample_index};
+use super::{ObserveError, ParamError, check_eta, check_observation, sample_index};
 use crate::mechanism::LaplaceMechanism;
 use crate::mechanism::Preprocess;
 use crate::params::{Epsilon, TruncationLevel};
@@ -20,14 +20,15 @@ impl Exp3Params {
     /// Validates η (finite, > 0) and γ (in [0, 1]).
     ///
     /// ```
-    /// use ldp_core::bandit::{BanditParamError, Exp3Params};
+    /// use ldp_core::bandit::{Exp3Params};
+    /// use ldp_core::ParamError;
     /// assert!(Exp3Params::new(0.01, 0.05).is_ok());
-    /// assert_eq!(Exp3Params::new(0.01, 1.5), Err(BanditParamError::ExplorationInvalid));
+    /// assert_eq!(Exp3Params::new(0.01, 1.5), Err(ParamError::ExplorationInvalid));
     /// ```
-    pub fn new(eta: f64, gamma: f64) -> Result<Self, BanditParamError> {
+    pub fn new(eta: f64, gamma: f64) -> Result<Self, ParamError> {
         let eta = check_eta(eta)?;
         if !(0.0..=1.0).contains(&gamma) {
-            return Err(BanditParamError::ExplorationInvalid);
+            return Err(ParamError::ExplorationInvalid);
         }
         Ok(Self { eta, gamma })
     }
@@ -48,17 +49,17 @@ impl Exp3Params {
     /// let eta = (5f64.ln() / (2.0 * 5.0 * 1e5 * (1.0 + 2.0 * log_nt))).sqrt();
     /// assert!((p.eta() - eta).abs() < 1e-15);
     /// assert!((p.gamma() - (5.0 * 5f64.ln() / 2e5).sqrt()).abs() < 1e-12);
-    /// # Ok::<(), ldp_core::bandit::BanditParamError>(())
+    /// # Ok::<(), ldp_core::ParamError>(())
     /// ```
-    pub fn theorem_4_1(arms: usize, horizon: u64, lambda: f64) -> Result<Self, BanditParamError> {
+    pub fn theorem_4_1(arms: usize, horizon: u64, lambda: f64) -> Result<Self, ParamError> {
         if arms < 2 {
-            return Err(BanditParamError::TooFewArms);
+            return Err(ParamError::TooFewArms);
         }
         if horizon == 0 {
-            return Err(BanditParamError::HorizonZero);
+            return Err(ParamError::HorizonZero);
         }
         if !(lambda.is_finite() && lambda >= 0.0) {
-            return Err(BanditParamError::ConstantInvalid);
+            return Err(ParamError::ConstantInvalid);
         }
         let (n, t) = (arms as f64, horizon as f64);
         let spread = 1.0 + 2.0 * lambda * lambda * libm::log(n * t);
@@ -95,9 +96,9 @@ impl Exp3Params {
 /// let mut exp3 = Exp3::<3>::new(Exp3Params::new(0.1, 0.3)?);
 /// let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
 /// let arm = exp3.select(&mut rng);
-/// exp3.observe(arm, 1.0).map_err(|_| ldp_core::bandit::BanditParamError::HorizonZero)?;
+/// exp3.observe(arm, 1.0).map_err(|_| ldp_core::ParamError::HorizonZero)?;
 /// assert!(exp3.probabilities()[arm] < 1.0 / 3.0); // a loss lowers the arm's weight
-/// # Ok::<(), ldp_core::bandit::BanditParamError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Exp3<const K: usize> {
@@ -191,13 +192,13 @@ pub struct PrivateExp3<const K: usize> {
 
 impl<const K: usize> PrivateExp3<K> {
     /// Private EXP3 at ε for horizon T, with Theorem 4.1's η and γ for λ = 1/ε.
-    pub fn new(epsilon: Epsilon, horizon: u64) -> Result<Self, BanditParamError> {
+    pub fn new(epsilon: Epsilon, horizon: u64) -> Result<Self, ParamError> {
         let params = Exp3Params::theorem_4_1(K, horizon, 1.0 / epsilon.get())?;
         Self::with_params(epsilon, params)
     }
 
     /// Private EXP3 at ε with explicit η and γ.
-    pub fn with_params(epsilon: Epsilon, params: Exp3Params) -> Result<Self, BanditParamError> {
+    pub fn with_params(epsilon: Epsilon, params: Exp3Params) -> Result<Self, ParamError> {
         let half = TruncationLevel::new(0.5)?;
         let mechanism = LaplaceMechanism::new(half, epsilon, Preprocess::Clamp)?;
         Ok(Self { inner: Exp3::new(params), mechanism })

@@ -4,7 +4,7 @@
 
 use rand_core::Rng;
 
-use super::{BanditParamError, ObserveError, check_eta};
+use super::{ObserveError, ParamError, check_eta};
 use crate::tree::VectorTree;
 
 /// The exponential weights `x_i ∝ exp(−η L_i)`: the FTRL choice
@@ -62,10 +62,10 @@ fn check_losses<const N: usize>(losses: &[f64; N]) -> Result<(), ObserveError> {
 /// ```
 /// use ldp_core::bandit::Hedge;
 /// let mut hedge = Hedge::<2>::new(0.5)?;
-/// hedge.observe(&[1.0, 0.0]).map_err(|_| ldp_core::bandit::BanditParamError::HorizonZero)?;
+/// hedge.observe(&[1.0, 0.0]).map_err(|_| ldp_core::ParamError::HorizonZero)?;
 /// let x = hedge.weights();
 /// assert!((x[1] / x[0] - 0.5f64.exp()).abs() < 1e-12);
-/// # Ok::<(), ldp_core::bandit::BanditParamError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hedge<const N: usize> {
@@ -76,7 +76,7 @@ pub struct Hedge<const N: usize> {
 
 impl<const N: usize> Hedge<N> {
     /// Hedge with learning rate η (see [`hedge_learning_rate`]).
-    pub fn new(eta: f64) -> Result<Self, BanditParamError> {
+    pub fn new(eta: f64) -> Result<Self, ParamError> {
         const { assert!(N >= 1, "at least one expert") };
         Ok(Self { eta: check_eta(eta)?, cumulative: [0.0; N], rounds: 0 })
     }
@@ -134,8 +134,8 @@ impl<const N: usize> Hedge<N> {
 /// let mut hedge = PrivateHedge::<3, 10>::new(1.0, 1000, 0.1, &mut rng)?;
 /// let x = hedge.weights(); // from L̃_0: pure noise
 /// assert!((x.iter().sum::<f64>() - 1.0).abs() < 1e-12);
-/// hedge.observe(&[0.0, 1.0, 0.5], &mut rng).map_err(|_| ldp_core::bandit::BanditParamError::HorizonZero)?;
-/// # Ok::<(), ldp_core::bandit::BanditParamError>(())
+/// hedge.observe(&[0.0, 1.0, 0.5], &mut rng).map_err(|_| ldp_core::ParamError::HorizonZero)?;
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 pub struct PrivateHedge<const N: usize, const L: usize> {
     eta: f64,
@@ -152,7 +152,7 @@ impl<const N: usize, const L: usize> PrivateHedge<N, L> {
         horizon: u64,
         eta: f64,
         rng: &mut R,
-    ) -> Result<Self, BanditParamError> {
+    ) -> Result<Self, ParamError> {
         let eta = check_eta(eta)?;
         let tree = VectorTree::<N, L>::new(epsilon, 0.5, horizon)?;
         let mut noisy = [0i64; N];

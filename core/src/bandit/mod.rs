@@ -53,7 +53,7 @@ use core::fmt;
 use rand_core::Rng;
 
 use crate::error::ParamError;
-use crate::tree::{TreeInsertError, TreeParamError};
+use crate::tree::TreeInsertError;
 
 mod exp3;
 mod hedge;
@@ -109,18 +109,19 @@ impl HeavyTail {
     /// Validates `u` (finite, > 0) and `v` (in (0, 1]).
     ///
     /// ```
-    /// use ldp_core::bandit::{BanditParamError, HeavyTail};
+    /// use ldp_core::bandit::{HeavyTail};
+    /// use ldp_core::ParamError;
     /// assert!(HeavyTail::new(5.6, 0.5).is_ok());
-    /// assert_eq!(HeavyTail::new(5.6, 1.5), Err(BanditParamError::MomentOrderInvalid));
-    /// assert_eq!(HeavyTail::new(0.0, 0.5), Err(BanditParamError::MomentBoundInvalid));
+    /// assert_eq!(HeavyTail::new(5.6, 1.5), Err(ParamError::MomentOrderInvalid));
+    /// assert_eq!(HeavyTail::new(0.0, 0.5), Err(ParamError::MomentBoundInvalid));
     /// ```
-    pub fn new(u: f64, v: f64) -> Result<Self, BanditParamError> {
+    pub fn new(u: f64, v: f64) -> Result<Self, ParamError> {
         // `!(a < x && x <= b)` also rejects NaN.
         if !(v > 0.0 && v <= 1.0) {
-            return Err(BanditParamError::MomentOrderInvalid);
+            return Err(ParamError::MomentOrderInvalid);
         }
         if !(u.is_finite() && u > 0.0) {
-            return Err(BanditParamError::MomentBoundInvalid);
+            return Err(ParamError::MomentBoundInvalid);
         }
         Ok(Self { u, v })
     }
@@ -133,66 +134,6 @@ impl HeavyTail {
     /// The moment order v (the (1+v)-th moment is finite).
     pub const fn v(&self) -> f64 {
         self.v
-    }
-}
-
-/// A policy could not be built. Nothing was built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum BanditParamError {
-    /// The moment order v is not in (0, 1].
-    MomentOrderInvalid,
-    /// The moment bound u is not finite and > 0.
-    MomentBoundInvalid,
-    /// The horizon T is zero.
-    HorizonZero,
-    /// The confidence β is not in (0, 1).
-    ConfidenceInvalid,
-    /// A confidence constant (κ, the index constant) is not finite and > 0.
-    ConstantInvalid,
-    /// The learning rate η is not finite and > 0.
-    LearningRateInvalid,
-    /// The exploration rate γ is not in [0, 1].
-    ExplorationInvalid,
-    /// The number of arms or experts is below what the policy needs (1 for most, 2 for EXP3's
-    /// Theorem 4.1 tuning and Hedge's learning rate).
-    TooFewArms,
-    /// The privacy tree(s) could not be built (horizon above the type's capacity, ε too small,
-    /// a bound outside the grid's range).
-    Tree(TreeParamError),
-    /// The privacy mechanism could not be built.
-    Mechanism(ParamError),
-}
-
-impl fmt::Display for BanditParamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::MomentOrderInvalid => f.write_str("the moment order v must be in (0, 1]"),
-            Self::MomentBoundInvalid => f.write_str("the moment bound u must be finite and > 0"),
-            Self::HorizonZero => f.write_str("the horizon T must be at least 1"),
-            Self::ConfidenceInvalid => f.write_str("the confidence beta must be in (0, 1)"),
-            Self::ConstantInvalid => f.write_str("a confidence constant must be finite and > 0"),
-            Self::LearningRateInvalid => f.write_str("the learning rate eta must be finite and > 0"),
-            Self::ExplorationInvalid => f.write_str("the exploration rate gamma must be in [0, 1]"),
-            Self::TooFewArms => f.write_str("too few arms or experts for this policy: use at least 2"),
-            Self::Tree(e) => write!(f, "privacy tree: {e}"),
-            Self::Mechanism(e) => write!(f, "privacy mechanism: {e}"),
-        }
-    }
-}
-
-impl core::error::Error for BanditParamError {}
-
-impl From<TreeParamError> for BanditParamError {
-    fn from(e: TreeParamError) -> Self {
-        Self::Tree(e)
-    }
-}
-
-impl From<ParamError> for BanditParamError {
-    fn from(e: ParamError) -> Self {
-        Self::Mechanism(e)
     }
 }
 
@@ -253,13 +194,13 @@ fn check_observation<const K: usize>(arm: usize, value: f64) -> Result<(), Obser
 }
 
 /// Checks a confidence constant (finite, > 0).
-fn check_constant(c: f64) -> Result<f64, BanditParamError> {
-    if c.is_finite() && c > 0.0 { Ok(c) } else { Err(BanditParamError::ConstantInvalid) }
+fn check_constant(c: f64) -> Result<f64, ParamError> {
+    if c.is_finite() && c > 0.0 { Ok(c) } else { Err(ParamError::ConstantInvalid) }
 }
 
 /// Checks a learning rate η (finite, > 0).
-fn check_eta(eta: f64) -> Result<f64, BanditParamError> {
-    if eta.is_finite() && eta > 0.0 { Ok(eta) } else { Err(BanditParamError::LearningRateInvalid) }
+fn check_eta(eta: f64) -> Result<f64, ParamError> {
+    if eta.is_finite() && eta > 0.0 { Ok(eta) } else { Err(ParamError::LearningRateInvalid) }
 }
 
 /// Index of the largest score, first on ties; NaN scores lose.

@@ -16,8 +16,7 @@
 
 use rand_core::Rng;
 
-use super::{BanditParamError, HeavyTail, ObserveError, check_constant, check_observation};
-use crate::error::ParamError;
+use super::{HeavyTail, ObserveError, ParamError, check_constant, check_observation};
 use crate::grid::pow2;
 use crate::mechanism::{LaplaceMechanism, MAX_RANGE_LOG2, MIN_RANGE_LOG2};
 use crate::mechanism::{Preprocess, Release};
@@ -159,17 +158,18 @@ impl RseParams {
     /// Validates β ∈ (0, 1) and κ (finite, > 0).
     ///
     /// ```
-    /// use ldp_core::bandit::{BanditParamError, HeavyTail, RseParams};
+    /// use ldp_core::bandit::{HeavyTail, RseParams};
+    /// use ldp_core::ParamError;
     /// use ldp_core::Epsilon;
     /// let tail = HeavyTail::new(5.6, 0.5)?;
-    /// let eps = Epsilon::new(1.0).map_err(BanditParamError::Mechanism)?;
+    /// let eps = Epsilon::new(1.0)?;
     /// assert!(RseParams::new(eps, tail, 1e-4, 24.0).is_ok());
-    /// assert_eq!(RseParams::new(eps, tail, 1.0, 24.0), Err(BanditParamError::ConfidenceInvalid));
-    /// # Ok::<(), BanditParamError>(())
+    /// assert_eq!(RseParams::new(eps, tail, 1.0, 24.0), Err(ParamError::ConfidenceOutOfRange));
+    /// # Ok::<(), ParamError>(())
     /// ```
-    pub fn new(epsilon: Epsilon, tail: HeavyTail, beta: f64, kappa: f64) -> Result<Self, BanditParamError> {
+    pub fn new(epsilon: Epsilon, tail: HeavyTail, beta: f64, kappa: f64) -> Result<Self, ParamError> {
         if !(beta > 0.0 && beta < 1.0) {
-            return Err(BanditParamError::ConfidenceInvalid);
+            return Err(ParamError::ConfidenceOutOfRange);
         }
         let kappa = check_constant(kappa)?;
         Ok(Self { epsilon, tail, beta, kappa })
@@ -319,7 +319,7 @@ impl<const K: usize> Elimination<K> {
 /// use ldp_core::bandit::{DpRobustSe, HeavyTail, RseParams};
 /// use ldp_core::Epsilon;
 /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
-/// let eps = Epsilon::new(1.0).map_err(ldp_core::bandit::BanditParamError::Mechanism)?;
+/// let eps = Epsilon::new(1.0)?;
 /// let params = RseParams::new(eps, HeavyTail::new(1.0, 1.0)?, 0.01, 24.0)?;
 /// let mut se = DpRobustSe::<3>::new(params)?;
 /// let mut rng = ChaCha20Rng::seed_from_u64(3);
@@ -327,9 +327,9 @@ impl<const K: usize> Elimination<K> {
 /// for expected in [0, 1, 2, 0] {
 ///     let arm = se.select();
 ///     assert_eq!(arm, expected);
-///     se.observe(arm, 0.5, &mut rng).map_err(|_| ldp_core::bandit::BanditParamError::HorizonZero)?;
+///     se.observe(arm, 0.5, &mut rng).map_err(|_| ldp_core::ParamError::HorizonZero)?;
 /// }
-/// # Ok::<(), ldp_core::bandit::BanditParamError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct DpRobustSe<const K: usize> {
@@ -339,7 +339,7 @@ pub struct DpRobustSe<const K: usize> {
 
 impl<const K: usize> DpRobustSe<K> {
     /// DP-RSE with the given parameters (epoch 1 starts with all K arms).
-    pub fn new(params: RseParams) -> Result<Self, BanditParamError> {
+    pub fn new(params: RseParams) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
         let machine = Elimination::new(params, Model::Central);
         let sums = Self::empty_sums(&machine)?;
@@ -452,14 +452,14 @@ impl<const K: usize> DpRobustSe<K> {
 /// ```
 /// use ldp_core::bandit::{HeavyTail, LdpRobustSe, RseParams};
 /// use ldp_core::Epsilon;
-/// let eps = Epsilon::new(10.0).map_err(ldp_core::bandit::BanditParamError::Mechanism)?;
+/// let eps = Epsilon::new(10.0)?;
 /// let mut se = LdpRobustSe::<2>::new(RseParams::new(eps, HeavyTail::new(1.0, 1.0)?, 0.01, 28.0)?);
 /// let level = se.device_level(); // B_1, public: sent to the device with the query
-/// let mechanism = se.device_mechanism().map_err(ldp_core::bandit::BanditParamError::Mechanism)?;
+/// let mechanism = se.device_mechanism()?;
 /// assert_eq!(mechanism.range(), level);
 /// let arm = se.select();
-/// se.observe(arm, 0.25).map_err(|_| ldp_core::bandit::BanditParamError::HorizonZero)?; // a report
-/// # Ok::<(), ldp_core::bandit::BanditParamError>(())
+/// se.observe(arm, 0.25).map_err(|_| ldp_core::ParamError::HorizonZero)?; // a report
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct LdpRobustSe<const K: usize> {

@@ -3,7 +3,7 @@
 
 use rand_core::Rng;
 
-use super::{BanditParamError, HeavyTail, ObserveError, argmax, check_constant, check_observation};
+use super::{HeavyTail, ObserveError, ParamError, argmax, check_constant, check_observation};
 use crate::params::Epsilon;
 use crate::tree::AdaptiveTree;
 use crate::truncation::{
@@ -57,9 +57,9 @@ fn fast_exp(x: f64) -> f64 {
 /// for round in 0..3 {
 ///     let arm = ucb.select();
 ///     assert_eq!(arm, round); // each arm once, in order
-///     ucb.observe(arm, 0.5).map_err(|_| ldp_core::bandit::BanditParamError::HorizonZero)?;
+///     ucb.observe(arm, 0.5).map_err(|_| ldp_core::ParamError::HorizonZero)?;
 /// }
-/// # Ok::<(), ldp_core::bandit::BanditParamError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct RobustUcb<const K: usize> {
@@ -78,10 +78,10 @@ pub struct RobustUcb<const K: usize> {
 impl<const K: usize> RobustUcb<K> {
     /// A robust UCB for horizon T with index constant `constant` (4 in the paper,
     /// [`super::PAPER_ROBUST_UCB_CONSTANT`]).
-    pub fn new(tail: HeavyTail, horizon: u64, constant: f64) -> Result<Self, BanditParamError> {
+    pub fn new(tail: HeavyTail, horizon: u64, constant: f64) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
         if horizon == 0 {
-            return Err(BanditParamError::HorizonZero);
+            return Err(ParamError::HorizonZero);
         }
         let c = check_constant(constant)?;
         Ok(Self {
@@ -172,9 +172,9 @@ impl<const K: usize> RobustUcb<K> {
 /// let mut rng = ChaCha20Rng::seed_from_u64(7);
 /// let arm = ucb.select();
 /// assert_eq!(arm, 0);
-/// ucb.observe(arm, 0.7, &mut rng).map_err(|_| ldp_core::bandit::BanditParamError::HorizonZero)?;
+/// ucb.observe(arm, 0.7, &mut rng).map_err(|_| ldp_core::ParamError::HorizonZero)?;
 /// assert_eq!(ucb.select(), 1);
-/// # Ok::<(), ldp_core::bandit::BanditParamError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 pub struct DpRobustUcb<const K: usize, const L: usize> {
     trees: [AdaptiveTree<L>; K],
@@ -207,15 +207,10 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
     ///
     /// Fails if T is zero or above the tree capacity, the constant is invalid, or the trees
     /// cannot be built (`B_T` outside `[2^-40, 2^40]`, ε too small for the sampler).
-    pub fn new(
-        epsilon: Epsilon,
-        tail: HeavyTail,
-        horizon: u64,
-        constant: f64,
-    ) -> Result<Self, BanditParamError> {
+    pub fn new(epsilon: Epsilon, tail: HeavyTail, horizon: u64, constant: f64) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
         if horizon == 0 {
-            return Err(BanditParamError::HorizonZero);
+            return Err(ParamError::HorizonZero);
         }
         let c = check_constant(constant)?;
         let (u, v) = (tail.u(), tail.v());

@@ -1,6 +1,6 @@
 //! Gauss–Hermite rules by Sturm bisection and Newton (method: see [`crate::features`]).
 
-use super::FeatureError;
+use super::ParamError;
 
 /// `π^{−1/4}`, the value of the orthonormal Hermite function of degree 0.
 const PI_M4: f64 = 0.751_125_544_464_942_5;
@@ -39,10 +39,10 @@ fn count_below(n: usize, x: f64) -> usize {
 /// The non-negative half of the `n`-point Gauss–Hermite rule, largest node first:
 /// `nodes[i] = s_i > 0` for `i < n/2`, and for odd `n` the last entry is the node 0.
 /// `nodes` and `weights` must hold at least `⌈n/2⌉` entries; only those are written.
-pub(crate) fn half_rule(n: usize, nodes: &mut [f64], weights: &mut [f64]) -> Result<(), FeatureError> {
+pub(crate) fn half_rule(n: usize, nodes: &mut [f64], weights: &mut [f64]) -> Result<(), ParamError> {
     let half = n.div_ceil(2);
     if n == 0 || nodes.len() < half || weights.len() < half {
-        return Err(FeatureError::QuadratureFailed);
+        return Err(ParamError::QuadratureFailed);
     }
     // Gershgorin: every eigenvalue of T is below 2·max β = 2·√((n−1)/2) < √(2n) + 1.
     let upper = libm::sqrt(2.0 * n as f64) + 1.0;
@@ -69,12 +69,12 @@ pub(crate) fn half_rule(n: usize, nodes: &mut [f64], weights: &mut [f64]) -> Res
             if polished >= lo && polished <= hi { polished } else { z }
         };
         if (!is_middle && z <= 0.0) || (i > 0 && z >= nodes[i - 1]) {
-            return Err(FeatureError::QuadratureFailed);
+            return Err(ParamError::QuadratureFailed);
         }
         let (_, dp) = hermite_orthonormal(n, z);
         let w = 2.0 / (dp * dp);
         if !(w > 0.0 && w.is_finite()) {
-            return Err(FeatureError::QuadratureFailed);
+            return Err(ParamError::QuadratureFailed);
         }
         nodes[i] = z;
         weights[i] = w;
@@ -86,7 +86,7 @@ pub(crate) fn half_rule(n: usize, nodes: &mut [f64], weights: &mut [f64]) -> Res
         total += if is_middle { w } else { 2.0 * w };
     }
     if libm::fabs(total - SQRT_PI) > 1e-12 * SQRT_PI {
-        return Err(FeatureError::QuadratureFailed);
+        return Err(ParamError::QuadratureFailed);
     }
     Ok(())
 }
@@ -103,7 +103,7 @@ pub(crate) fn half_rule(n: usize, nodes: &mut [f64], weights: &mut [f64]) -> Res
 /// // ∫ e^{−s²} s⁴ ds = 3√π/4, exact since 4 ≤ 2·5 − 1.
 /// let q = rule.integrate(|s| s.powi(4));
 /// assert!((q - 0.75 * core::f64::consts::PI.sqrt()).abs() < 1e-14);
-/// # Ok::<(), ldp_core::features::FeatureError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GaussHermite<const N: usize> {
@@ -114,9 +114,9 @@ pub struct GaussHermite<const N: usize> {
 impl<const N: usize> GaussHermite<N> {
     /// Compute and check the rule. `N = 0` is a compile-time error.
     ///
-    /// Fails with [`FeatureError::QuadratureFailed`] if a check fails: for `N ≳ 375`, whose
+    /// Fails with [`ParamError::QuadratureFailed`] if a check fails: for `N ≳ 375`, whose
     /// outermost weights underflow `f64` (works for `N ≤ 370`).
-    pub fn new() -> Result<Self, FeatureError> {
+    pub fn new() -> Result<Self, ParamError> {
         const { assert!(N >= 1, "a Gauss-Hermite rule needs at least one node") };
         let mut nodes = [0.0; N];
         let mut weights = [0.0; N];
@@ -171,8 +171,8 @@ mod tests {
     #[test]
     fn half_rule_refuses_bad_buffers() {
         let (mut s, mut w) = ([0.0; 2], [0.0; 2]);
-        assert_eq!(half_rule(0, &mut s, &mut w), Err(FeatureError::QuadratureFailed));
-        assert_eq!(half_rule(5, &mut s, &mut w), Err(FeatureError::QuadratureFailed));
+        assert_eq!(half_rule(0, &mut s, &mut w), Err(ParamError::QuadratureFailed));
+        assert_eq!(half_rule(5, &mut s, &mut w), Err(ParamError::QuadratureFailed));
         assert_eq!(half_rule(4, &mut s, &mut w), Ok(()));
         assert!((s[0] - 1.650_680_123_885_784_6).abs() < 1e-15);
     }

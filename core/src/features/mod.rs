@@ -30,7 +30,7 @@
 //! q.features_into(&[0.25], &mut phi);
 //! let norm2: f64 = phi.iter().map(|v| v * v).sum();
 //! assert!((norm2 - 1.0).abs() < 1e-14);
-//! # Ok::<(), ldp_core::features::FeatureError>(())
+//! # Ok::<(), ldp_core::ParamError>(())
 //! ```
 //!
 //! # Construction
@@ -143,7 +143,7 @@
 //! about n = 375 the outermost weights are below the `f64` range, and such rules are refused
 //! (n ≤ 370 works). Every rule is checked before use: nodes strictly decreasing and positive,
 //! weights positive and finite, and `Σ w = √π` to 1e-12 relative. A rule that fails a check is
-//! refused with [`FeatureError::QuadratureFailed`]. Tests: `Σ w`, symmetry, Abramowitz & Stegun
+//! refused with [`ParamError::QuadratureFailed`]. Tests: `Σ w`, symmetry, Abramowitz & Stegun
 //! Table 25.10, exactness on `s^k` for `k ≤ 2n − 1` (1e-14 relative) and the exact remainder at
 //! `k = 2n`.
 //!
@@ -166,7 +166,7 @@
 //! By Hoeffding (each term lies in `[−1, 1]`), `P(|Φ(x)ᵀΦ(y) − k| ≥ t) ≤ 2·exp(−N t²/2)` at any
 //! fixed pair.
 
-use core::fmt;
+use crate::error::ParamError;
 
 mod hermite;
 mod qff;
@@ -198,41 +198,11 @@ pub trait FeatureMap<const D: usize, const F: usize> {
     fn approx_kernel(&self, x: &[f64; D], y: &[f64; D]) -> f64;
 }
 
-/// A feature map could not be built. Nothing was built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum FeatureError {
-    /// A lengthscale was NaN, infinite, zero, negative, or so small that `1/l` overflows.
-    LengthscaleInvalid,
-    /// The Gauss–Hermite rule failed a check (nodes not strictly decreasing, a weight not
-    /// positive and finite, or `Σ w ≠ √π`): from about 375 nodes, whose outermost weights
-    /// underflow `f64`.
-    QuadratureFailed,
-    /// A block named a coordinate `≥ D`.
-    BlockIndexOutOfRange,
-    /// A block named the same coordinate twice.
-    BlockIndexRepeated,
-}
-
-impl fmt::Display for FeatureError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::LengthscaleInvalid => "a lengthscale must be finite and > 0 (with 1/l finite)",
-            Self::QuadratureFailed => "the Gauss-Hermite rule failed its checks: use fewer nodes",
-            Self::BlockIndexOutOfRange => "a block names a coordinate >= D: use indices below D",
-            Self::BlockIndexRepeated => "a block names the same coordinate twice: list each once",
-        })
-    }
-}
-
-impl core::error::Error for FeatureError {}
-
 /// A lengthscale `l` must be finite and positive with `1/l` finite, or the frequencies overflow.
-fn check_lengthscale(l: f64) -> Result<f64, FeatureError> {
+fn check_lengthscale(l: f64) -> Result<f64, ParamError> {
     if l.is_finite() && l > 0.0 && (1.0 / l).is_finite() {
         Ok(l)
     } else {
-        Err(FeatureError::LengthscaleInvalid)
+        Err(ParamError::LengthscaleInvalid)
     }
 }

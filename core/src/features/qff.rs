@@ -2,7 +2,7 @@
 //! documented on the parent module, [`crate::features`].
 
 use super::hermite::{SQRT_PI, half_rule};
-use super::{FeatureError, FeatureMap, check_lengthscale};
+use super::{FeatureMap, ParamError, check_lengthscale};
 
 /// Frequencies per coordinate of the default QFF: a `2·14 = 28`-node Gauss–Hermite rule,
 /// `28` features per coordinate. See the [module docs](crate::features).
@@ -49,7 +49,7 @@ pub fn theorem2_bound(d: usize, m_bar: usize, nu: f64) -> f64 {
 }
 
 /// The positive half of the `2M`-node rule as (nodes, merged coefficients `c_j`, Σc = 1).
-fn merged_rule<const M: usize>() -> Result<([f64; M], [f64; M]), FeatureError> {
+fn merged_rule<const M: usize>() -> Result<([f64; M], [f64; M]), ParamError> {
     let mut nodes = [0.0; M];
     let mut weights = [0.0; M];
     half_rule(2 * M, &mut nodes, &mut weights)?;
@@ -66,9 +66,7 @@ fn merged_rule<const M: usize>() -> Result<([f64; M], [f64; M]), FeatureError> {
 
 /// One factor per coordinate, all from one `2M`-node rule. Every lengthscale is checked before
 /// the rule is computed.
-fn factors_for<const D: usize, const M: usize>(
-    lengthscales: &[f64; D],
-) -> Result<[Qff1d<M>; D], FeatureError> {
+fn factors_for<const D: usize, const M: usize>(lengthscales: &[f64; D]) -> Result<[Qff1d<M>; D], ParamError> {
     for &l in lengthscales {
         check_lengthscale(l)?;
     }
@@ -90,7 +88,7 @@ fn factors_for<const D: usize, const M: usize>(
 /// let (fx, fy) = (q.features(0.1), q.features(0.8));
 /// let dot: f64 = fx.iter().zip(&fy).map(|(a, b)| a[0] * b[0] + a[1] * b[1]).sum();
 /// assert!((dot - q.kernel(0.1 - 0.8)).abs() < 1e-6);
-/// # Ok::<(), ldp_core::features::FeatureError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Qff1d<const M: usize> {
@@ -102,18 +100,18 @@ pub struct Qff1d<const M: usize> {
 }
 
 impl<const M: usize> Qff1d<M> {
-    /// Features for `exp(−r²/2l²)`. Fails with [`FeatureError::LengthscaleInvalid`] unless `l`
-    /// is finite and positive with `1/l` finite, and with [`FeatureError::QuadratureFailed`] if
+    /// Features for `exp(−r²/2l²)`. Fails with [`ParamError::LengthscaleInvalid`] unless `l`
+    /// is finite and positive with `1/l` finite, and with [`ParamError::QuadratureFailed`] if
     /// the rule fails its checks (from `M ≈ 187`; see
     /// [`GaussHermite::new`](super::GaussHermite::new)). `M = 0` is a compile-time error.
-    pub fn new(lengthscale: f64) -> Result<Self, FeatureError> {
+    pub fn new(lengthscale: f64) -> Result<Self, ParamError> {
         const { assert!(M >= 1, "QFF needs at least one frequency") };
         check_lengthscale(lengthscale)?;
         let (nodes, c) = merged_rule::<M>()?;
         Self::from_rule(&nodes, &c, lengthscale)
     }
 
-    fn from_rule(nodes: &[f64; M], c: &[f64; M], lengthscale: f64) -> Result<Self, FeatureError> {
+    fn from_rule(nodes: &[f64; M], c: &[f64; M], lengthscale: f64) -> Result<Self, ParamError> {
         let l = check_lengthscale(lengthscale)?;
         let mut freq = [0.0; M];
         let mut coef = [0.0; M];
@@ -122,7 +120,7 @@ impl<const M: usize> Qff1d<M> {
             coef[j] = libm::sqrt(c[j]);
         }
         if freq.iter().any(|a| !a.is_finite()) {
-            return Err(FeatureError::LengthscaleInvalid);
+            return Err(ParamError::LengthscaleInvalid);
         }
         Ok(Self { freq, coef, lengthscale: l })
     }
@@ -203,7 +201,7 @@ const fn tensor_len(m: usize, d: usize) -> Option<usize> {
 /// let dot: f64 = fx.iter().zip(&fy).map(|(a, b)| a * b).sum();
 /// assert!((dot - q.kernel(&x, &y)).abs() <= q.error_bound());
 /// assert!(q.error_bound() < 1e-6);
-/// # Ok::<(), ldp_core::features::FeatureError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 ///
 /// A feature count other than `(2M)^D` does not compile:
@@ -219,12 +217,12 @@ pub struct Qff<const D: usize, const M: usize, const F: usize> {
 impl<const D: usize, const M: usize, const F: usize> Qff<D, M, F> {
     /// Isotropic lengthscale `l` on every coordinate. Errors as [`Qff1d::new`];
     /// `F ≠ (2M)^D`, `D = 0` or `M = 0` is a compile-time error.
-    pub fn new(lengthscale: f64) -> Result<Self, FeatureError> {
+    pub fn new(lengthscale: f64) -> Result<Self, ParamError> {
         Self::with_lengthscales([lengthscale; D])
     }
 
     /// One lengthscale per coordinate (ARD). Errors as [`Qff1d::new`].
-    pub fn with_lengthscales(lengthscales: [f64; D]) -> Result<Self, FeatureError> {
+    pub fn with_lengthscales(lengthscales: [f64; D]) -> Result<Self, ParamError> {
         const {
             assert!(D >= 1 && M >= 1, "QFF needs D >= 1 and M >= 1");
             assert!(matches!(tensor_len(M, D), Some(f) if f == F), "QFF needs F == (2*M)^D");
@@ -284,7 +282,7 @@ impl<const D: usize, const M: usize, const F: usize> FeatureMap<D, F> for Qff<D,
 /// let (x, y) = ([0.1; 6], [0.6; 6]);
 /// let dot: f64 = q.features(&x).iter().zip(&q.features(&y)).map(|(a, b)| a * b).sum();
 /// assert!((dot - q.kernel(&x, &y)).abs() < 1e-6);
-/// # Ok::<(), ldp_core::features::FeatureError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdditiveQff<const D: usize, const G: usize, const B: usize, const M: usize, const F: usize> {
@@ -305,7 +303,7 @@ impl<const D: usize, const G: usize, const B: usize, const M: usize, const F: us
 
     /// Blocks `g = 0..G` covering coordinates `g·B .. g·B + B` with one isotropic lengthscale.
     /// `D ≠ G·B` is a compile-time error, as are the conditions of [`Self::new`].
-    pub fn contiguous(lengthscale: f64) -> Result<Self, FeatureError> {
+    pub fn contiguous(lengthscale: f64) -> Result<Self, ParamError> {
         const { assert!(D == G * B, "contiguous blocks need D == G * B") };
         let mut blocks = [[0; B]; G];
         for (g, block) in blocks.iter_mut().enumerate() {
@@ -318,18 +316,18 @@ impl<const D: usize, const G: usize, const B: usize, const M: usize, const F: us
 
     /// Explicit blocks (coordinate indices) and one lengthscale per coordinate.
     ///
-    /// Errors: [`FeatureError::BlockIndexOutOfRange`] for an index `≥ D`,
-    /// [`FeatureError::BlockIndexRepeated`] for a coordinate twice in one block, and those of
+    /// Errors: [`ParamError::BlockIndexOutOfRange`] for an index `≥ D`,
+    /// [`ParamError::BlockIndexRepeated`] for a coordinate twice in one block, and those of
     /// [`Qff1d::new`]. `F ≠ G·(2M)^B` or a zero size is a compile-time error.
-    pub fn new(lengthscales: [f64; D], blocks: [[usize; B]; G]) -> Result<Self, FeatureError> {
+    pub fn new(lengthscales: [f64; D], blocks: [[usize; B]; G]) -> Result<Self, ParamError> {
         let () = Self::CHECK;
         for block in &blocks {
             for (k, &i) in block.iter().enumerate() {
                 if i >= D {
-                    return Err(FeatureError::BlockIndexOutOfRange);
+                    return Err(ParamError::BlockIndexOutOfRange);
                 }
                 if block[..k].contains(&i) {
-                    return Err(FeatureError::BlockIndexRepeated);
+                    return Err(ParamError::BlockIndexRepeated);
                 }
             }
         }

@@ -2,7 +2,7 @@
 
 use rand_core::Rng;
 
-use super::{FeatureError, FeatureMap, check_lengthscale};
+use super::{FeatureMap, ParamError, check_lengthscale};
 
 /// Two independent standard normals from two 53-bit uniforms (Box–Muller).
 fn standard_normal_pair<R: Rng + ?Sized>(rng: &mut R) -> (f64, f64) {
@@ -24,7 +24,7 @@ fn standard_normal_pair<R: Rng + ?Sized>(rng: &mut R) -> (f64, f64) {
 /// let rff = Rff::<2, 128, 256>::new(0.5, &mut ChaCha8Rng::seed_from_u64(3))?;
 /// let (x, y) = ([0.2, 0.4], [0.3, 0.1]);
 /// assert!((rff.approx_kernel(&x, &y) - rff.kernel(&x, &y)).abs() < 0.5);
-/// # Ok::<(), ldp_core::features::FeatureError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rff<const D: usize, const N: usize, const F: usize> {
@@ -33,10 +33,10 @@ pub struct Rff<const D: usize, const N: usize, const F: usize> {
 }
 
 impl<const D: usize, const N: usize, const F: usize> Rff<D, N, F> {
-    /// Isotropic lengthscale `l`. Fails with [`FeatureError::LengthscaleInvalid`] unless `l`
+    /// Isotropic lengthscale `l`. Fails with [`ParamError::LengthscaleInvalid`] unless `l`
     /// is finite and positive with `1/l` finite. `F ≠ 2N` or a zero size is a compile-time
     /// error.
-    pub fn new<R: Rng + ?Sized>(lengthscale: f64, rng: &mut R) -> Result<Self, FeatureError> {
+    pub fn new<R: Rng + ?Sized>(lengthscale: f64, rng: &mut R) -> Result<Self, ParamError> {
         Self::with_lengthscales([lengthscale; D], rng)
     }
 
@@ -44,7 +44,7 @@ impl<const D: usize, const N: usize, const F: usize> Rff<D, N, F> {
     pub fn with_lengthscales<R: Rng + ?Sized>(
         lengthscales: [f64; D],
         rng: &mut R,
-    ) -> Result<Self, FeatureError> {
+    ) -> Result<Self, ParamError> {
         const {
             assert!(D >= 1 && N >= 1, "RFF needs D >= 1 and N >= 1");
             assert!(N.checked_mul(2).is_some() && 2 * N == F, "RFF needs F == 2*N");

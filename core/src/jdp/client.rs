@@ -46,10 +46,10 @@ use rand_core::Rng;
 use super::confidence::{Confidence, ShiftRule, SpectralBounds, local_noise_norm, vector_noise_norm};
 use super::tree::clip_scale;
 use super::zcdp;
-use super::{BOUND_MARGIN, Grid, JdpError, JdpParamError, MAX_MATRIX_DIM, MAX_TREE_HORIZON, VARIANCE_MARGIN};
+use super::{BOUND_MARGIN, Grid, JdpError, MAX_MATRIX_DIM, MAX_TREE_HORIZON, ParamError, VARIANCE_MARGIN};
 use crate::budget::{Accountant, BudgetPolicy};
 use crate::error::BudgetError;
-use crate::features::{DefaultQff1, FeatureError, FeatureMap};
+use crate::features::{DefaultQff1, FeatureMap};
 use crate::mechanism::MAX_RELEASE_INDEX;
 use crate::params::Epsilon;
 use crate::reporter::{boot_key, sanitize};
@@ -180,7 +180,7 @@ pub struct LocalJdpClient<const D: usize, const F: usize, M> {
 }
 
 impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M> {
-    /// A client with feature map `features`. Fails with the [`JdpParamError`] naming the first
+    /// A client with feature map `features`. Fails with the [`ParamError`] naming the first
     /// bad parameter; `D = 0`, `F = 0` or `F > 1024` does not compile.
     ///
     /// ```
@@ -198,26 +198,26 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
     /// assert_eq!(state.rounds, 1);
     /// # Ok::<(), Box<dyn core::error::Error>>(())
     /// ```
-    pub fn new(features: M, config: ClientConfig) -> Result<Self, JdpParamError> {
+    pub fn new(features: M, config: ClientConfig) -> Result<Self, ParamError> {
         const { assert!(D >= 1 && F >= 1 && F <= MAX_MATRIX_DIM, "a client needs D >= 1 and 1 <= F <= 1024") };
         let rho = zcdp::rho_for(config.epsilon, config.delta)?;
-        let b = config.reward_bound;
-        if !(b.is_finite() && b > 0.0) {
-            return Err(JdpParamError::BoundInvalid);
+        let b = super::positive_bound(config.reward_bound)?;
+        if config.horizon == 0 {
+            return Err(ParamError::HorizonZero);
         }
-        if config.horizon == 0 || config.horizon > MAX_TREE_HORIZON {
-            return Err(JdpParamError::HorizonInvalid);
+        if config.horizon > MAX_TREE_HORIZON {
+            return Err(ParamError::HorizonAboveCapacity);
         }
         if !(config.lambda.is_finite() && config.lambda > 0.0) {
-            return Err(JdpParamError::LambdaInvalid);
+            return Err(ParamError::LambdaInvalid);
         }
         let c = &config.confidence;
         if !(c.zeta > 0.0 && c.zeta < 1.0) {
-            return Err(JdpParamError::ZetaInvalid);
+            return Err(ParamError::ZetaInvalid);
         }
         if ![c.rkhs_bound, c.noise_scale, c.approx_error, c.scale].iter().all(|v| v.is_finite() && *v >= 0.0)
         {
-            return Err(JdpParamError::ConfidenceInvalid);
+            return Err(ParamError::ConstantInvalid);
         }
         let grid = super::grid(b.max(1.0), config.grid_log2)?;
         let (gram_max, moment_max) = (grid.steps(BOUND_MARGIN), grid.steps(b * BOUND_MARGIN));
@@ -226,8 +226,8 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
         let moment_sensitivity = 2.0 * b * unit + libm::sqrt(F as f64);
         let noise =
             |delta: f64| DiscreteGaussian::with_variance_at_least(delta * delta / rho * VARIANCE_MARGIN);
-        let gram_noise = noise(gram_sensitivity).ok_or(JdpParamError::NoiseOutOfRange)?;
-        let moment_noise = noise(moment_sensitivity).ok_or(JdpParamError::NoiseOutOfRange)?;
+        let gram_noise = noise(gram_sensitivity).ok_or(ParamError::NoiseOutOfRange)?;
+        let moment_noise = noise(moment_sensitivity).ok_or(ParamError::NoiseOutOfRange)?;
         Ok(Self {
             features,
             config,
@@ -404,28 +404,6 @@ pub struct DeviceClient {
     inner: LocalJdpClient<1, DEVICE_FEATURES, DefaultQff1>,
 }
 
-/// A [`DeviceClient`] could not be built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum DeviceClientError {
-    /// The feature map failed (bad lengthscale).
-    Features(FeatureError),
-    /// The client's parameters were invalid.
-    Params(JdpParamError),
-}
-
-impl core::fmt::Display for DeviceClientError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            Self::Features(e) => write!(f, "features: {e}"),
-            Self::Params(e) => write!(f, "client: {e}"),
-        }
-    }
-}
-
-impl core::error::Error for DeviceClientError {}
-
 impl DeviceClient {
     /// The default 1-D QFF at `lengthscale` on [0, 1] and the client configuration.
     ///
@@ -442,9 +420,9 @@ impl DeviceClient {
     /// assert_eq!(state.rounds, 1);
     /// # Ok::<(), Box<dyn core::error::Error>>(())
     /// ```
-    pub fn new(lengthscale: f64, config: ClientConfig) -> Result<Self, DeviceClientError> {
-        let features = DefaultQff1::new(lengthscale).map_err(DeviceClientError::Features)?;
-        let inner = LocalJdpClient::new(features, config).map_err(DeviceClientError::Params)?;
+    pub fn new(lengthscale: f64, config: ClientConfig) -> Result<Self, ParamError> {
+        let features = DefaultQff1::new(lengthscale)?;
+        let inner = LocalJdpClient::new(features, config)?;
         Ok(Self { inner })
     }
 

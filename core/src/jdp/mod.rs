@@ -51,6 +51,7 @@
 
 use core::fmt;
 
+use crate::error::ParamError;
 use crate::grid::{Grid, GridError, MAX_RANGE_LOG2, MIN_RANGE_LOG2, floor_log2, pow2};
 
 pub mod client;
@@ -59,12 +60,11 @@ pub mod tree;
 pub mod zcdp;
 
 pub use client::{
-    ClientConfig, DEVICE_FEATURES, DeviceClient, DeviceClientError, JdpReportError, JdpReporter, JdpState,
-    LocalJdpClient, Selection,
+    ClientConfig, DEVICE_FEATURES, DeviceClient, JdpReportError, JdpReporter, JdpState, LocalJdpClient,
+    Selection,
 };
 pub use confidence::{Confidence, ShiftRule, SpectralBounds};
 pub use tree::{MAX_TREE_HORIZON, SymmetricTree, TreeConfig, packed_index};
-pub use zcdp::AccountingError;
 
 /// The largest matrix dimension m (tree) or feature count F (client) accepted.
 pub const MAX_MATRIX_DIM: usize = 1024;
@@ -76,61 +76,6 @@ const BOUND_MARGIN: f64 = 1.0 + 1.0 / (1u64 << 40) as f64;
 const VARIANCE_MARGIN: f64 = 1.0 + 1e-12;
 /// Default grid: 2^16 steps per unit of the largest entry bound.
 const DEFAULT_GRID_STEPS_LOG2: i32 = 16;
-
-/// A mechanism or client could not be built. Nothing was built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum JdpParamError {
-    /// ε or δ was invalid (see [`AccountingError`]).
-    Accounting(AccountingError),
-    /// The matrix dimension or feature count was 0 or above [`MAX_MATRIX_DIM`].
-    DimensionInvalid,
-    /// The horizon was 0 or above [`MAX_TREE_HORIZON`].
-    HorizonInvalid,
-    /// A bound (row norm, reward bound) was not finite and positive, or outside [2^-40, 2^40].
-    BoundInvalid,
-    /// An explicit grid 2^k was coarser than the bound or finer than 2^-20 of it.
-    GridOutOfRange,
-    /// The calibrated noise variance does not fit the sampler (σ above 2^31 grid steps): use
-    /// a larger ε or δ, or a coarser grid.
-    NoiseOutOfRange,
-    /// The storage buffer did not have the required length.
-    BufferLength,
-    /// λ was not finite and positive.
-    LambdaInvalid,
-    /// ζ was not in (0, 1).
-    ZetaInvalid,
-    /// A confidence constant (B, ρ, ϵ, scale) was negative or not finite.
-    ConfidenceInvalid,
-}
-
-impl From<AccountingError> for JdpParamError {
-    fn from(e: AccountingError) -> Self {
-        Self::Accounting(e)
-    }
-}
-
-impl fmt::Display for JdpParamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Accounting(e) => write!(f, "{e}"),
-            Self::DimensionInvalid => f.write_str("the dimension must be in 1..=1024"),
-            Self::HorizonInvalid => f.write_str("the horizon must be in 1..=2^32-1"),
-            Self::BoundInvalid => f.write_str("a bound must be finite, positive and within [2^-40, 2^40]"),
-            Self::GridOutOfRange => f.write_str("the grid must be no coarser than the bound and at most 2^20 steps of it"),
-            Self::NoiseOutOfRange => {
-                f.write_str("the calibrated noise does not fit the sampler: use a larger epsilon or delta, or a coarser grid")
-            }
-            Self::BufferLength => f.write_str("the storage buffer has the wrong length (see buffer_len)"),
-            Self::LambdaInvalid => f.write_str("lambda must be finite and > 0"),
-            Self::ZetaInvalid => f.write_str("zeta must be in (0, 1)"),
-            Self::ConfidenceInvalid => f.write_str("the confidence constants must be finite and >= 0"),
-        }
-    }
-}
-
-impl core::error::Error for JdpParamError {}
 
 /// An operation was refused or failed. Nothing was changed or released.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,16 +121,36 @@ impl core::error::Error for JdpError {}
 /// The public grid of a release for entries bounded by `bound` (times [`BOUND_MARGIN`]):
 /// default `k = ⌊log₂ bound⌋ − 16`, an explicit `k` within `[⌊log₂ bound⌋ − 20, ⌊log₂ bound⌋]`
 /// and at most 2^20 steps (the shared [`Grid`]).
-pub(crate) fn grid(bound: f64, log2: Option<i32>) -> Result<Grid, JdpParamError> {
-    // The exact-grid range of `crate::grid`; NaN and ±∞ fall outside it.
-    if !(pow2(MIN_RANGE_LOG2)..=pow2(MAX_RANGE_LOG2)).contains(&bound) {
-        return Err(JdpParamError::BoundInvalid);
-    }
+pub(crate) fn grid(bound: f64, log2: Option<i32>) -> Result<Grid, ParamError> {
+    check_bound(bound)?;
     // The nominal bound is in range; with its margin it may pass 2^40 by a factor 1 + 2^-40.
     let bound = bound * BOUND_MARGIN;
     let k = log2.unwrap_or(floor_log2(bound) - DEFAULT_GRID_STEPS_LOG2);
     Grid::spanning(bound, Some(k)).map_err(|e| match e {
-        GridError::GridOutOfRange => JdpParamError::GridOutOfRange,
-        _ => JdpParamError::BoundInvalid,
+        GridError::BoundNotFinite => ParamError::BoundNotFinite,
+        GridError::BoundNotPositive => ParamError::BoundNotPositive,
+        GridError::BoundOutOfRange => ParamError::BoundOutOfRange,
+        GridError::GridOutOfRange => ParamError::GridOutOfRange,
     })
+}
+
+/// A bound that must be finite and > 0.
+pub(crate) fn positive_bound(bound: f64) -> Result<f64, ParamError> {
+    if !bound.is_finite() {
+        Err(ParamError::BoundNotFinite)
+    } else if bound <= 0.0 {
+        Err(ParamError::BoundNotPositive)
+    } else {
+        Ok(bound)
+    }
+}
+
+/// A bound must be finite, positive and within the exact-grid range `[2^-40, 2^40]`.
+pub(crate) fn check_bound(bound: f64) -> Result<f64, ParamError> {
+    let bound = positive_bound(bound)?;
+    if (pow2(MIN_RANGE_LOG2)..=pow2(MAX_RANGE_LOG2)).contains(&bound) {
+        Ok(bound)
+    } else {
+        Err(ParamError::BoundOutOfRange)
+    }
 }

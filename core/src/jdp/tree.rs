@@ -62,7 +62,7 @@ use rand_core::Rng;
 
 use super::confidence::{self, ShiftRule};
 use super::zcdp;
-use super::{Grid, JdpError, JdpParamError, MAX_MATRIX_DIM};
+use super::{Grid, JdpError, MAX_MATRIX_DIM, ParamError};
 use crate::mechanism::MAX_RELEASE_INDEX;
 use crate::sampler::DiscreteGaussian;
 use crate::tree::levels_for;
@@ -149,7 +149,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
     }
 
     /// A tree of `m × m` matrices over `storage` (of exactly [`Self::buffer_len`] entries; it is
-    /// zeroed here). Fails with the [`JdpParamError`] naming the first bad parameter.
+    /// zeroed here). Fails with the [`ParamError`] naming the first bad parameter.
     ///
     /// ```
     /// use ldp_core::jdp::{SymmetricTree, TreeConfig};
@@ -165,28 +165,28 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
     /// assert!((s00 - 0.36).abs() < 10.0 * tree.node_sigma());
     /// # Ok::<(), Box<dyn core::error::Error>>(())
     /// ```
-    pub fn new(mut storage: S, m: usize, config: TreeConfig) -> Result<Self, JdpParamError> {
+    pub fn new(mut storage: S, m: usize, config: TreeConfig) -> Result<Self, ParamError> {
         if m == 0 || m > MAX_MATRIX_DIM {
-            return Err(JdpParamError::DimensionInvalid);
+            return Err(ParamError::DimensionInvalid);
         }
         let rho = zcdp::rho_for(config.epsilon, config.delta)?; // validates ε and δ first
-        if config.horizon == 0 || config.horizon > MAX_TREE_HORIZON {
-            return Err(JdpParamError::HorizonInvalid);
+        if config.horizon == 0 {
+            return Err(ParamError::HorizonZero);
         }
-        let l = config.row_bound;
-        if !(l.is_finite() && l > 0.0) {
-            return Err(JdpParamError::BoundInvalid);
+        if config.horizon > MAX_TREE_HORIZON {
+            return Err(ParamError::HorizonAboveCapacity);
         }
+        let l = super::positive_bound(config.row_bound)?;
         let grid = super::grid(l * l, config.grid_log2)?;
         let packed = m * (m + 1) / 2;
         let depth = levels_for(config.horizon);
         if storage.as_ref().len() != Self::buffer_len(m, config.horizon) {
-            return Err(JdpParamError::BufferLength);
+            return Err(ParamError::BufferLength);
         }
         storage.as_mut().fill(0);
         let sensitivity = core::f64::consts::SQRT_2 * grid.in_steps(grid.bound()) + libm::sqrt(packed as f64);
         let sigma2 = depth as f64 * sensitivity * sensitivity / (2.0 * rho) * super::VARIANCE_MARGIN;
-        let noise = DiscreteGaussian::with_variance_at_least(sigma2).ok_or(JdpParamError::NoiseOutOfRange)?;
+        let noise = DiscreteGaussian::with_variance_at_least(sigma2).ok_or(ParamError::NoiseOutOfRange)?;
         Ok(Self { storage, dim: m, packed, depth, time: 0, config, grid, sensitivity, noise })
     }
 

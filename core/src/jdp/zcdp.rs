@@ -16,49 +16,25 @@
 //! (by bisection) the largest ρ whose δ at ε is at most the target, which is how the
 //! mechanisms of [`crate::jdp`] calibrate their noise from a user's (α, β) = (ε, δ).
 
-use core::fmt;
+use crate::error::ParamError;
+use crate::params::Epsilon;
 
 /// Bisection steps: far beyond the 53 needed to exhaust `f64` on these brackets.
 const STEPS: usize = 200;
 /// δ targets are compared with this relative margin, absorbing the rounding of `exp`/`log1p`.
 const DELTA_MARGIN: f64 = 1e-9;
 
-/// An accounting parameter was invalid. Nothing was computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum AccountingError {
-    /// ε was NaN, infinite, zero or negative.
-    EpsilonInvalid,
-    /// δ was not in (0, 1).
-    DeltaInvalid,
-    /// ρ was NaN, infinite or negative.
-    RhoInvalid,
+fn check_epsilon(epsilon: f64) -> Result<f64, ParamError> {
+    Epsilon::new(epsilon).map(Epsilon::get)
 }
 
-impl fmt::Display for AccountingError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::EpsilonInvalid => "epsilon must be finite and > 0",
-            Self::DeltaInvalid => "delta must be in (0, 1)",
-            Self::RhoInvalid => "rho must be finite and >= 0",
-        })
-    }
-}
-
-impl core::error::Error for AccountingError {}
-
-fn check_epsilon(epsilon: f64) -> Result<f64, AccountingError> {
-    if epsilon.is_finite() && epsilon > 0.0 { Ok(epsilon) } else { Err(AccountingError::EpsilonInvalid) }
-}
-
-fn check_delta(delta: f64) -> Result<f64, AccountingError> {
+fn check_delta(delta: f64) -> Result<f64, ParamError> {
     // `!(0 < δ < 1)` also rejects NaN.
-    if delta > 0.0 && delta < 1.0 { Ok(delta) } else { Err(AccountingError::DeltaInvalid) }
+    if delta > 0.0 && delta < 1.0 { Ok(delta) } else { Err(ParamError::DeltaOutOfRange) }
 }
 
-fn check_rho(rho: f64) -> Result<f64, AccountingError> {
-    if rho.is_finite() && rho >= 0.0 { Ok(rho) } else { Err(AccountingError::RhoInvalid) }
+fn check_rho(rho: f64) -> Result<f64, ParamError> {
+    if rho.is_finite() && rho >= 0.0 { Ok(rho) } else { Err(ParamError::RhoInvalid) }
 }
 
 /// The δ at which ρ-zCDP gives (ε, δ)-DP: CKS 2020 Corollary 13 (see the module docs), capped
@@ -69,9 +45,9 @@ fn check_rho(rho: f64) -> Result<f64, AccountingError> {
 /// // CKS's example: ρ = 0.025 at ε = 1.
 /// let d = delta_for(0.025, 1.0)?;
 /// assert!(d > 1e-6 && d < 1e-5);
-/// # Ok::<(), ldp_core::jdp::zcdp::AccountingError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
-pub fn delta_for(rho: f64, epsilon: f64) -> Result<f64, AccountingError> {
+pub fn delta_for(rho: f64, epsilon: f64) -> Result<f64, ParamError> {
     let rho = check_rho(rho)?;
     let epsilon = check_epsilon(epsilon)?;
     if rho == 0.0 {
@@ -100,9 +76,9 @@ pub fn delta_for(rho: f64, epsilon: f64) -> Result<f64, AccountingError> {
 /// use ldp_core::jdp::zcdp::{epsilon_bun_steinke, epsilon_for};
 /// let tight = epsilon_for(0.1, 1e-6)?;
 /// assert!(tight < epsilon_bun_steinke(0.1, 1e-6)?);
-/// # Ok::<(), ldp_core::jdp::zcdp::AccountingError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
-pub fn epsilon_for(rho: f64, delta: f64) -> Result<f64, AccountingError> {
+pub fn epsilon_for(rho: f64, delta: f64) -> Result<f64, ParamError> {
     let rho = check_rho(rho)?;
     let delta = check_delta(delta)?;
     if rho == 0.0 {
@@ -129,9 +105,9 @@ pub fn epsilon_for(rho: f64, delta: f64) -> Result<f64, AccountingError> {
 /// let rho = rho_for(1.0, 0.1)?;
 /// assert!(delta_for(rho, 1.0)? <= 0.1);
 /// assert!(rho > 0.25 && rho < 0.3); // Bun–Steinke would allow only ρ ≈ 0.09
-/// # Ok::<(), ldp_core::jdp::zcdp::AccountingError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
-pub fn rho_for(epsilon: f64, delta: f64) -> Result<f64, AccountingError> {
+pub fn rho_for(epsilon: f64, delta: f64) -> Result<f64, ParamError> {
     let epsilon = check_epsilon(epsilon)?;
     let delta = check_delta(delta)?;
     // Invariant: δ(lo, ε) ≤ δ, and δ(hi, ε) > δ once `hi` has grown (δ close to 1 allows ρ
@@ -153,7 +129,7 @@ pub fn rho_for(epsilon: f64, delta: f64) -> Result<f64, AccountingError> {
 }
 
 /// Bun & Steinke 2016, Proposition 1.3: ρ-zCDP gives (ρ + 2√(ρ ln(1/δ)), δ)-DP.
-pub fn epsilon_bun_steinke(rho: f64, delta: f64) -> Result<f64, AccountingError> {
+pub fn epsilon_bun_steinke(rho: f64, delta: f64) -> Result<f64, ParamError> {
     let rho = check_rho(rho)?;
     let delta = check_delta(delta)?;
     Ok(rho + 2.0 * libm::sqrt(rho * libm::log(1.0 / delta)))
@@ -204,10 +180,10 @@ mod tests {
     fn monotone_in_delta_and_rejects_bad_parameters() {
         let rhos: [f64; 4] = [0.01, 0.1, 0.5, 0.99].map(|d| rho_for(1.0, d).unwrap_or(f64::NAN));
         assert!(rhos.windows(2).all(|w| w[0] < w[1]), "{rhos:?}");
-        assert_eq!(rho_for(0.0, 0.1), Err(AccountingError::EpsilonInvalid));
-        assert_eq!(rho_for(1.0, 1.0), Err(AccountingError::DeltaInvalid));
-        assert_eq!(rho_for(1.0, f64::NAN), Err(AccountingError::DeltaInvalid));
-        assert_eq!(delta_for(-1.0, 1.0), Err(AccountingError::RhoInvalid));
+        assert_eq!(rho_for(0.0, 0.1), Err(ParamError::EpsilonNotPositive));
+        assert_eq!(rho_for(1.0, 1.0), Err(ParamError::DeltaOutOfRange));
+        assert_eq!(rho_for(1.0, f64::NAN), Err(ParamError::DeltaOutOfRange));
+        assert_eq!(delta_for(-1.0, 1.0), Err(ParamError::RhoInvalid));
         assert_eq!(delta_for(0.0, 1.0), Ok(0.0));
     }
 }

@@ -50,7 +50,8 @@ impl Kind for Adaptive {
 /// B_t must not depend on the private data (see the module docs).
 ///
 /// ```
-/// use ldp_core::tree::{AdaptiveTree, TreeInsertError, TreeParamError};
+/// use ldp_core::tree::{AdaptiveTree, TreeInsertError};
+/// use ldp_core::ParamError;
 /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
 /// let mut tree = AdaptiveTree::<10>::new(1.0, 10.0, 1000)?;
 /// let mut rng = ChaCha20Rng::seed_from_u64(1);
@@ -58,8 +59,8 @@ impl Kind for Adaptive {
 /// assert!(tree.insert(3.0, 2.5, &mut rng).is_ok());
 /// assert_eq!(tree.insert(0.1, 2.0, &mut rng), Err(TreeInsertError::BoundDecreased));
 /// assert_eq!(tree.insert(0.1, 11.0, &mut rng), Err(TreeInsertError::BoundAboveMax));
-/// assert_eq!(AdaptiveTree::<10>::new(1.0, f64::NAN, 1000).err(), Some(TreeParamError::BoundNotFinite));
-/// # Ok::<(), TreeParamError>(())
+/// assert_eq!(AdaptiveTree::<10>::new(1.0, f64::NAN, 1000).err(), Some(ParamError::BoundNotFinite));
+/// # Ok::<(), ParamError>(())
 /// ```
 pub type AdaptiveTree<const L: usize> = BinaryTree<Adaptive, 1, L>;
 

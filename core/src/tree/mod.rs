@@ -84,6 +84,7 @@
 
 use core::fmt;
 
+use crate::error::ParamError;
 use crate::grid::{Grid, GridError};
 use crate::mechanism::{MAX_RELEASE_INDEX, SCALE_DENOMINATOR};
 use crate::sampler::{DiscreteLaplace, MAX_SCALE_NUMERATOR};
@@ -114,7 +115,7 @@ pub const MAX_LEMMA2_DELTA: f64 = 0.5;
 /// // Size a tree for a known horizon at compile time:
 /// let tree = Tree::<{ levels_for(1000) }>::new(1.0, 1.0, 1000)?;
 /// assert_eq!(tree.depth(), 10);
-/// # Ok::<(), ldp_core::tree::TreeParamError>(())
+/// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 pub const fn levels_for(horizon: u64) -> usize {
     (u64::BITS - horizon.leading_zeros()) as usize
@@ -124,58 +125,6 @@ pub const fn levels_for(horizon: u64) -> usize {
 const fn capacity(levels: usize) -> u64 {
     if levels >= 64 { u64::MAX } else { (1u64 << levels) - 1 }
 }
-
-/// A tree could not be built (or an error bound not computed). Nothing was built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum TreeParamError {
-    /// ε was NaN or infinite.
-    EpsilonNotFinite,
-    /// ε was zero or negative.
-    EpsilonNotPositive,
-    /// The node noise scale `2·D·M·depth/ε` grid steps does not fit the sampler's range.
-    EpsilonTooSmall,
-    /// The bound B was NaN or infinite.
-    BoundNotFinite,
-    /// The bound B was zero or negative.
-    BoundNotPositive,
-    /// The bound B is outside [2^-40, 2^40], where the grid arithmetic is exact.
-    BoundOutOfRange,
-    /// An explicit grid 2^k is coarser than B, or so fine that B spans more than 2^20 steps.
-    GridOutOfRange,
-    /// The horizon T was zero.
-    HorizonZero,
-    /// The horizon T exceeds the capacity `2^L − 1` of the tree type.
-    HorizonAboveCapacity,
-    /// δ was not in (0, 1/2], where the error bound is claimed.
-    DeltaOutOfRange,
-}
-
-impl fmt::Display for TreeParamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::EpsilonNotFinite => "epsilon is NaN or infinite: give a finite epsilon > 0",
-            Self::EpsilonNotPositive => "epsilon is zero or negative: give a finite epsilon > 0",
-            Self::EpsilonTooSmall => {
-                "the node noise scale does not fit the sampler: use a larger epsilon, a coarser grid or a shorter horizon"
-            }
-            Self::BoundNotFinite => "the bound is NaN or infinite: give a finite bound > 0",
-            Self::BoundNotPositive => "the bound is zero or negative: give a finite bound > 0",
-            Self::BoundOutOfRange => "the bound is outside [2^-40, 2^40]: rescale the values",
-            Self::GridOutOfRange => {
-                "the grid 2^k must be no coarser than the bound and span at most 2^20 steps of it"
-            }
-            Self::HorizonZero => "the horizon T must be at least 1",
-            Self::HorizonAboveCapacity => {
-                "the horizon exceeds the tree's capacity 2^L - 1: use more levels (see levels_for)"
-            }
-            Self::DeltaOutOfRange => "delta must be in (0, 1/2] for the error bound",
-        })
-    }
-}
-
-impl core::error::Error for TreeParamError {}
 
 /// An element could not be inserted. The tree is unchanged and nothing was released.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,23 +192,24 @@ impl core::error::Error for TreeInsertError {}
 /// actual node scale and add `depth·2^k` for the discreteness of the noise.
 ///
 /// ```
-/// use ldp_core::tree::{lemma2_error_bound, TreeParamError};
+/// use ldp_core::tree::{lemma2_error_bound};
+/// use ldp_core::ParamError;
 /// // B = 1, ε = 1, T = 1000 (depth 10), δ = 1/8: 2·10^1.5·3.
 /// let b = lemma2_error_bound(1.0, 1.0, 1000, 0.125)?;
 /// assert!((b - 2.0 * 10f64.powf(1.5) * 3.0).abs() < 1e-9);
-/// assert_eq!(lemma2_error_bound(1.0, 1.0, 1000, 0.9), Err(TreeParamError::DeltaOutOfRange));
-/// # Ok::<(), TreeParamError>(())
+/// assert_eq!(lemma2_error_bound(1.0, 1.0, 1000, 0.9), Err(ParamError::ErrorBoundDeltaOutOfRange));
+/// # Ok::<(), ParamError>(())
 /// ```
-pub fn lemma2_error_bound(bound: f64, epsilon: f64, horizon: u64, delta: f64) -> Result<f64, TreeParamError> {
+pub fn lemma2_error_bound(bound: f64, epsilon: f64, horizon: u64, delta: f64) -> Result<f64, ParamError> {
     check_epsilon(epsilon)?;
     if !bound.is_finite() {
-        return Err(TreeParamError::BoundNotFinite);
+        return Err(ParamError::BoundNotFinite);
     }
     if bound <= 0.0 {
-        return Err(TreeParamError::BoundNotPositive);
+        return Err(ParamError::BoundNotPositive);
     }
     if horizon == 0 {
-        return Err(TreeParamError::HorizonZero);
+        return Err(ParamError::HorizonZero);
     }
     let log_delta = log2_inverse_delta(delta)?;
     let depth = levels_for(horizon) as f64;
@@ -267,21 +217,16 @@ pub fn lemma2_error_bound(bound: f64, epsilon: f64, horizon: u64, delta: f64) ->
 }
 
 /// `log₂(1/δ)` for δ ∈ (0, 1/2].
-fn log2_inverse_delta(delta: f64) -> Result<f64, TreeParamError> {
+fn log2_inverse_delta(delta: f64) -> Result<f64, ParamError> {
     // `!(a < x && x <= b)` also rejects NaN.
     if !(delta > 0.0 && delta <= MAX_LEMMA2_DELTA) {
-        return Err(TreeParamError::DeltaOutOfRange);
+        return Err(ParamError::ErrorBoundDeltaOutOfRange);
     }
     Ok(-libm::log2(delta))
 }
 
 /// Lemma 2 for a tree: node scale `b` (value units), `depth` levels, grid `2^k`.
-fn tree_error_bound(
-    node_scale: f64,
-    depth: usize,
-    grid_log2: i32,
-    delta: f64,
-) -> Result<f64, TreeParamError> {
+fn tree_error_bound(node_scale: f64, depth: usize, grid_log2: i32, delta: f64) -> Result<f64, ParamError> {
     let log_delta = log2_inverse_delta(delta)?;
     let depth_f = depth as f64;
     Ok(node_scale * libm::sqrt(depth_f) * log_delta + libm::scalbn(depth_f, grid_log2))
@@ -300,28 +245,28 @@ macro_rules! ctry {
     };
 }
 
-const fn check_epsilon(epsilon: f64) -> Result<(), TreeParamError> {
+const fn check_epsilon(epsilon: f64) -> Result<(), ParamError> {
     if !epsilon.is_finite() {
-        Err(TreeParamError::EpsilonNotFinite)
+        Err(ParamError::EpsilonNotFinite)
     } else if epsilon <= 0.0 {
-        Err(TreeParamError::EpsilonNotPositive)
+        Err(ParamError::EpsilonNotPositive)
     } else {
         Ok(())
     }
 }
 
 /// Checks `1 ≤ T ≤ 2^levels − 1` and returns `depth(T)`.
-const fn check_horizon(horizon: u64, levels: usize) -> Result<usize, TreeParamError> {
+const fn check_horizon(horizon: u64, levels: usize) -> Result<usize, ParamError> {
     if horizon == 0 {
-        Err(TreeParamError::HorizonZero)
+        Err(ParamError::HorizonZero)
     } else if horizon > capacity(levels) {
-        Err(TreeParamError::HorizonAboveCapacity)
+        Err(ParamError::HorizonAboveCapacity)
     } else {
         Ok(levels_for(horizon))
     }
 }
 
-/// The validation shared by every tree, in the order of [`TreeParamError`]'s variants: ε, then
+/// The validation shared by every tree, in the order of [`ParamError`]'s variants: ε, then
 /// B and the grid, then T against `levels`, then the node noise for a `dim`-vector. Returns the
 /// grid, `depth(T)` and the node noise at B.
 const fn configure(
@@ -331,7 +276,7 @@ const fn configure(
     grid_log2: Option<i32>,
     levels: usize,
     dim: usize,
-) -> Result<(Grid, usize, DiscreteLaplace), TreeParamError> {
+) -> Result<(Grid, usize, DiscreteLaplace), ParamError> {
     ctry!(check_epsilon(epsilon));
     let grid = match Grid::new(bound, grid_log2) {
         Ok(grid) => grid,
@@ -343,12 +288,12 @@ const fn configure(
 }
 
 /// A tree's grid error, variant for variant.
-const fn grid_error(e: GridError) -> TreeParamError {
+const fn grid_error(e: GridError) -> ParamError {
     match e {
-        GridError::BoundNotFinite => TreeParamError::BoundNotFinite,
-        GridError::BoundNotPositive => TreeParamError::BoundNotPositive,
-        GridError::BoundOutOfRange => TreeParamError::BoundOutOfRange,
-        GridError::GridOutOfRange => TreeParamError::GridOutOfRange,
+        GridError::BoundNotFinite => ParamError::BoundNotFinite,
+        GridError::BoundNotPositive => ParamError::BoundNotPositive,
+        GridError::BoundOutOfRange => ParamError::BoundOutOfRange,
+        GridError::GridOutOfRange => ParamError::GridOutOfRange,
     }
 }
 
@@ -371,18 +316,18 @@ const fn node_noise(
     dim: usize,
     depth: usize,
     epsilon: f64,
-) -> Result<DiscreteLaplace, TreeParamError> {
+) -> Result<DiscreteLaplace, ParamError> {
     // ≤ 2·2^16·2^20·32·2^10 = 2^52: an exact integer, and exact as f64.
     let numerator = 2 * dim as u64 * max_index as u64 * depth as u64 * SCALE_DENOMINATOR;
     // floor(fl(q)) + 1 > q: if q ≥ n + 1 then fl(q) ≥ n + 1 (rounding is monotone and n + 1 is
     // representable), so ⌊fl(q)⌋ = n implies q < n + 1.
     let quotient = numerator as f64 / epsilon;
     if quotient >= MAX_SCALE_NUMERATOR as f64 {
-        return Err(TreeParamError::EpsilonTooSmall);
+        return Err(ParamError::EpsilonTooSmall);
     }
     match DiscreteLaplace::new(quotient as u64 + 1, SCALE_DENOMINATOR) {
         Some(noise) => Ok(noise),
-        None => Err(TreeParamError::EpsilonTooSmall),
+        None => Err(ParamError::EpsilonTooSmall),
     }
 }
 
@@ -497,28 +442,29 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     /// An ε-DP tree for horizon T with values clamped to `[−B, B]` (for the adaptive tree: bounds
     /// up to B_max = `bound`), on the default grid `2^(⌊log₂ B⌋ − 12)`.
     ///
-    /// Fails with the [`TreeParamError`] naming the first invalid parameter: ε (finite, > 0),
+    /// Fails with the [`ParamError`] naming the first invalid parameter: ε (finite, > 0),
     /// B (finite, > 0, within [2^-40, 2^40]), T (`1 ≤ T ≤ 2^L − 1`), and the noise scale
     /// (`EpsilonTooSmall`).
     ///
     /// ```
-    /// use ldp_core::tree::{Tree, TreeParamError};
+    /// use ldp_core::tree::{Tree};
+    /// use ldp_core::ParamError;
     /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
     /// let mut tree = Tree::<4>::new(1.0, 2.0, 8)?; // T = 8 needs 4 levels
     /// assert_eq!(tree.depth(), 4);
     /// assert!(tree.epsilon_effective() < 1.0);
     /// let mut rng = ChaCha20Rng::seed_from_u64(1);
-    /// let s1 = tree.insert(0.5, &mut rng).map_err(|_| TreeParamError::HorizonZero)?;
+    /// let s1 = tree.insert(0.5, &mut rng).map_err(|_| ParamError::HorizonZero)?;
     /// assert_eq!(s1.grid_log2, tree.grid_log2());
-    /// assert_eq!(Tree::<3>::new(1.0, 2.0, 8).err(), Some(TreeParamError::HorizonAboveCapacity));
-    /// assert_eq!(Tree::<4>::new(0.0, 2.0, 8).err(), Some(TreeParamError::EpsilonNotPositive));
-    /// # Ok::<(), TreeParamError>(())
+    /// assert_eq!(Tree::<3>::new(1.0, 2.0, 8).err(), Some(ParamError::HorizonAboveCapacity));
+    /// assert_eq!(Tree::<4>::new(0.0, 2.0, 8).err(), Some(ParamError::EpsilonNotPositive));
+    /// # Ok::<(), ParamError>(())
     /// ```
     ///
     /// ```compile_fail
     /// let _ = ldp_core::tree::Tree::<33>::new(1.0, 1.0, 1); // more than MAX_LEVELS
     /// ```
-    pub const fn new(epsilon: f64, bound: f64, horizon: u64) -> Result<Self, TreeParamError> {
+    pub const fn new(epsilon: f64, bound: f64, horizon: u64) -> Result<Self, ParamError> {
         Self::build(epsilon, bound, horizon, None)
     }
 
@@ -526,19 +472,20 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     /// B and such that B spans at most 2^20 grid steps.
     ///
     /// ```
-    /// use ldp_core::tree::{AdaptiveTree, Tree, TreeParamError};
+    /// use ldp_core::tree::{AdaptiveTree, Tree};
+    /// use ldp_core::ParamError;
     /// let tree = Tree::<10>::with_grid(1.0, 1.0, 1000, -3)?;
     /// assert_eq!(tree.max_index(), 8);
-    /// assert_eq!(Tree::<10>::with_grid(1.0, 1.0, 1000, 1).err(), Some(TreeParamError::GridOutOfRange));
+    /// assert_eq!(Tree::<10>::with_grid(1.0, 1.0, 1000, 1).err(), Some(ParamError::GridOutOfRange));
     /// assert_eq!(AdaptiveTree::<10>::with_grid(1.0, 100.0, 1000, -10)?.grid_log2(), -10);
-    /// # Ok::<(), TreeParamError>(())
+    /// # Ok::<(), ParamError>(())
     /// ```
     pub const fn with_grid(
         epsilon: f64,
         bound: f64,
         horizon: u64,
         grid_log2: i32,
-    ) -> Result<Self, TreeParamError> {
+    ) -> Result<Self, ParamError> {
         Self::build(epsilon, bound, horizon, Some(grid_log2))
     }
 
@@ -547,7 +494,7 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
         bound: f64,
         horizon: u64,
         grid_log2: Option<i32>,
-    ) -> Result<Self, TreeParamError> {
+    ) -> Result<Self, ParamError> {
         const {
             assert!(L >= 1 && L <= MAX_LEVELS, "a tree needs 1 ..= MAX_LEVELS (32) levels");
             assert!(D >= 1 && D <= MAX_DIMENSION, "a vector tree needs 1 ..= MAX_DIMENSION coordinates");
@@ -590,9 +537,9 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     /// let paper = lemma2_error_bound(1.0, 1.0, 1000, 0.01)?;
     /// assert!(ours >= paper && ours < paper * 1.001);
     /// assert_eq!(AdaptiveTree::<10>::new(1.0, 8.0, 1000)?.error_bound(0.1)?, 0.0);
-    /// # Ok::<(), ldp_core::tree::TreeParamError>(())
+    /// # Ok::<(), ldp_core::ParamError>(())
     /// ```
-    pub fn error_bound(&self, delta: f64) -> Result<f64, TreeParamError> {
+    pub fn error_bound(&self, delta: f64) -> Result<f64, ParamError> {
         let bound = tree_error_bound(self.node_noise_scale(), self.depth, self.grid.log2(), delta)?;
         Ok(if K::NO_BOUND_BEFORE_FIRST && self.time == 0 { 0.0 } else { bound })
     }

@@ -356,7 +356,9 @@ impl fmt::Display for Refusal {
 impl core::error::Error for Refusal {}
 
 /// The wire codes of [`ParamError`] (a [`Refusal::Param`] detail byte). A new `ParamError`
-/// variant does not compile until it is given a code here.
+/// variant does not compile until it is given a code here; codes are never reused. A device
+/// sends only 1–17 (what a query or the device's own configuration can get wrong); 18–38 are
+/// the rest of the parameter layer, so every `ParamError` has a code.
 const fn param_code(e: ParamError) -> u8 {
     match e {
         ParamError::EpsilonNotFinite => 1,
@@ -376,6 +378,27 @@ const fn param_code(e: ParamError) -> u8 {
         ParamError::PerReportAboveTotal => 15,
         ParamError::FloorAboveLimit => 16,
         ParamError::ChunkBelowLimit => 17,
+        ParamError::ErrorBoundDeltaOutOfRange => 18,
+        ParamError::RhoInvalid => 19,
+        ParamError::BoundNotPositive => 20,
+        ParamError::BoundOutOfRange => 21,
+        ParamError::NoiseOutOfRange => 22,
+        ParamError::HorizonAboveCapacity => 23,
+        ParamError::DimensionInvalid => 24,
+        ParamError::BufferLength => 25,
+        ParamError::LambdaInvalid => 26,
+        ParamError::ZetaInvalid => 27,
+        ParamError::ConstantInvalid => 28,
+        ParamError::ConfidenceOutOfRange => 29,
+        ParamError::MomentOrderInvalid => 30,
+        ParamError::MomentBoundInvalid => 31,
+        ParamError::LearningRateInvalid => 32,
+        ParamError::ExplorationInvalid => 33,
+        ParamError::TooFewArms => 34,
+        ParamError::LengthscaleInvalid => 35,
+        ParamError::QuadratureFailed => 36,
+        ParamError::BlockIndexOutOfRange => 37,
+        ParamError::BlockIndexRepeated => 38,
     }
 }
 
@@ -398,6 +421,27 @@ const fn param_from_code(code: u8) -> Option<ParamError> {
         15 => ParamError::PerReportAboveTotal,
         16 => ParamError::FloorAboveLimit,
         17 => ParamError::ChunkBelowLimit,
+        18 => ParamError::ErrorBoundDeltaOutOfRange,
+        19 => ParamError::RhoInvalid,
+        20 => ParamError::BoundNotPositive,
+        21 => ParamError::BoundOutOfRange,
+        22 => ParamError::NoiseOutOfRange,
+        23 => ParamError::HorizonAboveCapacity,
+        24 => ParamError::DimensionInvalid,
+        25 => ParamError::BufferLength,
+        26 => ParamError::LambdaInvalid,
+        27 => ParamError::ZetaInvalid,
+        28 => ParamError::ConstantInvalid,
+        29 => ParamError::ConfidenceOutOfRange,
+        30 => ParamError::MomentOrderInvalid,
+        31 => ParamError::MomentBoundInvalid,
+        32 => ParamError::LearningRateInvalid,
+        33 => ParamError::ExplorationInvalid,
+        34 => ParamError::TooFewArms,
+        35 => ParamError::LengthscaleInvalid,
+        36 => ParamError::QuadratureFailed,
+        37 => ParamError::BlockIndexOutOfRange,
+        38 => ParamError::BlockIndexRepeated,
         _ => return None,
     })
 }
@@ -679,7 +723,7 @@ mod tests {
                 seen += 1;
             }
         }
-        assert_eq!(seen, 17);
+        assert_eq!(seen, 38, "every ParamError variant has a code");
         assert_eq!(param_from_code(0), None);
     }
 

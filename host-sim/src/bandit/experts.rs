@@ -68,10 +68,7 @@ pub fn experts_trial(
     let t = horizon as u64;
     let eta = hedge_learning_rate(EXPERTS, t).ok_or(RunError::Config(ConfigError::ExpertsHorizon))?;
     let label = algorithm.label();
-    let bad = |e: ldp_core::bandit::BanditParamError| RunError::Learner {
-        label: label.clone(),
-        source: Box::new(e),
-    };
+    let bad = |e: ldp_core::ParamError| RunError::Learner { label: label.clone(), source: Box::new(e) };
     let mut losses_rng = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 1));
     let mut noise_rng = ChaCha20Rng::seed_from_u64(derive_seed(trial_seed, algo_index, 3));
     enum Learner {

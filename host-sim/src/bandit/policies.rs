@@ -26,11 +26,12 @@
 //! Rewards are losses `1 − reward` (clamped to [0, 1]) for EXP3.
 
 use ldp_core::Epsilon;
+use ldp_core::ParamError;
 use ldp_core::bandit::{
-    BanditParamError, DpRobustSe, DpRobustUcb, Exp3, Exp3Params, HeavyTail, LdpRobustSe, ObserveError,
-    PAPER_DP_RSE_KAPPA, PAPER_DP_UCB_CONSTANT, PAPER_LDP_RSE_KAPPA, PAPER_ROBUST_UCB_CONSTANT,
-    PRACTICAL_DP_RSE_KAPPA, PRACTICAL_DP_UCB_CONSTANT, PRACTICAL_LDP_RSE_KAPPA,
-    PRACTICAL_ROBUST_UCB_CONSTANT, PrivateExp3, RobustUcb, RseParams,
+    DpRobustSe, DpRobustUcb, Exp3, Exp3Params, HeavyTail, LdpRobustSe, ObserveError, PAPER_DP_RSE_KAPPA,
+    PAPER_DP_UCB_CONSTANT, PAPER_LDP_RSE_KAPPA, PAPER_ROBUST_UCB_CONSTANT, PRACTICAL_DP_RSE_KAPPA,
+    PRACTICAL_DP_UCB_CONSTANT, PRACTICAL_LDP_RSE_KAPPA, PRACTICAL_ROBUST_UCB_CONSTANT, PrivateExp3,
+    RobustUcb, RseParams,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -90,7 +91,7 @@ macro_rules! for_arms {
     };
 }
 
-fn config_error(_: BanditParamError) -> PolicyError {
+fn config_error(_: ParamError) -> PolicyError {
     PolicyError::InvalidSetting("the bandit policy's parameters (epsilon, moments, horizon) are out of range")
 }
 

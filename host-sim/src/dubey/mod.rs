@@ -51,8 +51,8 @@ use std::fmt;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use ldp_core::features::FeatureError;
-use ldp_core::jdp::{JdpError, JdpParamError};
+use ldp_core::ParamError;
+use ldp_core::jdp::JdpError;
 use rand_core::SeedableRng;
 
 use crate::bo::PolicyError;
@@ -96,9 +96,9 @@ pub const TABLE1_BENCHMARKS: [BenchmarkKind; 3] =
 #[non_exhaustive]
 pub enum DubeyError {
     /// The feature map could not be built.
-    Features(FeatureError),
+    Features(ParamError),
     /// A privacy mechanism or client could not be built.
-    Params(JdpParamError),
+    Params(ParamError),
     /// A mechanism or client refused an operation.
     Jdp(JdpError),
     /// The environment could not be built.
