@@ -107,7 +107,7 @@ impl fmt::Display for ParamError {
             Self::DeltaOutOfRange => "delta is not in (0, 1): give a probability strictly between 0 and 1",
             Self::ErrorBoundDeltaOutOfRange => "delta must be in (0, 1/2] for the error bound",
             Self::RhoInvalid => "rho must be finite and >= 0",
-            Self::BoundNotFinite => "a bound is NaN or infinite: give a finite bound",
+            Self::BoundNotFinite => "a bound is NaN or infinite: give a finite bound (>= 0, or > 0 where it divides)",
             Self::BoundNegative => "a bound is negative: give a finite bound >= 0",
             Self::BoundNotPositive => "a bound is zero or negative: give a finite bound > 0",
             Self::BoundOutOfRange => "a bound is outside [2^-40, 2^40]: rescale the values",
@@ -153,10 +153,20 @@ impl fmt::Display for ParamError {
 
 impl core::error::Error for ParamError {}
 
-impl From<GridError> for ParamError {
-    /// A grid over a clamping range C (a validated level, so only its range or the grid can be
-    /// wrong).
-    fn from(e: GridError) -> Self {
+impl ParamError {
+    /// A grid error over a bound B (trees, JDP): the bound's own variants.
+    pub(crate) const fn of_bound(e: GridError) -> Self {
+        match e {
+            GridError::BoundNotFinite => Self::BoundNotFinite,
+            GridError::BoundNotPositive => Self::BoundNotPositive,
+            GridError::BoundOutOfRange => Self::BoundOutOfRange,
+            GridError::GridOutOfRange => Self::GridOutOfRange,
+        }
+    }
+
+    /// A grid error over a mechanism's clamping range C (a validated level, so in practice only
+    /// its range or the grid can be wrong): the range's variants, which a device may send.
+    pub(crate) const fn of_range(e: GridError) -> Self {
         match e {
             GridError::BoundNotFinite => Self::TruncationNotFinite,
             GridError::BoundNotPositive => Self::TruncationNotPositive,
@@ -262,7 +272,10 @@ impl<E: fmt::Debug + fmt::Display> core::error::Error for BudgetError<E> {}
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ReportError<E> {
-    /// A parameter of the query (ε, truncation level) was invalid. No budget was spent.
+    /// The mechanism cannot use the query's ε or truncation level (ε too small for the sampler,
+    /// a range outside [2^-40, 2^40]; invalid values are refused where they enter, by
+    /// [`Epsilon`](crate::Epsilon) and [`TruncationLevel`](crate::TruncationLevel)). No budget
+    /// was spent.
     Param(ParamError),
     /// The mechanism refused the raw reward. [`Reporter`](crate::Reporter) never returns it: it
     /// releases a non-finite reading as a fixed value instead (see its docs); kept for callers

@@ -186,7 +186,7 @@ impl LaplaceMechanism {
         preprocess: Preprocess,
         grid_log2: Option<i32>,
     ) -> Result<Self, ParamError> {
-        let grid = Grid::new(range.get(), grid_log2)?;
+        let grid = Grid::new(range.get(), grid_log2).map_err(ParamError::of_range)?;
         let max_index = grid.max_index();
         // num = ⌊2M·den/ε⌋ + 1 > 2M·den/ε even after the division's rounding (module docs).
         let quotient = (2 * max_index) as f64 * SCALE_DENOMINATOR as f64 / epsilon.get();

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! boot: load state ──► boot = stored + 1 ──► key = PRF(seed, boot) ⊕ entropy ──► ChaCha20
-//! query (ε, optional public level b) ──► validate ε, build the mechanism
+//! query (ε, optional public level b, both validated where they enter) ──► build the mechanism
 //!        ──► accountant.spend(ε) (floor, limit, total; boot and reservation written first)
 //!        ──► reading: NaN → 0, ±∞ → ±MAX ──► clamp/truncate ──► grid ──► + discrete Laplace
 //!        ──► Report

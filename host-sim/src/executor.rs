@@ -139,7 +139,8 @@ impl<'a> Executor<'a> {
         self
     }
 
-    /// Computes only `shard`'s jobs.
+    /// Computes only `shard`'s jobs. A shard keeps no results of its own: give it a
+    /// [`Executor::checkpoint`], which is where its jobs go for `merge`.
     pub fn shard(mut self, shard: Shard) -> Self {
         self.shard = shard;
         self
@@ -213,6 +214,10 @@ impl<'a> Executor<'a> {
                 None => finished.push(None),
             }
         }
+        if !self.shard.is_whole() {
+            // Every job of the shard is in its checkpoint: `merge` makes the results.
+            return Ok(Outcome::Shard { jobs: mine.len(), total: jobs.len() });
+        }
         let mut computed = todo.iter().copied().zip(finished);
         let mut curves: Vec<Vec<Vec<f64>>> = vec![Vec::with_capacity(config.trials); labels.len()];
         let mut seconds = vec![0.0; labels.len()];
@@ -229,9 +234,6 @@ impl<'a> Executor<'a> {
             };
             seconds[jobs[j].learner] += secs;
             curves[jobs[j].learner].push(curve);
-        }
-        if !self.shard.is_whole() {
-            return Ok(Outcome::Shard { jobs: mine.len(), total: jobs.len() });
         }
         let rows = labels
             .into_iter()

@@ -52,7 +52,7 @@
 use core::fmt;
 
 use crate::error::ParamError;
-use crate::grid::{Grid, GridError, MAX_RANGE_LOG2, MIN_RANGE_LOG2, floor_log2, pow2};
+use crate::grid::{Grid, MAX_RANGE_LOG2, MIN_RANGE_LOG2, floor_log2, pow2};
 
 pub mod client;
 pub mod confidence;
@@ -126,12 +126,7 @@ pub(crate) fn grid(bound: f64, log2: Option<i32>) -> Result<Grid, ParamError> {
     // The nominal bound is in range; with its margin it may pass 2^40 by a factor 1 + 2^-40.
     let bound = bound * BOUND_MARGIN;
     let k = log2.unwrap_or(floor_log2(bound) - DEFAULT_GRID_STEPS_LOG2);
-    Grid::spanning(bound, Some(k)).map_err(|e| match e {
-        GridError::BoundNotFinite => ParamError::BoundNotFinite,
-        GridError::BoundNotPositive => ParamError::BoundNotPositive,
-        GridError::BoundOutOfRange => ParamError::BoundOutOfRange,
-        GridError::GridOutOfRange => ParamError::GridOutOfRange,
-    })
+    Grid::spanning(bound, Some(k)).map_err(ParamError::of_bound)
 }
 
 /// A bound that must be finite and > 0.

@@ -85,7 +85,7 @@
 use core::fmt;
 
 use crate::error::ParamError;
-use crate::grid::{Grid, GridError};
+use crate::grid::Grid;
 use crate::mechanism::{MAX_RELEASE_INDEX, SCALE_DENOMINATOR};
 use crate::sampler::{DiscreteLaplace, MAX_SCALE_NUMERATOR};
 
@@ -280,21 +280,11 @@ const fn configure(
     ctry!(check_epsilon(epsilon));
     let grid = match Grid::new(bound, grid_log2) {
         Ok(grid) => grid,
-        Err(e) => return Err(grid_error(e)),
+        Err(e) => return Err(ParamError::of_bound(e)),
     };
     let depth = ctry!(check_horizon(horizon, levels));
     let noise = ctry!(node_noise(grid.max_index(), dim, depth, epsilon));
     Ok((grid, depth, noise))
-}
-
-/// A tree's grid error, variant for variant.
-const fn grid_error(e: GridError) -> ParamError {
-    match e {
-        GridError::BoundNotFinite => ParamError::BoundNotFinite,
-        GridError::BoundNotPositive => ParamError::BoundNotPositive,
-        GridError::BoundOutOfRange => ParamError::BoundOutOfRange,
-        GridError::GridOutOfRange => ParamError::GridOutOfRange,
-    }
 }
 
 /// The refusals every insert shares: a full tree, then a non-finite value.

@@ -727,6 +727,45 @@ mod tests {
         assert_eq!(param_from_code(0), None);
     }
 
+    /// A device sends only detail codes 1–17: every parameter refusal its reporter can make, over
+    /// a grid of configurations, ε, levels and readings, is one of those (codes 18–38 are the
+    /// rest of the parameter layer, which no query reaches).
+    #[test]
+    fn a_device_only_ever_refuses_with_codes_1_to_17() {
+        use crate::budget::BudgetPolicy;
+        use crate::reporter::Reporter;
+        use crate::state::MemoryStore;
+        let mut seen = [false; 18];
+        for (b, r) in [(1.0, 1.0), (0.0, 0.0), (1e-13, 0.0), (1e30, 1.0), (0.5, 0.25)] {
+            let (Ok(b), Ok(r)) = (Bound::new(b), Bound::new(r)) else { continue };
+            let (Ok(limit), Ok(total)) = (Epsilon::new(1e300), Epsilon::new(1e300)) else { continue };
+            let Ok(policy) = BudgetPolicy::new(limit, total) else { continue };
+            let Ok(policy) = policy.with_floor(Epsilon::new(1e-300).unwrap_or(limit)) else { continue };
+            let config = DeviceConfig { b, r, policy };
+            let Ok(mut dev) = Reporter::open(config, MemoryStore::provisioned([3; 32]), [0; 32]) else {
+                continue;
+            };
+            for eps in [1e-300, 1e-12, 1e-3, 1.0, 1e3] {
+                for level in
+                    [None, Some(1e-13), Some(2f64.powi(-40)), Some(1.5), Some(2f64.powi(41)), Some(1e20)]
+                {
+                    let level = level.map(TruncationLevel::new).and_then(Result::ok);
+                    let Ok(epsilon) = Epsilon::new(eps) else { continue };
+                    let query = Query { round: 1, action: 0, epsilon, level };
+                    for reward in [0.3, f64::NAN, f64::INFINITY, -1e300] {
+                        if let Message::Refusal(Refusal::Param(p)) = dev.answer(&query, reward) {
+                            let code = param_code(p);
+                            assert!((1..=17).contains(&code), "{p:?} has code {code}");
+                            seen[code as usize] = true;
+                        }
+                    }
+                }
+            }
+        }
+        // The grid reaches the mechanism's refusals (ε too small, range zero, range too large).
+        assert!(seen[3] && seen[7] && seen[8], "{seen:?}");
+    }
+
     #[test]
     fn message_type_bytes_are_a_bijection_and_carry_the_direction() {
         let known: Vec<MessageType> = (0..=u8::MAX).filter_map(MessageType::from_byte).collect();
