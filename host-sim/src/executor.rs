@@ -10,7 +10,7 @@
 //! Shard `i/n` runs the jobs with `j % n == i`; `host-sim merge` gathers the shards' checkpoints
 //! and finishes the run from them alone, so its outputs are byte for byte a one-machine run's.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -164,8 +164,9 @@ impl<'a> Executor<'a> {
             .flat_map(|trial| (0..labels.len()).map(move |learner| Job { trial, learner }))
             .collect();
         let mine: Vec<usize> = (0..jobs.len()).filter(|&j| self.shard.owns(j)).collect();
-        let done = |j: usize| self.checkpoint.and_then(|c| c.get(jobs[j].trial, jobs[j].learner));
-        let todo: Vec<usize> = mine.iter().copied().filter(|&j| done(j).is_none()).collect();
+        let done = |trial: usize, learner: usize| self.checkpoint.and_then(|c| c.get(trial, learner));
+        let todo: Vec<usize> =
+            mine.iter().copied().filter(|&j| done(jobs[j].trial, jobs[j].learner).is_none()).collect();
         if !self.compute
             && let Some(&first) = todo.first()
         {
@@ -186,61 +187,66 @@ impl<'a> Executor<'a> {
         let threads = threads
             .build()
             .map_err(|e| ConfigError::Threads { threads: config.threads, message: e.to_string() })?;
-        // After the first error no new job starts (the ones running finish and are recorded, so
-        // a resumed run does not compute them again).
-        let failed = AtomicBool::new(false);
-        let computed: Vec<Option<Result<Finished, RunError>>> = threads.install(|| {
-            todo.par_iter()
-                .map(|&j| {
-                    if failed.load(Ordering::SeqCst) {
-                        return None;
+        // Learner by learner (each learner's trials in parallel), so that a learner's row is
+        // aggregated, and its curves dropped, as soon as its last trial ends: memory holds a few
+        // learners' curves, not the whole run's. After the first error no new job starts (the
+        // ones running finish and are recorded, so a resumed run does not compute them again).
+        let whole = self.shard.is_whole();
+        let mut order = todo.clone();
+        order.sort_by_key(|&j| (jobs[j].learner, jobs[j].trial));
+        let mut open: Vec<Open> = (0..labels.len()).map(|_| Open::new(config.trials)).collect();
+        for &j in &todo {
+            open[jobs[j].learner].missing += 1;
+        }
+        let open: Vec<Mutex<Open>> = open.into_iter().map(Mutex::new).collect();
+        let failed: Mutex<Option<(usize, RunError)>> = Mutex::new(None);
+        threads.install(|| {
+            order.par_iter().for_each(|&j| {
+                if failed.lock().map_or(true, |f| f.is_some()) {
+                    return;
+                }
+                let job = jobs[j];
+                match self.compute_one(task, job) {
+                    Err(e) => {
+                        if let Ok(mut f) = failed.lock()
+                            && f.as_ref().is_none_or(|(k, _)| j < *k)
+                        {
+                            *f = Some((j, e));
+                        }
                     }
-                    let outcome = self.compute_one(task, jobs[j]);
-                    if outcome.is_err() {
-                        failed.store(true, Ordering::SeqCst);
+                    Ok(finished) if whole => {
+                        if let Ok(mut slot) = open[job.learner].lock() {
+                            slot.computed[job.trial] = Some(finished);
+                            slot.missing -= 1;
+                            if slot.missing == 0 {
+                                slot.close(&labels[job.learner], job.learner, &done);
+                            }
+                        }
                     }
-                    Some(outcome)
-                })
-                .collect()
+                    Ok(_) => {} // a shard's jobs live in its checkpoint
+                }
+            });
         });
         for o in &self.observers {
             o.jobs_ended();
         }
-        let mut finished = Vec::with_capacity(computed.len());
-        for outcome in computed {
-            match outcome {
-                Some(Ok(ok)) => finished.push(Some(ok)),
-                Some(Err(e)) => return Err(e),
-                None => finished.push(None),
-            }
+        // A job that panicked has already unwound through rayon, so a poisoned lock only means
+        // its data is as complete as it got: read it anyway.
+        if let Some((_, e)) = failed.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            return Err(e);
         }
-        if !self.shard.is_whole() {
+        if !whole {
             // Every job of the shard is in its checkpoint: `merge` makes the results.
             return Ok(Outcome::Shard { jobs: mine.len(), total: jobs.len() });
         }
-        let mut computed = todo.iter().copied().zip(finished);
-        let mut curves: Vec<Vec<Vec<f64>>> = vec![Vec::with_capacity(config.trials); labels.len()];
-        let mut seconds = vec![0.0; labels.len()];
-        let mut next = computed.next();
-        for &j in &mine {
-            let (curve, secs) = match next {
-                Some((k, Some(outcome))) if k == j => {
-                    next = computed.next();
-                    outcome
-                }
-                _ => done(j)
-                    .cloned()
-                    .ok_or(RunError::NoSuchJob { trial: jobs[j].trial, learner: jobs[j].learner })?,
-            };
-            seconds[jobs[j].learner] += secs;
-            curves[jobs[j].learner].push(curve);
+        let mut rows = Vec::with_capacity(labels.len());
+        for (learner, slot) in open.into_iter().enumerate() {
+            let mut slot = slot.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if slot.row.is_none() {
+                slot.close(&labels[learner], learner, &done); // every trial was in the checkpoint
+            }
+            rows.push(slot.row.ok_or(RunError::NoSuchJob { trial: 0, learner })??);
         }
-        let rows = labels
-            .into_iter()
-            .zip(curves)
-            .zip(seconds)
-            .map(|((label, curves), seconds)| aggregate(label, &curves, seconds))
-            .collect();
         let results = task.finish(rows)?;
         for o in &self.observers {
             o.finished(&results)?;
@@ -265,6 +271,48 @@ impl<'a> Executor<'a> {
             Outcome::Complete(results) => Ok(results),
             Outcome::Shard { jobs, total } => Err(RunError::ShardOnly { jobs, total }),
         }
+    }
+}
+
+/// A learner's row while its trials are being computed.
+struct Open {
+    /// The computed trials (the others are in the checkpoint).
+    computed: Vec<Option<Finished>>,
+    /// How many trials are still being computed.
+    missing: usize,
+    /// The aggregated row, once every trial is in (or a trial missing from both).
+    row: Option<Result<AlgorithmResult, RunError>>,
+}
+
+impl Open {
+    fn new(trials: usize) -> Self {
+        Self { computed: (0..trials).map(|_| None).collect(), missing: 0, row: None }
+    }
+
+    /// Aggregates the row from the computed trials and the checkpoint's (`done(trial)`), in
+    /// trial order, and drops the computed curves.
+    fn close<'c>(
+        &mut self,
+        label: &str,
+        learner: usize,
+        done: &impl Fn(usize, usize) -> Option<&'c Finished>,
+    ) {
+        let computed = std::mem::take(&mut self.computed);
+        let mut curves: Vec<&[f64]> = Vec::with_capacity(computed.len());
+        let mut seconds = 0.0;
+        for (trial, c) in computed.iter().enumerate() {
+            match c.as_ref().or_else(|| done(trial, learner)) {
+                Some((curve, secs)) => {
+                    curves.push(curve);
+                    seconds += secs;
+                }
+                None => {
+                    self.row = Some(Err(RunError::NoSuchJob { trial, learner }));
+                    return;
+                }
+            }
+        }
+        self.row = Some(Ok(aggregate(label.to_string(), &curves, seconds)));
     }
 }
 

@@ -80,9 +80,10 @@ pub fn with_uniform(
 
 /// Aggregates equal-length regret curves (one per trial): mean and sample standard deviation
 /// per round, and each trial's final value.
-pub fn aggregate(label: String, curves: &[Vec<f64>], seconds: f64) -> AlgorithmResult {
+pub fn aggregate<C: AsRef<[f64]>>(label: String, curves: &[C], seconds: f64) -> AlgorithmResult {
+    let curves: Vec<&[f64]> = curves.iter().map(AsRef::as_ref).collect();
     let n = curves.len() as f64;
-    let horizon = curves.first().map_or(0, Vec::len);
+    let horizon = curves.first().map_or(0, |c| c.len());
     let mut mean = Vec::with_capacity(horizon);
     let mut std = Vec::with_capacity(horizon);
     for t in 0..horizon {

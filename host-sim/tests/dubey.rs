@@ -165,7 +165,7 @@ fn privacy_costs_regret_on_camel_and_paper_constants_run() {
 }
 
 fn fake(label: &str, finals: &[f64]) -> AlgorithmResult {
-    let mut r = host_sim::runner::aggregate(label.into(), &[], 0.0);
+    let mut r = host_sim::runner::aggregate::<Vec<f64>>(label.into(), &[], 0.0);
     r.finals = finals.to_vec();
     r
 }
