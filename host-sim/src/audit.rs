@@ -38,7 +38,8 @@ use statrs::distribution::{Beta, ContinuousCDF};
 
 use crate::env::SimRng;
 use crate::runner::derive_seed;
-use crate::transport::{LoopbackLink, QemuDevice, WireClient};
+use crate::transport::{LinkError, LoopbackLink, QemuDevice, WireClient};
+use ldp_core::wire::Refusal;
 
 /// The number of statistics a case exposes per draw.
 pub const STATS: usize = 2;
@@ -68,7 +69,34 @@ pub enum Draw {
 }
 
 /// `(high, n, seed)` → `n` draws, or why the device failed.
-pub type BatchDraw = dyn Fn(bool, u64, u64) -> Result<Vec<[f64; STATS]>, String> + Send + Sync;
+pub type BatchDraw = dyn Fn(bool, u64, u64) -> Result<Vec<[f64; STATS]>, AuditError> + Send + Sync;
+
+/// A device under audit failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AuditError {
+    /// QEMU, its files or the link to it failed.
+    Link(LinkError),
+    /// The firmware refused a query it should have answered.
+    Refused(Refusal),
+}
+
+impl std::fmt::Display for AuditError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Link(e) => write!(f, "the firmware under QEMU: {e}"),
+            Self::Refused(r) => write!(f, "the firmware refused a query it should have answered: {r}"),
+        }
+    }
+}
+
+impl std::error::Error for AuditError {}
+
+impl From<std::io::Error> for AuditError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Link(LinkError::Io(e))
+    }
+}
 
 impl Draw {
     fn run(&self, high: bool, n: u64, rng: &mut SimRng) -> Vec<[f64; STATS]> {
@@ -732,14 +760,16 @@ fn firmware_draws(
     high: bool,
     n: u64,
     seed: u64,
-) -> Result<Vec<[f64; STATS]>, String> {
+) -> Result<Vec<[f64; STATS]>, AuditError> {
+    const EPS: Epsilon = match Epsilon::new(1.0) {
+        Ok(eps) => eps,
+        Err(_) => panic!("1 is a valid epsilon"), // evaluated at compile time
+    };
     let (hi, lo) = extreme_arms();
-    let eps = Epsilon::new(1.0).map_err(|e| e.to_string())?;
     let per_device = match kind {
         Firmware::Report => FIRMWARE_REPORTS,
         Firmware::AcrossReset { .. } => FIRMWARE_REPORTS / 2,
     };
-    let e = |e: std::io::Error| e.to_string();
     // Virtual time = instructions, and the reply slot's sleep costs no real time.
     let icount = ["-icount", "shift=0,sleep=off,align=off"];
     let mut rng = SimRng::seed_from_u64(seed);
@@ -751,29 +781,30 @@ fn firmware_draws(
             .join(format!("ldp-audit-{}-{seed:016x}-{high}-{device}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         device += 1;
-        let ask = |qemu: &mut QemuDevice, arm: u32| -> Result<Vec<f64>, String> {
-            let mut client = WireClient::new(qemu.connect().map_err(e)?);
+        let ask = |qemu: &mut QemuDevice, arm: u32| -> Result<Vec<f64>, AuditError> {
+            let mut client = WireClient::new(qemu.connect()?);
             (0..m)
-                .map(|i| match client.query(i as u32, arm, eps, None) {
+                .map(|i| match client.query(i as u32, arm, EPS, None) {
                     Ok(Ok(report)) => Ok(report.release.value()),
-                    other => Err(format!("the firmware did not report: {other:?}")),
+                    Ok(Err(refusal)) => Err(AuditError::Refused(refusal)),
+                    Err(e) => Err(AuditError::Link(e)),
                 })
                 .collect()
         };
         let result = match kind {
             Firmware::Report => {
-                let mut qemu = QemuDevice::start_with(elf, &dir, &icount, None).map_err(e)?;
+                let mut qemu = QemuDevice::start_with(elf, &dir, &icount, None)?;
                 ask(&mut qemu, if high { hi } else { lo }).map(|r| r.into_iter().map(|v| [v, 0.0]).collect())
             }
             Firmware::AcrossReset { rolled_back } => (|| {
                 let replay = rolled_back.then(|| random32(&mut rng));
-                let mut qemu = QemuDevice::start_with(elf, &dir, &icount, replay).map_err(e)?;
+                let mut qemu = QemuDevice::start_with(elf, &dir, &icount, replay)?;
                 let first = ask(&mut qemu, hi)?;
                 qemu.kill();
                 if rolled_back {
-                    std::fs::remove_file(dir.join("ldp-state.bin")).map_err(e)?;
+                    std::fs::remove_file(dir.join("ldp-state.bin"))?;
                 }
-                let mut qemu = QemuDevice::start_with(elf, &dir, &icount, replay).map_err(e)?;
+                let mut qemu = QemuDevice::start_with(elf, &dir, &icount, replay)?;
                 let second = ask(&mut qemu, if high { hi } else { lo })?;
                 Ok(first.iter().zip(&second).map(|(a, b)| [a - b, (a - b).abs()]).collect::<Vec<_>>())
             })(),
