@@ -13,18 +13,27 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
 use crate::env::{Environment, SimRng};
-use crate::transport::{Link, WireClient};
+use crate::transport::{Link, LinkError, WireClient};
 use ldp_core::TruncationLevel;
 use ldp_core::wire::Refusal;
 
 /// A device refused or failed a query.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum DeviceError {
     /// A device on the wire refused the query.
     Refusal(Refusal),
     /// The link to a device on the wire failed.
-    Link(String),
+    Link(LinkError),
+    /// A serial port could not be opened or a TCP device reached.
+    Connect {
+        /// The port or `host:port`.
+        target: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// An arm index does not fit the wire's 32-bit action.
+    ArmOutOfWire(usize),
     /// The in-process device refused (budget, ε limit, non-finite reward).
     Refused(ReportError<core::convert::Infallible>),
     /// The device could not be configured.
@@ -40,6 +49,8 @@ impl std::fmt::Display for DeviceError {
             Self::Refused(e) => write!(f, "device refused the query: {e}"),
             Self::Refusal(r) => write!(f, "{r}"),
             Self::Link(e) => write!(f, "{e}"),
+            Self::Connect { target, source } => write!(f, "cannot connect to {target}: {source}"),
+            Self::ArmOutOfWire(arm) => write!(f, "arm {arm} does not fit the wire's 32-bit action"),
             Self::Config(e) => write!(f, "device configuration: {e}"),
             Self::UnboundedNoise => f.write_str(
                 "the environment's noise is unbounded, so CTL(eps) has no R: use a bounded-noise environment",
@@ -164,13 +175,12 @@ impl<L: Link> WireDevice<L> {
 impl<L: Link> Device for WireDevice<L> {
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
         self.round = self.round.wrapping_add(1);
-        let action =
-            u32::try_from(arm).map_err(|_| DeviceError::Link(format!("arm {arm} does not fit the wire")))?;
+        let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
         let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
         match self.client.query(self.round, action, self.epsilon, level) {
             Ok(Ok(report)) => Ok(report.release.value()),
             Ok(Err(refusal)) => Err(DeviceError::Refusal(refusal)),
-            Err(e) => Err(DeviceError::Link(e.to_string())),
+            Err(e) => Err(DeviceError::Link(e)),
         }
     }
 }

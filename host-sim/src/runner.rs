@@ -19,7 +19,7 @@ use crate::device::{Device, DeviceError, InProcessDevice, RawDevice, WireDevice}
 use crate::env::{EnvError, EnvFactory, Environment};
 use crate::executor::{Executor, Progress, Task};
 use crate::gp::FiniteCovariance;
-use crate::transport::{Link, QemuDevice, SerialLink, TcpLink, WireClient};
+use crate::transport::{Link, LinkError, QemuDevice, SerialLink, TcpLink, WireClient};
 
 pub use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
 pub use crate::settings::{
@@ -93,13 +93,13 @@ pub fn run_trial(
             Box::new(QemuWire::start(env, elf, eps, trial_seed, algo_index)?)
         }
         (Some(eps), DeviceKind::Serial { path }) => {
-            let link =
-                SerialLink::open(path).map_err(|e| RunError::Device(DeviceError::Link(e.to_string())))?;
+            let link = SerialLink::open(path)
+                .map_err(|source| DeviceError::Connect { target: path.clone(), source })?;
             Box::new(checked_wire_device(env, link, eps)?)
         }
         (Some(eps), DeviceKind::Tcp { addr }) => {
             let link = TcpLink::connect(addr, std::time::Duration::from_secs(5))
-                .map_err(|e| RunError::Device(DeviceError::Link(format!("cannot connect to {addr}: {e}"))))?;
+                .map_err(|source| DeviceError::Connect { target: addr.clone(), source })?;
             Box::new(checked_wire_device(env, link, eps)?)
         }
         (None, DeviceKind::InProcess) => Box::new(RawDevice::new(env, world_seed)),
@@ -232,7 +232,7 @@ fn checked_wire_device<L: Link>(
     epsilon: f64,
 ) -> Result<WireDevice<L>, RunError> {
     let mut client = WireClient::new(link);
-    let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e.to_string())))?;
+    let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
     let bounds = env.bounds();
     let (b, r) = (hello.config.b.get(), hello.config.r.get());
     // The wire carries f64 bits, so equal settings arrive equal; 1e-12 relative absorbs only a
@@ -260,7 +260,7 @@ impl QemuWire {
         trial_seed: u64,
         algo: u64,
     ) -> Result<Self, RunError> {
-        let link_err = |e: std::io::Error| RunError::Device(DeviceError::Link(e.to_string()));
+        let link_err = |e: std::io::Error| RunError::Device(DeviceError::Link(LinkError::Io(e)));
         if !elf.exists() {
             return Err(ConfigError::NoFirmware(elf.to_path_buf()).into());
         }

@@ -279,6 +279,12 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+impl From<DeviceError> for RunError {
+    fn from(e: DeviceError) -> Self {
+        Self::Device(e)
+    }
+}
+
 impl From<ConfigError> for RunError {
     fn from(e: ConfigError) -> Self {
         Self::Config(e)
