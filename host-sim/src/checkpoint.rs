@@ -53,12 +53,15 @@ impl Steps {
         for &x in curve {
             let d = x - total;
             let (value, flag) = if (total + d).to_bits() == x.to_bits() { (d, 0) } else { (x, ABSOLUTE) };
-            let next = u32::try_from(values.len()).ok().filter(|&n| n < ABSOLUTE);
-            let i = match index.get(&(value.to_bits() ^ u64::from(flag))) {
+            // The flag belongs to the round, not to the value: one entry serves both uses.
+            let i = match index.get(&value.to_bits()) {
                 Some(&i) => i,
                 None => {
-                    let i = next.ok_or_else(|| CheckpointError::Encode("too many distinct steps".into()))?;
-                    index.insert(value.to_bits() ^ u64::from(flag), i);
+                    let i = u32::try_from(values.len())
+                        .ok()
+                        .filter(|&n| n < ABSOLUTE)
+                        .ok_or_else(|| CheckpointError::Encode("too many distinct steps".into()))?;
+                    index.insert(value.to_bits(), i);
                     values.push(value);
                     i
                 }
