@@ -21,10 +21,9 @@
 //! Synthetic runs draw a new f for every trial (seed 000 §5.2: hence the wide error bars).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::bo::GP_EXPERIMENT_ALGORITHMS;
-use crate::env::{EnvError, Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs};
+use crate::env::{EnvError, Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs, shared};
 use crate::executor::Task;
 pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder};
 use crate::runner::Loop;
@@ -166,10 +165,4 @@ pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, Env
             shared(env)
         }
     })
-}
-
-/// One environment shared by every trial (real data, the firmware's sensor model).
-fn shared<E: Environment + 'static>(env: E) -> EnvFactory {
-    let env = Arc::new(env);
-    Box::new(move |_| Ok(Box::new(env.clone()) as Box<dyn Environment>))
 }

@@ -178,6 +178,30 @@ struct RunArgs {
     quiet: bool,
 }
 
+impl RunArgs {
+    /// These settings, each filled from `file` where not given here (the flags `config`, `shard`
+    /// and `quiet` come from the command line only).
+    fn or(self, file: RunArgs) -> RunArgs {
+        RunArgs {
+            experiment: self.experiment.or(file.experiment),
+            config: self.config,
+            trials: self.trials.or(file.trials),
+            horizon: self.horizon.or(file.horizon),
+            eps: self.eps.or(file.eps),
+            seed: self.seed.or(file.seed),
+            threads: self.threads.or(file.threads),
+            out: self.out.or(file.out),
+            data: self.data.or(file.data),
+            constants: self.constants.or(file.constants),
+            noise: self.noise.or(file.noise),
+            device: self.device.or(file.device),
+            beta_scale: self.beta_scale.or(file.beta_scale),
+            shard: self.shard,
+            quiet: self.quiet,
+        }
+    }
+}
+
 /// The settings file a shard writes into its output directory, for `merge`.
 const SHARD_SETTINGS: &str = "shard.toml";
 
@@ -245,13 +269,13 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
         }
         None => RunArgs::default(),
     };
-    let name = cli
-        .experiment
-        .or(file.experiment)
-        .ok_or("name an experiment: host-sim run <name> (see host-sim list)")?;
+    // The command line wins over the file, setting by setting.
+    let args = cli.or(file);
+    let name =
+        args.experiment.clone().ok_or("name an experiment: host-sim run <name> (see host-sim list)")?;
     let experiment =
         experiments::find(&name).ok_or_else(|| format!("unknown experiment '{name}': see host-sim list"))?;
-    let epsilon = match (experiment.epsilon, cli.eps.or(file.eps)) {
+    let epsilon = match (experiment.epsilon, args.eps) {
         (Some(_), Some(e)) if !(e.is_finite() && e > 0.0) => {
             return Err(format!("--eps must be finite and > 0, got {e}"));
         }
@@ -260,22 +284,22 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
         (None, Some(_)) => return Err(format!("{name} is non-private: --eps does not apply")),
         (None, None) => None,
     };
-    let constants = match cli.constants.or(file.constants).unwrap_or(ConstantsArg::Calibrated) {
+    let constants = match args.constants.unwrap_or(ConstantsArg::Calibrated) {
         ConstantsArg::Calibrated => Constants::Calibrated,
         ConstantsArg::Practical => Constants::Practical,
         ConstantsArg::Paper => Constants::Paper,
     };
     let defaults = experiment.default_config();
     let mut config = RunConfig {
-        trials: cli.trials.or(file.trials).unwrap_or(defaults.trials),
-        horizon: cli.horizon.or(file.horizon).unwrap_or(defaults.horizon),
-        seed: cli.seed.or(file.seed).unwrap_or(defaults.seed),
-        threads: cli.threads.or(file.threads),
+        trials: args.trials.unwrap_or(defaults.trials),
+        horizon: args.horizon.unwrap_or(defaults.horizon),
+        seed: args.seed.unwrap_or(defaults.seed),
+        threads: args.threads,
         epsilon,
-        beta_scale: cli.beta_scale.or(file.beta_scale).unwrap_or(defaults.beta_scale),
+        beta_scale: args.beta_scale.unwrap_or(defaults.beta_scale),
         constants,
-        device: match cli.device.clone().or(file.device.clone()) {
-            Some(text) => runner::DeviceKind::parse(&text).map_err(|e| e.to_string())?,
+        device: match &args.device {
+            Some(text) => runner::DeviceKind::parse(text).map_err(|e| e.to_string())?,
             None => runner::DeviceKind::InProcess,
         },
         ..defaults
@@ -297,29 +321,24 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
     if config.trials == 0 || config.horizon == 0 {
         return Err("--trials and --horizon must be at least 1".into());
     }
-    let shard = match &cli.shard {
+    let shard = match &args.shard {
         Some(text) => Shard::parse(text).map_err(|e| e.to_string())?,
         None => Shard::WHOLE,
     };
     // What a shard's directory records for `merge`: every setting that changes results.
     let settings = RunArgs {
-        experiment: Some(name.clone()),
-        config: None,
         trials: Some(config.trials),
         horizon: Some(config.horizon),
-        eps: cli.eps.or(file.eps),
         seed: Some(config.seed),
+        config: None,
         threads: None,
         out: None,
         data: None,
-        constants: cli.constants.or(file.constants),
-        noise: cli.noise.clone().or(file.noise.clone()),
-        device: cli.device.clone().or(file.device.clone()),
-        beta_scale: cli.beta_scale.or(file.beta_scale),
         shard: None,
         quiet: false,
+        ..args.clone()
     };
-    let out = cli.out.or(file.out).unwrap_or_else(|| {
+    let out = args.out.clone().unwrap_or_else(|| {
         let dir = if shard.is_whole() {
             experiment.name.to_string()
         } else {
@@ -327,9 +346,9 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
         };
         PathBuf::from("results").join(dir)
     });
-    let data = cli.data.or(file.data);
+    let data = args.data.clone();
     let mut env = experiment.env;
-    let noise_name = cli.noise.or(file.noise);
+    let noise_name = args.noise.clone();
     if let Some(name) = &noise_name {
         let name = name.as_str();
         let noise = experiments::noise_by_name(name)
@@ -362,7 +381,7 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
             .map_err(|e| format!("cannot write {}: {e} (check --out)", path.display()))?;
     }
     let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };
-    let mode = Mode { progress: !cli.quiet, announce: true, shard, merge_from };
+    let mode = Mode { progress: !args.quiet, announce: true, shard, merge_from };
     match reproduce::run_experiment_as(&run, mode).map_err(|e| e.to_string())? {
         Finished::Complete(results, files) => {
             println!("{}", output::summary_table(&results, config.trials));

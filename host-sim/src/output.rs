@@ -12,30 +12,8 @@ use serde::Serialize;
 
 use crate::executor::Observer;
 use crate::results::AlgorithmResult;
+pub use crate::settings::OutputError;
 use crate::settings::{RunConfig, RunError};
-
-/// Writing results failed.
-#[derive(Debug)]
-pub struct OutputError {
-    /// The file or directory.
-    pub path: PathBuf,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl std::fmt::Display for OutputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot write {}: {} (check the --out directory)", self.path.display(), self.message)
-    }
-}
-
-impl std::error::Error for OutputError {}
-
-impl From<OutputError> for RunError {
-    fn from(e: OutputError) -> Self {
-        Self::Output { path: e.path, message: e.message }
-    }
-}
 
 /// The observer that writes a finished run's files ([`write_all`]) into its directory.
 pub struct Writer<'a> {

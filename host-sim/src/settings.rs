@@ -141,12 +141,7 @@ pub enum RunError {
     /// The checkpoint of a resumable run could not be read or written.
     Checkpoint(CheckpointError),
     /// A result file could not be written.
-    Output {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the system said.
-        message: String,
-    },
+    Output(OutputError),
     /// `merge` found jobs that no shard finished.
     Incomplete {
         /// Jobs missing.
@@ -174,9 +169,7 @@ impl std::fmt::Display for RunError {
                 "this shard ran {jobs} of the run's {total} jobs and has no results of its own: merge the shards"
             ),
             Self::Checkpoint(e) => write!(f, "{e}"),
-            Self::Output { path, message } => {
-                write!(f, "cannot write {}: {message} (check the --out directory)", path.display())
-            }
+            Self::Output(e) => write!(f, "{e}"),
             Self::Incomplete { missing, total, first: (trial, label) } => write!(
                 f,
                 "{missing} of {total} jobs are in none of the shard directories (the first: trial {trial} of {label}): \
@@ -282,6 +275,29 @@ impl std::error::Error for ConfigError {}
 impl From<DeviceError> for RunError {
     fn from(e: DeviceError) -> Self {
         Self::Device(e)
+    }
+}
+
+/// Writing results failed (the files of [`crate::output`]).
+#[derive(Debug)]
+pub struct OutputError {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write {}: {} (check the --out directory)", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+impl From<OutputError> for RunError {
+    fn from(e: OutputError) -> Self {
+        Self::Output(e)
     }
 }
 

@@ -39,10 +39,9 @@
 //! past it; memory grows as trials × T.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use crate::bo::AlgorithmSpec;
-use crate::env::{EnvError, EnvFactory, Environment};
+use crate::env::{EnvError, EnvFactory, shared};
 use crate::executor::{Executor, Task};
 use crate::experiment::{EnvKind, Experiment};
 use crate::results::{AlgorithmResult, UNIFORM_LABEL};
@@ -75,12 +74,6 @@ pub const TAO_DEFAULT_HORIZON: usize = 100_000;
 pub const AGARWAL_BANDIT_DEFAULT_HORIZON: usize = 100_000;
 /// Default horizon of `agarwal-experts`.
 pub const AGARWAL_EXPERTS_DEFAULT_HORIZON: usize = 5_000;
-
-/// A shared, deterministic environment for every trial.
-fn shared(env: KArmedEnv) -> EnvFactory {
-    let env = Arc::new(env);
-    Box::new(move |_| Ok(Box::new(env.clone()) as Box<dyn Environment>))
-}
 
 /// The factory of a Pareto instance at moment order v.
 pub fn pareto_factory(instance: ParetoInstance, v: f64) -> Result<EnvFactory, EnvError> {

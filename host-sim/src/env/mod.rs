@@ -173,6 +173,13 @@ impl<E: Environment + ?Sized> Environment for std::sync::Arc<E> {
 /// ones are loaded once and shared.
 pub type EnvFactory = Box<dyn Fn(u64) -> Result<Box<dyn Environment>, EnvError> + Sync>;
 
+/// The factory of one environment shared by every trial (real data, K-armed arms, the
+/// firmware's sensor model).
+pub fn shared<E: Environment + 'static>(env: E) -> EnvFactory {
+    let env = std::sync::Arc::new(env);
+    Box::new(move |_| Ok(Box::new(env.clone()) as Box<dyn Environment>))
+}
+
 /// An environment could not be built.
 #[derive(Debug)]
 #[non_exhaustive]
