@@ -114,8 +114,8 @@ impl fmt::Display for CsvError {
             }
             Self::NoNumericColumns { columns, skip_columns } => write!(
                 f,
-                "the first line has {columns} column(s) and {skip_columns} are skipped, so no \
-                 data column is left; lower skip_columns"
+                "the first line has {columns} column(s) and the first {skip_columns} are labels, so no \
+                 column of numbers is left; give one column per arm after the labels"
             ),
             Self::Ragged { line, found, expected, first_line } => write!(
                 f,
@@ -124,13 +124,13 @@ impl fmt::Display for CsvError {
             ),
             Self::NotANumber { line, column, cell } => write!(
                 f,
-                "line {line}, column {column}: {cell:?} is not a number; fix the cell, or skip the \
-                 column with skip_columns if it is a label (for a header line use Header::Present)"
+                "line {line}, column {column}: '{cell}' is not a number; write a number there (the \
+                 papers' data sets have no gaps; for your own data with gaps use host-sim run custom)"
             ),
             Self::NonFinite { line, column, cell } => write!(
                 f,
-                "line {line}, column {column}: {cell:?} is not finite; remove or fill in \
-                 missing values before loading"
+                "line {line}, column {column}: '{cell}' is not a finite number; write a finite \
+                 number there"
             ),
         }
     }
@@ -295,6 +295,7 @@ mod tests {
     #[test]
     fn env_csv_error_messages_name_the_place_and_the_fix() {
         let msg = CsvError::NotANumber { line: 4, column: 7, cell: "abc".to_string() }.to_string();
-        assert!(msg.contains("line 4, column 7") && msg.contains("skip_columns"));
+        assert!(msg.contains("line 4, column 7: 'abc' is not a number"), "{msg}");
+        assert!(!msg.contains("skip_columns") && !msg.contains("Header::"), "{msg}");
     }
 }

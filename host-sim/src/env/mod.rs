@@ -12,12 +12,15 @@
 
 pub mod csv_matrix;
 pub mod noise;
+pub mod objective;
 pub mod real_data;
 pub mod sensor;
 pub mod synthetic;
+pub mod table;
 
 pub use csv_matrix::{CsvError, CsvMatrix, CsvOptions, Header, parse_csv_matrix, read_csv_matrix};
 pub use noise::{DEFAULT_STUDENT_T_NU, Noise, NoiseError};
+pub use objective::Objective;
 pub use real_data::{RealData, RealDataError};
 pub use sensor::SensorEnv;
 pub use synthetic::{SyntheticError, SyntheticKernel, SyntheticRkhs};
@@ -114,6 +117,12 @@ impl Arms {
     pub fn bounds(&self) -> RewardBounds {
         self.bounds
     }
+
+    /// The same arms with other reward constants (a user's own B, R, v, c).
+    pub fn with_bounds(mut self, bounds: RewardBounds) -> Self {
+        self.bounds = bounds;
+        self
+    }
 }
 
 /// A finite-armed problem: its [`Arms`] and how a reward is drawn.
@@ -204,6 +213,12 @@ pub enum EnvError {
     },
     /// A kernel or its Gram matrix could not be built.
     Kernel(crate::gp::KernelError),
+    /// The user's problem files (`custom`) cannot be used.
+    Table(table::TableError),
+    /// The `custom` experiment was run without its arms file.
+    NoArmsFile,
+    /// A user's objective function cannot be used (the message says why).
+    Objective(String),
     /// An environment of a family (K-armed arms, seed 003's decision sets) could not be built.
     Family(Box<dyn std::error::Error + Send + Sync>),
 }
@@ -225,6 +240,11 @@ impl std::fmt::Display for EnvError {
                 )
             }
             Self::Kernel(e) => write!(f, "{e}"),
+            Self::Table(e) => write!(f, "{e}"),
+            Self::NoArmsFile => f.write_str(
+                "the custom experiment runs on your data: give --arms FILE.csv (one column per arm, one row per observation)",
+            ),
+            Self::Objective(why) => write!(f, "objective: {why}"),
             Self::Family(e) => write!(f, "{e}"),
         }
     }
@@ -237,6 +257,7 @@ impl std::error::Error for EnvError {
             Self::Synthetic(e) => Some(e),
             Self::Noise(e) => Some(e),
             Self::Kernel(e) => Some(e),
+            Self::Table(e) => Some(e),
             Self::Family(e) => Some(e.as_ref()),
             _ => None,
         }

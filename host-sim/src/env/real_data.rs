@@ -120,8 +120,8 @@ impl std::error::Error for RealDataError {
 pub struct RealData {
     arms: Arms,
     arm_names: Vec<String>,
-    /// Normalised reward samples (divided by `scale`).
-    samples: DMatrix<f64>,
+    /// Each arm's normalised observations (divided by `scale`).
+    columns: Vec<Vec<f64>>,
     scale: f64,
 }
 
@@ -134,7 +134,7 @@ impl RealData {
         samples: &DMatrix<f64>,
         covariance_samples: &DMatrix<f64>,
     ) -> Result<Self, RealDataError> {
-        let (rows, arms) = samples.shape();
+        let arms = samples.ncols();
         if arms == 0 {
             return Err(RealDataError::NoArms);
         }
@@ -146,36 +146,65 @@ impl RealData {
         }
         check_samples("reward", samples, 1)?;
         check_samples("covariance", covariance_samples, 2)?;
+        let columns = samples.column_iter().map(|c| c.iter().copied().collect()).collect();
+        Self::from_columns(name, columns, zscore_covariance(covariance_samples)?)
+    }
 
-        let raw_means: Vec<f64> = samples.column_iter().map(|c| c.mean()).collect();
+    /// Builds the environment from each arm's observations (`columns[a]`, any positive number
+    /// of finite values per arm; columns may differ in length) and the learner's prior
+    /// `covariance` over the arms: f, B, R, v and c as in the module documentation, computed
+    /// over the observations there are. Arms are named `arm0`, `arm1`, ….
+    pub fn from_columns(
+        name: &str,
+        columns: Vec<Vec<f64>>,
+        covariance: DMatrix<f64>,
+    ) -> Result<Self, RealDataError> {
+        let arms = columns.len();
+        if arms == 0 {
+            return Err(RealDataError::NoArms);
+        }
+        for (column, values) in columns.iter().enumerate() {
+            if values.is_empty() {
+                return Err(RealDataError::TooFewSamples { which: "reward", rows: 0, needed: 1 });
+            }
+            if let Some(row) = values.iter().position(|y| !y.is_finite()) {
+                return Err(RealDataError::NonFiniteSample { which: "reward", row, column });
+            }
+        }
+        if covariance.shape() != (arms, arms) {
+            return Err(RealDataError::ArmCountMismatch { samples: arms, covariance: covariance.ncols() });
+        }
+        // Sums in column order, each column in row order (as a matrix's column-major iterator).
+        let raw_means: Vec<f64> =
+            columns.iter().map(|c| c.iter().fold(0.0, |s, y| s + y) / c.len() as f64).collect();
         let scale = raw_means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if !(scale.is_finite() && scale > 0.0) {
             return Err(RealDataError::NonPositiveMaxMean(scale));
         }
-        let samples = samples / scale;
+        let columns: Vec<Vec<f64>> =
+            columns.into_iter().map(|c| c.into_iter().map(|y| y / scale).collect()).collect();
         let means: Vec<f64> = raw_means.iter().map(|m| m / scale).collect();
         let mut max_noise = 0.0f64;
         let mut sum_noise2 = 0.0;
-        for (a, column) in samples.column_iter().enumerate() {
-            for y in column.iter() {
+        for (a, column) in columns.iter().enumerate() {
+            for y in column {
                 let eta = y - means[a];
                 max_noise = max_noise.max(eta.abs());
                 sum_noise2 += eta * eta;
             }
         }
-        let cells = (rows * arms) as f64;
-        let v = samples.iter().map(|y| y * y).sum::<f64>() / cells;
+        let cells = columns.iter().map(Vec::len).sum::<usize>() as f64;
+        let v = columns.iter().flatten().map(|y| y * y).sum::<f64>() / cells;
         let points =
             (0..arms).map(|a| vec![if arms > 1 { a as f64 / (arms - 1) as f64 } else { 0.0 }]).collect();
         let b = means.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         // B = max |f| (= 1): the bound on |f| the clamp needs, not the RKHS norm (see the
         // module docs for both and for the original scripts' B = s).
         let bounds = RewardBounds { b, r: Some(max_noise), alpha: 1.0, v, c: sum_noise2 / cells };
-        let covariance = zscore_covariance(covariance_samples)?;
         Ok(Self {
             arms: Arms::new(name, points, means, covariance, bounds),
             arm_names: (0..arms).map(|a| format!("arm{a}")).collect(),
-            samples,
+            columns,
             scale,
         })
     }
@@ -231,9 +260,21 @@ impl RealData {
         self.arms.bounds().c
     }
 
-    /// The normalised reward samples (rows = samples, columns = arms).
-    pub fn samples(&self) -> &DMatrix<f64> {
-        &self.samples
+    /// Arm `arm`'s normalised observations (empty for an arm out of range).
+    pub fn observations(&self, arm: usize) -> &[f64] {
+        self.columns.get(arm).map_or(&[], Vec::as_slice)
+    }
+
+    /// The same data with other reward constants (a user's own B, R, v, c).
+    pub fn with_bounds(mut self, bounds: RewardBounds) -> Self {
+        self.arms = self.arms.with_bounds(bounds);
+        self
+    }
+
+    /// Sets the arms' names (ignored unless there is one per arm).
+    pub fn with_arm_names(mut self, names: Vec<String>) -> Self {
+        self.set_arm_names(Some(names));
+        self
     }
 }
 
@@ -256,7 +297,7 @@ fn check_samples(which: &'static str, m: &DMatrix<f64>, needed: usize) -> Result
 }
 
 /// The empirical covariance (n − 1 denominator) of the column-wise z-scored samples.
-fn zscore_covariance(m: &DMatrix<f64>) -> Result<DMatrix<f64>, RealDataError> {
+pub(crate) fn zscore_covariance(m: &DMatrix<f64>) -> Result<DMatrix<f64>, RealDataError> {
     let n = m.nrows() as f64;
     let mut z = m.clone();
     for (column, mut col) in z.column_iter_mut().enumerate() {
@@ -278,14 +319,13 @@ impl Environment for RealData {
         &self.arms
     }
 
-    /// The normalised value of a uniformly random row in column `arm`; NaN for an arm out of
+    /// A uniformly random one of the arm's normalised observations; NaN for an arm out of
     /// range.
     fn sample(&self, arm: usize, rng: &mut SimRng) -> f64 {
-        if arm >= self.arms.len() {
-            return f64::NAN;
+        match self.columns.get(arm) {
+            Some(column) if !column.is_empty() => column[rng.random_range(0..column.len())],
+            _ => f64::NAN,
         }
-        let row = rng.random_range(0..self.samples.nrows());
-        self.samples[(row, arm)]
     }
 }
 
@@ -321,7 +361,7 @@ mod tests {
         // R is attained and bounds every noise value.
         let mut max = 0.0f64;
         for a in 0..arms {
-            for y in env.samples().column(a).iter() {
+            for y in env.observations(a).iter() {
                 max = max.max((y - env.mean(a)).abs());
             }
         }
@@ -345,12 +385,12 @@ mod tests {
     fn check_pulls(env: &RealData, arm: usize, seed: u64) {
         let n = 200_000;
         let mut rng = SimRng::seed_from_u64(seed);
-        let column = env.samples().column(arm);
+        let column = env.observations(arm);
         let var = column.iter().map(|y| (y - env.mean(arm)).powi(2)).sum::<f64>() / column.len() as f64;
         let mut sum = 0.0;
         for _ in 0..n {
             let y = env.sample(arm, &mut rng);
-            assert!(column.iter().any(|c| *c == y));
+            assert!(column.contains(&y));
             sum += y;
         }
         let tol = 5.33 * (var / n as f64).sqrt();
@@ -366,7 +406,7 @@ mod tests {
         };
         let env = RealData::light_sensor(&train, &test).unwrap();
         check_env(&env, 41);
-        assert_eq!(env.samples().nrows(), 192);
+        assert_eq!(env.observations(0).len(), 192);
         assert_eq!(env.arm_names()[0], "s1");
         assert_eq!(env.arm_names()[40], "s41");
         // Constants cross-checked with an independent computation (Python csv, same formulas).
@@ -386,7 +426,7 @@ mod tests {
         };
         let env = RealData::stocks(&path).unwrap();
         check_env(&env, 29);
-        assert_eq!(env.samples().nrows(), 823);
+        assert_eq!(env.observations(0).len(), 823);
         assert_eq!(env.arm_names()[0], "AAPL");
         assert_eq!(env.arm_names()[28], "XOM");
         assert!((env.scale() - 237.328_268_897_196_7).abs() < 1e-9);

@@ -1,0 +1,673 @@
+//! A user's own problem from files (`host-sim run custom --arms FILE.csv [--coords FILE.csv]`).
+//!
+//! **The arms file**: one column per arm, one row per observation, comma-separated. A header
+//! line names the arms (it is a header when one of its cells is not a number; without one the
+//! arms are `arm0`, `arm1`, …). A leading column whose first data cell is not a number (a date,
+//! a label) is ignored. An empty cell is a missing observation. Blank lines, spaces around
+//! cells, Windows line ends and a UTF-8 byte-order mark are tolerated; cells are not quoted.
+//!
+//! **The problem** (seed 000 §5.1's real-data recipe, [`RealData`]): f(a) is the mean of arm
+//! a's observations divided by s, the largest such mean; a pull returns one of the arm's
+//! observations (divided by s) at random; B = max |f|, R = the largest |observation/s − f|,
+//! α = 1, v = the mean squared observation, c = the mean squared noise.
+//!
+//! **The prior** is the empirical covariance of the z-scored columns (each column centred and
+//! scaled over its own observations; a missing cell counts as the column mean, i.e. 0 after
+//! z-scoring, and the result is rescaled to a unit diagonal, which keeps it positive
+//! semi-definite), or with a coordinates file a kernel over the arms' points: one row per arm
+//! in the arms file's column order, optionally led by the arm's name (checked against the
+//! header), one numeric column per dimension.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use nalgebra::DMatrix;
+
+use serde::Serialize;
+
+use super::{EnvError, EnvFactory, Environment, RealData, RewardBounds, shared};
+use crate::gp::{Kernel, Matern, SquaredExponential, gram_matrix};
+
+/// The files and choices of a user's problem (`host-sim run custom`), as `run.json` records
+/// them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProblemFiles {
+    /// The arms file.
+    pub arms: PathBuf,
+    /// FNV-1a of the arms file's bytes (a changed file is another run, not a resume).
+    pub arms_fnv: String,
+    /// The coordinates file, if the prior is a kernel over coordinates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coords: Option<PathBuf>,
+    /// The kernel over the coordinates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelChoice>,
+    /// B, R, v, c given by the user in place of the derived ones.
+    pub overrides: Overrides,
+}
+
+/// A kernel over coordinates: `se` or `matern` (ν = 2.5), with a lengthscale (default: the
+/// median distance between two arms' points, the usual median heuristic).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct KernelChoice {
+    /// `se` or `matern`.
+    pub name: &'static str,
+    /// The lengthscale, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lengthscale: Option<f64>,
+}
+
+/// The constants a user may set in place of the derived ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Overrides {
+    /// B: bound on |f|.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b: Option<f64>,
+    /// R: bound on |η|.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r: Option<f64>,
+    /// v: bound on E|y|² of what the learner observes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub v: Option<f64>,
+    /// c: bound on E|y − f|² of what the learner observes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c: Option<f64>,
+}
+
+/// FNV-1a of bytes, as hex.
+pub fn fnv1a(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+impl ProblemFiles {
+    /// The problem of `arms` (read now, to fingerprint it), with a prior from `coords` and
+    /// `kernel` when given.
+    pub fn new(
+        arms: PathBuf,
+        coords: Option<PathBuf>,
+        kernel: Option<KernelChoice>,
+        overrides: Overrides,
+    ) -> Result<Self, TableError> {
+        let bytes = std::fs::read(&arms).map_err(|e| TableError {
+            path: arms.clone(),
+            problem: TableProblem::Unreadable(e.to_string()),
+        })?;
+        let kernel = match (&coords, kernel) {
+            (Some(_), None) => Some(KernelChoice { name: "se", lengthscale: None }),
+            (_, k) => k,
+        };
+        Ok(Self { arms, arms_fnv: fnv1a(&bytes), coords, kernel, overrides })
+    }
+
+    /// The environment the files describe, with the user's constants in place of the derived
+    /// ones.
+    pub fn environment(&self) -> Result<RealData, TableError> {
+        let table = Table::read(&self.arms)?;
+        let in_arms = |problem| TableError { path: self.arms.clone(), problem };
+        let covariance = match &self.coords {
+            None => table.zscore_covariance().map_err(in_arms)?,
+            Some(path) => {
+                let points = read_coordinates(path, &table.names)?;
+                let choice = self.kernel.unwrap_or(KernelChoice { name: "se", lengthscale: None });
+                let lengthscale = choice.lengthscale.unwrap_or_else(|| median_distance(&points));
+                let in_coords = |e: crate::gp::KernelError| TableError {
+                    path: path.clone(),
+                    problem: TableProblem::Kernel(format!("{e} (lengthscale {lengthscale})")),
+                };
+                let k: Box<dyn Kernel> = match choice.name {
+                    "matern" => Box::new(Matern::from_nu(2.5, lengthscale).map_err(in_coords)?),
+                    _ => Box::new(SquaredExponential::new(lengthscale).map_err(in_coords)?),
+                };
+                kernel_covariance(k.as_ref(), &points)
+                    .map_err(|problem| TableError { path: path.clone(), problem })?
+            }
+        };
+        let name = self.arms.file_stem().map_or("custom".into(), |s| s.to_string_lossy().into_owned());
+        let env = table.environment(&name, covariance).map_err(in_arms)?;
+        let derived = env.bounds();
+        let o = self.overrides;
+        Ok(env.with_bounds(RewardBounds {
+            b: o.b.unwrap_or(derived.b),
+            r: o.r.or(derived.r),
+            alpha: derived.alpha,
+            v: o.v.unwrap_or(derived.v),
+            c: o.c.unwrap_or(derived.c),
+        }))
+    }
+
+    /// The factory of the one environment every trial shares.
+    pub fn factory(&self) -> Result<EnvFactory, EnvError> {
+        Ok(shared(self.environment().map_err(EnvError::Table)?))
+    }
+}
+
+/// The median distance between two distinct arms' points (1 if every point is the same).
+fn median_distance(points: &[Vec<f64>]) -> f64 {
+    let mut d: Vec<f64> = Vec::new();
+    for (i, x) in points.iter().enumerate() {
+        for y in &points[i + 1..] {
+            d.push(x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt());
+        }
+    }
+    d.retain(|x| *x > 0.0);
+    d.sort_by(f64::total_cmp);
+    d.get(d.len() / 2).copied().unwrap_or(1.0)
+}
+
+/// The user's table: arm names and each arm's observations by row (`None` = missing).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// The arms' names (header cells, or `arm0`, `arm1`, …).
+    pub names: Vec<String>,
+    /// `columns[a][row]`: arm a's observation in data row `row`.
+    pub columns: Vec<Vec<Option<f64>>>,
+    /// The file line of each data row (1-based), for messages.
+    pub lines: Vec<usize>,
+}
+
+/// Why a problem file cannot be used, in the words of the file: line numbers are 1-based lines
+/// of the file, columns are named by the header (or numbered from 1 without one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub problem: TableProblem,
+}
+
+/// What is wrong with a problem file ([`TableError`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum TableProblem {
+    /// The file cannot be read.
+    Unreadable(String),
+    /// No non-blank line.
+    Empty,
+    /// A header but no data row.
+    NoRows,
+    /// A row with another number of cells than the first line.
+    Ragged {
+        /// The row's line.
+        line: usize,
+        /// Its cells.
+        found: usize,
+        /// Cells of the first line.
+        expected: usize,
+        /// The first line.
+        first_line: usize,
+    },
+    /// A cell that is not a number.
+    NotANumber {
+        /// The cell's line.
+        line: usize,
+        /// The cell's column name.
+        column: String,
+        /// The cell.
+        cell: String,
+    },
+    /// A cell that is a number but not a finite one.
+    NotFinite {
+        /// The cell's line.
+        line: usize,
+        /// The cell's column name.
+        column: String,
+        /// The cell.
+        cell: String,
+    },
+    /// Fewer than two arm columns.
+    OneArm {
+        /// The arm columns found.
+        names: Vec<String>,
+    },
+    /// Two columns with one name.
+    DuplicateName(String),
+    /// A column with fewer observations than needed.
+    TooFewObservations {
+        /// The column.
+        column: String,
+        /// Its observations.
+        found: usize,
+        /// Observations needed.
+        needed: usize,
+    },
+    /// A column whose observations are all equal (no correlation with the others).
+    Constant {
+        /// The column.
+        column: String,
+        /// Its one value.
+        value: f64,
+    },
+    /// The largest arm mean is not positive: the recipe divides by it.
+    NonPositiveBest(f64),
+    /// The coordinates file lists another number of arms.
+    CoordinateRows {
+        /// Rows of the coordinates file.
+        rows: usize,
+        /// Arms of the arms file.
+        arms: usize,
+    },
+    /// A coordinates row's name is not the arm of that position.
+    CoordinateName {
+        /// The row's line.
+        line: usize,
+        /// The name there.
+        found: String,
+        /// The arm at that position.
+        expected: String,
+    },
+    /// The kernel rejected the points or its settings.
+    Kernel(String),
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path.display();
+        match &self.problem {
+            TableProblem::Unreadable(why) => write!(
+                f,
+                "cannot read {path}: {why}; check the path (relative to the working directory) and that it is a text file"
+            ),
+            TableProblem::Empty => write!(
+                f,
+                "{path} is empty: give one column per arm and one row per observation, e.g. a header line \
+                 'arm_a,arm_b' then lines like '0.3,0.5'"
+            ),
+            TableProblem::NoRows => {
+                write!(f, "{path} has a header line but no rows of observations: add one row per observation")
+            }
+            TableProblem::Ragged { line, found, expected, first_line } => write!(
+                f,
+                "{path} line {line} has {found} cells but line {first_line} has {expected}: give every row one cell per \
+                 column (leave a cell empty for a missing observation)"
+            ),
+            TableProblem::NotANumber { line, column, cell } => write!(
+                f,
+                "{path} line {line}, column {column}: '{cell}' is not a number; write a number, or leave the cell \
+                 empty for a missing observation"
+            ),
+            TableProblem::NotFinite { line, column, cell } => write!(
+                f,
+                "{path} line {line}, column {column}: '{cell}' is not a finite number; leave the cell empty for a \
+                 missing observation"
+            ),
+            TableProblem::OneArm { names } => write!(
+                f,
+                "{path} has {} arm column{} ({}): a learner needs at least two arms to choose from; add a column per arm",
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ),
+            TableProblem::DuplicateName(name) => {
+                write!(f, "{path}: two columns are named '{name}': give every arm its own name")
+            }
+            TableProblem::TooFewObservations { column, found, needed } => write!(
+                f,
+                "{path}, column {column}: {found} observation(s), at least {needed} needed (the prior compares each \
+                 arm's spread with the others'): add observations, drop the column, or give --coords"
+            ),
+            TableProblem::Constant { column, value } => write!(
+                f,
+                "{path}, column {column}: every observation is {value}, so its correlation with the other arms is \
+                 undefined: drop the column, or give --coords"
+            ),
+            TableProblem::NonPositiveBest(m) => write!(
+                f,
+                "{path}: the largest arm mean is {m}, not positive, and rewards are scaled by it (the papers' \
+                 recipe): shift the data to positive values"
+            ),
+            TableProblem::CoordinateRows { rows, arms } => write!(
+                f,
+                "{path} has {rows} rows of coordinates but the arms file has {arms} arms: give one row per arm, in \
+                 the arms file's column order"
+            ),
+            TableProblem::CoordinateName { line, found, expected } => write!(
+                f,
+                "{path} line {line} names arm '{found}' but the arms file's arm at that position is '{expected}': \
+                 list the arms in the arms file's column order"
+            ),
+            TableProblem::Kernel(why) => write!(f, "{path}: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for TableError {}
+
+/// A cell as a number: `Ok(None)` for an empty cell.
+fn number(cell: &str) -> Result<Option<f64>, bool> {
+    if cell.is_empty() {
+        return Ok(None);
+    }
+    match cell.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(Some(v)),
+        Ok(_) => Err(true),
+        Err(_) => Err(false),
+    }
+}
+
+/// The cells of the non-blank lines, each with its 1-based line number.
+fn rows(text: &str) -> Vec<(usize, Vec<&str>)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (i + 1, l.split(',').map(str::trim).collect()))
+        .collect()
+}
+
+impl Table {
+    /// Reads the arms file at `path` (see the module documentation for the format).
+    pub fn read(path: &Path) -> Result<Self, TableError> {
+        let text = std::fs::read_to_string(path).map_err(|e| TableError {
+            path: path.to_path_buf(),
+            problem: TableProblem::Unreadable(e.to_string()),
+        })?;
+        Self::parse(&text).map_err(|problem| TableError { path: path.to_path_buf(), problem })
+    }
+
+    /// Parses the text of an arms file.
+    pub fn parse(text: &str) -> Result<Self, TableProblem> {
+        let rows = rows(text);
+        let Some((first_line, first)) = rows.first() else { return Err(TableProblem::Empty) };
+        let expected = first.len();
+        for (line, cells) in &rows {
+            if cells.len() != expected {
+                return Err(TableProblem::Ragged {
+                    line: *line,
+                    found: cells.len(),
+                    expected,
+                    first_line: *first_line,
+                });
+            }
+        }
+        let header = first.iter().any(|c| !c.is_empty() && number(c).is_err());
+        let data = if header { &rows[1..] } else { &rows[..] };
+        let Some((_, first_data)) = data.first() else { return Err(TableProblem::NoRows) };
+        // A leading label column (a date, a name): its first data cell is text.
+        let skip = usize::from(first_data.first().is_some_and(|c| !c.is_empty() && number(c).is_err()));
+        let names: Vec<String> = if header {
+            first[skip..].iter().map(|c| c.trim_matches('"').to_string()).collect()
+        } else {
+            (0..expected - skip).map(|a| format!("arm{a}")).collect()
+        };
+        if names.len() < 2 {
+            return Err(TableProblem::OneArm { names });
+        }
+        for (i, name) in names.iter().enumerate() {
+            if names[..i].contains(name) {
+                return Err(TableProblem::DuplicateName(name.clone()));
+            }
+        }
+        let mut columns = vec![Vec::with_capacity(data.len()); names.len()];
+        for (line, cells) in data {
+            for (a, cell) in cells[skip..].iter().enumerate() {
+                let value = number(cell).map_err(|finite_syntax| {
+                    let (line, column, cell) = (*line, names[a].clone(), (*cell).to_string());
+                    if finite_syntax {
+                        TableProblem::NotFinite { line, column, cell }
+                    } else {
+                        TableProblem::NotANumber { line, column, cell }
+                    }
+                })?;
+                columns[a].push(value);
+            }
+        }
+        Ok(Self { names, columns, lines: data.iter().map(|(line, _)| *line).collect() })
+    }
+
+    /// Each arm's observations, missing cells left out; an error names a column with fewer
+    /// than `needed`.
+    fn observations(&self, needed: usize) -> Result<Vec<Vec<f64>>, TableProblem> {
+        let columns: Vec<Vec<f64>> =
+            self.columns.iter().map(|c| c.iter().flatten().copied().collect()).collect();
+        for (a, c) in columns.iter().enumerate() {
+            if c.len() < needed {
+                return Err(TableProblem::TooFewObservations {
+                    column: self.names[a].clone(),
+                    found: c.len(),
+                    needed,
+                });
+            }
+        }
+        Ok(columns)
+    }
+
+    /// The empirical covariance of the z-scored columns (module documentation); exactly the
+    /// real-data sets' prior when no cell is missing.
+    pub fn zscore_covariance(&self) -> Result<DMatrix<f64>, TableProblem> {
+        let observed = self.observations(2)?;
+        let n = self.lines.len();
+        let mut z = DMatrix::zeros(n, self.names.len());
+        for (a, column) in self.columns.iter().enumerate() {
+            let values = &observed[a];
+            let count = values.len() as f64;
+            let mean = values.iter().fold(0.0, |s, y| s + y) / count;
+            let sd = (values.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (count - 1.0)).sqrt();
+            if !(sd.is_finite() && sd > 0.0) {
+                return Err(TableProblem::Constant { column: self.names[a].clone(), value: values[0] });
+            }
+            for (row, cell) in column.iter().enumerate() {
+                if let Some(y) = cell {
+                    z[(row, a)] = (y - mean) / sd;
+                }
+            }
+        }
+        let complete = self.columns.iter().all(|c| c.iter().all(Option::is_some));
+        if complete {
+            // The real-data sets' computation, bit for bit.
+            let m = DMatrix::from_fn(n, self.names.len(), |r, a| self.columns[a][r].unwrap_or(0.0));
+            return super::real_data::zscore_covariance(&m).map_err(|_| {
+                TableProblem::Kernel("a column is constant: drop it, or give --coords".to_string())
+            });
+        }
+        let cov = z.tr_mul(&z) / (n as f64 - 1.0);
+        let scale: Vec<f64> = (0..cov.nrows()).map(|i| cov[(i, i)].sqrt()).collect();
+        let cov = DMatrix::from_fn(cov.nrows(), cov.ncols(), |i, j| cov[(i, j)] / (scale[i] * scale[j]));
+        Ok((&cov + cov.transpose()) * 0.5)
+    }
+
+    /// The environment: the papers' real-data recipe over these observations with `covariance`
+    /// as the prior (one row and column per arm).
+    pub fn environment(&self, name: &str, covariance: DMatrix<f64>) -> Result<RealData, TableProblem> {
+        let observed = self.observations(1)?;
+        let env = RealData::from_columns(name, observed, covariance).map_err(|e| match e {
+            super::RealDataError::NonPositiveMaxMean(m) => TableProblem::NonPositiveBest(m),
+            other => TableProblem::Kernel(other.to_string()),
+        })?;
+        Ok(env.with_arm_names(self.names.clone()))
+    }
+}
+
+/// Reads a coordinates file for `names` (one row per arm, in order; see the module
+/// documentation) into points.
+pub fn read_coordinates(path: &Path, names: &[String]) -> Result<Vec<Vec<f64>>, TableError> {
+    let err = |problem| TableError { path: path.to_path_buf(), problem };
+    let text = std::fs::read_to_string(path).map_err(|e| err(TableProblem::Unreadable(e.to_string())))?;
+    coordinates(&text, names).map_err(err)
+}
+
+fn coordinates(text: &str, names: &[String]) -> Result<Vec<Vec<f64>>, TableProblem> {
+    let rows = rows(text);
+    let Some((first_line, first)) = rows.first() else { return Err(TableProblem::Empty) };
+    let expected = first.len();
+    if let Some((line, cells)) = rows.iter().find(|(_, c)| c.len() != expected) {
+        return Err(TableProblem::Ragged {
+            line: *line,
+            found: cells.len(),
+            expected,
+            first_line: *first_line,
+        });
+    }
+    // A header has a cell that is not a number, other than a leading arm name.
+    let header = first
+        .iter()
+        .enumerate()
+        .any(|(i, c)| !(matches!(number(c), Ok(Some(_))) || (i == 0 && names.iter().any(|n| n == c))));
+    let data = if header { &rows[1..] } else { &rows[..] };
+    let Some((_, first_data)) = data.first() else { return Err(TableProblem::NoRows) };
+    let named = first_data.first().is_some_and(|c| number(c).is_err());
+    if data.len() != names.len() {
+        return Err(TableProblem::CoordinateRows { rows: data.len(), arms: names.len() });
+    }
+    let column_name = |i: usize| match header {
+        true => first[i].to_string(),
+        false => format!("{}", i + 1),
+    };
+    let mut points = Vec::with_capacity(data.len());
+    for ((line, cells), expected) in data.iter().zip(names) {
+        let mut cells = cells.iter().enumerate();
+        if named {
+            let (_, name) = cells.next().unwrap_or((0, &""));
+            if name.trim_matches('"') != expected {
+                return Err(TableProblem::CoordinateName {
+                    line: *line,
+                    found: (*name).to_string(),
+                    expected: expected.clone(),
+                });
+            }
+        }
+        let mut point = Vec::new();
+        for (i, cell) in cells {
+            match number(cell) {
+                Ok(Some(x)) => point.push(x),
+                Ok(None) | Err(false) => {
+                    return Err(TableProblem::NotANumber {
+                        line: *line,
+                        column: column_name(i),
+                        cell: (*cell).to_string(),
+                    });
+                }
+                Err(true) => {
+                    return Err(TableProblem::NotFinite {
+                        line: *line,
+                        column: column_name(i),
+                        cell: (*cell).to_string(),
+                    });
+                }
+            }
+        }
+        if point.is_empty() {
+            return Err(TableProblem::Kernel(
+                "no coordinate columns: give one numeric column per dimension".into(),
+            ));
+        }
+        points.push(point);
+    }
+    Ok(points)
+}
+
+/// The Gram matrix of `kernel` over `points`, for the prior of a coordinates file.
+pub fn kernel_covariance(kernel: &dyn Kernel, points: &[Vec<f64>]) -> Result<DMatrix<f64>, TableProblem> {
+    gram_matrix(kernel, points).map_err(|e| TableProblem::Kernel(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_table_reads_labels_headers_and_missing_cells() {
+        let t = Table::parse("\u{feff}Date,a,b\r\n2020-01-01,1,2\r\n\r\n2020-01-02,,4\r\n2020-01-03,3,\r\n")
+            .unwrap();
+        assert_eq!(t.names, ["a", "b"]);
+        assert_eq!(t.columns, vec![vec![Some(1.0), None, Some(3.0)], vec![Some(2.0), Some(4.0), None]]);
+        assert_eq!(t.lines, [2, 4, 5]);
+        let t = Table::parse("1,2\n3,4\n").unwrap();
+        assert_eq!(t.names, ["arm0", "arm1"]);
+        assert_eq!(t.lines, [1, 2]);
+    }
+
+    #[test]
+    fn env_table_errors_name_the_line_and_column() {
+        let e = |text: &str| Table::parse(text).unwrap_err();
+        assert_eq!(
+            e("a,b\n1,2\n3,abc\n"),
+            TableProblem::NotANumber { line: 3, column: "b".into(), cell: "abc".into() }
+        );
+        assert_eq!(
+            e("a,b\n1,inf\n"),
+            TableProblem::NotFinite { line: 2, column: "b".into(), cell: "inf".into() }
+        );
+        assert_eq!(
+            e("a,b\n1,2\n3\n"),
+            TableProblem::Ragged { line: 3, found: 1, expected: 2, first_line: 1 }
+        );
+        assert_eq!(e(""), TableProblem::Empty);
+        assert_eq!(e("a,b\n"), TableProblem::NoRows);
+        assert_eq!(e("a\n1\n2\n"), TableProblem::OneArm { names: vec!["a".into()] });
+        assert_eq!(e("Date,a\nmon,1\n"), TableProblem::OneArm { names: vec!["a".into()] });
+        assert_eq!(e("a,a\n1,2\n"), TableProblem::DuplicateName("a".into()));
+        let msg = TableError {
+            path: "arms.csv".into(),
+            problem: TableProblem::NotANumber { line: 5, column: "arm5".into(), cell: "abc".into() },
+        }
+        .to_string();
+        assert!(msg.starts_with("arms.csv line 5, column arm5: 'abc' is not a number"), "{msg}");
+    }
+
+    #[test]
+    fn env_table_covariance_matches_the_real_data_recipe_and_handles_missing_cells() {
+        let full = Table::parse("a,b,c\n1,2,0\n3,5,1\n4,4,7\n").unwrap();
+        let m = DMatrix::from_row_slice(3, 3, &[1.0, 2.0, 0.0, 3.0, 5.0, 1.0, 4.0, 4.0, 7.0]);
+        assert_eq!(
+            full.zscore_covariance().unwrap(),
+            super::super::real_data::zscore_covariance(&m).unwrap()
+        );
+        let gappy = Table::parse("a,b,c\n1,2,0\n3,,1\n4,4,7\n6,1,\n").unwrap();
+        let k = gappy.zscore_covariance().unwrap();
+        assert!((0..3).all(|i| (k[(i, i)] - 1.0).abs() < 1e-12));
+        assert_eq!(k, k.transpose());
+        assert!(k.symmetric_eigenvalues().iter().all(|&l| l > -1e-12));
+        let constant = Table::parse("a,b\n1,2\n1,3\n").unwrap();
+        assert_eq!(
+            constant.zscore_covariance().unwrap_err(),
+            TableProblem::Constant { column: "a".into(), value: 1.0 }
+        );
+        let lonely = Table::parse("a,b\n1,2\n,3\n").unwrap();
+        assert_eq!(
+            lonely.zscore_covariance().unwrap_err(),
+            TableProblem::TooFewObservations { column: "a".into(), found: 1, needed: 2 }
+        );
+    }
+
+    #[test]
+    fn env_table_environment_uses_each_arms_own_observations() {
+        let t = Table::parse("a,b\n1,2\n3,\n,6\n").unwrap();
+        let env = t.environment("mine", DMatrix::identity(2, 2)).unwrap();
+        // Means 2 and 4: s = 4, f = (0.5, 1).
+        assert_eq!(env.means(), &[0.5, 1.0]);
+        assert_eq!(env.observations(0), &[0.25, 0.75]);
+        assert_eq!(env.observations(1), &[0.5, 1.5]);
+        assert_eq!(env.arm_names(), ["a", "b"]);
+        let negative = Table::parse("a,b\n-1,-2\n").unwrap();
+        assert_eq!(
+            negative.environment("x", DMatrix::identity(2, 2)).unwrap_err(),
+            TableProblem::NonPositiveBest(-1.0)
+        );
+    }
+
+    #[test]
+    fn env_table_coordinates_in_arm_order() {
+        let names = ["a".to_string(), "b".to_string()];
+        assert_eq!(
+            coordinates("arm,x,y\na,0,1\nb,2,3\n", &names).unwrap(),
+            vec![vec![0.0, 1.0], vec![2.0, 3.0]]
+        );
+        assert_eq!(coordinates("0.5\n0.7\n", &names).unwrap(), vec![vec![0.5], vec![0.7]]);
+        assert_eq!(
+            coordinates("b,0\na,1\n", &names).unwrap_err(),
+            TableProblem::CoordinateName { line: 1, found: "b".into(), expected: "a".into() }
+        );
+        assert_eq!(
+            coordinates("0\n1\n2\n", &names).unwrap_err(),
+            TableProblem::CoordinateRows { rows: 3, arms: 2 }
+        );
+        assert_eq!(
+            coordinates("x\n1\nq\n", &names).unwrap_err(),
+            TableProblem::NotANumber { line: 3, column: "x".into(), cell: "q".into() }
+        );
+    }
+}
