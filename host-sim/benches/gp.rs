@@ -46,6 +46,8 @@ fn trials(c: &mut Criterion) {
             constants: Constants::Calibrated,
             algorithms: SEED000_ALGORITHMS.to_vec(),
             device: DeviceKind::InProcess,
+            select: Vec::new(),
+            problem: None,
         };
         let mut group = c.benchmark_group(format!("fig2a_trial_T{horizon}"));
         group.sample_size(10);

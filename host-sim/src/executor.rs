@@ -36,6 +36,85 @@ pub trait Task: Sync {
     }
 }
 
+/// Whether the learner name `name` (as `host-sim list` prints it, any case) names the learner
+/// labelled `label`: the same name, the name with the `LDP-` of a private run, or either
+/// followed by a sweep's grid point (`DP-RSE` names `DP-RSE v=0.5 eps=1`).
+pub fn names_learner(name: &str, label: &str) -> bool {
+    let (name, label) = (name.trim().to_lowercase(), label.to_lowercase());
+    [name.clone(), format!("ldp-{name}")]
+        .iter()
+        .any(|n| label == *n || label.strip_prefix(n.as_str()).is_some_and(|rest| rest.starts_with(' ')))
+}
+
+/// A task with only some of another's learners (`--algorithms`). Each selected learner keeps
+/// its index in the full task, so its seeds and curves are the full run's.
+pub struct Select {
+    inner: Box<dyn Task>,
+    names: Vec<String>,
+    /// Full-task index of each selected learner.
+    keep: Vec<usize>,
+}
+
+impl Select {
+    /// The learners of `inner` that one of `names` names ([`names_learner`]); an unknown name
+    /// is an error listing the valid ones.
+    pub fn new(inner: Box<dyn Task>, names: &[String]) -> Result<Self, ConfigError> {
+        let labels = inner.labels();
+        let unknown: Vec<String> =
+            names.iter().filter(|n| !labels.iter().any(|l| names_learner(n, l))).cloned().collect();
+        if !unknown.is_empty() {
+            let mut valid: Vec<String> = Vec::new();
+            for l in &labels {
+                if !valid.contains(l) {
+                    valid.push(l.clone());
+                }
+            }
+            return Err(ConfigError::UnknownAlgorithms { unknown, valid });
+        }
+        let keep =
+            (0..labels.len()).filter(|&i| names.iter().any(|n| names_learner(n, &labels[i]))).collect();
+        Ok(Self { inner, names: names.to_vec(), keep })
+    }
+}
+
+impl Task for Select {
+    fn labels(&self) -> Vec<String> {
+        let labels = self.inner.labels();
+        self.keep.iter().map(|&i| labels[i].clone()).collect()
+    }
+
+    fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
+        let &index = self.keep.get(learner).ok_or(RunError::NoSuchJob { trial, learner })?;
+        self.inner.job(trial, index)
+    }
+
+    /// The inner task finishes the selected rows with zero rows standing in for the others,
+    /// which are then dropped (its uniform-play references are kept).
+    fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
+        let (horizon, trials) = rows.first().map_or((0, 0), |r| (r.mean.len(), r.finals.len()));
+        let mut rows = rows.into_iter();
+        let full = self
+            .inner
+            .labels()
+            .into_iter()
+            .enumerate()
+            .map(|(i, label)| match self.keep.contains(&i) {
+                true => rows.next().ok_or(RunError::NoSuchJob { trial: 0, learner: i }),
+                false => Ok(aggregate(label, &vec![vec![0.0; horizon]; trials], 0.0)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let finished = self.inner.finish(full)?;
+        Ok(finished
+            .into_iter()
+            .filter(|r| r.reference || self.names.iter().any(|n| names_learner(n, &r.label)))
+            .collect())
+    }
+
+    fn stack_bytes(&self) -> Option<usize> {
+        self.inner.stack_bytes()
+    }
+}
+
 /// One job: a trial of a learner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Job {

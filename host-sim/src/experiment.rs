@@ -29,6 +29,9 @@ pub enum EnvKind {
     /// The firmware's sensor model (100 arms, R = 1): the environment to run against the
     /// emulated or real device (`--device qemu`, `--device serial:PATH`).
     Sensor,
+    /// The user's own problem from files (`custom`): the run's
+    /// [`RunConfig::problem`](crate::settings::RunConfig::problem).
+    Table,
     /// An environment family defined elsewhere: given the data directory, its per-trial factory.
     Custom(fn(Option<&Path>) -> Result<EnvFactory, EnvError>),
 }
@@ -70,16 +73,10 @@ impl Experiment {
         RunConfig {
             trials: self.default_trials,
             horizon: self.default_horizon,
-            seed: 0,
-            threads: None,
             epsilon: self.epsilon,
             central: self.central,
-            lambda: 1.0,
-            delta: 0.1,
-            beta_scale: 1.0,
-            constants: crate::bo::gp_ucb::Constants::Calibrated,
             algorithms: self.algorithms.to_vec(),
-            device: crate::settings::DeviceKind::InProcess,
+            ..RunConfig::default()
         }
     }
 }

@@ -15,6 +15,8 @@
 //! | fig3a | LDP, ε = 1, synthetic, SE |
 //! | fig3b | LDP, ε = 1, light sensor |
 //! | fig3c | LDP, ε = 0.5, stocks |
+//! | custom | the user's data (`--arms FILE.csv`, [`crate::env::table`]), LDP at ε = 1 by default |
+//! | device | LDP, ε = 1, the firmware's sensor model |
 //!
 //! Private runs compare the three LDP algorithms and GP-UCB on the same privatised reports;
 //! non-private runs compare the three heavy-tailed algorithms and GP-UCB on raw rewards.
@@ -24,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use crate::bo::GP_EXPERIMENT_ALGORITHMS;
 use crate::env::{EnvError, Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs, shared};
-use crate::executor::Task;
+use crate::executor::{Select, Task};
 pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder};
 use crate::runner::Loop;
 use crate::settings::{RunConfig, RunError};
@@ -55,7 +57,7 @@ const fn seed000(
 }
 
 /// Every experiment, in the paper's order.
-pub const EXPERIMENTS: [Experiment; 10] = [
+pub const EXPERIMENTS: [Experiment; 11] = [
     seed000(
         "fig2a",
         "LDP, synthetic f, Matern-5/2 kernel (seed 000 Fig. 2a)",
@@ -80,6 +82,12 @@ pub const EXPERIMENTS: [Experiment; 10] = [
     ),
     seed000("fig3b", "LDP, light sensor data (seed 000 Fig. 3b)", EnvKind::LightSensor, Some(1.0)),
     seed000("fig3c", "LDP, stock data (seed 000 Fig. 3c)", EnvKind::Stocks, Some(0.5)),
+    seed000(
+        "custom",
+        "your data: --arms FILE.csv, one column per arm (see host-sim run --help)",
+        EnvKind::Table,
+        Some(1.0),
+    ),
     seed000(
         "device",
         "LDP, the firmware's sensor model, 100 arms (try --device qemu)",
@@ -126,13 +134,20 @@ pub fn task(
     config: &RunConfig,
     data: Option<&Path>,
 ) -> Result<Box<dyn Task>, RunError> {
-    match experiment.own_task {
-        Some(build) => build(config),
-        None => Ok(Box::new(Loop {
-            config: config.clone(),
-            factory: env_factory(env, data).map_err(RunError::Environment)?,
-        })),
+    let task: Box<dyn Task> = match experiment.own_task {
+        Some(build) => build(config)?,
+        None => {
+            let factory = match (env, &config.problem) {
+                (EnvKind::Table, Some(files)) => files.factory(),
+                _ => env_factory(env, data),
+            };
+            Box::new(Loop { config: config.clone(), factory: factory.map_err(RunError::Environment)? })
+        }
+    };
+    if config.select.is_empty() {
+        return Ok(task);
     }
+    Ok(Box::new(Select::new(task, &config.select)?))
 }
 
 /// Builds the environment factory; `data` is the directory of the real data sets.
@@ -160,6 +175,7 @@ pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, Env
         }
         EnvKind::Sensor => shared(crate::env::SensorEnv::new(SENSOR_ARMS, SENSOR_NOISE_BOUND)?),
         EnvKind::Custom(factory) => factory(data)?,
+        EnvKind::Table => return Err(EnvError::NoArmsFile),
         EnvKind::Stocks => {
             let env = RealData::stocks(need_data("stocks_adjclose.csv")?).map_err(EnvError::RealData)?;
             shared(env)

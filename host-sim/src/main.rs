@@ -6,19 +6,28 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use host_sim::bandit;
 use host_sim::bo::gp_ucb::Constants;
 use host_sim::demo::{PrivatiseConfig, privatise};
+use host_sim::env::table::{KernelChoice, Overrides, ProblemFiles, Table};
 use host_sim::executor::Shard;
 use host_sim::experiments;
 use host_sim::output;
 use host_sim::reproduce::{self, Finished, Mode, Run};
+use host_sim::results::AlgorithmResult;
 use host_sim::runner::{self, RunConfig};
 use serde::{Deserialize, Serialize};
 
 #[derive(Parser)]
 #[command(
     version,
-    about = "Locally private Bayesian optimisation and bandits: the learner and its experiments"
+    about = "Locally private Bayesian optimisation and bandits: the learner and its experiments",
+    after_help = "Examples:\n  \
+        host-sim                                   # the default experiment (seed 000 Fig. 2a)\n  \
+        host-sim list                              # every experiment and its learners\n  \
+        host-sim run fig2b --data ../shared/data   # a paper's figure on real data\n  \
+        host-sim run custom --arms my.csv          # your own table of rewards, one column per arm\n  \
+        host-sim run custom --arms my.csv --eps 0.5,1,2 --algorithms ldp-moma-gp-ucb,ucb1"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -28,9 +37,19 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// List the experiments and algorithms.
+    #[command(after_help = "Example:\n  host-sim list")]
     List,
     /// Run a named experiment (see `list`), writing CSV, JSON and SVG results. A killed run
     /// resumes where it stopped when started again with the same settings and --out.
+    #[command(after_help = "Examples:\n  \
+        host-sim run fig2a --trials 20 --horizon 2000\n  \
+        host-sim run custom --arms rewards.csv                  # your data, LDP at eps = 1\n  \
+        host-sim run custom --arms rewards.csv --eps none --family bandit\n  \
+        host-sim run custom --arms rewards.csv --coords where.csv --kernel matern --eps 0.5,1,2\n  \
+        host-sim run --config my-run.toml                       # any of the settings above, as TOML keys\n\n\
+        rewards.csv holds one column per arm and one row per observation (a leading Date column is\n\
+        ignored, an empty cell is a missing observation):\n  \
+        Date,north,south,east\n  2024-01-01,1.0,2.0,0.5\n  2024-01-02,,4.0,0.7")]
     Run(Box<RunArgs>),
     /// Combine the output directories of `run ... --shard i/n` (every i of one n) into exactly
     /// what the run on one machine writes.
@@ -51,6 +70,7 @@ enum Command {
     },
     /// Run every experiment of the four seeds and write REPORT.md: each paper claim beside our
     /// figures, with a verdict by a stated rule.
+    #[command(after_help = "Example:\n  host-sim reproduce --quick --data ../shared/data")]
     Reproduce {
         /// Fewer trials and shorter horizons where a full run takes long (minutes, not hours).
         #[arg(long)]
@@ -68,6 +88,7 @@ enum Command {
     },
     /// Audit the privacy mechanisms: an empirical lower bound on ε per mechanism (ours must stay
     /// below their claim, the broken fixtures must not).
+    #[command(after_help = "Example:\n  host-sim audit --samples 1000000 --seed 1")]
     Audit {
         /// Test draws per neighbouring input (plus a fifth as many for choosing the attack).
         #[arg(long, default_value_t = 1_000_000)]
@@ -89,6 +110,7 @@ enum Command {
     },
     /// Privatise a stream of rewards on the in-process device and compare what was released
     /// with the raw data and the theory.
+    #[command(after_help = "Example:\n  host-sim privatise --eps 0.5 --reports 100000")]
     Privatise {
         /// Per-report ε.
         #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
@@ -108,6 +130,69 @@ enum Command {
     },
 }
 
+/// `--eps`: one ε, a comma-separated list, or `none`; in a TOML file a number, a list of
+/// numbers or that text.
+#[derive(Clone, Debug, PartialEq)]
+struct EpsArg(String);
+
+impl std::str::FromStr for EpsArg {
+    type Err = String;
+    /// Any text: it is checked with the other settings, by [`EpsArg::values`].
+    fn from_str(text: &str) -> Result<Self, String> {
+        Ok(EpsArg(text.to_string()))
+    }
+}
+
+impl EpsArg {
+    /// The values: `None` for `none`, else each ε (finite and > 0).
+    fn values(&self) -> Result<Vec<Option<f64>>, String> {
+        if self.0.trim().eq_ignore_ascii_case("none") {
+            return Ok(vec![None]);
+        }
+        self.0
+            .split(',')
+            .map(|v| match v.trim().parse::<f64>() {
+                Ok(e) if e.is_finite() && e > 0.0 => Ok(Some(e)),
+                _ => Err(format!(
+                    "--eps '{}' is not an ε: give numbers > 0, e.g. 1 or 0.5,1,2 (or none)",
+                    v.trim()
+                )),
+            })
+            .collect()
+    }
+}
+
+impl Serialize for EpsArg {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for EpsArg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            One(f64),
+            Many(Vec<f64>),
+            Text(String),
+        }
+        let text = match Form::deserialize(d)? {
+            Form::One(e) => e.to_string(),
+            Form::Many(v) => v.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
+            Form::Text(t) => t,
+        };
+        Ok(EpsArg(text))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum FamilyArg {
+    Gp,
+    Bandit,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 enum ConstantsArg {
@@ -120,11 +205,12 @@ enum ConstantsArg {
 #[derive(Args, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RunArgs {
-    /// Experiment name (fig2a … fig2f, fig3a … fig3c).
+    /// Experiment name (see `host-sim list`; `custom` for your own data).
     #[serde(default)]
     experiment: Option<String>,
     /// TOML file with any of these settings as keys (experiment, trials, horizon, eps, seed,
-    /// threads, out, data, constants).
+    /// threads, out, data, constants, noise, device, beta_scale, algorithms, arms, coords,
+    /// kernel, lengthscale, family, b, r, v, c); unknown keys are refused.
     #[arg(long)]
     #[serde(skip)]
     config: Option<PathBuf>,
@@ -134,9 +220,47 @@ struct RunArgs {
     /// Horizon T [default: the experiment's, 1000 for seed 000].
     #[arg(long)]
     horizon: Option<usize>,
-    /// ε per report, overriding the experiment's (private experiments only).
+    /// ε per report, overriding the experiment's: one value, a list for a sweep (`0.5,1,2`:
+    /// one run per value, each in <out>/eps<value>, and a table across them), or `none` for a
+    /// non-private run of `custom`.
     #[arg(long, allow_negative_numbers = true)]
-    eps: Option<f64>,
+    eps: Option<EpsArg>,
+    /// Run only these learners (comma-separated, any case, as `host-sim list` prints them;
+    /// `DP-RSE` names every grid point of a sweep's DP-RSE) [default: all].
+    #[arg(long, value_delimiter = ',')]
+    algorithms: Option<Vec<String>>,
+    /// `custom`: your table of rewards, one column per arm and one row per observation; a
+    /// leading non-numeric column (e.g. Date) is ignored, empty cells are missing observations.
+    #[arg(long)]
+    arms: Option<PathBuf>,
+    /// `custom`: a kernel prior over coordinates, one row per arm (in the arms file's column
+    /// order, optionally led by the arm's name), one column per dimension [default: the
+    /// empirical covariance of the arms' columns].
+    #[arg(long)]
+    coords: Option<PathBuf>,
+    /// `custom` with --coords: the kernel, `se` or `matern` (ν = 5/2) [default: se].
+    #[arg(long)]
+    kernel: Option<String>,
+    /// `custom` with --coords: the kernel's lengthscale [default: the median distance between
+    /// two arms].
+    #[arg(long, allow_negative_numbers = true)]
+    lengthscale: Option<f64>,
+    /// `custom`: the learners, `gp` (GP-UCB and seed 000's three, UCB1) or `bandit` (K-armed,
+    /// at most 10 arms: Robust-UCB, or LDP-RSE when private, and UCB1) [default: gp].
+    #[arg(long, value_enum)]
+    family: Option<FamilyArg>,
+    /// `custom`: B, the bound on |f|, in place of the derived max |f| = 1.
+    #[arg(long, allow_negative_numbers = true)]
+    b: Option<f64>,
+    /// `custom`: R, the bound on |noise|, in place of the largest one in the data.
+    #[arg(long, allow_negative_numbers = true)]
+    r: Option<f64>,
+    /// `custom`: v, the bound on E y² of what the learner sees, in place of the derived one.
+    #[arg(long, allow_negative_numbers = true)]
+    v: Option<f64>,
+    /// `custom`: c, the bound on E (y − f)² of what the learner sees, in place of the derived one.
+    #[arg(long, allow_negative_numbers = true)]
+    c: Option<f64>,
     /// Master seed [default: 0].
     #[arg(long)]
     seed: Option<u64>,
@@ -188,6 +312,16 @@ impl RunArgs {
             trials: self.trials.or(file.trials),
             horizon: self.horizon.or(file.horizon),
             eps: self.eps.or(file.eps),
+            algorithms: self.algorithms.or(file.algorithms),
+            arms: self.arms.or(file.arms),
+            coords: self.coords.or(file.coords),
+            kernel: self.kernel.or(file.kernel),
+            lengthscale: self.lengthscale.or(file.lengthscale),
+            family: self.family.or(file.family),
+            b: self.b.or(file.b),
+            r: self.r.or(file.r),
+            v: self.v.or(file.v),
+            c: self.c.or(file.c),
             seed: self.seed.or(file.seed),
             threads: self.threads.or(file.threads),
             out: self.out.or(file.out),
@@ -244,9 +378,19 @@ fn list() {
             (Some(eps), false) => format!("LDP, eps = {eps}"),
             (Some(eps), true) => format!("central DP, eps = {eps}"),
         };
-        let mut names: Vec<&str> = e.algorithms.iter().map(|a| a.label(e.epsilon.is_some())).collect();
+        let mut names: Vec<String> =
+            e.algorithms.iter().map(|a| a.label(e.epsilon.is_some()).to_string()).collect();
         if names.is_empty() {
-            names.push("(set by the experiment's own runner)");
+            // The experiment's own task names its learners (e.g. a sweep's, once per name).
+            let labels = experiments::task(e, e.env, &e.default_config(), None).map(|t| t.labels());
+            for label in labels.unwrap_or_default() {
+                if !names.contains(&label) {
+                    names.push(label);
+                }
+            }
+        }
+        if e.name == "custom" {
+            names.push("with --family bandit: Robust-UCB (LDP-RSE when private), UCB1".to_string());
         }
         println!(
             "  {:<16} {} [{privacy}]\n  {:<16} algorithms: {}",
@@ -259,7 +403,7 @@ fn list() {
 }
 
 /// `run`, or with `merge_from` the merge of those shard directories (every job from their
-/// checkpoints, none computed).
+/// checkpoints, none computed). A list of ε runs once per value (a sweep).
 fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
     let file = match &cli.config {
         Some(path) => {
@@ -273,16 +417,109 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
     let args = cli.or(file);
     let name =
         args.experiment.clone().ok_or("name an experiment: host-sim run <name> (see host-sim list)")?;
-    let experiment =
-        experiments::find(&name).ok_or_else(|| format!("unknown experiment '{name}': see host-sim list"))?;
-    let epsilon = match (experiment.epsilon, args.eps) {
-        (Some(_), Some(e)) if !(e.is_finite() && e > 0.0) => {
-            return Err(format!("--eps must be finite and > 0, got {e}"));
+    let experiment = experiments::find(&name).ok_or_else(|| {
+        format!("unknown experiment '{name}': see host-sim list (custom runs your own data)")
+    })?;
+    let values = match &args.eps {
+        Some(e) => e.values()?,
+        None => vec![experiment.epsilon],
+    };
+    if values.len() == 1 {
+        return run_one(&args, experiment, values[0], merge_from).map(|_| ());
+    }
+    if args.shard.is_some() || !merge_from.is_empty() {
+        return Err(
+            "an ε sweep cannot be sharded: shard each ε's run (--eps one value, --out its own)".into()
+        );
+    }
+    let base = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(experiment.name));
+    let mut table = String::from("eps,algorithm,final_regret_mean,final_regret_std,vs_uniform\n");
+    for epsilon in values {
+        let e = epsilon.map_or("none".to_string(), |e| e.to_string());
+        let one =
+            RunArgs { eps: Some(EpsArg(e.clone())), out: Some(base.join(format!("eps{e}"))), ..args.clone() };
+        for r in run_one(&one, experiment, epsilon, &[])?.iter().filter(|r| !r.reference) {
+            let std = r.std.last().copied().unwrap_or(0.0);
+            let ratio = r.vs_uniform().map_or(String::new(), |x| x.to_string());
+            table += &format!("{e},{},{},{std},{ratio}\n", r.label, r.final_mean());
         }
-        (Some(_), Some(e)) => Some(e),
-        (Some(e), None) => Some(e),
+    }
+    let path = base.join("sweep.csv");
+    std::fs::write(&path, &table)
+        .map_err(|e| format!("cannot write {}: {e} (check --out)", path.display()))?;
+    println!("wrote {} (final regret per ε and learner)", path.display());
+    Ok(())
+}
+
+/// The user's problem files of `custom`, or an error if any of their settings is given to
+/// another experiment.
+fn problem_files(
+    args: &RunArgs,
+    experiment: &experiments::Experiment,
+) -> Result<Option<ProblemFiles>, String> {
+    let custom = matches!(experiment.env, experiments::EnvKind::Table);
+    let given = [
+        ("--arms", args.arms.is_some()),
+        ("--coords", args.coords.is_some()),
+        ("--kernel", args.kernel.is_some()),
+        ("--lengthscale", args.lengthscale.is_some()),
+        ("--family", args.family.is_some()),
+        ("--b", args.b.is_some()),
+        ("--r", args.r.is_some()),
+        ("--v", args.v.is_some()),
+        ("--c", args.c.is_some()),
+    ];
+    if !custom {
+        return match given.iter().find(|(_, g)| *g) {
+            Some((flag, _)) => Err(format!(
+                "{flag} describes your own problem: use it with `host-sim run custom --arms FILE.csv`, not {}",
+                experiment.name
+            )),
+            None => Ok(None),
+        };
+    }
+    let arms = args.arms.clone().ok_or(
+        "custom runs on your data: give --arms FILE.csv (one column per arm, one row per observation)",
+    )?;
+    let kernel = match args.kernel.as_deref().map(str::to_lowercase).as_deref() {
+        None if args.lengthscale.is_none() => None,
+        None | Some("se") => Some(KernelChoice { name: "se", lengthscale: args.lengthscale }),
+        Some("matern") => Some(KernelChoice { name: "matern", lengthscale: args.lengthscale }),
+        Some(other) => return Err(format!("unknown --kernel '{other}': use se or matern")),
+    };
+    if kernel.is_some() && args.coords.is_none() {
+        return Err("--kernel and --lengthscale need --coords FILE.csv (the arms' coordinates)".into());
+    }
+    let check = |flag: &str, value: Option<f64>, zero_ok: bool| match value {
+        Some(x) if !(x.is_finite() && (x > 0.0 || (zero_ok && x == 0.0))) => {
+            Err(format!("{flag} must be a finite number {} 0, got {x}", if zero_ok { ">=" } else { ">" }))
+        }
+        _ => Ok(()),
+    };
+    check("--b", args.b, false)?;
+    check("--r", args.r, true)?;
+    check("--v", args.v, false)?;
+    check("--c", args.c, false)?;
+    check("--lengthscale", args.lengthscale, false)?;
+    let overrides = Overrides { b: args.b, r: args.r, v: args.v, c: args.c };
+    ProblemFiles::new(arms, args.coords.clone(), kernel, overrides).map(Some).map_err(|e| e.to_string())
+}
+
+/// One run of `experiment` at `epsilon`; its results unless it was a shard.
+fn run_one(
+    args: &RunArgs,
+    experiment: &'static experiments::Experiment,
+    epsilon: Option<f64>,
+    merge_from: &[PathBuf],
+) -> Result<Vec<AlgorithmResult>, String> {
+    let name = experiment.name;
+    let problem = problem_files(args, experiment)?;
+    let epsilon = match (experiment.epsilon, epsilon) {
         (None, Some(_)) => return Err(format!("{name} is non-private: --eps does not apply")),
-        (None, None) => None,
+        (Some(_), None) if problem.is_none() => {
+            return Err(format!("--eps none applies to custom; {name} is private (fig2d-f are non-private)"));
+        }
+        (_, e) => e,
     };
     let constants = match args.constants.unwrap_or(ConstantsArg::Calibrated) {
         ConstantsArg::Calibrated => Constants::Calibrated,
@@ -290,6 +527,24 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
         ConstantsArg::Paper => Constants::Paper,
     };
     let defaults = experiment.default_config();
+    let algorithms = match (&problem, args.family) {
+        (Some(files), Some(FamilyArg::Bandit)) => {
+            let arms = Table::read(&files.arms).map_err(|e| e.to_string())?.names.len();
+            if arms > bandit::policies::MAX_ARMS {
+                return Err(format!(
+                    "--family bandit runs on at most {} arms and {} has {arms}: use --family gp (its learners share \
+                     what they learn between arms)",
+                    bandit::policies::MAX_ARMS,
+                    files.arms.display()
+                ));
+            }
+            match epsilon {
+                Some(_) => vec![bandit::LDP_RSE, host_sim::bo::UCB1],
+                None => vec![bandit::ROBUST_UCB, host_sim::bo::UCB1],
+            }
+        }
+        _ => defaults.algorithms.clone(),
+    };
     let mut config = RunConfig {
         trials: args.trials.unwrap_or(defaults.trials),
         horizon: args.horizon.unwrap_or(defaults.horizon),
@@ -302,6 +557,9 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
             Some(text) => runner::DeviceKind::parse(text).map_err(|e| e.to_string())?,
             None => runner::DeviceKind::InProcess,
         },
+        algorithms,
+        select: args.algorithms.clone().unwrap_or_default(),
+        problem,
         ..defaults
     };
     if !(config.beta_scale.is_finite() && config.beta_scale >= 0.0) {
@@ -370,7 +628,10 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
     }
     let privacy = epsilon.map_or("non-private".to_string(), |e| format!("eps = {e}"));
     let noise = noise_name.map_or(String::new(), |n| format!(", {n} noise"));
-    let title = format!("{} ({privacy}{noise})", experiment.description);
+    let title = match &config.problem {
+        Some(files) => format!("your data: {} ({privacy})", files.arms.display()),
+        None => format!("{} ({privacy}{noise})", experiment.description),
+    };
     let start = Instant::now();
     if !shard.is_whole() {
         let text =
@@ -390,16 +651,19 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
                 start.elapsed().as_secs_f64(),
                 files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             );
+            Ok(results)
         }
-        Finished::Shard { jobs, total } => println!(
-            "shard {}/{}: {jobs} of the run's {total} jobs done in {:.1} s, in {}; when every shard is done: host-sim merge DIR... --out DIR",
-            shard.index,
-            shard.count,
-            start.elapsed().as_secs_f64(),
-            out.display()
-        ),
+        Finished::Shard { jobs, total } => {
+            println!(
+                "shard {}/{}: {jobs} of the run's {total} jobs done in {:.1} s, in {}; when every shard is done: host-sim merge DIR... --out DIR",
+                shard.index,
+                shard.count,
+                start.elapsed().as_secs_f64(),
+                out.display()
+            );
+            Ok(Vec::new())
+        }
     }
-    Ok(())
 }
 
 /// `merge`: the settings every shard directory recorded must agree; the run with those

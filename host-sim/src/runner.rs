@@ -51,6 +51,9 @@ pub fn problem_for(env: &dyn Environment, config: &RunConfig) -> Result<Problem,
         }
     };
 
+    // The user's own v and c (`custom --v --c`) replace the derived ones, privatised or not.
+    let overrides = config.problem.as_ref().map(|p| p.overrides).unwrap_or_default();
+    let (v, c) = (overrides.v.unwrap_or(v), overrides.c.unwrap_or(c));
     let mut problem = Problem {
         covariance,
         b: bounds.b,

@@ -91,6 +91,37 @@ pub struct RunConfig {
     pub algorithms: Vec<AlgorithmSpec>,
     /// The device for private runs.
     pub device: DeviceKind,
+    /// Run only the learners with these names (`--algorithms`; empty: all). Each keeps the
+    /// seeds it has in the full run, so its curves are the full run's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub select: Vec<String>,
+    /// The user's own problem (`custom`): its files and choices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<crate::env::table::ProblemFiles>,
+}
+
+impl Default for RunConfig {
+    /// Seed 000's settings: 10 trials of T = 1000, seed 0, non-private, the calibrated
+    /// constants (λ = 1 and δ = 0.1 for the modes that use them), GP-UCB, seed 000's three
+    /// learners and UCB1, the in-process device, all cores.
+    fn default() -> Self {
+        RunConfig {
+            trials: 10,
+            horizon: 1000,
+            seed: 0,
+            threads: None,
+            epsilon: None,
+            central: false,
+            lambda: 1.0,
+            delta: 0.1,
+            beta_scale: 1.0,
+            constants: Constants::Calibrated,
+            algorithms: crate::bo::GP_EXPERIMENT_ALGORITHMS.to_vec(),
+            device: DeviceKind::InProcess,
+            select: Vec::new(),
+            problem: None,
+        }
+    }
 }
 
 impl RunConfig {
@@ -230,6 +261,13 @@ pub enum ConfigError {
     UnknownDevice(String),
     /// The experts experiment needs a horizon of at least 1.
     ExpertsHorizon,
+    /// `--algorithms` named learners the experiment does not have.
+    UnknownAlgorithms {
+        /// The names not found.
+        unknown: Vec<String>,
+        /// The experiment's learners.
+        valid: Vec<String>,
+    },
 }
 
 impl std::fmt::Display for ConfigError {
@@ -266,6 +304,12 @@ impl std::fmt::Display for ConfigError {
                 "unknown --device '{text}': use in-process, qemu, qemu:ELF, serial:PATH or tcp:HOST:PORT"
             ),
             Self::ExpertsHorizon => f.write_str("the experts experiment needs a --horizon of at least 1"),
+            Self::UnknownAlgorithms { unknown, valid } => write!(
+                f,
+                "--algorithms: no learner named {} in this experiment; its learners are: {} (any case)",
+                unknown.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", "),
+                valid.join(", ")
+            ),
         }
     }
 }

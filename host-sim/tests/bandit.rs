@@ -38,6 +38,8 @@ fn config(
         algorithms: algorithms.to_vec(),
         central,
         device: DeviceKind::InProcess,
+        select: Vec::new(),
+        problem: None,
     }
 }
 

@@ -42,6 +42,23 @@ fn bad_input_gives_a_one_line_error() {
 }
 
 #[test]
+fn every_help_shows_an_example() {
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["list", "--help"],
+        &["merge", "--help"],
+        &["reproduce", "--help"],
+        &["audit", "--help"],
+        &["privatise", "--help"],
+    ] {
+        let (ok, out, _) = host_sim(args);
+        assert!(ok && out.contains("Example"), "{args:?}:\n{out}");
+        assert!(out.contains("host-sim "), "{args:?}: the example shows no command:\n{out}");
+    }
+}
+
+#[test]
 fn list_names_every_experiment() {
     let (ok, out, _) = host_sim(&["list"]);
     assert!(ok);

@@ -33,6 +33,8 @@ fn config(trials: usize, horizon: usize, threads: usize) -> RunConfig {
         algorithms: Vec::new(),
         central: true,
         device: DeviceKind::InProcess,
+        select: Vec::new(),
+        problem: None,
     }
 }
 

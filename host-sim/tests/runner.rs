@@ -21,6 +21,8 @@ fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
         algorithms: SEED000_ALGORITHMS.to_vec(),
         central: false,
         device: host_sim::runner::DeviceKind::InProcess,
+        select: Vec::new(),
+        problem: None,
     }
 }
 

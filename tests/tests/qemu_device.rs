@@ -42,6 +42,8 @@ fn config() -> RunConfig {
         algorithms: vec![],
         central: false,
         device: DeviceKind::InProcess,
+        select: Vec::new(),
+        problem: None,
     }
 }
 

@@ -101,6 +101,23 @@ fn summary(latency: &[f64]) -> String {
     )
 }
 
+/// For each distinct latency (at most 4): how many replies, their mean |Z| and the first few
+/// reply indices, to see what a correlation comes from.
+fn groups(latency: &[f64], noise: &[f64]) -> String {
+    let mut distinct = latency.to_vec();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    let mut out = String::new();
+    for value in distinct.iter().take(4) {
+        let at: Vec<usize> =
+            (0..latency.len()).filter(|&i| latency[i].to_bits() == value.to_bits()).collect();
+        let mean = at.iter().map(|&i| noise[i]).sum::<f64>() / at.len() as f64;
+        let first: Vec<usize> = at.iter().copied().take(8).collect();
+        out += &format!("  latency {value}: {} replies, mean |Z| {mean:.0}, first at {first:?}\n", at.len());
+    }
+    out
+}
+
 #[test]
 fn reply_timing_is_uncorrelated_with_the_noise_and_the_unslotted_fixture_is_caught() {
     let Some(elf) = common::firmware(&[]) else { return };
@@ -108,6 +125,7 @@ fn reply_timing_is_uncorrelated_with_the_noise_and_the_unslotted_fixture_is_caug
     let (latency, noise) = measure(&elf, "slotted");
     let r = pearson(&latency, &noise);
     eprintln!("slotted firmware, {REPLIES} replies: latency (TIM2 ticks) {}; r = {r:.4}", summary(&latency));
+    eprintln!("{}", groups(&latency, &noise));
     assert!(r.abs() < 0.02, "reply latency correlates with |Z|: r = {r}");
     let slot = latency.iter().copied().fold(f64::NAN, f64::max);
 

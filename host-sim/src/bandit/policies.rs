@@ -274,11 +274,16 @@ pub fn build_ldp_rse(
     constants: Constants,
     instance: ParetoInstance,
 ) -> Result<Box<dyn Policy>, PolicyError> {
+    ldp_rse(problem, constants, instance.moment_bound(problem.alpha))
+}
+
+/// Seed 004 Alg. 4 with moment bound `u` (E|X|^{1+α} ≤ u).
+fn ldp_rse(problem: &Problem, constants: Constants, u: f64) -> Result<Box<dyn Policy>, PolicyError> {
     let eps = problem
         .privacy
         .and_then(|p| Epsilon::new(p.epsilon).ok())
         .ok_or(PolicyError::InvalidSetting("an LDP learner needs a local-DP run with a valid epsilon"))?;
-    let tail = HeavyTail::new(instance.moment_bound(problem.alpha), problem.alpha).map_err(config_error)?;
+    let tail = HeavyTail::new(u, problem.alpha).map_err(config_error)?;
     let kappa = match constants {
         Constants::Paper => PAPER_LDP_RSE_KAPPA,
         Constants::Practical | Constants::Calibrated => PRACTICAL_LDP_RSE_KAPPA,
@@ -286,6 +291,18 @@ pub fn build_ldp_rse(
     let t = horizon(problem);
     let params = RseParams::new(eps, tail, RseParams::beta_for_horizon(t), kappa).map_err(config_error)?;
     for_arms!(problem.num_arms(), K => boxed(LdpRsePolicy(LdpRobustSe::<K>::new(params))))
+}
+
+/// [`LDP_RSE`]'s constructor: seed 004 Alg. 4 with u = (B + R)^{1+α}.
+pub fn build_ldp_rse_bounded(
+    problem: &Problem,
+    constants: Constants,
+    _seed: u64,
+) -> Result<Box<dyn Policy>, PolicyError> {
+    let r =
+        problem.noise_bound.ok_or(PolicyError::InvalidSetting("LDP-RSE needs bounded noise (a bound R)"))?;
+    let u = (problem.b + r).powf(1.0 + problem.alpha);
+    ldp_rse(problem, constants, u)
 }
 
 /// EXP3 with Theorem 4.1's tuning at λ = 0 (non-private; ignores any ε).
@@ -325,6 +342,10 @@ pub const LDP_RSE_S3: AlgorithmSpec = AlgorithmSpec {
     private_name: "LDP-RSE",
     build: |p, c, _| build_ldp_rse(p, c, ParetoInstance::S3),
 };
+/// LDP robust successive elimination (seed 004 Alg. 4) for any bounded problem: the moment
+/// bound is u = (B + R)^{1+α}, which every reward |f + η| ≤ B + R meets (a user's own data).
+pub const LDP_RSE: AlgorithmSpec =
+    AlgorithmSpec { name: "LDP-RSE", private_name: "LDP-RSE", build: build_ldp_rse_bounded };
 /// EXP3 (seed 002 Alg. 5, Theorem 4.1 tuning with λ = 0).
 pub const EXP3: AlgorithmSpec = AlgorithmSpec { name: "EXP3", private_name: "EXP3", build: build_exp3 };
 /// Private EXP3 by the reduction of seed 002 Alg. 4; needs a central-DP run.

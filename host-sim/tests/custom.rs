@@ -1,0 +1,283 @@
+//! `host-sim run custom`: a user's own table of rewards, end to end through the command line —
+//! missing cells, coordinates, the bandit family, algorithm selection, an ε sweep, TOML, and
+//! every bad input answered with one line naming the file, line and column, a non-zero exit
+//! and no results left behind as if complete.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn host_sim(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_host-sim")).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("host-sim-custom-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// Four arms, a Date column, missing cells.
+const ARMS: &str = "Date,north,south,east,west\n\
+    2024-01-01,1.0,2.0,0.5,1.5\n\
+    2024-01-02,,4.0,0.7,1.1\n\
+    2024-01-03,3.0,,0.2,1.9\n\
+    2024-01-04,2.5,3.0,0.9,\n\
+    2024-01-05,1.5,3.5,,1.2\n\
+    2024-01-06,2.0,2.5,0.4,1.4\n";
+
+fn column(csv: &str, name: &str) -> Vec<String> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let i =
+        header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name} in {header:?}"));
+    lines.map(|l| l.split(',').nth(i).unwrap().to_string()).collect()
+}
+
+#[test]
+fn csv_arms_with_missing_cells_run_every_gp_learner_and_record_the_problem() {
+    let d = dir("gp");
+    let arms = write(&d, "arms.csv", ARMS);
+    let out = d.join("out").to_string_lossy().into_owned();
+    let (ok, stdout, err) = host_sim(&[
+        "run",
+        "custom",
+        "--arms",
+        &arms,
+        "--trials",
+        "2",
+        "--horizon",
+        "40",
+        "--quiet",
+        "--out",
+        &out,
+    ]);
+    assert!(ok, "{err}");
+    for label in ["GP-UCB", "LDP-TGP-UCB", "LDP-ATA-GP-UCB", "LDP-MoMA-GP-UCB", "UCB1", "uniform play"] {
+        assert!(stdout.contains(label), "{label} missing:\n{stdout}");
+    }
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("out/run.json")).unwrap()).unwrap();
+    assert_eq!(record["config"]["problem"]["arms"], arms.as_str());
+    assert_eq!(record["config"]["epsilon"], 1.0);
+    // The derived constants by hand: means 2, 3, 0.54, 1.42 → s = 3, B = max f = 1.
+    let constants = &record["results"][0]["constants"];
+    assert_eq!(constants["B"], 1.0);
+    // Non-private with --eps none, and the user's own B and R.
+    let out2 = d.join("out2").to_string_lossy().into_owned();
+    let (ok, stdout, err) = host_sim(&[
+        "run",
+        "custom",
+        "--arms",
+        &arms,
+        "--eps",
+        "none",
+        "--b",
+        "2",
+        "--r",
+        "1.5",
+        "--trials",
+        "2",
+        "--horizon",
+        "30",
+        "--quiet",
+        "--out",
+        &out2,
+    ]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("MoMA-GP-UCB") && !stdout.contains("LDP-"), "{stdout}");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("out2/run.json")).unwrap()).unwrap();
+    assert_eq!(record["results"][0]["constants"]["B"], 2.0);
+    assert_eq!(record["results"][0]["constants"]["R"], 1.5);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn coordinates_bandit_family_and_an_eps_sweep() {
+    let d = dir("coords");
+    let arms = write(&d, "arms.csv", ARMS);
+    let coords = write(&d, "coords.csv", "arm,x,y\nnorth,0,1\nsouth,0,-1\neast,1,0\nwest,-1,0\n");
+    let out = d.join("k").to_string_lossy().into_owned();
+    let (ok, _, err) = host_sim(&[
+        "run",
+        "custom",
+        "--arms",
+        &arms,
+        "--coords",
+        &coords,
+        "--kernel",
+        "matern",
+        "--lengthscale",
+        "0.7",
+        "--trials",
+        "2",
+        "--horizon",
+        "30",
+        "--quiet",
+        "--out",
+        &out,
+    ]);
+    assert!(ok, "{err}");
+    let out = d.join("bandit").to_string_lossy().into_owned();
+    let (ok, stdout, err) = host_sim(&[
+        "run",
+        "custom",
+        "--arms",
+        &arms,
+        "--family",
+        "bandit",
+        "--eps",
+        "0.5,2",
+        "--trials",
+        "2",
+        "--horizon",
+        "50",
+        "--quiet",
+        "--out",
+        &out,
+    ]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("LDP-RSE") && stdout.contains("UCB1"), "{stdout}");
+    let sweep = std::fs::read_to_string(d.join("bandit/sweep.csv")).unwrap();
+    assert_eq!(sweep.lines().count(), 1 + 2 * 2, "{sweep}");
+    assert!(sweep.lines().nth(1).unwrap().starts_with("0.5,LDP-RSE,"), "{sweep}");
+    for e in ["eps0.5", "eps2"] {
+        assert!(d.join("bandit").join(e).join("run.json").is_file(), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn selected_algorithms_give_the_full_runs_curves_and_toml_equals_the_command_line() {
+    let d = dir("select");
+    let arms = write(&d, "arms.csv", ARMS);
+    let full = d.join("full").to_string_lossy().into_owned();
+    let base = ["--trials", "3", "--horizon", "60", "--quiet", "--seed", "4"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "custom", "--arms", arms.as_str()];
+        args.extend_from_slice(&base);
+        args.extend_from_slice(extra);
+        let (ok, _, err) = host_sim(&args);
+        assert!(ok, "{args:?}: {err}");
+    };
+    run(&["--out", &full]);
+    let part = d.join("part").to_string_lossy().into_owned();
+    run(&["--out", &part, "--algorithms", "ldp-moma-gp-ucb,UCB1"]);
+    let full_csv = std::fs::read_to_string(d.join("full/regret.csv")).unwrap();
+    let part_csv = std::fs::read_to_string(d.join("part/regret.csv")).unwrap();
+    assert_eq!(
+        part_csv.lines().next().unwrap().split(',').count(),
+        1 + 2 * 3,
+        "two learners and uniform play"
+    );
+    for c in ["LDP-MoMA-GP-UCB_mean", "UCB1_std", "uniform play_mean"] {
+        assert_eq!(column(&part_csv, c), column(&full_csv, c), "{c}");
+    }
+    // The same selection from a TOML file (a list, and ε as a number).
+    let toml = format!(
+        "experiment = \"custom\"\narms = {arms:?}\nalgorithms = [\"LDP-MoMA-GP-UCB\", \"ucb1\"]\neps = 1\n\
+         trials = 3\nhorizon = 60\nseed = 4\nout = {:?}\n",
+        d.join("toml").to_string_lossy()
+    );
+    let config = write(&d, "run.toml", &toml);
+    let (ok, _, err) = host_sim(&["run", "--config", &config, "--quiet"]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("toml/regret.csv")).unwrap(), part_csv);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_users_stock_file_as_custom_arms_is_fig2c() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/stocks_adjclose.csv");
+    if !data.is_file() {
+        println!("skipping: {} not found", data.display());
+        return;
+    }
+    let d = dir("stocks");
+    let a = d.join("a").to_string_lossy().into_owned();
+    let b = d.join("b").to_string_lossy().into_owned();
+    let small = ["--trials", "2", "--horizon", "40", "--quiet"];
+    let stocks = data.to_string_lossy().into_owned();
+    let data_dir = data.parent().unwrap().to_string_lossy().into_owned();
+    let (ok, _, err) = host_sim(&[&["run", "custom", "--arms", &stocks, "--out", &a][..], &small].concat());
+    assert!(ok, "{err}");
+    let (ok, _, err) = host_sim(&[&["run", "fig2c", "--data", &data_dir, "--out", &b][..], &small].concat());
+    assert!(ok, "{err}");
+    for f in ["regret.csv", "finals.csv"] {
+        assert_eq!(
+            std::fs::read(d.join("a").join(f)).unwrap(),
+            std::fs::read(d.join("b").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_input_is_named_in_the_users_words_and_leaves_no_results() {
+    let d = dir("bad");
+    let out = d.join("out");
+    let out_s = out.to_string_lossy().into_owned();
+    let file = |name: &str, text: &str| write(&d, name, text);
+    let not_a_number = file("nan.csv", "a,b\n1,2\n3,abc\n");
+    let ragged = file("ragged.csv", "a,b,c\n1,2,3\n4,5\n");
+    let empty = file("empty.csv", "");
+    let one = file("one.csv", "Date,a\nmon,1\ntue,2\n");
+    let good = file("good.csv", ARMS);
+    let eleven = file(
+        "eleven.csv",
+        &format!("{}\n{}\n{}\n", ["1"; 11].join(","), ["2"; 11].join(","), ["4"; 11].join(",")),
+    );
+    let missing = format!("{}/missing.csv", d.display());
+    let unknown_key = file("bad.toml", "experiment = \"custom\"\narms = \"x.csv\"\ntrails = 3\n");
+    let cases: Vec<(Vec<&str>, Vec<String>)> = vec![
+        (
+            vec!["--arms", &not_a_number],
+            vec![format!("{not_a_number} line 3, column b: 'abc' is not a number")],
+        ),
+        (vec!["--arms", &ragged], vec![format!("{ragged} line 3 has 2 cells but line 1 has 3")]),
+        (vec!["--arms", &empty], vec![format!("{empty} is empty")]),
+        (vec!["--arms", &one], vec!["1 arm column (a)".into(), "at least two arms".into()]),
+        (
+            vec!["--arms", &good, "--algorithms", "gp-ucb,magic"],
+            vec!["'magic'".into(), "LDP-MoMA-GP-UCB".into()],
+        ),
+        (vec!["--config", &unknown_key], vec!["unknown field `trails`".into(), "bad.toml".into()]),
+        (vec![], vec!["--arms FILE.csv".into()]),
+        (vec!["--arms", &eleven, "--family", "bandit"], vec!["at most 10 arms".into()]),
+        (vec!["--arms", &good, "--kernel", "se"], vec!["need --coords".into()]),
+        (vec!["--arms", &good, "--r", "-1"], vec!["--r must be".into()]),
+        (vec!["--arms", &missing], vec!["cannot read".into(), "missing.csv".into()]),
+    ];
+    for (extra, expected) in &cases {
+        let mut args = vec!["run", "custom", "--out", &out_s, "--quiet", "--trials", "1", "--horizon", "5"];
+        args.extend_from_slice(extra);
+        let (ok, _, err) = host_sim(&args);
+        assert!(!ok, "{args:?} succeeded");
+        assert!(err.starts_with("error:"), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().filter(|l| l.starts_with("error")).count(), 1, "{args:?}: {err}");
+        for e in expected {
+            assert!(err.contains(e.as_str()), "{args:?}: '{e}' not in {err}");
+        }
+        for word in ["skip_columns", "Header::", "Error {", "ParseFloat", "panicked"] {
+            assert!(!err.contains(word), "{args:?}: a Rust word in {err}");
+        }
+        assert!(!out.join("run.json").exists() && !out.join("regret.csv").exists(), "{args:?} left results");
+    }
+    // --arms belongs to custom only.
+    let (ok, _, err) = host_sim(&["run", "fig2a", "--arms", &good, "--out", &out_s]);
+    assert!(!ok && err.contains("host-sim run custom"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
