@@ -357,11 +357,7 @@ pub fn run_id(experiment: &str, description: &str, config: &RunConfig) -> String
     let mut c = config.clone();
     c.threads = None;
     let text = format!("{experiment}\n{description}\n{}", serde_json::to_string(&c).unwrap_or_default());
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    crate::env::table::fnv1a(text.as_bytes())
 }
 
 /// SplitMix64 finaliser: a seed per (master, a, b), well mixed.
