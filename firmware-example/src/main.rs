@@ -12,7 +12,7 @@ use cortex_m_rt::entry;
 use defmt_rtt as _;
 #[cfg(feature = "qemu")]
 use defmt_semihosting as _;
-use ldp_core::device::{DeviceApp, SensorModel};
+use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, LogMedium, LogStore, Reporter};
 use panic_probe as _;
 use rand_chacha::ChaCha20Rng;
@@ -105,7 +105,7 @@ fn main() -> ! {
     // The simulated world's noise (a stand-in for the physical sensor): its own stream.
     let mut world_rng = ChaCha20Rng::from_seed(entropy);
     world_rng.set_stream(u64::MAX);
-    let mut app = DeviceApp::new(reporter, sensor, world_rng, DEVICE_ID);
+    let mut app = DeviceApp::new(reporter, SimulatedSensor::new(sensor, world_rng), DEVICE_ID);
     // Boot number and first reservation written now, outside any reply slot.
     app.prepare();
     loop {
