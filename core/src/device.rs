@@ -66,9 +66,9 @@ pub const REPLY_SLOT_CYCLES: u32 = 400_000;
 /// The read runs inside [`DeviceApp::on_byte`], after the request's last byte, so in a firmware
 /// that sends its replies at the end of a fixed slot ([`REPLY_SLOT_CYCLES`], module docs; as
 /// `firmware-example` does) how long it takes does not show in when the reply leaves, provided
-/// the read and the report together end within the slot. The slot's margin was set for the simulated sensor's
-/// negligible read; a slow source (a long conversion, a bus transaction with retries) must bound
-/// its time well inside the slot, or an overrun exposes the work's timing.
+/// the read and the report together end within the slot. The slot's margin was set for the
+/// simulated sensor's negligible read; a slow source (a long conversion, a bus transaction with
+/// retries) must bound its time well inside the slot, or an overrun exposes the work's timing.
 ///
 /// ```
 /// use ldp_core::device::RewardSource;
