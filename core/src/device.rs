@@ -4,14 +4,14 @@
 //!
 //! ```text
 //! byte ─► StreamReader ─► Frame (CRC ok) ─► ReplyCache::respond ─► Query
-//!   ─► SensorModel::read(action) (the private reward) ─► Reporter (clamp, budget, noise)
+//!   ─► RewardSource::read(action) (the private reward) ─► Reporter (clamp, budget, noise)
 //!   ─► Report / Refusal ─► COBS frame ─► bytes out ... held until the reply slot ends
 //! ```
 //!
 //! # Timing
 //!
 //! [`DeviceApp::on_byte`] does all of a query's work when its last byte arrives: reading the
-//! sensor, soft-float arithmetic and the rejection sampler, whose running times depend on the
+//! [`RewardSource`], soft-float arithmetic and the rejection sampler, whose running times depend on the
 //! reading and the noise. The firmware must therefore send the reply it returns at a fixed time
 //! after that byte — [`REPLY_SLOT_CYCLES`] core cycles — and never earlier, so that when a
 //! reply leaves says nothing but that a reply was due. `firmware-example` starts a one-shot
@@ -40,6 +40,57 @@ use crate::wire::{MAX_ENCODED_LEN, Message, Refusal, ReplyCache, StreamReader};
 /// budget ahead while the device is idle. Were a write ever needed inside a reply (a firmware
 /// that does not call `prepare`), its overrun would expose the rest of the work's timing.
 pub const REPLY_SLOT_CYCLES: u32 = 400_000;
+
+/// Where the device's private reward comes from: a sensor, a measurement, a user's response.
+///
+/// [`DeviceApp`] calls [`RewardSource::read`] once for each fresh query (a retry answered from
+/// the reply cache does not read again; a hello or an unparseable frame never reads), with the
+/// query's action — before the reporter checks the query's ε and the budget, so a query that
+/// is then refused has read too. What happens to the value:
+///
+/// - `Some(y)`: `y` is the private reading. The [`Reporter`] releases it as
+///   [`Reporter::report_reserved`] says: NaN as 0 and ±∞ as ±`f64::MAX`
+///   ([`crate::reporter::sanitize`]), then clamped to `[−(B+R), B+R]` (or, when the learner
+///   sent a public level `b`, truncated to zero outside `[−b, b]`), rounded to the public grid,
+///   noised with discrete Laplace noise, and charged the query's ε. Any `f64` is safe to return:
+///   a NaN, infinite or huge reading is charged and released exactly like its substitute, so it
+///   tells the learner nothing the mechanism does not. Readings beyond B+R are biased by the clamp
+///   (`docs/your-device.md`).
+/// - `None`: "this device has no reading for this action" (an action outside its action set).
+///   The learner gets [`Refusal::Malformed`]; nothing is released and no budget is spent. That
+///   refusal is free and exact, so `None` must depend only on public things — the action, or a
+///   fault independent of the quantity measured — never on the reading: a source that answered
+///   `None` for readings out of range would tell the learner so at ε = ∞. When in doubt, return
+///   a fixed value (e.g. `Some(0.0)`) instead: it is charged and noised like any reading.
+///
+/// The read runs inside [`DeviceApp::on_byte`], after the request's last byte, so in a firmware
+/// that sends its replies at the end of a fixed slot ([`REPLY_SLOT_CYCLES`], module docs; as
+/// `firmware-example` does) how long it takes does not show in when the reply leaves, provided
+/// the read and the report together end within the slot. The slot's margin was set for the
+/// simulated sensor's negligible read; a slow source (a long conversion, a bus transaction with
+/// retries) must bound its time well inside the slot, or an overrun exposes the work's timing.
+///
+/// ```
+/// use ldp_core::device::RewardSource;
+///
+/// /// Eight readings held in memory (a stand-in for eight sensors).
+/// struct Table([f64; 8]);
+///
+/// impl RewardSource for Table {
+///     fn read(&mut self, action: u32) -> Option<f64> {
+///         self.0.get(usize::try_from(action).ok()?).copied() // `None` depends on the action alone
+///     }
+/// }
+///
+/// let mut t = Table([0.5; 8]);
+/// assert_eq!(t.read(7), Some(0.5));
+/// assert_eq!(t.read(8), None);
+/// ```
+pub trait RewardSource {
+    /// The private reading for `action` (an index into the device's action set,
+    /// [`Query::action`](crate::wire::Query::action)), or `None` if the action has none.
+    fn read(&mut self, action: u32) -> Option<f64>;
+}
 
 /// The private objective and noise the device alone knows, standing in for a sensor: arm `a` of
 /// `n` sits at `x = a/(n−1)` ∈ [0, 1] and reads
@@ -97,28 +148,55 @@ impl SensorModel {
     }
 }
 
-/// The reporter application: reporter, sensor, stream decoder and reply cache.
+/// The simulated sensor: [`SensorModel`] read with noise from a world generator — the
+/// [`RewardSource`] of the QEMU firmware and the host's in-process device. `world` stands in for
+/// the physical world's noise; it has nothing to do with privacy (the reporter keys its own
+/// generator).
 #[derive(Debug)]
-pub struct DeviceApp<S, W> {
-    reporter: Reporter<S>,
-    sensor: SensorModel,
+pub struct SimulatedSensor<W> {
+    model: SensorModel,
     world: W,
+}
+
+impl<W> SimulatedSensor<W> {
+    /// `model` read with noise drawn from `world`.
+    pub fn new(model: SensorModel, world: W) -> Self {
+        Self { model, world }
+    }
+
+    /// The model.
+    pub fn model(&self) -> &SensorModel {
+        &self.model
+    }
+}
+
+impl<W: Rng> RewardSource for SimulatedSensor<W> {
+    /// [`SensorModel::read`]: one draw from the world generator per read, even for an action
+    /// out of range (which reads `None`).
+    fn read(&mut self, action: u32) -> Option<f64> {
+        self.model.read(action, &mut self.world)
+    }
+}
+
+/// The reporter application: reporter, reward source, stream decoder and reply cache.
+#[derive(Debug)]
+pub struct DeviceApp<S, R> {
+    reporter: Reporter<S>,
+    source: R,
     device_id: u64,
     reader: StreamReader,
     cache: ReplyCache,
     out: [u8; MAX_ENCODED_LEN],
 }
 
-impl<S: StateStore, W: Rng> DeviceApp<S, W> {
+impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
     /// An application around an opened reporter, which reserves its first budget chunk (the
-    /// boot write) now. `world` drives the sensor model's noise (a simulation stand-in for the
-    /// physical world; it has nothing to do with privacy).
-    pub fn new(mut reporter: Reporter<S>, sensor: SensorModel, world: W, device_id: u64) -> Self {
+    /// boot write) now, and the source of its private readings.
+    pub fn new(mut reporter: Reporter<S>, source: R, device_id: u64) -> Self {
         let _ = reporter.prepare(); // a failure shows as refusals until a later prepare works
         Self {
             reporter,
-            sensor,
-            world,
+            source,
             device_id,
             reader: StreamReader::new(),
             cache: ReplyCache::new(),
@@ -133,9 +211,9 @@ impl<S: StateStore, W: Rng> DeviceApp<S, W> {
             return None;
         };
         let hello = self.reporter.hello(self.device_id);
-        let (reporter, sensor, world) = (&mut self.reporter, &self.sensor, &mut self.world);
+        let (reporter, source) = (&mut self.reporter, &mut self.source);
         // Queries are answered from budget reserved ahead: no store write in a reply.
-        let reply = self.cache.respond(&frame, hello, |query| match sensor.read(query.action, world) {
+        let reply = self.cache.respond(&frame, hello, |query| match source.read(query.action) {
             Some(reward) => reporter.report_reserved(reward, query.epsilon, query.level).into(),
             None => Message::Refusal(Refusal::Malformed),
         });
@@ -155,8 +233,8 @@ impl<S: StateStore, W: Rng> DeviceApp<S, W> {
         &self.reporter
     }
 
-    /// The sensor model.
-    pub fn sensor(&self) -> &SensorModel {
-        &self.sensor
+    /// The reward source.
+    pub fn source(&self) -> &R {
+        &self.source
     }
 }

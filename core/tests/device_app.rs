@@ -1,23 +1,33 @@
 //! The device application (what the firmware runs between UART bytes): handshake, reports, a
-//! retry answered without a second spend, an out-of-range action refused, and the sensor model.
+//! retry answered without a second spend, an out-of-range action refused, the sensor model, and
+//! what it does with the readings of a user's own `RewardSource` — NaN, ±∞, huge values, `None`.
 
-use ldp_core::device::{DeviceApp, SensorModel};
+use ldp_core::device::{DeviceApp, RewardSource, SensorModel, SimulatedSensor};
 use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_core::{
+    Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter, StateStore, TruncationLevel,
+};
 use rand_chacha::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-type App = DeviceApp<MemoryStore, Xoshiro256PlusPlus>;
+type App = DeviceApp<MemoryStore, SimulatedSensor<Xoshiro256PlusPlus>>;
 
 fn app(total: f64) -> App {
+    let source =
+        SimulatedSensor::new(SensorModel::new(10, 1.0).unwrap(), Xoshiro256PlusPlus::seed_from_u64(2));
+    app_with(source, total)
+}
+
+/// A device with B = R = 1 (C = 2), per-report ε ≤ 1, lifetime `total`, reading `source`.
+fn app_with<R: RewardSource>(source: R, total: f64) -> DeviceApp<MemoryStore, R> {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(total).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
     let reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap();
-    DeviceApp::new(reporter, SensorModel::new(10, 1.0).unwrap(), Xoshiro256PlusPlus::seed_from_u64(2), 42)
+    DeviceApp::new(reporter, source, 42)
 }
 
 /// Sends one request, returns the decoded reply and its raw bytes.
-fn exchange(app: &mut App, request: &Repr) -> (Repr, Vec<u8>) {
+fn exchange<S: StateStore, R: RewardSource>(app: &mut DeviceApp<S, R>, request: &Repr) -> (Repr, Vec<u8>) {
     let mut buf = [0u8; MAX_ENCODED_LEN];
     let bytes = request.emit_framed(&mut buf).unwrap().to_vec();
     let mut reply = None;
@@ -97,4 +107,138 @@ fn sensor_model_is_bounded_and_reads_around_its_mean() {
         }
     }
     assert!(m.read(100, &mut world).is_none());
+}
+
+/// The simulated sensor is the model read with the world generator, one draw per read (an
+/// out-of-range arm too): the QEMU firmware and the in-process device consume their world
+/// generator exactly as before `RewardSource` existed.
+#[test]
+fn simulated_sensor_reads_as_its_model_and_draws_once_per_read() {
+    let model = SensorModel::new(10, 1.0).unwrap();
+    let mut world = Xoshiro256PlusPlus::seed_from_u64(5);
+    let mut sensor = SimulatedSensor::new(model, Xoshiro256PlusPlus::seed_from_u64(5));
+    for arm in [0, 3, 9, 10, 1000, 4] {
+        assert_eq!(sensor.read(arm), model.read(arm, &mut world), "arm {arm}");
+    }
+    // Lockstep through the out-of-range reads: the readings after them (noise R = 1) agree.
+    assert!(sensor.read(10).is_none());
+    assert!(model.read(10, &mut world).is_none());
+    assert_eq!(sensor.read(2), model.read(2, &mut world));
+    assert_eq!(sensor.model(), &model);
+}
+
+/// A user's source: a fixed reading for actions below `actions`, `None` above; counts its reads.
+struct Fixed {
+    reading: f64,
+    actions: u32,
+    reads: u32,
+}
+
+impl Fixed {
+    fn new(reading: f64) -> Self {
+        Self { reading, actions: 4, reads: 0 }
+    }
+}
+
+impl RewardSource for Fixed {
+    fn read(&mut self, action: u32) -> Option<f64> {
+        self.reads += 1;
+        (action < self.actions).then_some(self.reading)
+    }
+}
+
+fn query_at(action: u32, epsilon: f64, level: Option<f64>) -> Message {
+    let level = level.map(|b| TruncationLevel::new(b).unwrap());
+    Message::Query(Query { round: 1, action, epsilon: Epsilon::new(epsilon).unwrap(), level })
+}
+
+#[test]
+fn a_custom_source_is_read_once_per_fresh_query_and_its_value_released() {
+    let mut app = app_with(Fixed::new(0.25), 10.0);
+    let _ = exchange(&mut app, &Repr::new(1, Message::HelloRequest));
+    assert_eq!(app.source().reads, 0, "a hello reads nothing");
+    let (first, bytes) = exchange(&mut app, &Repr::new(2, query_at(1, 1.0, None)));
+    assert_eq!(app.source().reads, 1);
+    assert!(matches!(first.message, Message::Report(r) if r.budget_remaining == 9.0));
+    assert_eq!(exchange(&mut app, &Repr::new(2, query_at(1, 1.0, None))).1, bytes, "a retry is cached");
+    assert_eq!(app.source().reads, 1, "a retry reads nothing");
+    // A query the reporter refuses has read first (the read does not depend on the refusal).
+    let (refused, _) = exchange(&mut app, &Repr::new(3, query_at(1, 2.0, None)));
+    assert_eq!(refused.message, Message::Refusal(Refusal::AboveDeviceLimit { requested: 2.0, limit: 1.0 }));
+    assert_eq!(app.source().reads, 2);
+    // The reply is the reporter's release of the reading (same key, same noise stream).
+    let mut reporter = {
+        let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(10.0).unwrap()).unwrap();
+        let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
+        Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap()
+    };
+    let direct = reporter.report(0.25, Epsilon::new(1.0).unwrap(), None).unwrap();
+    assert_eq!(first.message, Message::Report(direct));
+}
+
+/// `None` ("no reading for this action"): refused as malformed before the reporter sees the
+/// query — nothing released, nothing spent, whatever the query's ε and the budget left.
+#[test]
+fn none_is_refused_as_malformed_and_spends_nothing() {
+    let mut app = app_with(Fixed::new(0.25), 1.0);
+    for (seq, message) in
+        [(1, query_at(4, 1.0, None)), (2, query_at(7, 2.0, None)), (3, query_at(u32::MAX, 0.5, Some(1.0)))]
+    {
+        let (reply, _) = exchange(&mut app, &Repr::new(seq, message));
+        assert_eq!(reply.message, Message::Refusal(Refusal::Malformed));
+        assert_eq!(app.reporter().accountant().spent(), 0.0);
+    }
+    // The budget is untouched: the one report it allows still goes out, then the budget refuses,
+    // while an action with no reading is still refused as malformed.
+    assert!(matches!(
+        exchange(&mut app, &Repr::new(4, query_at(0, 1.0, None))).0.message,
+        Message::Report(_)
+    ));
+    let (exhausted, _) = exchange(&mut app, &Repr::new(5, query_at(0, 1.0, None)));
+    assert!(matches!(exhausted.message, Message::Refusal(Refusal::BudgetExhausted { .. })));
+    let (none, _) = exchange(&mut app, &Repr::new(6, query_at(9, 1.0, None)));
+    assert_eq!(none.message, Message::Refusal(Refusal::Malformed));
+    assert_eq!(app.reporter().accountant().spent(), 1.0);
+}
+
+/// A NaN, infinite or huge reading from a user's source never passes through: every reply —
+/// reports and refusals alike, through budget exhaustion — is byte for byte the one a device
+/// reading the documented substitute sends (NaN → 0; ±∞ and huge values clamp to ±C = ±2, or
+/// truncate to 0 outside a learner's level), and every report is charged.
+#[test]
+fn non_finite_and_huge_readings_reply_exactly_as_their_substitute() {
+    let clamp = [
+        (f64::NAN, 0.0),
+        (f64::INFINITY, 2.0),
+        (f64::NEG_INFINITY, -2.0),
+        (f64::MAX, 2.0),
+        (-1e300, -2.0),
+        (2.5, 2.0),
+        (f64::MIN_POSITIVE / 4.0, 0.0), // subnormal: rounds to the grid's 0
+    ];
+    let truncate =
+        [(f64::NAN, 0.0), (f64::INFINITY, 0.0), (f64::NEG_INFINITY, 0.0), (1e300, 0.0), (1.6, 0.0)];
+    let cases =
+        clamp.iter().map(|&(x, y)| (x, y, None)).chain(truncate.iter().map(|&(x, y)| (x, y, Some(1.5))));
+    for (bad, substitute, level) in cases {
+        let mut a = app_with(Fixed::new(bad), 3.0);
+        let mut b = app_with(Fixed::new(substitute), 3.0);
+        let requests = [
+            Repr::new(1, Message::HelloRequest),
+            Repr::new(2, query_at(0, 1.0, level)),
+            Repr::new(3, query_at(1, 2.0, level)), // above the device's limit
+            Repr::new(4, query_at(2, 1.0, level)),
+            Repr::new(4, query_at(2, 1.0, level)), // a retry
+            Repr::new(5, query_at(9, 1.0, level)), // no reading for this action
+            Repr::new(6, query_at(3, 1.0, level)),
+            Repr::new(7, query_at(3, 1.0, level)), // budget exhausted
+        ];
+        for request in &requests {
+            let (x, bytes_a) = exchange(&mut a, request);
+            let (_, bytes_b) = exchange(&mut b, request);
+            assert_eq!(bytes_a, bytes_b, "{bad} vs {substitute} at level {level:?}: {x:?}");
+        }
+        assert_eq!(a.reporter().accountant().spent(), 3.0, "{bad}: every report charged");
+        assert_eq!(b.reporter().accountant().spent(), 3.0);
+    }
 }

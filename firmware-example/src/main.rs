@@ -2,7 +2,8 @@
 //!
 //! Everything between bytes in and bytes out is [`ldp_core::device::DeviceApp`], the same code
 //! the host's in-process device runs. This file only wires hardware to it: the UART, the reply
-//! slot, the entropy source, provisioning and the persistent state store.
+//! slot, the entropy source, provisioning, the persistent state store and the reward source
+//! (the simulated sensor, or with `--features adc` the ADC of `src/adc.rs`).
 #![no_std]
 #![no_main]
 #![deny(unsafe_code)]
@@ -12,12 +13,19 @@ use cortex_m_rt::entry;
 use defmt_rtt as _;
 #[cfg(feature = "qemu")]
 use defmt_semihosting as _;
-use ldp_core::device::{DeviceApp, SensorModel};
+use ldp_core::device::DeviceApp;
+#[cfg(not(feature = "adc"))]
+use ldp_core::device::{SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, LogMedium, LogStore, Reporter};
 use panic_probe as _;
+#[cfg(not(feature = "adc"))]
 use rand_chacha::ChaCha20Rng;
+#[cfg(not(feature = "adc"))]
 use rand_core::SeedableRng;
 
+#[cfg(feature = "hardware")]
+#[cfg_attr(not(feature = "adc"), allow(dead_code))] // compiled in every hardware image, used with `adc`
+mod adc;
 #[cfg(feature = "hardware")]
 mod hardware;
 #[cfg(feature = "qemu")]
@@ -26,8 +34,10 @@ mod slot;
 mod uart;
 
 /// The device's public configuration: B = 1 bounds the sensor model's |f| ≤ 0.9, R = 1 its
-/// noise; each report at most ε = 1 (at least 1/1024); 1000 ε over the device's life, reserved
-/// 16 ε per state write (at most 63 writes in the device's life).
+/// noise (with `adc`: the ADC's readings are scaled to [−(B+R), B+R]); each report at most
+/// ε = 1 (at least 1/1024); 1000 ε over the device's life, reserved 16 ε per state write (at
+/// most 63 writes in the device's life).
+#[cfg(not(feature = "adc"))]
 const ARMS: u32 = 100;
 const B: f64 = 1.0;
 const R: f64 = 1.0;
@@ -90,6 +100,7 @@ fn main() -> ! {
     let Ok(policy) = BudgetPolicy::new(limit, total) else {
         defmt::panic!("invalid built-in budget policy");
     };
+    #[cfg(not(feature = "adc"))]
     let Some(sensor) = SensorModel::new(ARMS, R) else {
         defmt::panic!("invalid built-in sensor model");
     };
@@ -103,9 +114,16 @@ fn main() -> ! {
         reporter.accountant().remaining()
     );
     // The simulated world's noise (a stand-in for the physical sensor): its own stream.
-    let mut world_rng = ChaCha20Rng::from_seed(entropy);
-    world_rng.set_stream(u64::MAX);
-    let mut app = DeviceApp::new(reporter, sensor, world_rng, DEVICE_ID);
+    #[cfg(not(feature = "adc"))]
+    let source = {
+        let mut world_rng = ChaCha20Rng::from_seed(entropy);
+        world_rng.set_stream(u64::MAX);
+        SimulatedSensor::new(sensor, world_rng)
+    };
+    // A real sensor: ADC1 on PC0–PC5, one channel per action (src/adc.rs).
+    #[cfg(feature = "adc")]
+    let source = adc::AdcSource::new(dp.ADC1, dp.GPIOC, &dp.RCC, B + R);
+    let mut app = DeviceApp::new(reporter, source, DEVICE_ID);
     // Boot number and first reservation written now, outside any reply slot.
     app.prepare();
     loop {

@@ -4,7 +4,7 @@
 #![no_main]
 
 use ldp_core::StateStore;
-use ldp_core::device::{DeviceApp, SensorModel};
+use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Repr, StreamReader};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 use libfuzzer_sys::fuzz_target;
@@ -15,8 +15,8 @@ fuzz_target!(|data: &[u8]| {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(5.0).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
     let reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap();
-    let mut app =
-        DeviceApp::new(reporter, SensorModel::new(10, 1.0).unwrap(), ChaCha20Rng::seed_from_u64(2), 1);
+    let source = SimulatedSensor::new(SensorModel::new(10, 1.0).unwrap(), ChaCha20Rng::seed_from_u64(2));
+    let mut app = DeviceApp::new(reporter, source, 1);
     for &b in data {
         if let Some(reply) = app.on_byte(b) {
             let mut reader = StreamReader::new();

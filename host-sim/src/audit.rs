@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use ldp_core::bandit::{Exp3Params, PrivateExp3, PrivateHedge, PrivateSum};
-use ldp_core::device::{DeviceApp, SensorModel};
+use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::features::FeatureMap;
 use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient, SymmetricTree, TreeConfig};
 
@@ -336,12 +336,13 @@ fn random32(rng: &mut SimRng) -> [u8; 32] {
 
 /// A device booted on `store` with `entropy`, behind the learner's wire client: every query
 /// goes through the wire bytes, as it would to the firmware.
-type InProcess = WireClient<LoopbackLink<MemoryStore, SimRng>>;
+type InProcess = WireClient<LoopbackLink<MemoryStore, SimulatedSensor<SimRng>>>;
 
 fn boot(store: MemoryStore, entropy: [u8; 32]) -> Option<InProcess> {
     let reporter = Reporter::open(device_config()?, store, entropy).ok()?;
     let sensor = SensorModel::new(DEVICE_ARMS, 0.0)?;
-    Some(WireClient::new(LoopbackLink::new(DeviceApp::new(reporter, sensor, SimRng::seed_from_u64(0), 1))))
+    let source = SimulatedSensor::new(sensor, SimRng::seed_from_u64(0));
+    Some(WireClient::new(LoopbackLink::new(DeviceApp::new(reporter, source, 1))))
 }
 
 /// One query at ε = 1 for `arm`: the released value.

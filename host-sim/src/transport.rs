@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ldp_core::device::DeviceApp;
+use ldp_core::device::{DeviceApp, RewardSource};
 use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
 use ldp_core::{Epsilon, Report, StateStore, TruncationLevel};
 use rand::RngExt;
-use rand_core::{Rng, SeedableRng};
+use rand_core::SeedableRng;
 
 use crate::env::SimRng;
 
@@ -34,24 +34,24 @@ pub trait Link {
 }
 
 /// The device application in this process: what the firmware runs, with bytes in memory.
-pub struct LoopbackLink<S, W> {
-    app: DeviceApp<S, W>,
+pub struct LoopbackLink<S, R> {
+    app: DeviceApp<S, R>,
     pending: VecDeque<u8>,
 }
 
-impl<S, W> LoopbackLink<S, W> {
+impl<S, R> LoopbackLink<S, R> {
     /// A link to `app`.
-    pub fn new(app: DeviceApp<S, W>) -> Self {
+    pub fn new(app: DeviceApp<S, R>) -> Self {
         Self { app, pending: VecDeque::new() }
     }
 
     /// The device application (e.g. to inspect its budget).
-    pub fn app(&self) -> &DeviceApp<S, W> {
+    pub fn app(&self) -> &DeviceApp<S, R> {
         &self.app
     }
 }
 
-impl<S: StateStore, W: Rng> Link for LoopbackLink<S, W> {
+impl<S: StateStore, R: RewardSource> Link for LoopbackLink<S, R> {
     fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
         for &b in bytes {
             if let Some(reply) = self.app.on_byte(b) {

@@ -5,20 +5,21 @@
 use std::time::Duration;
 
 use host_sim::transport::{Faults, FaultyLink, Link, LoopbackLink, WireClient};
-use ldp_core::device::{DeviceApp, SensorModel};
+use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
 const ROUNDS: u32 = 400;
 
-fn device() -> LoopbackLink<MemoryStore, ChaCha20Rng> {
+fn device() -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
     let reporter = Reporter::open(config, MemoryStore::provisioned([4; 32]), [0; 32]).unwrap();
     let mut world = ChaCha20Rng::seed_from_u64(4);
     world.set_stream(1);
-    LoopbackLink::new(DeviceApp::new(reporter, SensorModel::new(100, 1.0).unwrap(), world, 9))
+    let source = SimulatedSensor::new(SensorModel::new(100, 1.0).unwrap(), world);
+    LoopbackLink::new(DeviceApp::new(reporter, source, 9))
 }
 
 fn play<L: Link>(client: &mut WireClient<L>) -> Vec<f64> {

@@ -16,7 +16,7 @@ use host_sim::device::{Device, WireDevice};
 use host_sim::env::{Environment, SensorEnv};
 use host_sim::runner::{DeviceKind, RunConfig, problem_for};
 use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
-use ldp_core::device::{DeviceApp, SensorModel};
+use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::Refusal;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 use rand_chacha::ChaCha20Rng;
@@ -48,13 +48,14 @@ fn config() -> RunConfig {
 }
 
 /// The in-process twin: the same device application with the firmware's constants.
-fn loopback(seed: u8) -> LoopbackLink<MemoryStore, ChaCha20Rng> {
+fn loopback(seed: u8) -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(TOTAL as f64).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
     let reporter = Reporter::open(config, MemoryStore::provisioned([seed; 32]), [0; 32]).unwrap();
     let mut world = ChaCha20Rng::seed_from_u64(u64::from(seed));
     world.set_stream(1);
-    LoopbackLink::new(DeviceApp::new(reporter, SensorModel::new(ARMS, 1.0).unwrap(), world, 1))
+    let source = SimulatedSensor::new(SensorModel::new(ARMS, 1.0).unwrap(), world);
+    LoopbackLink::new(DeviceApp::new(reporter, source, 1))
 }
 
 /// n releases at `arm`.
