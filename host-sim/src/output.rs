@@ -47,7 +47,7 @@ impl Observer for Writer<'_> {
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> OutputError + '_ {
-    move |e| OutputError { path: path.to_path_buf(), message: e.to_string() }
+    move |e| OutputError::write(path, e.to_string())
 }
 
 /// The JSON record of a run.
@@ -129,13 +129,13 @@ pub fn write_all(
             .collect(),
     };
     let json_path = dir.join("run.json");
-    let json = serde_json::to_string_pretty(&record)
-        .map_err(|e| OutputError { path: json_path.clone(), message: e.to_string() })?;
+    let json =
+        serde_json::to_string_pretty(&record).map_err(|e| OutputError::write(&json_path, e.to_string()))?;
     fs::write(&json_path, json).map_err(io_err(&json_path))?;
 
     let svg = dir.join("regret.svg");
     plot(&svg, &format!("{experiment}: {description}"), results)
-        .map_err(|message| OutputError { path: svg.clone(), message })?;
+        .map_err(|message| OutputError::write(&svg, message))?;
     Ok(vec![regret, finals_path, json_path, svg])
 }
 
