@@ -1,7 +1,8 @@
 //! Results on disk: `regret.csv` (per-round mean and std of cumulative regret per algorithm),
 //! `finals.csv` (final regret of every trial and its ratio to uniform play's in that trial),
 //! `run.json` (every parameter, seed and derived constant), `regret.svg` and `regret.png` (see
-//! [`crate::plot`]), and the summary table printed at the end.
+//! [`crate::plot`]), and the summary table printed at the end, as text, Markdown or JSON
+//! ([`render_table`]).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -166,6 +167,58 @@ pub fn write_all_with(
     Ok([regret, finals_path, json_path].into_iter().chain(plots).collect())
 }
 
+/// The format of the summary table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    /// Aligned columns for a terminal ([`summary_table`]).
+    #[default]
+    Text,
+    /// A Markdown (GitHub) table with the text table's columns and rounding.
+    Markdown,
+    /// A JSON object: the trials and one object per row, numbers unrounded.
+    Json,
+}
+
+/// One row of the summary table, as [`render_table`] writes it in JSON.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TableRow {
+    /// The algorithm's label.
+    pub algorithm: String,
+    /// Mean final cumulative regret R_T over the trials.
+    pub final_mean: f64,
+    /// Its sample standard deviation over the trials.
+    pub sd: f64,
+    /// Its standard error, sd/√trials.
+    pub se: f64,
+    /// Mean final regret over uniform play's in the same trials (`null` without one).
+    pub vs_uniform: Option<f64>,
+    /// Compute seconds per trial (summed over threads, divided by the trials).
+    pub seconds_per_trial: f64,
+    /// `true` for the uniform-play reference row.
+    pub reference: bool,
+}
+
+/// The summary table's rows, one per result in order.
+pub fn table_rows(results: &[AlgorithmResult], trials: usize) -> Vec<TableRow> {
+    results
+        .iter()
+        .map(|r| {
+            let last = r.mean.len().saturating_sub(1);
+            let (mean, sd) =
+                (r.mean.get(last).copied().unwrap_or(0.0), r.std.get(last).copied().unwrap_or(0.0));
+            TableRow {
+                algorithm: r.label.clone(),
+                final_mean: mean,
+                sd,
+                se: sd / (trials.max(1) as f64).sqrt(),
+                vs_uniform: r.vs_uniform(),
+                seconds_per_trial: r.seconds / trials.max(1) as f64,
+                reference: r.reference,
+            }
+        })
+        .collect()
+}
+
 /// The summary table: final cumulative regret, mean ± sd and its standard error, the ratio of
 /// the mean to uniform play's over the same trials, and the compute seconds per trial (summed
 /// over threads, divided by the trials), per algorithm.
@@ -175,20 +228,53 @@ pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
         "{:<width$} {:>12} {:>10} {:>10} {:>10} {:>9}\n",
         "algorithm", "final R_T", "sd", "s.e.", "vs uniform", "s/trial"
     );
-    for r in results {
-        let last = r.mean.len().saturating_sub(1);
-        let (mean, sd) = (r.mean.get(last).copied().unwrap_or(0.0), r.std.get(last).copied().unwrap_or(0.0));
-        let ratio = r.vs_uniform().map_or("-".to_string(), |x| format!("{x:.3}"));
+    for row in table_rows(results, trials) {
         let _ = writeln!(
             out,
             "{:<width$} {:>12.2} {:>10.2} {:>10.2} {:>10} {:>9.3}",
-            r.label,
-            mean,
-            sd,
-            sd / (trials.max(1) as f64).sqrt(),
-            ratio,
-            r.seconds / trials.max(1) as f64
+            row.algorithm,
+            row.final_mean,
+            row.sd,
+            row.se,
+            ratio(row.vs_uniform),
+            row.seconds_per_trial
         );
     }
     out
+}
+
+fn ratio(vs_uniform: Option<f64>) -> String {
+    vs_uniform.map_or("-".to_string(), |x| format!("{x:.3}"))
+}
+
+/// The summary table of [`summary_table`] in `format`: text (that table), Markdown (its columns
+/// and rounding, a `|` in a label escaped) or JSON (`{"trials": n, "rows": [`[`TableRow`]`...]}`,
+/// pretty-printed, numbers unrounded, non-finite ones `null`). Each ends with a newline.
+pub fn render_table(results: &[AlgorithmResult], trials: usize, format: TableFormat) -> String {
+    match format {
+        TableFormat::Text => summary_table(results, trials),
+        TableFormat::Markdown => {
+            let mut out = String::from(
+                "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial |\n|---|---:|---:|---:|---:|---:|\n",
+            );
+            for row in table_rows(results, trials) {
+                let _ = writeln!(
+                    out,
+                    "| {} | {:.2} | {:.2} | {:.2} | {} | {:.3} |",
+                    row.algorithm.replace('|', "\\|"),
+                    row.final_mean,
+                    row.sd,
+                    row.se,
+                    ratio(row.vs_uniform),
+                    row.seconds_per_trial
+                );
+            }
+            out
+        }
+        TableFormat::Json => {
+            let table = serde_json::json!({ "trials": trials, "rows": table_rows(results, trials) });
+            // A tree of plain values and string keys serialises without error.
+            serde_json::to_string_pretty(&table).unwrap_or_default() + "\n"
+        }
+    }
 }

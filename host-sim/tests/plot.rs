@@ -1,10 +1,11 @@
 //! The plots and tables people look at: `regret.png` beside `regret.svg`, uniform play as a
-//! reference line, log-log axes, and `replot` from the CSV drawing what the run drew.
+//! reference line, log-log axes, `replot` from the CSV drawing what the run drew, and the
+//! summary table as text, Markdown and JSON.
 
 use std::path::{Path, PathBuf};
 
 use host_sim::experiments;
-use host_sim::output::{write_all, write_all_with};
+use host_sim::output::{TableFormat, render_table, summary_table, write_all, write_all_with};
 use host_sim::plot::{PlotOptions, replot};
 use host_sim::results::{AlgorithmResult, aggregate, with_uniform};
 use host_sim::settings::RunConfig;
@@ -222,4 +223,42 @@ fn a_garbled_run_json_is_an_error_naming_it_and_the_line() {
     assert!(message.contains(&dir.join("run.json").display().to_string()), "{message}");
     assert!(message.contains("line 3"), "{message}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_text_table_is_unchanged_and_markdown_and_json_carry_the_same_rows() {
+    let config = config();
+    let results = results(&config);
+    assert_eq!(render_table(&results, TRIALS, TableFormat::Text), summary_table(&results, TRIALS));
+
+    let markdown = render_table(&results, TRIALS, TableFormat::Markdown);
+    let lines: Vec<&str> = markdown.lines().collect();
+    assert_eq!(lines[0], "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial |");
+    assert_eq!(lines[1], "|---|---:|---:|---:|---:|---:|");
+    assert_eq!(lines.len(), 2 + results.len(), "a row per learner and uniform play:\n{markdown}");
+    for (line, r) in lines[2..].iter().zip(&results) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells[0], r.label);
+        assert_eq!(cells[1], format!("{:.2}", r.mean[HORIZON - 1]));
+        assert_eq!(cells[4], r.vs_uniform().map_or("-".to_string(), |x| format!("{x:.3}")));
+    }
+
+    let json: serde_json::Value =
+        serde_json::from_str(&render_table(&results, TRIALS, TableFormat::Json)).unwrap();
+    assert_eq!(json["trials"], TRIALS);
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), results.len());
+    for (row, r) in rows.iter().zip(&results) {
+        let sd = r.std[HORIZON - 1];
+        assert_eq!(row["algorithm"], r.label.as_str());
+        assert_eq!(row["final_mean"].as_f64(), Some(r.mean[HORIZON - 1]), "full precision");
+        assert_eq!(row["sd"].as_f64(), Some(sd));
+        assert_eq!(row["se"].as_f64(), Some(sd / (TRIALS as f64).sqrt()));
+        assert_eq!(row["vs_uniform"].as_f64(), r.vs_uniform());
+        assert_eq!(
+            row["seconds_per_trial"].as_f64(),
+            Some(0.5 * f64::from(u8::from(!r.reference)) / TRIALS as f64)
+        );
+        assert_eq!(row["reference"], r.reference);
+    }
 }
