@@ -19,6 +19,7 @@ pub mod experiment;
 pub mod experiments;
 pub mod gp;
 pub mod output;
+pub mod plot;
 pub mod reproduce;
 pub mod results;
 pub mod runner;

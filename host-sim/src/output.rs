@@ -1,16 +1,17 @@
 //! Results on disk: `regret.csv` (per-round mean and std of cumulative regret per algorithm),
 //! `finals.csv` (final regret of every trial and its ratio to uniform play's in that trial),
-//! `run.json` (every parameter, seed and derived constant), `regret.svg` (mean ± one std, uniform
-//! play dashed), and the summary table printed at the end.
+//! `run.json` (every parameter, seed and derived constant), `regret.svg` and `regret.png` (see
+//! [`crate::plot`]), and the summary table printed at the end, as text, Markdown or JSON
+//! ([`render_table`]).
 
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use plotters::prelude::*;
 use serde::Serialize;
 
 use crate::executor::Observer;
+pub use crate::plot::{MAX_PLOTTED_ROUNDS, PlotOptions, plotted_rounds};
 use crate::results::AlgorithmResult;
 pub use crate::settings::OutputError;
 use crate::settings::{RunConfig, RunError};
@@ -21,13 +22,27 @@ pub struct Writer<'a> {
     experiment: &'a str,
     description: &'a str,
     config: &'a RunConfig,
+    plot: PlotOptions,
     files: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 impl<'a> Writer<'a> {
     /// Writes into `dir` the results of `experiment` (titled `description`) run with `config`.
     pub fn new(dir: &'a Path, experiment: &'a str, description: &'a str, config: &'a RunConfig) -> Self {
-        Self { dir, experiment, description, config, files: std::sync::Mutex::new(Vec::new()) }
+        Self {
+            dir,
+            experiment,
+            description,
+            config,
+            plot: PlotOptions::default(),
+            files: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Draws the plots with `options` (default: linear axes).
+    pub fn plot_options(mut self, options: PlotOptions) -> Self {
+        self.plot = options;
+        self
     }
 
     /// The files written (none before the run finished).
@@ -38,7 +53,8 @@ impl<'a> Writer<'a> {
 
 impl Observer for Writer<'_> {
     fn finished(&self, results: &[AlgorithmResult]) -> Result<(), RunError> {
-        let files = write_all(self.dir, self.experiment, self.description, self.config, results)?;
+        let files =
+            write_all_with(self.dir, self.experiment, self.description, self.config, results, &self.plot)?;
         if let Ok(mut f) = self.files.lock() {
             *f = files;
         }
@@ -47,7 +63,7 @@ impl Observer for Writer<'_> {
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> OutputError + '_ {
-    move |e| OutputError { path: path.to_path_buf(), message: e.to_string() }
+    move |e| OutputError::write(path, e.to_string())
 }
 
 /// The JSON record of a run.
@@ -73,13 +89,26 @@ struct Summary<'a> {
     seconds: f64,
 }
 
-/// Writes all files into `dir` (created if needed) and returns their paths.
+/// Writes all files into `dir` (created if needed), the plots with linear axes, and returns
+/// their paths.
 pub fn write_all(
     dir: &Path,
     experiment: &str,
     description: &str,
     config: &RunConfig,
     results: &[AlgorithmResult],
+) -> Result<Vec<PathBuf>, OutputError> {
+    write_all_with(dir, experiment, description, config, results, &PlotOptions::default())
+}
+
+/// [`write_all`], the plots drawn with `plot`.
+pub fn write_all_with(
+    dir: &Path,
+    experiment: &str,
+    description: &str,
+    config: &RunConfig,
+    results: &[AlgorithmResult],
+    plot: &PlotOptions,
 ) -> Result<Vec<PathBuf>, OutputError> {
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let mut csv = String::from("t");
@@ -129,86 +158,65 @@ pub fn write_all(
             .collect(),
     };
     let json_path = dir.join("run.json");
-    let json = serde_json::to_string_pretty(&record)
-        .map_err(|e| OutputError { path: json_path.clone(), message: e.to_string() })?;
+    let json =
+        serde_json::to_string_pretty(&record).map_err(|e| OutputError::write(&json_path, e.to_string()))?;
     fs::write(&json_path, json).map_err(io_err(&json_path))?;
 
-    let svg = dir.join("regret.svg");
-    plot(&svg, &format!("{experiment}: {description}"), results)
-        .map_err(|message| OutputError { path: svg.clone(), message })?;
-    Ok(vec![regret, finals_path, json_path, svg])
+    let title = format!("{experiment}: {description}");
+    let plots = crate::plot::write_plots(dir, &title, results, config.trials, plot)?;
+    Ok([regret, finals_path, json_path].into_iter().chain(plots).collect())
 }
 
-/// The most rounds a plotted curve is drawn through: the plot is 900 pixels wide, so more
-/// points add file size (an SVG of T = 10⁵ rounds was 24 MB) and nothing one can see.
-pub const MAX_PLOTTED_ROUNDS: usize = 600;
-
-/// The rounds (0-based indices) a curve of `horizon` rounds is drawn through: evenly spaced,
-/// at most [`MAX_PLOTTED_ROUNDS`], always the first and the last.
-pub fn plotted_rounds(horizon: usize) -> Vec<usize> {
-    if horizon <= MAX_PLOTTED_ROUNDS {
-        return (0..horizon).collect();
-    }
-    let last = horizon - 1;
-    let gaps = MAX_PLOTTED_ROUNDS - 1;
-    (0..=gaps).map(|i| i * last / gaps).collect()
+/// The format of the summary table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    /// Aligned columns for a terminal ([`summary_table`]).
+    #[default]
+    Text,
+    /// A Markdown (GitHub) table with the text table's columns and rounding.
+    Markdown,
+    /// A JSON object: the trials and one object per row, numbers unrounded.
+    Json,
 }
 
-fn plot(path: &Path, title: &str, results: &[AlgorithmResult]) -> Result<(), String> {
-    let horizon = results.first().map_or(0, |r| r.mean.len());
-    let rounds = plotted_rounds(horizon);
-    let top =
-        results.iter().flat_map(|r| r.mean.iter().zip(&r.std).map(|(m, s)| m + s)).fold(1e-9_f64, f64::max);
-    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..horizon as f64, 0f64..top * 1.05)
-        .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc("round t")
-        .y_desc("cumulative regret (mean ± 1 sd)")
-        .draw()
-        .map_err(|e| e.to_string())?;
-    for (i, r) in results.iter().enumerate() {
-        let colour = Palette99::pick(i).to_rgba();
-        if r.reference {
-            // The exact uniform-play reference: dashed black, no band.
-            let points = rounds.iter().map(|&t| ((t + 1) as f64, r.mean[t]));
-            chart
-                .draw_series(DashedLineSeries::new(points, 8, 6, BLACK.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(r.label.clone())
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
-            continue;
-        }
-        let band: Vec<(f64, f64)> = rounds
-            .iter()
-            .map(|&t| ((t + 1) as f64, r.mean[t] + r.std[t]))
-            .chain(rounds.iter().rev().map(|&t| ((t + 1) as f64, (r.mean[t] - r.std[t]).max(0.0))))
-            .collect();
-        chart
-            .draw_series(std::iter::once(Polygon::new(band, colour.mix(0.15))))
-            .map_err(|e| e.to_string())?;
-        let points = rounds.iter().map(|&t| ((t + 1) as f64, r.mean[t]));
-        chart
-            .draw_series(LineSeries::new(points, colour.stroke_width(2)))
-            .map_err(|e| e.to_string())?
-            .label(r.label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+/// One row of the summary table, as [`render_table`] writes it in JSON.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TableRow {
+    /// The algorithm's label.
+    pub algorithm: String,
+    /// Mean final cumulative regret R_T over the trials.
+    pub final_mean: f64,
+    /// Its sample standard deviation over the trials.
+    pub sd: f64,
+    /// Its standard error, sd/√trials.
+    pub se: f64,
+    /// Mean final regret over uniform play's in the same trials (`null` without one).
+    pub vs_uniform: Option<f64>,
+    /// Compute seconds per trial (summed over threads, divided by the trials).
+    pub seconds_per_trial: f64,
+    /// `true` for the uniform-play reference row.
+    pub reference: bool,
+}
+
+/// The summary table's rows, one per result in order.
+pub fn table_rows(results: &[AlgorithmResult], trials: usize) -> Vec<TableRow> {
+    results
+        .iter()
+        .map(|r| {
+            let last = r.mean.len().saturating_sub(1);
+            let (mean, sd) =
+                (r.mean.get(last).copied().unwrap_or(0.0), r.std.get(last).copied().unwrap_or(0.0));
+            TableRow {
+                algorithm: r.label.clone(),
+                final_mean: mean,
+                sd,
+                se: sd / (trials.max(1) as f64).sqrt(),
+                vs_uniform: r.vs_uniform(),
+                seconds_per_trial: r.seconds / trials.max(1) as f64,
+                reference: r.reference,
+            }
+        })
+        .collect()
 }
 
 /// The summary table: final cumulative regret, mean ± sd and its standard error, the ratio of
@@ -220,40 +228,53 @@ pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
         "{:<width$} {:>12} {:>10} {:>10} {:>10} {:>9}\n",
         "algorithm", "final R_T", "sd", "s.e.", "vs uniform", "s/trial"
     );
-    for r in results {
-        let last = r.mean.len().saturating_sub(1);
-        let (mean, sd) = (r.mean.get(last).copied().unwrap_or(0.0), r.std.get(last).copied().unwrap_or(0.0));
-        let ratio = r.vs_uniform().map_or("-".to_string(), |x| format!("{x:.3}"));
+    for row in table_rows(results, trials) {
         let _ = writeln!(
             out,
             "{:<width$} {:>12.2} {:>10.2} {:>10.2} {:>10} {:>9.3}",
-            r.label,
-            mean,
-            sd,
-            sd / (trials.max(1) as f64).sqrt(),
-            ratio,
-            r.seconds / trials.max(1) as f64
+            row.algorithm,
+            row.final_mean,
+            row.sd,
+            row.se,
+            ratio(row.vs_uniform),
+            row.seconds_per_trial
         );
     }
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn ratio(vs_uniform: Option<f64>) -> String {
+    vs_uniform.map_or("-".to_string(), |x| format!("{x:.3}"))
+}
 
-    #[test]
-    fn plotted_rounds_are_at_most_the_cap_evenly_spread_first_and_last_kept() {
-        assert_eq!(plotted_rounds(0), Vec::<usize>::new());
-        assert_eq!(plotted_rounds(3), vec![0, 1, 2]);
-        assert_eq!(plotted_rounds(MAX_PLOTTED_ROUNDS).len(), MAX_PLOTTED_ROUNDS);
-        for horizon in [MAX_PLOTTED_ROUNDS + 1, 1000, 100_000] {
-            let r = plotted_rounds(horizon);
-            assert_eq!(r.len(), MAX_PLOTTED_ROUNDS);
-            assert_eq!((r[0], r[r.len() - 1]), (0, horizon - 1));
-            assert!(r.windows(2).all(|w| w[0] < w[1]), "increasing at T = {horizon}");
-            let widest = r.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-            assert!(widest <= horizon.div_ceil(MAX_PLOTTED_ROUNDS - 1), "gap {widest} at T = {horizon}");
+/// The summary table of [`summary_table`] in `format`: text (that table), Markdown (its columns
+/// and rounding, a `|` in a label escaped) or JSON (`{"trials": n, "rows": [`[`TableRow`]`...]}`,
+/// pretty-printed, numbers unrounded, non-finite ones `null`). Each ends with a newline.
+pub fn render_table(results: &[AlgorithmResult], trials: usize, format: TableFormat) -> String {
+    match format {
+        TableFormat::Text => summary_table(results, trials),
+        TableFormat::Markdown => {
+            let mut out = String::from(
+                "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial |\n|---|---:|---:|---:|---:|---:|\n",
+            );
+            for row in table_rows(results, trials) {
+                let _ = writeln!(
+                    out,
+                    "| {} | {:.2} | {:.2} | {:.2} | {} | {:.3} |",
+                    row.algorithm.replace('|', "\\|"),
+                    row.final_mean,
+                    row.sd,
+                    row.se,
+                    ratio(row.vs_uniform),
+                    row.seconds_per_trial
+                );
+            }
+            out
+        }
+        TableFormat::Json => {
+            let table = serde_json::json!({ "trials": trials, "rows": table_rows(results, trials) });
+            // A tree of plain values and string keys serialises without error.
+            serde_json::to_string_pretty(&table).unwrap_or_default() + "\n"
         }
     }
 }

@@ -322,18 +322,37 @@ impl From<DeviceError> for RunError {
     }
 }
 
-/// Writing results failed (the files of [`crate::output`]).
+/// Writing results failed (the files of [`crate::output`]), or reading them back to redraw a
+/// plot ([`crate::plot::replot`]).
 #[derive(Debug)]
 pub struct OutputError {
     /// The file or directory.
     pub path: PathBuf,
-    /// What went wrong.
+    /// What went wrong (for a file read back: where in it, and what to do).
     pub message: String,
+    /// `true` when reading `path` failed, `false` when writing it did.
+    pub reading: bool,
+}
+
+impl OutputError {
+    /// Writing `path` failed.
+    pub fn write(path: &Path, message: impl Into<String>) -> Self {
+        Self { path: path.to_path_buf(), message: message.into(), reading: false }
+    }
+
+    /// Reading `path` failed; `message` says where in the file and what to do.
+    pub fn read(path: &Path, message: impl Into<String>) -> Self {
+        Self { path: path.to_path_buf(), message: message.into(), reading: true }
+    }
 }
 
 impl std::fmt::Display for OutputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot write {}: {} (check the --out directory)", self.path.display(), self.message)
+        if self.reading {
+            write!(f, "cannot read {}: {}", self.path.display(), self.message)
+        } else {
+            write!(f, "cannot write {}: {} (check the --out directory)", self.path.display(), self.message)
+        }
     }
 }
 

@@ -75,9 +75,9 @@ fn a_small_run_writes_csv_json_and_svg() {
         host_sim(&["run", "fig3a", "--trials", "2", "--horizon", "50", "--quiet", "--out", &out]);
     assert!(ok, "{err}");
     assert!(stdout.contains("LDP-MoMA-GP-UCB"), "{stdout}");
-    for file in ["regret.csv", "finals.csv", "run.json", "regret.svg"] {
-        let text = std::fs::read_to_string(dir.join(file)).unwrap();
-        assert!(!text.is_empty(), "{file} is empty");
+    for file in ["regret.csv", "finals.csv", "run.json", "regret.svg", "regret.png"] {
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        assert!(!bytes.is_empty(), "{file} is empty");
     }
     let csv = std::fs::read_to_string(dir.join("regret.csv")).unwrap();
     assert_eq!(csv.lines().count(), 51, "header + 50 rounds");

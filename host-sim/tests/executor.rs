@@ -36,7 +36,7 @@ fn temp(tag: &str) -> PathBuf {
 /// The bytes of the files a run writes, except `run.json`'s wall-clock seconds.
 fn files(dir: &Path, config: &RunConfig, results: &[AlgorithmResult]) -> Vec<(String, Vec<u8>)> {
     write_all(dir, "x", "test", config, results).unwrap();
-    ["regret.csv", "finals.csv", "regret.svg", "run.json"]
+    ["regret.csv", "finals.csv", "regret.svg", "regret.png", "run.json"]
         .iter()
         .map(|f| {
             let mut bytes = std::fs::read(dir.join(f)).unwrap();

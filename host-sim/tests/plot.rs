@@ -1,0 +1,264 @@
+//! The plots and tables people look at: `regret.png` beside `regret.svg`, uniform play as a
+//! reference line, log-log axes, `replot` from the CSV drawing what the run drew, and the
+//! summary table as text, Markdown and JSON.
+
+use std::path::{Path, PathBuf};
+
+use host_sim::experiments;
+use host_sim::output::{TableFormat, render_table, summary_table, write_all, write_all_with};
+use host_sim::plot::{PlotOptions, replot};
+use host_sim::results::{AlgorithmResult, aggregate, with_uniform};
+use host_sim::settings::RunConfig;
+
+const TRIALS: usize = 4;
+const HORIZON: usize = 1000;
+const LEARNERS: [&str; 5] = ["GP-UCB", "LDP-TGP-UCB", "LDP-ATA-GP-UCB", "LDP-MoMA-GP-UCB", "UCB1"];
+
+fn temp(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("host-sim-plot-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn config() -> RunConfig {
+    let mut config = experiments::find("fig3a").unwrap().default_config();
+    config.trials = TRIALS;
+    config.horizon = HORIZON;
+    config
+}
+
+/// Five learners of √t-like regret that differ by trial, and uniform play's straight line.
+fn results(config: &RunConfig) -> Vec<AlgorithmResult> {
+    let rows = LEARNERS
+        .iter()
+        .enumerate()
+        .map(|(a, label)| {
+            let curves: Vec<Vec<f64>> = (0..TRIALS)
+                .map(|trial| {
+                    let scale = 2.0 + a as f64 + 0.3 * trial as f64;
+                    // Zero regret in round 1: the log-log plot must leave that point out.
+                    (0..HORIZON)
+                        .map(|t| scale * (t as f64).sqrt() * (1.0 + 0.1 * (t as f64 / 50.0).sin()))
+                        .collect()
+                })
+                .collect();
+            aggregate(label.to_string(), &curves, 0.5)
+        })
+        .collect();
+    with_uniform(config, rows, |_| Ok((1..=HORIZON).map(|t| 0.2 * t as f64).collect())).unwrap()
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Whether `svg` draws the text `s` (plotters puts a text on its own line).
+fn draws_text(svg: &str, s: &str) -> bool {
+    svg.contains(&format!(">\n{s}\n</text>"))
+}
+
+fn svg_text(dir: &Path) -> String {
+    String::from_utf8(read(&dir.join("regret.svg"))).unwrap()
+}
+
+#[test]
+fn a_run_writes_a_png_beside_the_svg() {
+    let (dir, config) = (temp("png"), config());
+    let files = write_all(&dir, "fig3a", "test", &config, &results(&config)).unwrap();
+    let names: Vec<_> = files.iter().filter_map(|f| f.file_name()?.to_str()).collect();
+    assert_eq!(names, ["regret.csv", "finals.csv", "run.json", "regret.svg", "regret.png"]);
+
+    let bytes = read(&dir.join("regret.png"));
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    assert!(bytes.len() > 20_000, "a plot of six curves is more than {} bytes", bytes.len());
+    let mut reader = png::Decoder::new(std::io::Cursor::new(&bytes)).read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let frame = reader.next_frame(&mut pixels).unwrap();
+    let (width, height) = (frame.width as usize, frame.height as usize);
+    assert_eq!(height, 600);
+    assert!(width > 900, "the plot area is 900 wide and the legend stands beside it: {width}");
+    let svg = svg_text(&dir);
+    assert!(svg.contains(&format!("width=\"{width}\" height=\"{height}\"")), "SVG and PNG are the same size");
+
+    let rgb = |x: usize, y: usize| {
+        let i = (y * width + x) * 3;
+        (pixels[i], pixels[i + 1], pixels[i + 2])
+    };
+    // The title, drawn with the embedded font, darkens the top strip; the first learner's
+    // colour (Okabe–Ito blue) is somewhere in the plot.
+    let dark_title =
+        (0..width).flat_map(|x| (0..25).map(move |y| (x, y))).filter(|&(x, y)| rgb(x, y).0 < 100);
+    assert!(dark_title.count() > 200, "title text is drawn");
+    let blue = (0..height)
+        .flat_map(|y| (0..width).map(move |x| (x, y)))
+        .filter(|&(x, y)| rgb(x, y) == (0, 114, 178));
+    assert!(blue.count() > 500, "the first learner's line is drawn");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn uniform_play_is_a_labelled_grey_dashed_line_without_a_band() {
+    let (dir, config) = (temp("uniform"), config());
+    write_all(&dir, "fig3a", "test", &config, &results(&config)).unwrap();
+    let svg = svg_text(&dir);
+    assert!(draws_text(&svg, "uniform play"), "the legend names uniform play");
+    assert!(svg.contains("stroke=\"#6E6E6E\""), "uniform play is grey");
+    for label in LEARNERS {
+        assert!(draws_text(&svg, label), "{label} in the legend");
+    }
+    // Bands: one per learner in the plot and one swatch per learner in the legend; none for
+    // uniform play.
+    assert_eq!(svg.matches("opacity=\"0.15\"").count(), 2 * LEARNERS.len());
+    assert!(svg.contains(&format!("mean ± 1 s.e. over {TRIALS} trials")), "the axis says what the bands are");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn log_log_plots_have_decade_ticks_and_skip_zero_regret() {
+    let (dir, config) = (temp("loglog"), config());
+    let options = PlotOptions { log_log: true };
+    write_all_with(&dir, "fig3a", "test", &config, &results(&config), &options).unwrap();
+    let svg = svg_text(&dir);
+    for decade in ["1", "10", "100", "1000"] {
+        assert!(draws_text(&svg, decade), "x tick {decade} in the log-log plot");
+    }
+    assert!(!svg.contains("NaN") && !svg.contains("inf"), "no point of zero regret is drawn");
+    let linear = temp("linear");
+    write_all(&linear, "fig3a", "test", &config, &results(&config)).unwrap();
+    assert_ne!(svg, svg_text(&linear), "the option changes the plot");
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(linear);
+}
+
+#[test]
+fn replot_from_the_csv_draws_what_the_run_drew() {
+    let config = config();
+    let results = results(&config);
+    for (tag, options) in [("replot", PlotOptions::default()), ("replot-log", PlotOptions { log_log: true })]
+    {
+        let dir = temp(tag);
+        write_all_with(&dir, "fig3a", "test", &config, &results, &options).unwrap();
+        let (svg, png) = (read(&dir.join("regret.svg")), read(&dir.join("regret.png")));
+        let csv = read(&dir.join("regret.csv"));
+        std::fs::remove_file(dir.join("regret.svg")).unwrap();
+        std::fs::remove_file(dir.join("regret.png")).unwrap();
+
+        let files = replot(&dir, &options).unwrap();
+        assert_eq!(files, [dir.join("regret.svg"), dir.join("regret.png")]);
+        assert!(read(&dir.join("regret.svg")) == svg, "{tag}: the SVG differs from the run's");
+        assert!(read(&dir.join("regret.png")) == png, "{tag}: the PNG differs from the run's");
+        assert_eq!(read(&dir.join("regret.csv")), csv, "replot leaves the CSV alone");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn replot_without_run_json_still_draws_uniform_play_as_the_reference() {
+    let (dir, config) = (temp("nojson"), config());
+    write_all(&dir, "fig3a", "test", &config, &results(&config)).unwrap();
+    std::fs::remove_file(dir.join("run.json")).unwrap();
+    replot(&dir, &PlotOptions::default()).unwrap();
+    let svg = svg_text(&dir);
+    assert!(svg.contains("mean ± 1 sd"), "without the trials, the bands are ± 1 sd and say so");
+    assert!(svg.contains("stroke=\"#6E6E6E\"") && draws_text(&svg, "uniform play"));
+    assert_eq!(svg.matches("opacity=\"0.15\"").count(), 2 * LEARNERS.len());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `replot`'s error for `dir` whose regret.csv is `csv`.
+fn replot_error(tag: &str, csv: Option<&str>) -> String {
+    let dir = temp(tag);
+    std::fs::create_dir_all(&dir).unwrap();
+    if let Some(csv) = csv {
+        std::fs::write(dir.join("regret.csv"), csv).unwrap();
+    }
+    let message = replot(&dir, &PlotOptions::default()).unwrap_err().to_string();
+    assert!(message.contains(&dir.join("regret.csv").display().to_string()), "names the file: {message}");
+    for word in ["Error", "ParseFloat", "Os {", "kind:"] {
+        assert!(!message.contains(word), "no Rust words in: {message}");
+    }
+    assert!(!dir.join("regret.svg").exists(), "{tag}: nothing drawn");
+    let _ = std::fs::remove_dir_all(dir);
+    message
+}
+
+#[test]
+fn a_missing_or_garbled_csv_is_an_error_naming_the_file_and_line() {
+    let header = "t,A_mean,A_std,uniform play_mean,uniform play_std\n";
+    let cases: &[(&str, Option<String>, &str)] = &[
+        ("missing", None, "there is no such file"),
+        ("empty", Some(String::new()), "the file is empty"),
+        ("header", Some("round,A\n1,2\n".into()), "line 1: expected a header `t,<learner>_mean"),
+        ("pairs", Some("t,A_mean,B_std\n1,2,3\n".into()), "line 1: columns 2 and 3 should be"),
+        ("no-rows", Some(header.into()), "line 2: no rounds after the header"),
+        (
+            "ragged",
+            Some(format!("{header}1,0.5,0.1,1,0\n2,1.0,0.2\n")),
+            "line 3: 3 values, but the header names 5",
+        ),
+        (
+            "not-a-number",
+            Some(format!("{header}1,0.5,0.1,1,0\n2,abc,0.2,2,0\n")),
+            "line 3: column 2 (A_mean): `abc` is not a number",
+        ),
+        (
+            "round",
+            Some(format!("{header}1,0.5,0.1,1,0\n3,1.0,0.2,2,0\n")),
+            "line 3: column t: expected round 2, found `3`",
+        ),
+    ];
+    for (tag, csv, expected) in cases {
+        let message = replot_error(tag, csv.as_deref());
+        assert!(message.starts_with("cannot read "), "{tag}: {message}");
+        assert!(message.contains(expected), "{tag}: expected `{expected}` in: {message}");
+    }
+}
+
+#[test]
+fn a_garbled_run_json_is_an_error_naming_it_and_the_line() {
+    let (dir, config) = (temp("badjson"), config());
+    write_all(&dir, "fig3a", "test", &config, &results(&config)).unwrap();
+    std::fs::write(dir.join("run.json"), "{\n  \"experiment\": \"fig3a\",\n  oops\n}\n").unwrap();
+    let message = replot(&dir, &PlotOptions::default()).unwrap_err().to_string();
+    assert!(message.contains(&dir.join("run.json").display().to_string()), "{message}");
+    assert!(message.contains("line 3"), "{message}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_text_table_is_unchanged_and_markdown_and_json_carry_the_same_rows() {
+    let config = config();
+    let results = results(&config);
+    assert_eq!(render_table(&results, TRIALS, TableFormat::Text), summary_table(&results, TRIALS));
+
+    let markdown = render_table(&results, TRIALS, TableFormat::Markdown);
+    let lines: Vec<&str> = markdown.lines().collect();
+    assert_eq!(lines[0], "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial |");
+    assert_eq!(lines[1], "|---|---:|---:|---:|---:|---:|");
+    assert_eq!(lines.len(), 2 + results.len(), "a row per learner and uniform play:\n{markdown}");
+    for (line, r) in lines[2..].iter().zip(&results) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells[0], r.label);
+        assert_eq!(cells[1], format!("{:.2}", r.mean[HORIZON - 1]));
+        assert_eq!(cells[4], r.vs_uniform().map_or("-".to_string(), |x| format!("{x:.3}")));
+    }
+
+    let json: serde_json::Value =
+        serde_json::from_str(&render_table(&results, TRIALS, TableFormat::Json)).unwrap();
+    assert_eq!(json["trials"], TRIALS);
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), results.len());
+    for (row, r) in rows.iter().zip(&results) {
+        let sd = r.std[HORIZON - 1];
+        assert_eq!(row["algorithm"], r.label.as_str());
+        assert_eq!(row["final_mean"].as_f64(), Some(r.mean[HORIZON - 1]), "full precision");
+        assert_eq!(row["sd"].as_f64(), Some(sd));
+        assert_eq!(row["se"].as_f64(), Some(sd / (TRIALS as f64).sqrt()));
+        assert_eq!(row["vs_uniform"].as_f64(), r.vs_uniform());
+        assert_eq!(
+            row["seconds_per_trial"].as_f64(),
+            Some(0.5 * f64::from(u8::from(!r.reference)) / TRIALS as f64)
+        );
+        assert_eq!(row["reference"], r.reference);
+    }
+}
