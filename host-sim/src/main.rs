@@ -12,7 +12,8 @@ use host_sim::demo::{PrivatiseConfig, privatise};
 use host_sim::env::table::{KernelChoice, Overrides, ProblemFiles, Table};
 use host_sim::executor::Shard;
 use host_sim::experiments;
-use host_sim::output;
+use host_sim::output::{self, TableFormat};
+use host_sim::plot::{PlotOptions, replot};
 use host_sim::reproduce::{self, Finished, Mode, Run};
 use host_sim::results::AlgorithmResult;
 use host_sim::runner::{self, RunConfig};
@@ -67,6 +68,16 @@ enum Command {
         /// it exists].
         #[arg(long)]
         data: Option<PathBuf>,
+    },
+    /// Redraw a run's regret.svg and regret.png from its regret.csv (and run.json), e.g. with
+    /// log-log axes.
+    #[command(after_help = "Example:\n  host-sim plot results/fig2a --log-log")]
+    Plot {
+        /// The run's output directory.
+        dir: PathBuf,
+        /// Both axes logarithmic.
+        #[arg(long)]
+        log_log: bool,
     },
     /// Run every experiment of the four seeds and write REPORT.md: each paper claim beside our
     /// figures, with a verdict by a stated rule.
@@ -296,6 +307,13 @@ struct RunArgs {
     #[arg(long)]
     #[serde(skip)]
     shard: Option<String>,
+    /// The summary table printed at the end: text, markdown or json [default: text].
+    #[arg(long, value_enum)]
+    format: Option<TableFormat>,
+    /// Draw the regret plots with both axes logarithmic.
+    #[arg(long)]
+    #[serde(default)]
+    log_log: bool,
     /// Do not show a progress bar.
     #[arg(long)]
     #[serde(skip)]
@@ -330,6 +348,8 @@ impl RunArgs {
             noise: self.noise.or(file.noise),
             device: self.device.or(file.device),
             beta_scale: self.beta_scale.or(file.beta_scale),
+            format: self.format.or(file.format),
+            log_log: self.log_log || file.log_log,
             shard: self.shard,
             quiet: self.quiet,
         }
@@ -349,6 +369,12 @@ fn main() -> ExitCode {
         }
         Some(Command::Run(args)) => run(*args, &[]),
         Some(Command::Merge { dirs, out, data }) => merge(dirs, out, data),
+        Some(Command::Plot { dir, log_log }) => replot(&dir, &PlotOptions { log_log })
+            .map(|files| {
+                let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+                println!("wrote {}", names.join(", "));
+            })
+            .map_err(|e| e.to_string()),
         Some(Command::Reproduce { quick, data, out, report_copy }) => {
             reproduce_all(quick, data, out, report_copy)
         }
@@ -642,10 +668,12 @@ fn run_one(
             .map_err(|e| format!("cannot write {}: {e} (check --out)", path.display()))?;
     }
     let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };
-    let mode = Mode { progress: !args.quiet, announce: true, shard, merge_from };
+    let plot = PlotOptions { log_log: args.log_log };
+    let mode = Mode { progress: !args.quiet, announce: true, shard, merge_from, plot };
     match reproduce::run_experiment_as(&run, mode).map_err(|e| e.to_string())? {
         Finished::Complete(results, files) => {
-            println!("{}", output::summary_table(&results, config.trials));
+            let table = output::render_table(&results, config.trials, args.format.unwrap_or_default());
+            println!("{table}");
             println!(
                 "{:.1} s; wrote {}",
                 start.elapsed().as_secs_f64(),

@@ -111,6 +111,13 @@ pub fn write_all_with(
     plot: &PlotOptions,
 ) -> Result<Vec<PathBuf>, OutputError> {
     fs::create_dir_all(dir).map_err(io_err(dir))?;
+    // run.json marks a complete set of results: a stale one goes first, the new one is
+    // written last, so a failure part-way leaves no run.json beside half-written files.
+    let json_path = dir.join("run.json");
+    match fs::remove_file(&json_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_err(&json_path)(e)),
+        _ => {}
+    }
     let mut csv = String::from("t");
     for r in results {
         let _ = write!(csv, ",{0}_mean,{0}_std", r.label);
@@ -124,7 +131,7 @@ pub fn write_all_with(
         csv.push('\n');
     }
     let regret = dir.join("regret.csv");
-    fs::write(&regret, csv).map_err(io_err(&regret))?;
+    write_whole(&regret, csv.as_bytes())?;
 
     let mut finals = String::from("algorithm,trial,final_regret,vs_uniform\n");
     for r in results {
@@ -137,7 +144,7 @@ pub fn write_all_with(
         }
     }
     let finals_path = dir.join("finals.csv");
-    fs::write(&finals_path, finals).map_err(io_err(&finals_path))?;
+    write_whole(&finals_path, finals.as_bytes())?;
 
     let record = Record {
         experiment,
@@ -157,18 +164,26 @@ pub fn write_all_with(
             })
             .collect(),
     };
-    let json_path = dir.join("run.json");
     let json =
         serde_json::to_string_pretty(&record).map_err(|e| OutputError::write(&json_path, e.to_string()))?;
-    fs::write(&json_path, json).map_err(io_err(&json_path))?;
-
     let title = format!("{experiment}: {description}");
     let plots = crate::plot::write_plots(dir, &title, results, config.trials, plot)?;
+    write_whole(&json_path, json.as_bytes())?;
     Ok([regret, finals_path, json_path].into_iter().chain(plots).collect())
 }
 
+/// Writes `bytes` to `path` whole or not at all: into a `.partial` file beside it, renamed
+/// over `path` once complete.
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    fs::write(&partial, bytes).and_then(|()| fs::rename(&partial, path)).map_err(io_err(path))
+}
+
 /// The format of the summary table.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TableFormat {
     /// Aligned columns for a terminal ([`summary_table`]).
     #[default]

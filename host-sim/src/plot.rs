@@ -193,14 +193,29 @@ fn write_figure(dir: &Path, figure: &Figure, options: &PlotOptions) -> Result<Ve
         draw(&root, figure, options).and_then(|()| root.present().map_err(text))
     }
     .map_err(|m| OutputError::write(&svg_path, m))?;
-    fs::write(&svg_path, svg).map_err(|e| OutputError::write(&svg_path, e.to_string()))?;
+    crate::output::write_whole(&svg_path, svg.as_bytes())?;
 
+    // Drawn into memory and encoded here, so the file is written whole (or not at all) and a
+    // failure is reported as the file system's, not the drawing library's.
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
-        let root = BitMapBackend::new(&png_path, size).into_drawing_area();
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
         draw(&root, figure, options).and_then(|()| root.present().map_err(text))
     }
     .map_err(|m| OutputError::write(&png_path, m))?;
+    let png = encode_png(&rgb, size).map_err(|e| OutputError::write(&png_path, e.to_string()))?;
+    crate::output::write_whole(&png_path, &png)?;
     Ok(vec![svg_path, png_path])
+}
+
+/// An 8-bit RGB image as PNG bytes.
+fn encode_png(rgb: &[u8], (width, height): (u32, u32)) -> Result<Vec<u8>, png::EncodingError> {
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.write_header()?.write_image_data(rgb)?;
+    Ok(bytes)
 }
 
 fn text(e: impl std::fmt::Display) -> String {

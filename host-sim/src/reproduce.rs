@@ -56,12 +56,19 @@ pub struct Mode<'a> {
     pub shard: Shard,
     /// Merge: take every job from these shard directories' checkpoints, compute none.
     pub merge_from: &'a [PathBuf],
+    /// How the plots are drawn.
+    pub plot: crate::plot::PlotOptions,
 }
 
 impl Mode<'_> {
     /// A whole run.
-    pub const WHOLE: Mode<'static> =
-        Mode { progress: false, announce: false, shard: Shard::WHOLE, merge_from: &[] };
+    pub const WHOLE: Mode<'static> = Mode {
+        progress: false,
+        announce: false,
+        shard: Shard::WHOLE,
+        merge_from: &[],
+        plot: crate::plot::PlotOptions { log_log: false },
+    };
 }
 
 /// What [`run_experiment_as`] did.
@@ -119,7 +126,8 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
         );
     }
     let bar = Progress::new(mode.progress);
-    let writer = output::Writer::new(run.out, run.experiment.name, run.title, run.config);
+    let writer =
+        output::Writer::new(run.out, run.experiment.name, run.title, run.config).plot_options(mode.plot);
     let mut executor =
         Executor::new(run.config).checkpoint(&checkpoint).observe(&bar).observe(&writer).shard(mode.shard);
     if !mode.merge_from.is_empty() {

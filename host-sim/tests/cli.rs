@@ -187,3 +187,34 @@ fn three_shards_run_by_xargs_merge_to_the_one_machine_files() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+#[test]
+fn plot_redraws_format_json_prints_the_table_and_a_failed_write_leaves_no_run_json() {
+    let dir = std::env::temp_dir().join(format!("host-sim-plot-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.to_string_lossy().to_string();
+    let small = ["run", "fig3a", "--trials", "2", "--horizon", "40", "--quiet", "--out", &out];
+    let (ok, stdout, err) = host_sim(&[&small[..], &["--format", "json", "--log-log"]].concat());
+    assert!(ok, "{err}");
+    let json: String = stdout.lines().take_while(|l| !l.contains(" s; wrote")).collect();
+    let table: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(table["trials"], 2);
+    let svg = std::fs::read(dir.join("regret.svg")).unwrap();
+    // Redrawn linear, then log-log again: the run's own log-log plot, byte for byte.
+    let (ok, stdout, err) = host_sim(&["plot", &out]);
+    assert!(ok && stdout.contains("regret.png"), "{err}");
+    assert_ne!(std::fs::read(dir.join("regret.svg")).unwrap(), svg);
+    let (ok, _, err) = host_sim(&["plot", &out, "--log-log"]);
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read(dir.join("regret.svg")).unwrap(), svg);
+    // A plot that cannot be written fails the run, and no run.json claims it complete.
+    assert!(dir.join("run.json").is_file());
+    std::fs::remove_file(dir.join("regret.png")).unwrap();
+    std::fs::create_dir(dir.join("regret.png")).unwrap();
+    let (ok, _, err) = host_sim(&small); // resumes every job from the checkpoint, then writes
+
+    assert!(!ok && err.contains("error: cannot write") && err.contains("regret.png"), "{err}");
+    assert!(!err.contains("Error(") && !err.contains("Os {"), "Rust words in {err}");
+    assert!(!dir.join("run.json").exists(), "a failed run left run.json");
+    let _ = std::fs::remove_dir_all(&dir);
+}
