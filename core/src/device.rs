@@ -56,12 +56,16 @@ pub const REPLY_SLOT_CYCLES: u32 = 400_000;
 ///   a NaN, infinite or huge reading is charged and released exactly like its substitute, so it
 ///   tells the learner nothing the mechanism does not. Readings beyond B+R are biased by the clamp
 ///   (`docs/your-device.md`).
-/// - `None`: "this device has no reading for this action" (an action outside its action set).
-///   The learner gets [`Refusal::Malformed`]; nothing is released and no budget is spent. That
-///   refusal is free and exact, so `None` must depend only on public things — the action, or a
-///   fault independent of the quantity measured — never on the reading: a source that answered
-///   `None` for readings out of range would tell the learner so at ε = ∞. When in doubt, return
-///   a fixed value (e.g. `Some(0.0)`) instead: it is charged and noised like any reading.
+/// - `None`: no reading (a fault: a timed-out conversion, a bus error). It is released as a
+///   reading of 0 would be — charged and noised — so a fault, even one that depends on the
+///   quantity measured (an over-range flag, a conversion that times out at one end of the
+///   range), shows the learner nothing the mechanism does not.
+///
+/// The action set is public and fixed: [`RewardSource::actions`]. An action outside it is
+/// refused as [`Refusal::Malformed`] (nothing released, nothing spent) before its reading is
+/// looked at — the source is still read, so that its own draws or side effects do not depend
+/// on the answer. A refusal therefore depends on the query and the public budget state alone;
+/// a reading can never cause one.
 ///
 /// The read runs inside [`DeviceApp::on_byte`], after the request's last byte, so in a firmware
 /// that sends its replies at the end of a fixed slot ([`REPLY_SLOT_CYCLES`], module docs; as
@@ -77,8 +81,11 @@ pub const REPLY_SLOT_CYCLES: u32 = 400_000;
 /// struct Table([f64; 8]);
 ///
 /// impl RewardSource for Table {
+///     fn actions(&self) -> u32 {
+///         8
+///     }
 ///     fn read(&mut self, action: u32) -> Option<f64> {
-///         self.0.get(usize::try_from(action).ok()?).copied() // `None` depends on the action alone
+///         self.0.get(usize::try_from(action).ok()?).copied()
 ///     }
 /// }
 ///
@@ -87,8 +94,12 @@ pub const REPLY_SLOT_CYCLES: u32 = 400_000;
 /// assert_eq!(t.read(8), None);
 /// ```
 pub trait RewardSource {
-    /// The private reading for `action` (an index into the device's action set,
-    /// [`Query::action`](crate::wire::Query::action)), or `None` if the action has none.
+    /// The number of actions: the device's public action set is `0..actions()`, read once when
+    /// the [`DeviceApp`] is built.
+    fn actions(&self) -> u32;
+    /// The private reading for `action` (an index into the action set,
+    /// [`Query::action`](crate::wire::Query::action)), or `None` if there is none (a fault,
+    /// released as a reading of 0; see the trait docs).
     fn read(&mut self, action: u32) -> Option<f64>;
 }
 
@@ -171,6 +182,11 @@ impl<W> SimulatedSensor<W> {
 }
 
 impl<W: Rng> RewardSource for SimulatedSensor<W> {
+    /// The model's arms.
+    fn actions(&self) -> u32 {
+        self.model.arms()
+    }
+
     /// [`SensorModel::read`]: one draw from the world generator per read, even for an action
     /// out of range (which reads `None`).
     fn read(&mut self, action: u32) -> Option<f64> {
@@ -183,6 +199,8 @@ impl<W: Rng> RewardSource for SimulatedSensor<W> {
 pub struct DeviceApp<S, R> {
     reporter: Reporter<S>,
     source: R,
+    /// The source's action set, fixed at construction.
+    actions: u32,
     device_id: u64,
     reader: StreamReader,
     cache: ReplyCache,
@@ -196,6 +214,7 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
         let _ = reporter.prepare(); // a failure shows as refusals until a later prepare works
         Self {
             reporter,
+            actions: source.actions(),
             source,
             device_id,
             reader: StreamReader::new(),
@@ -211,11 +230,16 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
             return None;
         };
         let hello = self.reporter.hello(self.device_id);
-        let (reporter, source) = (&mut self.reporter, &mut self.source);
+        let (reporter, source, actions) = (&mut self.reporter, &mut self.source, self.actions);
         // Queries are answered from budget reserved ahead: no store write in a reply.
-        let reply = self.cache.respond(&frame, hello, |query| match source.read(query.action) {
-            Some(reward) => reporter.report_reserved(reward, query.epsilon, query.level).into(),
-            None => Message::Refusal(Refusal::Malformed),
+        let reply = self.cache.respond(&frame, hello, |query| {
+            // Read first, whatever the answer, so the source's own draws do not depend on it.
+            let reading = source.read(query.action);
+            if query.action >= actions {
+                return Message::Refusal(Refusal::Malformed); // public: the action set is fixed
+            }
+            // No reading (a fault) is released as a reading of 0: never a refusal of its own.
+            reporter.report_reserved(reading.unwrap_or(0.0), query.epsilon, query.level).into()
         });
         // Every reply fits MAX_ENCODED_LEN by construction; an encoding failure sends nothing.
         reply.emit_framed(&mut self.out).ok().map(|bytes| &*bytes)

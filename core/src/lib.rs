@@ -54,10 +54,10 @@
 //!   service, never a privacy loss).
 //! - **No free observables.** A refusal depends only on the query and the public budget state.
 //!   A non-finite reading is *not* refused: it is charged and released as a fixed value
-//!   ([`reporter::sanitize`]: NaN as 0, ±∞ as the extreme of its sign). The one refusal a
-//!   reward source causes — `None` from [`device::RewardSource::read`], "no reading for this
-//!   action" — is free, so a source must make it depend on the action alone (the simulated
-//!   sensor does; a user's own source is responsible for it).
+//!   ([`reporter::sanitize`]: NaN as 0, ±∞ as the extreme of its sign), and so is a missing
+//!   one (`None` from [`device::RewardSource::read`], a fault: released as a reading of 0). An
+//!   action outside the source's public, fixed action set ([`device::RewardSource::actions`])
+//!   is refused whatever its reading: a reading never causes a refusal.
 //! - **Timing.** The discrete Laplace sampler is a rejection sampler whose running time depends
 //!   on the noise it draws, and reading the sensor and soft-float arithmetic take
 //!   value-dependent time. [`device::DeviceApp`] does that work as soon as a query's last byte

@@ -141,6 +141,10 @@ impl Fixed {
 }
 
 impl RewardSource for Fixed {
+    fn actions(&self) -> u32 {
+        self.actions
+    }
+
     fn read(&mut self, action: u32) -> Option<f64> {
         self.reads += 1;
         (action < self.actions).then_some(self.reading)
@@ -176,10 +180,10 @@ fn a_custom_source_is_read_once_per_fresh_query_and_its_value_released() {
     assert_eq!(first.message, Message::Report(direct));
 }
 
-/// `None` ("no reading for this action"): refused as malformed before the reporter sees the
-/// query — nothing released, nothing spent, whatever the query's ε and the budget left.
+/// An action outside the source's action set is refused as malformed before the reporter sees
+/// the query — nothing released, nothing spent, whatever the query's ε and the budget left.
 #[test]
-fn none_is_refused_as_malformed_and_spends_nothing() {
+fn an_action_outside_the_set_is_refused_as_malformed_and_spends_nothing() {
     let mut app = app_with(Fixed::new(0.25), 1.0);
     for (seq, message) in
         [(1, query_at(4, 1.0, None)), (2, query_at(7, 2.0, None)), (3, query_at(u32::MAX, 0.5, Some(1.0)))]
@@ -189,7 +193,7 @@ fn none_is_refused_as_malformed_and_spends_nothing() {
         assert_eq!(app.reporter().accountant().spent(), 0.0);
     }
     // The budget is untouched: the one report it allows still goes out, then the budget refuses,
-    // while an action with no reading is still refused as malformed.
+    // while an action outside the set is still refused as malformed.
     assert!(matches!(
         exchange(&mut app, &Repr::new(4, query_at(0, 1.0, None))).0.message,
         Message::Report(_)
@@ -199,6 +203,42 @@ fn none_is_refused_as_malformed_and_spends_nothing() {
     let (none, _) = exchange(&mut app, &Repr::new(6, query_at(9, 1.0, None)));
     assert_eq!(none.message, Message::Refusal(Refusal::Malformed));
     assert_eq!(app.reporter().accountant().spent(), 1.0);
+}
+
+/// A source whose fault depends on the reading (`None` above 1.5: an over-range flag).
+struct OverRange {
+    readings: [f64; 4],
+}
+
+impl RewardSource for OverRange {
+    fn actions(&self) -> u32 {
+        4
+    }
+    fn read(&mut self, action: u32) -> Option<f64> {
+        let y = *self.readings.get(action as usize)?;
+        (y <= 1.5).then_some(y)
+    }
+}
+
+/// A `None` for an action of the set is a fault, released as a reading of 0 is: a learner who
+/// controls the link sees byte for byte what it would see from a reading of 0 — reports charged,
+/// and the same refusals for an ε above the device's limit and after the budget is spent. (A
+/// free `Malformed` there told the learner which readings were over range, at ε = ∞.)
+#[test]
+fn a_fault_that_depends_on_the_reading_shows_nothing_beyond_the_mechanism() {
+    let mut faulty = app_with(OverRange { readings: [2.0, 0.0, 3.0, 1.9] }, 3.0);
+    let mut zeros = app_with(OverRange { readings: [0.0; 4] }, 3.0);
+    let queries =
+        [query_at(0, 1.0, None), query_at(2, 4.0, None), query_at(3, 1.0, Some(1.0)), query_at(0, 1.0, None)]
+            .into_iter()
+            .chain((0..4).map(|a| query_at(a, 1.0, None)));
+    for (seq, message) in (1..).zip(queries) {
+        let request = Repr::new(seq, message);
+        let (reply, bytes) = exchange(&mut faulty, &request);
+        assert_eq!(bytes, exchange(&mut zeros, &request).1, "query {seq}: {reply:?}");
+        assert_ne!(reply.message, Message::Refusal(Refusal::Malformed), "query {seq}");
+    }
+    assert_eq!(faulty.reporter().accountant().spent(), 3.0);
 }
 
 /// A NaN, infinite or huge reading from a user's source never passes through: every reply —
