@@ -95,11 +95,12 @@ pub const REPLY_SLOT_CYCLES: u32 = 400_000;
 /// ```
 pub trait RewardSource {
     /// The number of actions: the device's public action set is `0..actions()`, read once when
-    /// the [`DeviceApp`] is built.
+    /// the [`DeviceApp`] is built (0 refuses every query; action `u32::MAX` is never in the set).
     fn actions(&self) -> u32;
-    /// The private reading for `action` (an index into the action set,
-    /// [`Query::action`](crate::wire::Query::action)), or `None` if there is none (a fault,
-    /// released as a reading of 0; see the trait docs).
+    /// The private reading for `action` ([`Query::action`](crate::wire::Query::action)), or
+    /// `None` if there is none (a fault, released as a reading of 0; see the trait docs). It is
+    /// called with any action a learner sends, also outside `0..actions()` (whose reading is
+    /// then dropped): it must accept any `u32` without panicking.
     fn read(&mut self, action: u32) -> Option<f64>;
 }
 

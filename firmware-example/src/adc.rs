@@ -3,8 +3,9 @@
 //! firmware reads it instead of the simulated sensor when built with `--features adc`.
 //!
 //! Action `a` reads ADC1 channel [`CHANNELS`]`[a]`: PC0–PC5 (ADC123_IN10–IN15), e.g. six sensors
-//! the learner chooses between. Any other action has no reading (`None`: a malformed-query
-//! refusal that depends on the action alone).
+//! the learner chooses between (`actions()` = 6; the device refuses any other action as
+//! malformed before looking at a reading). A conversion that does not end gives `None`, which
+//! the device releases as a reading of 0.
 //!
 //! **Scaling.** The 12-bit code `n ∈ [0, 4095]` (0 V to VREF+) becomes the reward
 //! `y = C·(2n/4095 − 1)` with `C = B + R`: 0 V reads −C, VREF+ reads +C, mid-scale ≈ 0. Every
