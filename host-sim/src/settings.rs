@@ -97,7 +97,7 @@ pub struct RunConfig {
     pub select: Vec<String>,
     /// The user's own problem (`custom`): its files and choices.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub problem: Option<crate::env::table::ProblemFiles>,
+    pub problem: Option<crate::env::custom::ProblemFiles>,
 }
 
 impl Default for RunConfig {

@@ -2,14 +2,10 @@
 //! is rectangular and finite; every rejection names a place and says what to do; and real-data
 //! environments built from accepted matrices are usable or rejected with an error.
 
-use host_sim::env::{CsvOptions, Header, RealData, parse_csv_matrix};
+use host_sim::env::RealData;
+use host_sim::env::table::{Table, TableError};
 use nalgebra::DMatrix;
 use proptest::prelude::*;
-
-fn options() -> impl Strategy<Value = CsvOptions> {
-    (prop_oneof![Just(Header::Auto), Just(Header::Present), Just(Header::Absent)], 0usize..3)
-        .prop_map(|(header, skip_columns)| CsvOptions { header, skip_columns })
-}
 
 /// Text that looks like CSV: numbers, words, NaN/inf, empty cells, stray quotes and separators.
 fn csvish() -> impl Strategy<Value = String> {
@@ -33,21 +29,28 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
     #[test]
-    fn arbitrary_text_never_panics(text in ".{0,400}", opts in options()) {
-        let _ = parse_csv_matrix(&text, &opts);
+    fn arbitrary_text_never_panics(text in ".{0,400}") {
+        if let Ok(t) = Table::parse(&text) {
+            let _ = (t.complete(), t.zscore_covariance());
+        }
     }
 
     #[test]
-    fn csvish_text_is_parsed_or_rejected_with_a_located_message(text in csvish(), opts in options()) {
-        match parse_csv_matrix(&text, &opts) {
-            Ok(m) => {
-                prop_assert!(m.data.nrows() > 0 && m.data.ncols() > 0);
-                prop_assert!(m.data.iter().all(|x| x.is_finite()));
-                if let Some(names) = &m.column_names {
-                    prop_assert_eq!(names.len(), m.data.ncols());
+    fn csvish_text_is_parsed_or_rejected_with_a_located_message(text in csvish()) {
+        match Table::parse(&text) {
+            Ok(t) => {
+                prop_assert!(t.names.len() >= 2 && !t.lines.is_empty());
+                prop_assert_eq!(t.columns.len(), t.names.len());
+                prop_assert!(t.columns.iter().all(|c| c.len() == t.lines.len()));
+                prop_assert!(t.columns.iter().flatten().flatten().all(|x| x.is_finite()));
+                if let Ok(m) = t.complete() {
+                    prop_assert_eq!(m.shape(), (t.lines.len(), t.names.len()));
                 }
             }
-            Err(e) => prop_assert!(e.to_string().len() > 15, "terse error: {}", e),
+            Err(problem) => {
+                let e = TableError { path: "f.csv".into(), problem };
+                prop_assert!(e.to_string().len() > 25, "terse error: {}", e);
+            }
         }
     }
 

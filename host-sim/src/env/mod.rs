@@ -6,11 +6,14 @@
 //! - [`noise`]: the zero-mean noise models ([`Noise`]) and their constants R, E|η|^{1+α}.
 //! - [`synthetic`]: [`SyntheticRkhs`], random RKHS functions on a grid of [0, 1] (seed 000/001
 //!   §5.1 "Synthetic data").
-//! - [`csv_matrix`]: a typed-error loader for numeric CSV matrices (rows = samples).
 //! - [`real_data`]: [`RealData`], arms = columns of a sample matrix (seed 000/001 §5.1 light
 //!   sensor and stock data, /work/shared/data/README.md).
+//! - [`table`]: the CSV reader of every data file (the papers' and the user's), with errors
+//!   naming the file, line and column.
+//! - [`custom`]: a user's own problem from files (`host-sim run custom`).
+//! - [`objective`]: [`Objective`], a user's function over their own points.
 
-pub mod csv_matrix;
+pub mod custom;
 pub mod noise;
 pub mod objective;
 pub mod real_data;
@@ -18,7 +21,6 @@ pub mod sensor;
 pub mod synthetic;
 pub mod table;
 
-pub use csv_matrix::{CsvError, CsvMatrix, CsvOptions, Header, parse_csv_matrix, read_csv_matrix};
 pub use noise::{DEFAULT_STUDENT_T_NU, Noise, NoiseError};
 pub use objective::Objective;
 pub use real_data::{RealData, RealDataError};

@@ -22,24 +22,19 @@
 //! covariance matrix).
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use nalgebra::DMatrix;
 use rand::RngExt;
 
-use super::csv_matrix::{CsvError, CsvOptions, Header, read_csv_matrix};
+use super::table::{Table, TableError, zscore_covariance};
 use super::{Arms, Environment, RewardBounds, SimRng};
 
 /// Why a real-data environment could not be built.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RealDataError {
-    /// A CSV file could not be read.
-    Csv {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong in it.
-        source: CsvError,
-    },
+    /// A data file could not be read (it names the file, line and column).
+    File(TableError),
     /// A sample matrix with no columns.
     NoArms,
     /// Too few rows: the rewards need 1, the covariance needs 2.
@@ -79,7 +74,7 @@ pub enum RealDataError {
 impl fmt::Display for RealDataError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Csv { path, source } => write!(f, "{}: {source}", path.display()),
+            Self::File(e) => write!(f, "{e}"),
             Self::NoArms => write!(f, "the sample matrix has no columns (arms)"),
             Self::TooFewSamples { which, rows, needed } => {
                 write!(f, "{which} samples have {rows} row(s), at least {needed} are needed")
@@ -109,7 +104,7 @@ impl fmt::Display for RealDataError {
 impl std::error::Error for RealDataError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Csv { source, .. } => Some(source),
+            Self::File(e) => Some(e),
             _ => None,
         }
     }
@@ -147,7 +142,9 @@ impl RealData {
         check_samples("reward", samples, 1)?;
         check_samples("covariance", covariance_samples, 2)?;
         let columns = samples.column_iter().map(|c| c.iter().copied().collect()).collect();
-        Self::from_columns(name, columns, zscore_covariance(covariance_samples)?)
+        let covariance = zscore_covariance(covariance_samples)
+            .map_err(|column| RealDataError::ConstantColumn { column })?;
+        Self::from_columns(name, columns, covariance)
     }
 
     /// Builds the environment from each arm's observations (`columns[a]`, any positive number
@@ -215,28 +212,16 @@ impl RealData {
         train_path: impl AsRef<Path>,
         test_path: impl AsRef<Path>,
     ) -> Result<Self, RealDataError> {
-        let opts = CsvOptions { header: Header::Present, skip_columns: 0 };
-        let train = load(train_path.as_ref(), &opts)?;
-        let test = load(test_path.as_ref(), &opts)?;
-        let mut env = Self::from_matrix("light-sensor", &test.data, &train.data)?;
-        env.set_arm_names(test.column_names);
-        Ok(env)
+        let train = load(train_path.as_ref())?;
+        let test = load(test_path.as_ref())?;
+        Ok(Self::from_matrix("light-sensor", &test.1, &train.1)?.with_arm_names(test.0))
     }
 
     /// The stock environment (adjusted closing prices of 29 Dow Jones stocks): f and covariance
     /// from all days. The file has a header line and a leading Date column, which is skipped.
     pub fn stocks(path: impl AsRef<Path>) -> Result<Self, RealDataError> {
-        let opts = CsvOptions { header: Header::Present, skip_columns: 1 };
-        let prices = load(path.as_ref(), &opts)?;
-        let mut env = Self::from_matrix("stocks", &prices.data, &prices.data)?;
-        env.set_arm_names(prices.column_names);
-        Ok(env)
-    }
-
-    fn set_arm_names(&mut self, names: Option<Vec<String>>) {
-        if let Some(names) = names.filter(|n| n.len() == self.arm_names.len()) {
-            self.arm_names = names;
-        }
+        let (names, prices) = load(path.as_ref())?;
+        Ok(Self::from_matrix("stocks", &prices, &prices)?.with_arm_names(names))
     }
 
     /// The arms' names (CSV header names, or `arm0`, `arm1`, …).
@@ -273,13 +258,20 @@ impl RealData {
 
     /// Sets the arms' names (ignored unless there is one per arm).
     pub fn with_arm_names(mut self, names: Vec<String>) -> Self {
-        self.set_arm_names(Some(names));
+        if names.len() == self.arm_names.len() {
+            self.arm_names = names;
+        }
         self
     }
 }
 
-fn load(path: &Path, opts: &CsvOptions) -> Result<super::csv_matrix::CsvMatrix, RealDataError> {
-    read_csv_matrix(path, opts).map_err(|source| RealDataError::Csv { path: path.to_path_buf(), source })
+/// A data set's arm names and observations, which must have no gaps.
+fn load(path: &Path) -> Result<(Vec<String>, DMatrix<f64>), RealDataError> {
+    let table = Table::read(path).map_err(RealDataError::File)?;
+    let matrix = table
+        .complete()
+        .map_err(|problem| RealDataError::File(TableError { path: path.to_path_buf(), problem }))?;
+    Ok((table.names, matrix))
 }
 
 fn check_samples(which: &'static str, m: &DMatrix<f64>, needed: usize) -> Result<(), RealDataError> {
@@ -294,24 +286,6 @@ fn check_samples(which: &'static str, m: &DMatrix<f64>, needed: usize) -> Result
         }
     }
     Ok(())
-}
-
-/// The empirical covariance (n − 1 denominator) of the column-wise z-scored samples.
-pub(crate) fn zscore_covariance(m: &DMatrix<f64>) -> Result<DMatrix<f64>, RealDataError> {
-    let n = m.nrows() as f64;
-    let mut z = m.clone();
-    for (column, mut col) in z.column_iter_mut().enumerate() {
-        let mean = col.mean();
-        col.add_scalar_mut(-mean);
-        let sd = (col.norm_squared() / (n - 1.0)).sqrt();
-        if !(sd.is_finite() && sd > 0.0) {
-            return Err(RealDataError::ConstantColumn { column });
-        }
-        col /= sd;
-    }
-    let cov = z.tr_mul(&z) / (n - 1.0);
-    // Exactly symmetric.
-    Ok((&cov + cov.transpose()) * 0.5)
 }
 
 impl Environment for RealData {
@@ -332,8 +306,10 @@ impl Environment for RealData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::env::table::TableProblem;
     use crate::gp::FiniteCovariance;
     use rand_core::SeedableRng;
+    use std::path::PathBuf;
 
     const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/");
 
@@ -483,10 +459,10 @@ mod tests {
         let err = RealData::light_sensor(&good, &bad).unwrap_err();
         assert_eq!(
             err,
-            RealDataError::Csv {
+            RealDataError::File(TableError {
                 path: bad.clone(),
-                source: CsvError::NotANumber { line: 3, column: 2, cell: "oops".to_string() }
-            }
+                problem: TableProblem::NotANumber { line: 3, column: "s2".into(), cell: "oops".into() }
+            })
         );
         assert!(err.to_string().contains("bad.csv") && err.to_string().contains("line 3"));
         let env = RealData::light_sensor(&good, &good).unwrap();
@@ -495,13 +471,20 @@ mod tests {
         std::fs::write(&bad, "Date,A,B\n2020-01-01,1,2\n2020-01-02,3\n").unwrap();
         assert!(matches!(
             RealData::stocks(&bad),
-            Err(RealDataError::Csv { source: CsvError::Ragged { line: 3, .. }, .. })
+            Err(RealDataError::File(TableError { problem: TableProblem::Ragged { line: 3, .. }, .. }))
         ));
         let missing = dir.join("missing.csv");
         assert!(matches!(
             RealData::stocks(&missing),
-            Err(RealDataError::Csv { source: CsvError::Io { .. }, .. })
+            Err(RealDataError::File(TableError { problem: TableProblem::Unreadable(_), .. }))
         ));
+        // The papers' data sets have no gaps: an empty cell is named, with where gaps are allowed.
+        std::fs::write(&bad, "Date,A,B\n2020-01-01,1,2\n2020-01-02,,4\n").unwrap();
+        let err = RealData::stocks(&bad).unwrap_err().to_string();
+        assert!(
+            err.contains("line 3, column A: the cell is empty") && err.contains("host-sim run custom"),
+            "{err}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

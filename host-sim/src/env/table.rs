@@ -1,12 +1,15 @@
-//! A user's own problem from files (`host-sim run custom --arms FILE.csv [--coords FILE.csv]`).
+//! The CSV reader of every data file — the papers' data sets and a user's own problem
+//! (`host-sim run custom --arms FILE.csv [--coords FILE.csv]`, [`super::custom`]) — whose
+//! errors name the file, the line and the column in the user's words.
 //!
-//! **The arms file**: one column per arm, one row per observation, comma-separated. A header
+//! **The arms file**: one column per arm, one row per observation, comma-separated (the papers'
+//! data sets must have no empty cell: [`Table::complete`]). A header
 //! line names the arms (it is a header when one of its cells is not a number; without one the
 //! arms are `arm0`, `arm1`, …). A leading column whose first data cell is not a number (a date,
 //! a label) is ignored. An empty cell is a missing observation. Blank lines, spaces around
 //! cells, Windows line ends and a UTF-8 byte-order mark are tolerated; cells are not quoted.
 //!
-//! **The problem** (seed 000 §5.1's real-data recipe, [`RealData`]): f(a) is the mean of arm
+//! **The problem** (seed 000 §5.1's real-data recipe, [`super::RealData`]): f(a) is the mean of arm
 //! a's observations divided by s, the largest such mean; a pull returns one of the arm's
 //! observations (divided by s) at random; B = max |f|, R = the largest |observation/s − f|,
 //! α = 1, v = the mean squared observation, c = the mean squared noise.
@@ -23,56 +26,7 @@ use std::path::{Path, PathBuf};
 
 use nalgebra::DMatrix;
 
-use serde::Serialize;
-
-use super::{EnvError, EnvFactory, Environment, RealData, RewardBounds, shared};
-use crate::gp::{Kernel, Matern, SquaredExponential, gram_matrix};
-
-/// The files and choices of a user's problem (`host-sim run custom`), as `run.json` records
-/// them.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ProblemFiles {
-    /// The arms file.
-    pub arms: PathBuf,
-    /// FNV-1a of the arms file's bytes (a changed file is another run, not a resume).
-    pub arms_fnv: String,
-    /// The coordinates file, if the prior is a kernel over coordinates.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub coords: Option<PathBuf>,
-    /// The kernel over the coordinates.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<KernelChoice>,
-    /// B, R, v, c given by the user in place of the derived ones.
-    pub overrides: Overrides,
-}
-
-/// A kernel over coordinates: `se` or `matern` (ν = 2.5), with a lengthscale (default: the
-/// median distance between two arms' points, the usual median heuristic).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct KernelChoice {
-    /// `se` or `matern`.
-    pub name: &'static str,
-    /// The lengthscale, if given.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lengthscale: Option<f64>,
-}
-
-/// The constants a user may set in place of the derived ones.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct Overrides {
-    /// B: bound on |f|.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub b: Option<f64>,
-    /// R: bound on |η|.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub r: Option<f64>,
-    /// v: bound on E|y|² of what the learner observes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub v: Option<f64>,
-    /// c: bound on E|y − f|² of what the learner observes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub c: Option<f64>,
-}
+use crate::gp::{Kernel, gram_matrix};
 
 /// FNV-1a of bytes, as hex.
 pub fn fnv1a(bytes: &[u8]) -> String {
@@ -83,79 +37,23 @@ pub fn fnv1a(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
-impl ProblemFiles {
-    /// The problem of `arms` (read now, to fingerprint it), with a prior from `coords` and
-    /// `kernel` when given.
-    pub fn new(
-        arms: PathBuf,
-        coords: Option<PathBuf>,
-        kernel: Option<KernelChoice>,
-        overrides: Overrides,
-    ) -> Result<Self, TableError> {
-        let bytes = std::fs::read(&arms).map_err(|e| TableError {
-            path: arms.clone(),
-            problem: TableProblem::Unreadable(e.to_string()),
-        })?;
-        let kernel = match (&coords, kernel) {
-            (Some(_), None) => Some(KernelChoice { name: "se", lengthscale: None }),
-            (_, k) => k,
-        };
-        Ok(Self { arms, arms_fnv: fnv1a(&bytes), coords, kernel, overrides })
-    }
-
-    /// The environment the files describe, with the user's constants in place of the derived
-    /// ones.
-    pub fn environment(&self) -> Result<RealData, TableError> {
-        let table = Table::read(&self.arms)?;
-        let in_arms = |problem| TableError { path: self.arms.clone(), problem };
-        let covariance = match &self.coords {
-            None => table.zscore_covariance().map_err(in_arms)?,
-            Some(path) => {
-                let points = read_coordinates(path, &table.names)?;
-                let choice = self.kernel.unwrap_or(KernelChoice { name: "se", lengthscale: None });
-                let lengthscale = choice.lengthscale.unwrap_or_else(|| median_distance(&points));
-                let in_coords = |e: crate::gp::KernelError| TableError {
-                    path: path.clone(),
-                    problem: TableProblem::Kernel(format!("{e} (lengthscale {lengthscale})")),
-                };
-                let k: Box<dyn Kernel> = match choice.name {
-                    "matern" => Box::new(Matern::from_nu(2.5, lengthscale).map_err(in_coords)?),
-                    _ => Box::new(SquaredExponential::new(lengthscale).map_err(in_coords)?),
-                };
-                kernel_covariance(k.as_ref(), &points)
-                    .map_err(|problem| TableError { path: path.clone(), problem })?
-            }
-        };
-        let name = self.arms.file_stem().map_or("custom".into(), |s| s.to_string_lossy().into_owned());
-        let env = table.environment(&name, covariance).map_err(in_arms)?;
-        let derived = env.bounds();
-        let o = self.overrides;
-        Ok(env.with_bounds(RewardBounds {
-            b: o.b.unwrap_or(derived.b),
-            r: o.r.or(derived.r),
-            alpha: derived.alpha,
-            v: o.v.unwrap_or(derived.v),
-            c: o.c.unwrap_or(derived.c),
-        }))
-    }
-
-    /// The factory of the one environment every trial shares.
-    pub fn factory(&self) -> Result<EnvFactory, EnvError> {
-        Ok(shared(self.environment().map_err(EnvError::Table)?))
-    }
-}
-
-/// The median distance between two distinct arms' points (1 if every point is the same).
-fn median_distance(points: &[Vec<f64>]) -> f64 {
-    let mut d: Vec<f64> = Vec::new();
-    for (i, x) in points.iter().enumerate() {
-        for y in &points[i + 1..] {
-            d.push(x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt());
+/// The empirical covariance (n − 1 denominator) of the column-wise z-scored samples `m`; the
+/// error is the index of a constant column, which cannot be z-scored.
+pub fn zscore_covariance(m: &DMatrix<f64>) -> Result<DMatrix<f64>, usize> {
+    let n = m.nrows() as f64;
+    let mut z = m.clone();
+    for (column, mut col) in z.column_iter_mut().enumerate() {
+        let mean = col.mean();
+        col.add_scalar_mut(-mean);
+        let sd = (col.norm_squared() / (n - 1.0)).sqrt();
+        if !(sd.is_finite() && sd > 0.0) {
+            return Err(column);
         }
+        col /= sd;
     }
-    d.retain(|x| *x > 0.0);
-    d.sort_by(f64::total_cmp);
-    d.get(d.len() / 2).copied().unwrap_or(1.0)
+    let cov = z.tr_mul(&z) / (n - 1.0);
+    // Exactly symmetric.
+    Ok((&cov + cov.transpose()) * 0.5)
 }
 
 /// The user's table: arm names and each arm's observations by row (`None` = missing).
@@ -208,6 +106,13 @@ pub enum TableProblem {
         column: String,
         /// The cell.
         cell: String,
+    },
+    /// An empty cell in a data set that must have none.
+    Missing {
+        /// The cell's line.
+        line: usize,
+        /// The cell's column name.
+        column: String,
     },
     /// A cell that is a number but not a finite one.
     NotFinite {
@@ -288,6 +193,11 @@ impl fmt::Display for TableError {
                 f,
                 "{path} line {line}, column {column}: '{cell}' is not a number; write a number, or leave the cell \
                  empty for a missing observation"
+            ),
+            TableProblem::Missing { line, column } => write!(
+                f,
+                "{path} line {line}, column {column}: the cell is empty, and this data set must have no gaps; for \
+                 your own data with gaps use host-sim run custom --arms FILE.csv"
             ),
             TableProblem::NotFinite { line, column, cell } => write!(
                 f,
@@ -420,7 +330,7 @@ impl Table {
 
     /// Each arm's observations, missing cells left out; an error names a column with fewer
     /// than `needed`.
-    fn observations(&self, needed: usize) -> Result<Vec<Vec<f64>>, TableProblem> {
+    pub fn observations(&self, needed: usize) -> Result<Vec<Vec<f64>>, TableProblem> {
         let columns: Vec<Vec<f64>> =
             self.columns.iter().map(|c| c.iter().flatten().copied().collect()).collect();
         for (a, c) in columns.iter().enumerate() {
@@ -433,6 +343,17 @@ impl Table {
             }
         }
         Ok(columns)
+    }
+
+    /// The observations as a matrix (rows = data rows, columns = arms), for data sets that must
+    /// have no gaps (the papers'); an error names the first missing cell.
+    pub fn complete(&self) -> Result<DMatrix<f64>, TableProblem> {
+        for (row, line) in self.lines.iter().enumerate() {
+            if let Some(a) = self.columns.iter().position(|c| c[row].is_none()) {
+                return Err(TableProblem::Missing { line: *line, column: self.names[a].clone() });
+            }
+        }
+        Ok(DMatrix::from_fn(self.lines.len(), self.names.len(), |r, a| self.columns[a][r].unwrap_or(0.0)))
     }
 
     /// The empirical covariance of the z-scored columns (module documentation); exactly the
@@ -459,7 +380,7 @@ impl Table {
         if complete {
             // The real-data sets' computation, bit for bit.
             let m = DMatrix::from_fn(n, self.names.len(), |r, a| self.columns[a][r].unwrap_or(0.0));
-            return super::real_data::zscore_covariance(&m).map_err(|_| {
+            return zscore_covariance(&m).map_err(|_| {
                 TableProblem::Kernel("a column is constant: drop it, or give --coords".to_string())
             });
         }
@@ -467,17 +388,6 @@ impl Table {
         let scale: Vec<f64> = (0..cov.nrows()).map(|i| cov[(i, i)].sqrt()).collect();
         let cov = DMatrix::from_fn(cov.nrows(), cov.ncols(), |i, j| cov[(i, j)] / (scale[i] * scale[j]));
         Ok((&cov + cov.transpose()) * 0.5)
-    }
-
-    /// The environment: the papers' real-data recipe over these observations with `covariance`
-    /// as the prior (one row and column per arm).
-    pub fn environment(&self, name: &str, covariance: DMatrix<f64>) -> Result<RealData, TableProblem> {
-        let observed = self.observations(1)?;
-        let env = RealData::from_columns(name, observed, covariance).map_err(|e| match e {
-            super::RealDataError::NonPositiveMaxMean(m) => TableProblem::NonPositiveBest(m),
-            other => TableProblem::Kernel(other.to_string()),
-        })?;
-        Ok(env.with_arm_names(self.names.clone()))
     }
 }
 
@@ -612,10 +522,7 @@ mod tests {
     fn env_table_covariance_matches_the_real_data_recipe_and_handles_missing_cells() {
         let full = Table::parse("a,b,c\n1,2,0\n3,5,1\n4,4,7\n").unwrap();
         let m = DMatrix::from_row_slice(3, 3, &[1.0, 2.0, 0.0, 3.0, 5.0, 1.0, 4.0, 4.0, 7.0]);
-        assert_eq!(
-            full.zscore_covariance().unwrap(),
-            super::super::real_data::zscore_covariance(&m).unwrap()
-        );
+        assert_eq!(full.zscore_covariance().unwrap(), super::zscore_covariance(&m).unwrap());
         let gappy = Table::parse("a,b,c\n1,2,0\n3,,1\n4,4,7\n6,1,\n").unwrap();
         let k = gappy.zscore_covariance().unwrap();
         assert!((0..3).all(|i| (k[(i, i)] - 1.0).abs() < 1e-12));
@@ -630,22 +537,6 @@ mod tests {
         assert_eq!(
             lonely.zscore_covariance().unwrap_err(),
             TableProblem::TooFewObservations { column: "a".into(), found: 1, needed: 2 }
-        );
-    }
-
-    #[test]
-    fn env_table_environment_uses_each_arms_own_observations() {
-        let t = Table::parse("a,b\n1,2\n3,\n,6\n").unwrap();
-        let env = t.environment("mine", DMatrix::identity(2, 2)).unwrap();
-        // Means 2 and 4: s = 4, f = (0.5, 1).
-        assert_eq!(env.means(), &[0.5, 1.0]);
-        assert_eq!(env.observations(0), &[0.25, 0.75]);
-        assert_eq!(env.observations(1), &[0.5, 1.5]);
-        assert_eq!(env.arm_names(), ["a", "b"]);
-        let negative = Table::parse("a,b\n-1,-2\n").unwrap();
-        assert_eq!(
-            negative.environment("x", DMatrix::identity(2, 2)).unwrap_err(),
-            TableProblem::NonPositiveBest(-1.0)
         );
     }
 

@@ -1,0 +1,165 @@
+//! A user's own problem from files (`host-sim run custom`): the arms file and the optional
+//! coordinates file ([`super::table`] reads them) made into an environment by seed 000's
+//! real-data recipe ([`RealData`]), with the user's constants in place of the derived ones.
+
+use std::path::PathBuf;
+
+use nalgebra::DMatrix;
+use serde::Serialize;
+
+use super::table::{Table, TableError, TableProblem, fnv1a, kernel_covariance, read_coordinates};
+use super::{EnvError, EnvFactory, Environment, RealData, RealDataError, RewardBounds, shared};
+use crate::gp::{Kernel, Matern, SquaredExponential};
+
+/// The files and choices of a user's problem (`host-sim run custom`), as `run.json` records
+/// them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProblemFiles {
+    /// The arms file.
+    pub arms: PathBuf,
+    /// FNV-1a of the arms file's bytes (a changed file is another run, not a resume).
+    pub arms_fnv: String,
+    /// The coordinates file, if the prior is a kernel over coordinates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coords: Option<PathBuf>,
+    /// The kernel over the coordinates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelChoice>,
+    /// B, R, v, c given by the user in place of the derived ones.
+    pub overrides: Overrides,
+}
+
+/// A kernel over coordinates: `se` or `matern` (ν = 2.5), with a lengthscale (default: the
+/// median distance between two arms' points, the usual median heuristic).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct KernelChoice {
+    /// `se` or `matern`.
+    pub name: &'static str,
+    /// The lengthscale, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lengthscale: Option<f64>,
+}
+
+/// The constants a user may set in place of the derived ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Overrides {
+    /// B: bound on |f|.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b: Option<f64>,
+    /// R: bound on |η|.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r: Option<f64>,
+    /// v: bound on E|y|² of what the learner observes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub v: Option<f64>,
+    /// c: bound on E|y − f|² of what the learner observes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c: Option<f64>,
+}
+
+impl ProblemFiles {
+    /// The problem of `arms` (read now, to fingerprint it), with a prior from `coords` and
+    /// `kernel` when given.
+    pub fn new(
+        arms: PathBuf,
+        coords: Option<PathBuf>,
+        kernel: Option<KernelChoice>,
+        overrides: Overrides,
+    ) -> Result<Self, TableError> {
+        let bytes = std::fs::read(&arms).map_err(|e| TableError {
+            path: arms.clone(),
+            problem: TableProblem::Unreadable(e.to_string()),
+        })?;
+        let kernel = match (&coords, kernel) {
+            (Some(_), None) => Some(KernelChoice { name: "se", lengthscale: None }),
+            (_, k) => k,
+        };
+        Ok(Self { arms, arms_fnv: fnv1a(&bytes), coords, kernel, overrides })
+    }
+
+    /// The environment the files describe, with the user's constants in place of the derived
+    /// ones.
+    pub fn environment(&self) -> Result<RealData, TableError> {
+        let table = Table::read(&self.arms)?;
+        let in_arms = |problem| TableError { path: self.arms.clone(), problem };
+        let covariance = match &self.coords {
+            None => table.zscore_covariance().map_err(in_arms)?,
+            Some(path) => {
+                let points = read_coordinates(path, &table.names)?;
+                let choice = self.kernel.unwrap_or(KernelChoice { name: "se", lengthscale: None });
+                let lengthscale = choice.lengthscale.unwrap_or_else(|| median_distance(&points));
+                let in_coords = |e: crate::gp::KernelError| TableError {
+                    path: path.clone(),
+                    problem: TableProblem::Kernel(format!("{e} (lengthscale {lengthscale})")),
+                };
+                let k: Box<dyn Kernel> = match choice.name {
+                    "matern" => Box::new(Matern::from_nu(2.5, lengthscale).map_err(in_coords)?),
+                    _ => Box::new(SquaredExponential::new(lengthscale).map_err(in_coords)?),
+                };
+                kernel_covariance(k.as_ref(), &points)
+                    .map_err(|problem| TableError { path: path.clone(), problem })?
+            }
+        };
+        let name = self.arms.file_stem().map_or("custom".into(), |s| s.to_string_lossy().into_owned());
+        let env = environment(&table, &name, covariance).map_err(in_arms)?;
+        let derived = env.bounds();
+        let o = self.overrides;
+        Ok(env.with_bounds(RewardBounds {
+            b: o.b.unwrap_or(derived.b),
+            r: o.r.or(derived.r),
+            alpha: derived.alpha,
+            v: o.v.unwrap_or(derived.v),
+            c: o.c.unwrap_or(derived.c),
+        }))
+    }
+
+    /// The factory of the one environment every trial shares.
+    pub fn factory(&self) -> Result<EnvFactory, EnvError> {
+        Ok(shared(self.environment().map_err(EnvError::Table)?))
+    }
+}
+
+/// The median distance between two distinct arms' points (1 if every point is the same).
+fn median_distance(points: &[Vec<f64>]) -> f64 {
+    let mut d: Vec<f64> = Vec::new();
+    for (i, x) in points.iter().enumerate() {
+        for y in &points[i + 1..] {
+            d.push(x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt());
+        }
+    }
+    d.retain(|x| *x > 0.0);
+    d.sort_by(f64::total_cmp);
+    d.get(d.len() / 2).copied().unwrap_or(1.0)
+}
+
+/// The environment of `table`: the papers' real-data recipe over its observations with
+/// `covariance` as the prior (one row and column per arm).
+pub fn environment(table: &Table, name: &str, covariance: DMatrix<f64>) -> Result<RealData, TableProblem> {
+    let observed = table.observations(1)?;
+    let env = RealData::from_columns(name, observed, covariance).map_err(|e| match e {
+        RealDataError::NonPositiveMaxMean(m) => TableProblem::NonPositiveBest(m),
+        other => TableProblem::Kernel(other.to_string()),
+    })?;
+    Ok(env.with_arm_names(table.names.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_custom_environment_uses_each_arms_own_observations() {
+        let t = Table::parse("a,b\n1,2\n3,\n,6\n").unwrap();
+        let env = environment(&t, "mine", DMatrix::identity(2, 2)).unwrap();
+        // Means 2 and 4: s = 4, f = (0.5, 1).
+        assert_eq!(env.means(), &[0.5, 1.0]);
+        assert_eq!(env.observations(0), &[0.25, 0.75]);
+        assert_eq!(env.observations(1), &[0.5, 1.5]);
+        assert_eq!(env.arm_names(), ["a", "b"]);
+        let negative = Table::parse("a,b\n-1,-2\n").unwrap();
+        assert_eq!(
+            environment(&negative, "x", DMatrix::identity(2, 2)).unwrap_err(),
+            TableProblem::NonPositiveBest(-1.0)
+        );
+    }
+}
