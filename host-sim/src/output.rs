@@ -14,7 +14,7 @@ use crate::executor::Observer;
 pub use crate::plot::{MAX_PLOTTED_ROUNDS, PlotOptions, plotted_rounds};
 use crate::results::AlgorithmResult;
 pub use crate::settings::OutputError;
-use crate::settings::{RunConfig, RunError};
+use crate::settings::{RunConfig, RunError, write_whole};
 
 /// The observer that writes a finished run's files ([`write_all`]) into its directory.
 pub struct Writer<'a> {
@@ -170,15 +170,6 @@ pub fn write_all_with(
     let plots = crate::plot::write_plots(dir, &title, results, config.trials, plot)?;
     write_whole(&json_path, json.as_bytes())?;
     Ok([regret, finals_path, json_path].into_iter().chain(plots).collect())
-}
-
-/// Writes `bytes` to `path` whole or not at all: into a `.partial` file beside it, renamed
-/// over `path` once complete.
-pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
-    fs::write(&partial, bytes).and_then(|()| fs::rename(&partial, path)).map_err(io_err(path))
 }
 
 /// The format of the summary table.

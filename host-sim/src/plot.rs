@@ -193,7 +193,7 @@ fn write_figure(dir: &Path, figure: &Figure, options: &PlotOptions) -> Result<Ve
         draw(&root, figure, options).and_then(|()| root.present().map_err(text))
     }
     .map_err(|m| OutputError::write(&svg_path, m))?;
-    crate::output::write_whole(&svg_path, svg.as_bytes())?;
+    crate::settings::write_whole(&svg_path, svg.as_bytes())?;
 
     // Drawn into memory and encoded here, so the file is written whole (or not at all) and a
     // failure is reported as the file system's, not the drawing library's.
@@ -204,7 +204,7 @@ fn write_figure(dir: &Path, figure: &Figure, options: &PlotOptions) -> Result<Ve
     }
     .map_err(|m| OutputError::write(&png_path, m))?;
     let png = encode_png(&rgb, size).map_err(|e| OutputError::write(&png_path, e.to_string()))?;
-    crate::output::write_whole(&png_path, &png)?;
+    crate::settings::write_whole(&png_path, &png)?;
     Ok(vec![svg_path, png_path])
 }
 

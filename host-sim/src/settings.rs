@@ -386,3 +386,14 @@ pub fn derive_seed(master: u64, a: u64, b: u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
+
+/// Writes `bytes` to `path` whole or not at all: into a `.partial` file beside it, renamed
+/// over `path` once complete.
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    std::fs::write(&partial, bytes)
+        .and_then(|()| std::fs::rename(&partial, path))
+        .map_err(|e| OutputError::write(path, e.to_string()))
+}
