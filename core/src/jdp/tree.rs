@@ -377,16 +377,9 @@ impl<S> fmt::Debug for SymmetricTree<S> {
 mod tests {
     //! The bookkeeping with the noise replaced through `insert_with`.
     use super::*;
+    use crate::params::literal::{del, eps};
     use rand_core::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
-
-    fn eps(x: f64) -> Epsilon {
-        Epsilon::new(x).unwrap()
-    }
-
-    fn del(x: f64) -> Delta {
-        Delta::new(x).unwrap()
-    }
 
     fn tree(m: usize, horizon: u64) -> SymmetricTree<std::vec::Vec<i64>> {
         let len = SymmetricTree::<std::vec::Vec<i64>>::buffer_len(m, horizon);

@@ -136,14 +136,7 @@ pub fn epsilon_bun_steinke(rho: f64, delta: Delta) -> Result<f64, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn eps(x: f64) -> Epsilon {
-        Epsilon::new(x).unwrap()
-    }
-
-    fn del(x: f64) -> Delta {
-        Delta::new(x).unwrap()
-    }
+    use crate::params::literal::{del, eps};
 
     #[test]
     fn matches_the_reference_implementation_values() {

@@ -614,16 +614,9 @@ mod tests {
     //! The p-sum bookkeeping with the noise replaced through `insert_with`: exact prefix sums
     //! with zero noise, the number of noise terms per release, and the node count per element.
     use super::*;
+    use crate::params::literal::{bnd, eps};
     use rand_core::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
-
-    fn eps(x: f64) -> Epsilon {
-        Epsilon::new(x).unwrap()
-    }
-
-    fn bnd(x: f64) -> Bound {
-        Bound::new(x).unwrap()
-    }
 
     const HORIZONS: [u64; 7] = [1, 2, 7, 8, 9, 1024, 1000];
 
