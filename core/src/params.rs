@@ -116,3 +116,30 @@ impl TruncationLevel {
         self.0
     }
 }
+
+/// Typed values of valid literals for the unit tests (`const`, panicking on an invalid one).
+#[cfg(test)]
+pub(crate) mod literal {
+    use super::{Bound, Delta, Epsilon};
+
+    pub(crate) const fn eps(x: f64) -> Epsilon {
+        match Epsilon::new(x) {
+            Ok(e) => e,
+            Err(_) => panic!("an invalid epsilon in a test"),
+        }
+    }
+
+    pub(crate) const fn bnd(x: f64) -> Bound {
+        match Bound::new(x) {
+            Ok(b) => b,
+            Err(_) => panic!("an invalid bound in a test"),
+        }
+    }
+
+    pub(crate) const fn del(x: f64) -> Delta {
+        match Delta::new(x) {
+            Ok(d) => d,
+            Err(_) => panic!("an invalid delta in a test"),
+        }
+    }
+}

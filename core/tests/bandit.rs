@@ -271,11 +271,11 @@ fn hedge_and_private_hedge_weights() {
     let mut hedge = Hedge::<3>::new(eta).unwrap();
     let mut r = rng(8);
     // Negligible noise: private Hedge follows Hedge.
-    let calibrated = PrivateHedge::<3, 8>::new(0.5, horizon, eta, &mut r).unwrap();
+    let calibrated = PrivateHedge::<3, 8>::new(eps(0.5), horizon, eta, &mut r).unwrap();
     let depth = 8.0; // ⌊log₂ 200⌋ + 1
     assert!((calibrated.node_noise_scale() / (3.0 * depth / 0.5) - 1.0).abs() < 1e-3, "λ = N·depth/ε");
     assert!(calibrated.epsilon_effective() < 0.5);
-    let mut private = PrivateHedge::<3, 8>::new(1e9, horizon, eta, &mut r).unwrap();
+    let mut private = PrivateHedge::<3, 8>::new(eps(1e9), horizon, eta, &mut r).unwrap();
     for t in 0..horizon {
         let losses = [0.0, 1.0, (t % 2) as f64];
         hedge.observe(&losses).unwrap();
@@ -304,7 +304,7 @@ fn private_hedge_releases_carry_exactly_depth_noise_terms() {
     let mut sum_sq = [0.0f64; 3]; // t = 1 (popcount 1), 7 (3), 8 (1)
     let mut scale = 0.0;
     for _ in 0..trials {
-        let mut h = PrivateHedge::<1, 4>::new(e, horizon, 0.1, &mut r).unwrap();
+        let mut h = PrivateHedge::<1, 4>::new(eps(e), horizon, 0.1, &mut r).unwrap();
         scale = h.node_noise_scale();
         for t in 1..=8u64 {
             h.observe(&[0.0], &mut r).unwrap();
@@ -344,7 +344,7 @@ fn invalid_parameters_get_their_own_errors() {
     );
     assert_eq!(Exp3Params::new(0.0, 0.1), Err(ParamError::LearningRateInvalid));
     assert_eq!(Hedge::<2>::new(f64::INFINITY).err(), Some(ParamError::LearningRateInvalid));
-    assert!(PrivateHedge::<2, 3>::new(1.0, 8, 0.1, &mut rng(1)).is_err());
+    assert!(PrivateHedge::<2, 3>::new(eps(1.0), 8, 0.1, &mut rng(1)).is_err());
     assert!(PrivateSum::new(TruncationLevel::new(1e20).unwrap(), eps(1.0)).is_err());
     assert_eq!(ParamError::TooFewArms.to_string(), "too few arms or experts for this policy: use at least 2");
 }

@@ -8,6 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use ldp_core::jdp::{ClientConfig, Confidence, DEVICE_FEATURES, DeviceClient, JdpState};
+use ldp_core::{Bound, Delta, Epsilon};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -42,7 +43,17 @@ fn allocations() -> u64 {
 #[test]
 fn the_device_client_runs_a_hundred_rounds_without_allocating() {
     let conf = Confidence { rkhs_bound: 1.0, noise_scale: 0.5, approx_error: 1e-6, zeta: 0.1, scale: 0.1 };
-    let device = DeviceClient::new(0.2, ClientConfig::new(1.0, 0.1, 1.0, 100, conf)).unwrap();
+    let device = DeviceClient::new(
+        0.2,
+        ClientConfig::new(
+            Epsilon::new(1.0).unwrap(),
+            Delta::new(0.1).unwrap(),
+            Bound::new(1.0).unwrap(),
+            100,
+            conf,
+        ),
+    )
+    .unwrap();
     let candidates: [[f64; 1]; 16] = core::array::from_fn(|i| [i as f64 / 15.0]);
     let mut rng = ChaCha20Rng::seed_from_u64(1);
     let mut state = device.initial_state();

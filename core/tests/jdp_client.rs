@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{ALPHA, dkw_threshold};
+use common::{ALPHA, bnd, del, dkw_threshold, eps};
 use ldp_core::features::{FeatureMap, Qff};
 use ldp_core::jdp::{ClientConfig, Confidence, JdpError, JdpState, LocalJdpClient, zcdp};
 use nalgebra::{SMatrix, SVector};
@@ -22,7 +22,7 @@ const CONF: Confidence =
 
 fn client(epsilon: f64, delta: f64, horizon: u64) -> Client {
     let q = Features::new(0.5).unwrap();
-    LocalJdpClient::new(q, ClientConfig::new(epsilon, delta, 1.0, horizon, CONF)).unwrap()
+    LocalJdpClient::new(q, ClientConfig::new(eps(epsilon), del(delta), bnd(1.0), horizon, CONF)).unwrap()
 }
 
 fn candidates() -> [[f64; 1]; 11] {
@@ -102,7 +102,7 @@ fn reports_add_rounded_statistics_plus_calibrated_discrete_gaussian_noise() {
         assert!(worst <= dkw_threshold(noise.len(), ALPHA), "KS {worst} (σ = {sigma} steps)");
     }
     // The calibration spends at most the budget: one report is (ε, δ)-LDP.
-    assert!(c.rho() <= zcdp::rho_for(1.0, 0.1).unwrap());
+    assert!(c.rho() <= zcdp::rho_for(eps(1.0), del(0.1)).unwrap());
     assert!(c.epsilon_effective() <= 1.0 + 1e-9);
 }
 
@@ -197,7 +197,8 @@ fn the_jdp_reporter_has_an_accountant_like_the_reporter() {
     use ldp_core::jdp::{DeviceClient, JdpReportError, JdpReporter};
     use ldp_core::{BudgetError, BudgetPolicy, Epsilon, MemoryStore};
     let conf = Confidence { rkhs_bound: 1.0, noise_scale: 0.5, approx_error: 1e-6, zeta: 0.1, scale: 0.1 };
-    let client = || DeviceClient::new(0.2, ClientConfig::new(0.5, 0.1, 1.0, 100, conf)).unwrap();
+    let client =
+        || DeviceClient::new(0.2, ClientConfig::new(eps(0.5), del(0.1), bnd(1.0), 100, conf)).unwrap();
     let e = |x| Epsilon::new(x).unwrap();
     let policy = BudgetPolicy::new(e(0.5), e(3.0)).unwrap().with_chunk(e(1.0)).unwrap();
     let mut device = JdpReporter::open(client(), policy, MemoryStore::provisioned([2; 32]), [0; 32]).unwrap();
@@ -225,7 +226,7 @@ fn the_jdp_reporter_has_an_accountant_like_the_reporter() {
     ));
     assert_eq!(replay.rounds, 4, "the refused report changed nothing");
     // A client at an ε above the device's limit cannot be opened.
-    let weak = DeviceClient::new(0.2, ClientConfig::new(1.0, 0.1, 1.0, 100, conf)).unwrap();
+    let weak = DeviceClient::new(0.2, ClientConfig::new(eps(1.0), del(0.1), bnd(1.0), 100, conf)).unwrap();
     assert!(matches!(
         JdpReporter::open(weak, policy, MemoryStore::provisioned([2; 32]), [0; 32]),
         Err(BudgetError::AboveDeviceLimit { .. })

@@ -3,6 +3,9 @@
 //! σ, and the noise shifted by 2Λ (Lemma 3) is positive definite in every round. (Exact sums
 //! with zero noise are checked in the module's unit tests, through a private noise hook.)
 
+mod common;
+
+use common::{bnd, del, eps};
 use ldp_core::jdp::{ShiftRule, SymmetricTree, TreeConfig, packed_index, zcdp};
 use nalgebra::SMatrix;
 use rand_core::{Rng, SeedableRng};
@@ -40,7 +43,7 @@ fn row(rng: &mut Xoshiro256PlusPlus) -> [f64; M] {
 
 fn new_tree(epsilon: f64) -> SymmetricTree<Vec<i64>> {
     let len = SymmetricTree::<Vec<i64>>::buffer_len(M, T);
-    SymmetricTree::new(vec![0; len], M, TreeConfig::new(epsilon, 0.1, 2f64.sqrt(), T)).unwrap()
+    SymmetricTree::new(vec![0; len], M, TreeConfig::new(eps(epsilon), del(0.1), bnd(2f64.sqrt()), T)).unwrap()
 }
 
 #[test]
@@ -119,7 +122,7 @@ fn accounting_spends_at_most_the_budget_and_smaller_epsilon_means_more_noise() {
     assert!(sigmas.windows(2).all(|w| w[0] > w[1]), "{sigmas:?}");
     for eps in [0.1, 1.0, 10.0] {
         let tree = new_tree(eps);
-        assert!(tree.rho() <= zcdp::rho_for(eps, 0.1).unwrap());
+        assert!(tree.rho() <= zcdp::rho_for(common::eps(eps), del(0.1)).unwrap());
         assert!(tree.epsilon_effective() <= eps * (1.0 + 1e-9));
         assert!(tree.epsilon_effective() > 0.99 * eps);
     }
@@ -128,37 +131,32 @@ fn accounting_spends_at_most_the_budget_and_smaller_epsilon_means_more_noise() {
 #[test]
 fn bad_parameters_and_buffers_are_refused() {
     use ldp_core::ParamError;
-    let ok = TreeConfig::new(1.0, 0.1, 1.0, 10);
+    let ok = TreeConfig::new(eps(1.0), del(0.1), bnd(1.0), 10);
     let len = SymmetricTree::<Vec<i64>>::buffer_len(3, 10);
     let build = |buf: Vec<i64>, m, c| SymmetricTree::new(buf, m, c).err();
     assert_eq!(build(vec![0; len + 1], 3, ok), Some(ParamError::BufferLength));
     assert_eq!(build(vec![0; len], 0, ok), Some(ParamError::DimensionInvalid));
-    assert_eq!(build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, 1.0, 0)), Some(ParamError::HorizonZero));
     assert_eq!(
-        build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, 1.0, 1 << 33)),
+        build(vec![0; len], 3, TreeConfig::new(eps(1.0), del(0.1), bnd(1.0), 0)),
+        Some(ParamError::HorizonZero)
+    );
+    assert_eq!(
+        build(vec![0; len], 3, TreeConfig::new(eps(1.0), del(0.1), bnd(1.0), 1 << 33)),
         Some(ParamError::HorizonAboveCapacity)
     );
     assert_eq!(
-        build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, f64::NAN, 10)),
-        Some(ParamError::BoundNotFinite)
-    );
-    assert_eq!(
-        build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, 0.0, 10)),
+        build(vec![0; len], 3, TreeConfig::new(eps(1.0), del(0.1), bnd(0.0), 10)),
         Some(ParamError::BoundNotPositive)
     );
     assert_eq!(
-        build(vec![0; len], 3, TreeConfig::new(1.0, 0.1, 1e30, 10)),
+        build(vec![0; len], 3, TreeConfig::new(eps(1.0), del(0.1), bnd(1e30), 10)),
         Some(ParamError::BoundOutOfRange)
     );
-    assert_eq!(
-        build(vec![0; len], 3, TreeConfig::new(-1.0, 0.1, 1.0, 10)),
-        Some(ParamError::EpsilonNotPositive)
-    );
-    assert_eq!(build(vec![0; len], 3, TreeConfig::new(1.0, 1.5, 1.0, 10)), Some(ParamError::DeltaOutOfRange));
+    // ε, δ and L's finiteness are checked by their types (`core/tests/params.rs`).
     assert_eq!(build(vec![0; len], 3, ok.with_grid(3)), Some(ParamError::GridOutOfRange));
     // (ε, δ) so small that σ exceeds 2^31 grid steps.
     assert_eq!(
-        build(vec![0; len], 3, TreeConfig::new(1e-6, 1e-12, 1.0, 10)),
+        build(vec![0; len], 3, TreeConfig::new(eps(1e-6), del(1e-12), bnd(1.0), 10)),
         Some(ParamError::NoiseOutOfRange)
     );
 }
@@ -168,9 +166,9 @@ fn bad_parameters_and_buffers_are_refused() {
 #[test]
 fn the_top_of_the_bound_range_is_accepted_with_its_margin() {
     let l = 2f64.powi(20); // L² = 2^40
-    let config = TreeConfig::new(1.0, 0.1, l, 16);
+    let config = TreeConfig::new(eps(1.0), del(0.1), bnd(l), 16);
     let len = SymmetricTree::<Vec<i64>>::buffer_len(2, 16);
     assert!(SymmetricTree::new(vec![0; len], 2, config).is_ok());
-    let too_big = TreeConfig::new(1.0, 0.1, l * 1.000_001, 16);
+    let too_big = TreeConfig::new(eps(1.0), del(0.1), bnd(l * 1.000_001), 16);
     assert!(SymmetricTree::new(vec![0; len], 2, too_big).is_err());
 }

@@ -49,7 +49,7 @@ fn assert_rate_at_most(violations: u64, runs: u64, delta: f64, alpha: f64, what:
 #[test]
 fn fixed_bound_tree_errors_respect_lemma_2_and_the_natural_log_reading_does_not() {
     let (eps, b, runs) = (1.0, 1.0, 20_000u64);
-    let template = Tree::<7>::new(eps, b, HORIZON).unwrap();
+    let template = Tree::<7>::new(common::eps(eps), bnd(b), HORIZON).unwrap();
     let g = (template.grid_log2() as f64).exp2();
     let m = (b / g).floor() as i64; // stay inside [−B, B]: no clamping
     let bounds = DELTAS.map(|d| template.error_bound(d).unwrap());
@@ -62,7 +62,7 @@ fn fixed_bound_tree_errors_respect_lemma_2_and_the_natural_log_reading_does_not(
     let mut violations = [[0u64; 4]; 4]; // [time][δ]
     let mut ln_violations = [0u64; 2]; // at t = 127
     for _ in 0..runs {
-        let mut tree = Tree::<7>::new(eps, b, HORIZON).unwrap();
+        let mut tree = Tree::<7>::new(common::eps(eps), bnd(b), HORIZON).unwrap();
         let mut exact = 0i64;
         for t in 1..=HORIZON {
             let i = uniform_index(&mut rng, m);
@@ -111,12 +111,12 @@ fn fixed_bound_tree_errors_respect_lemma_2_and_the_natural_log_reading_does_not(
 fn adaptive_tree_errors_respect_lemma_2_at_the_current_bound() {
     let (eps, runs) = (0.5, 10_000u64);
     let bound_at = |t: u64| (t as f64).sqrt(); // non-decreasing, like seed 004 Alg. 1's B_n
-    let template = AdaptiveTree::<7>::new(eps, bound_at(HORIZON), HORIZON).unwrap();
+    let template = AdaptiveTree::<7>::new(common::eps(eps), bnd(bound_at(HORIZON)), HORIZON).unwrap();
     let g = (template.grid_log2() as f64).exp2();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(72);
     let mut violations = [[0u64; 2]; 4]; // [time][δ ∈ {0.5, 0.1}]
     for _ in 0..runs {
-        let mut tree = AdaptiveTree::<7>::new(eps, bound_at(HORIZON), HORIZON).unwrap();
+        let mut tree = AdaptiveTree::<7>::new(common::eps(eps), bnd(bound_at(HORIZON)), HORIZON).unwrap();
         let mut exact = 0i64;
         for t in 1..=HORIZON {
             let b = bound_at(t);
@@ -142,14 +142,14 @@ fn adaptive_tree_errors_respect_lemma_2_at_the_current_bound() {
 #[test]
 fn vector_tree_errors_respect_lemma_2_per_coordinate() {
     let (eps, b, runs) = (2.0, 0.5, 10_000u64);
-    let template = VectorTree::<3, 7>::new(eps, b, HORIZON).unwrap();
+    let template = VectorTree::<3, 7>::new(common::eps(eps), bnd(b), HORIZON).unwrap();
     let g = (template.grid_log2() as f64).exp2();
     let m = (b / g).floor() as i64;
     let bounds = [0.5, 0.1].map(|d| template.error_bound(d).unwrap());
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(73);
     let mut violations = [[0u64; 2]; 3]; // [coordinate][δ] at t = 127
     for _ in 0..runs {
-        let mut tree = VectorTree::<3, 7>::new(eps, b, HORIZON).unwrap();
+        let mut tree = VectorTree::<3, 7>::new(common::eps(eps), bnd(b), HORIZON).unwrap();
         let mut exact = [0i64; 3];
         let mut last = None;
         for _ in 1..=HORIZON {

@@ -19,7 +19,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 /// {index > M}, whose likelihood ratio between σ(1) = B and σ(1) = −B is exactly e^{ε'_eff}.
 fn single_release_attack(tree_eps: f64, b: f64) -> impl FnMut(bool, &mut Xoshiro256PlusPlus) -> bool {
     move |high, rng| {
-        let mut tree = Tree::<4>::new(tree_eps, b, 8).unwrap();
+        let mut tree = Tree::<4>::new(eps(tree_eps), bnd(b), 8).unwrap();
         let m = tree.max_index();
         tree.insert(if high { b } else { -b }, rng).unwrap();
         for _ in 0..2 {
@@ -32,7 +32,7 @@ fn single_release_attack(tree_eps: f64, b: f64) -> impl FnMut(bool, &mut Xoshiro
 #[test]
 fn one_release_is_epsilon_over_depth_private_and_the_audit_catches_halved_noise() {
     let (eps, b, n) = (4.0, 1.0, 1_000_000);
-    let tree = Tree::<4>::new(eps, b, 8).unwrap();
+    let tree = Tree::<4>::new(common::eps(eps), bnd(b), 8).unwrap();
     let claim = tree.epsilon_per_node(); // ε'_eff < ε/depth = 1
     assert!(claim < eps / 4.0);
     let ours = epsilon_lower_bound(n, 41, single_release_attack(eps, b));
@@ -51,7 +51,7 @@ fn one_release_is_epsilon_over_depth_private_and_the_audit_catches_halved_noise(
 /// exceed M" has likelihood ratio exactly e^{3·ε'_eff}.
 fn sequence_attack(tree_eps: f64, b: f64) -> impl FnMut(bool, &mut Xoshiro256PlusPlus) -> bool {
     move |high, rng| {
-        let mut tree = Tree::<3>::new(tree_eps, b, 4).unwrap();
+        let mut tree = Tree::<3>::new(eps(tree_eps), bnd(b), 4).unwrap();
         let m = tree.max_index();
         if tree.insert(if high { b } else { -b }, rng).unwrap().index <= m {
             return false;
@@ -67,7 +67,7 @@ fn sequence_attack(tree_eps: f64, b: f64) -> impl FnMut(bool, &mut Xoshiro256Plu
 #[test]
 fn the_release_sequence_is_epsilon_private_and_the_audit_catches_too_little_noise() {
     let (eps, b, n) = (1.0, 2.0, 600_000);
-    let tree = Tree::<3>::new(eps, b, 4).unwrap();
+    let tree = Tree::<3>::new(common::eps(eps), bnd(b), 4).unwrap();
     assert_eq!(tree.depth(), 3);
     let claim = tree.epsilon_effective();
     let ours = epsilon_lower_bound(n, 51, sequence_attack(eps, b));
@@ -90,7 +90,7 @@ fn the_release_sequence_is_epsilon_private_and_the_audit_catches_too_little_nois
 /// neighbours (B, B) and (−B, −B) (ℓ1 distance 2·D·B, the worst case).
 fn vector_attack(tree_eps: f64, b: f64) -> impl FnMut(bool, &mut Xoshiro256PlusPlus) -> bool {
     move |high, rng| {
-        let mut tree = VectorTree::<2, 1>::new(tree_eps, b, 1).unwrap();
+        let mut tree = VectorTree::<2, 1>::new(eps(tree_eps), bnd(b), 1).unwrap();
         let m = tree.max_index();
         let x = if high { b } else { -b };
         tree.insert(&[x, x], rng).unwrap().indices.iter().all(|&i| i > m)
@@ -100,7 +100,7 @@ fn vector_attack(tree_eps: f64, b: f64) -> impl FnMut(bool, &mut Xoshiro256PlusP
 #[test]
 fn the_vector_tree_is_epsilon_private_in_l1_and_the_audit_catches_per_coordinate_calibration() {
     let (eps, b, n) = (1.0, 0.5, 1_000_000);
-    let claim = VectorTree::<2, 1>::new(eps, b, 1).unwrap().epsilon_effective();
+    let claim = VectorTree::<2, 1>::new(common::eps(eps), bnd(b), 1).unwrap().epsilon_effective();
     let ours = epsilon_lower_bound(n, 61, vector_attack(eps, b));
     eprintln!("vector: empirical ε lower bound {ours:.4}, claim {claim:.6}");
     assert!(ours <= claim, "empirical ε lower bound {ours} exceeds the claimed {claim}");

@@ -27,10 +27,21 @@ use ldp_core::features::FeatureMap;
 use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient, SymmetricTree, TreeConfig};
 
 const FIXTURE_EPS: f64 = 3.0;
+
+/// The bounds of the audited releases.
+const UNIT: Bound = match Bound::new(1.0) {
+    Ok(b) => b,
+    Err(_) => panic!("B = 1 is valid"),
+};
+const TWO: Bound = match Bound::new(2.0) {
+    Ok(b) => b,
+    Err(_) => panic!("B = 2 is valid"),
+};
 use ldp_core::sampler::{DiscreteGaussian, DiscreteLaplace};
 use ldp_core::tree::{AdaptiveTree, Tree, VectorTree};
 use ldp_core::{
-    Bound, BudgetPolicy, DeviceConfig, Epsilon, LaplaceMechanism, MemoryStore, Reporter, TruncationLevel,
+    Bound, BudgetPolicy, Delta, DeviceConfig, Epsilon, LaplaceMechanism, MemoryStore, Reporter,
+    TruncationLevel,
 };
 use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
@@ -284,7 +295,13 @@ fn jdp_client() -> Option<&'static LocalJdpClient<2, 2, Coordinates>> {
         .get_or_init(|| {
             let conf =
                 Confidence { rkhs_bound: 1.0, noise_scale: 0.1, approx_error: 0.0, zeta: 0.1, scale: 1.0 };
-            let config = ClientConfig::new(JDP_EPSILON, JDP_DELTA, 1.0, 1000, conf);
+            let config = ClientConfig::new(
+                Epsilon::new(JDP_EPSILON).ok()?,
+                Delta::new(JDP_DELTA).ok()?,
+                UNIT,
+                1000,
+                conf,
+            );
             LocalJdpClient::new(Coordinates, config).ok()
         })
         .as_ref()
@@ -396,13 +413,17 @@ fn first_differs(t: u64, high: bool) -> f64 {
 /// The tree of seeds 002/004 over four values, the first ±1. Built at `eps` (the claim is 1:
 /// a fixture builds at 3 = the depth, i.e. without splitting ε across the levels).
 fn tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
-    let Ok(mut tree) = Tree::<3>::new(eps, 1.0, 4) else { return [f64::NAN; STATS] };
+    let Ok(mut tree) = Epsilon::new(eps).and_then(|e| Tree::<3>::new(e, UNIT, 4)) else {
+        return [f64::NAN; STATS];
+    };
     over_four_rounds(|t| tree.insert(first_differs(t, high), rng).ok().map(|r| r.value()))
 }
 
 /// As [`tree_sum`] on the adaptive tree (seed 004 Alg. 2) with bounds 1, 1, 2, 2 (B_max = 2).
 fn adaptive_tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
-    let Ok(mut tree) = AdaptiveTree::<3>::new(eps, 2.0, 4) else { return [f64::NAN; STATS] };
+    let Ok(mut tree) = Epsilon::new(eps).and_then(|e| AdaptiveTree::<3>::new(e, TWO, 4)) else {
+        return [f64::NAN; STATS];
+    };
     over_four_rounds(|t| {
         let bound = if t <= 2 { 1.0 } else { 2.0 };
         tree.insert(first_differs(t, high), bound, rng).ok().map(|r| r.value())
@@ -412,7 +433,9 @@ fn adaptive_tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
 /// As [`tree_sum`] on a two-coordinate vector tree: the first vector is (1, −1) or (−1, 1); the
 /// statistic is coordinate 0 minus coordinate 1.
 fn vector_tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
-    let Ok(mut tree) = VectorTree::<2, 3>::new(eps, 1.0, 4) else { return [f64::NAN; STATS] };
+    let Ok(mut tree) = Epsilon::new(eps).and_then(|e| VectorTree::<2, 3>::new(e, UNIT, 4)) else {
+        return [f64::NAN; STATS];
+    };
     over_four_rounds(|t| {
         let x = first_differs(t, high);
         let v = tree.insert(&[x, -x], rng).ok()?.values();
@@ -444,7 +467,9 @@ fn private_sum(high: bool, rng: &mut SimRng, broken: bool) -> [f64; STATS] {
 /// Private Hedge over four rounds, the first losses (1, 0) or (0, 1), then (½, ½); the
 /// statistic sums L̃_t[0] − L̃_t[1] over t = 1, 2, 4.
 fn hedge(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
-    let Ok(mut hedge) = PrivateHedge::<2, 3>::new(eps, 4, 0.1, rng) else { return [f64::NAN; STATS] };
+    let Ok(mut hedge) = Epsilon::new(eps).and_then(|e| PrivateHedge::<2, 3>::new(e, 4, 0.1, rng)) else {
+        return [f64::NAN; STATS];
+    };
     over_four_rounds(|t| {
         let x = first_differs(t, high);
         hedge.observe(&[0.5 + x / 2.0, 0.5 - x / 2.0], rng).ok()?;
@@ -478,8 +503,10 @@ fn symmetric_tree_sum(high: bool, rng: &mut SimRng, fixture: bool) -> [f64; STAT
     static OURS: OnceLock<Template> = OnceLock::new();
     static BROKEN: OnceLock<Template> = OnceLock::new();
     let (cell, eps) = if fixture { (&BROKEN, FIXTURE_EPS) } else { (&OURS, JDP_EPSILON) };
-    let template =
-        cell.get_or_init(|| SymmetricTree::new([0i64; LEN], 2, TreeConfig::new(eps, JDP_DELTA, 1.0, 4)).ok());
+    let template = cell.get_or_init(|| {
+        let config = TreeConfig::new(Epsilon::new(eps).ok()?, Delta::new(JDP_DELTA).ok()?, UNIT, 4);
+        SymmetricTree::new([0i64; LEN], 2, config).ok()
+    });
     let Some(mut tree) = template.clone() else { return [f64::NAN; STATS] };
     let mut out = [0i64; 3];
     over_four_rounds(|t| {

@@ -5,6 +5,7 @@
 use rand_core::Rng;
 
 use super::{ObserveError, ParamError, check_eta};
+use crate::params::{Bound, Epsilon};
 use crate::tree::VectorTree;
 
 /// The exponential weights `x_i ∝ exp(−η L_i)`: the FTRL choice
@@ -129,9 +130,10 @@ impl<const N: usize> Hedge<N> {
 ///
 /// ```
 /// use ldp_core::bandit::PrivateHedge;
+/// use ldp_core::Epsilon;
 /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
 /// let mut rng = ChaCha20Rng::seed_from_u64(4);
-/// let mut hedge = PrivateHedge::<3, 10>::new(1.0, 1000, 0.1, &mut rng)?;
+/// let mut hedge = PrivateHedge::<3, 10>::new(Epsilon::new(1.0)?, 1000, 0.1, &mut rng)?;
 /// let x = hedge.weights(); // from L̃_0: pure noise
 /// assert!((x.iter().sum::<f64>() - 1.0).abs() < 1e-12);
 /// hedge.observe(&[0.0, 1.0, 0.5], &mut rng).map_err(|_| ldp_core::ParamError::HorizonZero)?;
@@ -144,17 +146,23 @@ pub struct PrivateHedge<const N: usize, const L: usize> {
     noisy: [i64; N],
 }
 
+/// B = ½: the bound on the shifted losses `l_t − ½`.
+const HALF: Bound = match Bound::new(0.5) {
+    Ok(half) => half,
+    Err(_) => panic!("B = 1/2 is valid"),
+};
+
 impl<const N: usize, const L: usize> PrivateHedge<N, L> {
     /// Private Hedge at ε for horizon T (`1 ≤ T ≤ 2^L − 1`) with learning rate η; draws L̃_0
     /// from `rng`.
     pub fn new<R: Rng + ?Sized>(
-        epsilon: f64,
+        epsilon: Epsilon,
         horizon: u64,
         eta: f64,
         rng: &mut R,
     ) -> Result<Self, ParamError> {
         let eta = check_eta(eta)?;
-        let tree = VectorTree::<N, L>::new(epsilon, 0.5, horizon)?;
+        let tree = VectorTree::<N, L>::new(epsilon, HALF, horizon)?;
         let mut noisy = [0i64; N];
         Self::pad(&tree, &mut noisy, tree.depth(), rng);
         Ok(Self { eta, tree, noisy })

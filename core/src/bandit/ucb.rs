@@ -4,7 +4,7 @@
 use rand_core::Rng;
 
 use super::{HeavyTail, ObserveError, ParamError, argmax, check_constant, check_observation};
-use crate::params::Epsilon;
+use crate::params::{Bound, Epsilon};
 use crate::tree::AdaptiveTree;
 use crate::truncation::{
     dp_robust_ucb_level, dp_robust_ucb_level_at, log_pow_1_5, log_t_squared, robust_ucb_level_at,
@@ -198,9 +198,12 @@ pub struct DpRobustUcb<const K: usize, const L: usize> {
 impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
     /// A placeholder for array construction; every tree in a built policy is replaced by a real
     /// one (all are built from the same, already validated, parameters).
-    const PLACEHOLDER: AdaptiveTree<L> = match AdaptiveTree::new(1.0, 1.0, 1) {
-        Ok(tree) => tree,
-        Err(_) => panic!("constant parameters of a one-element tree are valid"),
+    const PLACEHOLDER: AdaptiveTree<L> = match (Epsilon::new(1.0), Bound::new(1.0)) {
+        (Ok(epsilon), Ok(bound)) => match AdaptiveTree::new(epsilon, bound, 1) {
+            Ok(tree) => tree,
+            Err(_) => panic!("constant parameters of a one-element tree are valid"),
+        },
+        _ => panic!("ε = 1 and B = 1 are valid"),
     };
 
     /// DP robust UCB at ε for horizon T (`1 ≤ T ≤ 2^L − 1`) with index constant `constant`.
@@ -215,12 +218,13 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
         let c = check_constant(constant)?;
         let (u, v) = (tail.u(), tail.v());
         let max_bound = dp_robust_ucb_level(epsilon, u, horizon, horizon, v);
-        let grid_log2 = if max_bound.is_finite() && max_bound > 0.0 {
+        let bound = Bound::new(max_bound)?;
+        let grid_log2 = if max_bound > 0.0 {
             libm::ilogb(max_bound) - TREE_GRID_BITS
         } else {
-            0 // the tree constructor reports the invalid bound
+            0 // the tree constructor reports the zero bound
         };
-        let build = || AdaptiveTree::<L>::with_grid(epsilon.get(), max_bound, horizon, grid_log2);
+        let build = || AdaptiveTree::<L>::with_grid(epsilon, bound, horizon, grid_log2);
         build()?; // validates everything; the K trees below are built from the same values
         let trees = core::array::from_fn(|_| build().unwrap_or(Self::PLACEHOLDER));
         let log_t = libm::log(horizon.max(2) as f64);

@@ -51,7 +51,7 @@ use crate::budget::{Accountant, BudgetPolicy};
 use crate::error::BudgetError;
 use crate::features::{DefaultQff1, FeatureMap};
 use crate::mechanism::MAX_RELEASE_INDEX;
-use crate::params::Epsilon;
+use crate::params::{Bound, Delta, Epsilon};
 use crate::reporter::{boot_key, sanitize};
 use crate::sampler::DiscreteGaussian;
 use crate::state::StateStore;
@@ -66,11 +66,11 @@ const MAX_EXTRA_RIDGE_DOUBLINGS: usize = 16;
 #[non_exhaustive]
 pub struct ClientConfig {
     /// ε (seed 003's α) of each report.
-    pub epsilon: f64,
+    pub epsilon: Epsilon,
     /// δ (seed 003's β) of each report, in (0, 1).
-    pub delta: f64,
-    /// b: rewards are clamped to `[−b, b]` before use.
-    pub reward_bound: f64,
+    pub delta: Delta,
+    /// b: rewards are clamped to `[−b, b]` before use; must be > 0.
+    pub reward_bound: Bound,
     /// T: the horizon (enters the shift and the width only).
     pub horizon: u64,
     /// λ: the ridge.
@@ -86,9 +86,9 @@ pub struct ClientConfig {
 impl ClientConfig {
     /// (ε, δ), b, T and Theorem 1's constants; λ = 1, the concentration shift, default grid.
     pub const fn new(
-        epsilon: f64,
-        delta: f64,
-        reward_bound: f64,
+        epsilon: Epsilon,
+        delta: Delta,
+        reward_bound: Bound,
         horizon: u64,
         confidence: Confidence,
     ) -> Self {
@@ -186,10 +186,11 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
     /// ```
     /// use ldp_core::features::Qff;
     /// use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient};
+    /// use ldp_core::{Bound, Delta, Epsilon};
     /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
     /// let q = Qff::<1, 4, 8>::new(0.5)?;
     /// let conf = Confidence { rkhs_bound: 1.0, noise_scale: 0.5, approx_error: 1e-6, zeta: 0.1, scale: 0.1 };
-    /// let client = LocalJdpClient::new(q, ClientConfig::new(1.0, 0.1, 1.0, 100, conf))?;
+    /// let client = LocalJdpClient::new(q, ClientConfig::new(Epsilon::new(1.0)?, Delta::new(0.1)?, Bound::new(1.0)?, 100, conf))?;
     /// let mut state = client.initial_state();
     /// let candidates = [[0.1], [0.5], [0.9]];
     /// let mut rng = ChaCha20Rng::seed_from_u64(7);
@@ -201,7 +202,10 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
     pub fn new(features: M, config: ClientConfig) -> Result<Self, ParamError> {
         const { assert!(D >= 1 && F >= 1 && F <= MAX_MATRIX_DIM, "a client needs D >= 1 and 1 <= F <= 1024") };
         let rho = zcdp::rho_for(config.epsilon, config.delta)?;
-        let b = super::positive_bound(config.reward_bound)?;
+        let b = config.reward_bound.get(); // finite and ≥ 0 by type
+        if b == 0.0 {
+            return Err(ParamError::BoundNotPositive);
+        }
         if config.horizon == 0 {
             return Err(ParamError::HorizonZero);
         }
@@ -326,7 +330,7 @@ impl<const D: usize, const F: usize, M: FeatureMap<D, F>> LocalJdpClient<D, F, M
         for p in &mut phi {
             *p *= s;
         }
-        let b = self.config.reward_bound;
+        let b = self.config.reward_bound.get();
         let y = reward.clamp(-b, b);
         let add =
             |old: i64, delta: i64| old.saturating_add(delta).clamp(-MAX_RELEASE_INDEX, MAX_RELEASE_INDEX);
@@ -409,9 +413,10 @@ impl DeviceClient {
     ///
     /// ```
     /// use ldp_core::jdp::{ClientConfig, Confidence, DeviceClient};
+    /// use ldp_core::{Bound, Delta, Epsilon};
     /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
     /// let conf = Confidence { rkhs_bound: 1.0, noise_scale: 0.5, approx_error: 1e-6, zeta: 0.1, scale: 0.1 };
-    /// let device = DeviceClient::new(0.2, ClientConfig::new(1.0, 0.1, 1.0, 1000, conf))?;
+    /// let device = DeviceClient::new(0.2, ClientConfig::new(Epsilon::new(1.0)?, Delta::new(0.1)?, Bound::new(1.0)?, 1000, conf))?;
     /// let mut state = device.initial_state();
     /// let mut rng = ChaCha20Rng::seed_from_u64(3);
     /// let grid = [[0.0], [0.25], [0.5], [0.75], [1.0]];
@@ -503,9 +508,9 @@ impl<S: StateStore> JdpReporter<S> {
     ///
     /// ```
     /// use ldp_core::jdp::{ClientConfig, Confidence, DeviceClient, JdpReporter};
-    /// use ldp_core::{BudgetPolicy, Epsilon, MemoryStore};
+    /// use ldp_core::{Bound, BudgetPolicy, Delta, Epsilon, MemoryStore};
     /// let conf = Confidence { rkhs_bound: 1.0, noise_scale: 0.5, approx_error: 1e-6, zeta: 0.1, scale: 0.1 };
-    /// let client = DeviceClient::new(0.2, ClientConfig::new(1.0, 0.1, 1.0, 1000, conf))?;
+    /// let client = DeviceClient::new(0.2, ClientConfig::new(Epsilon::new(1.0)?, Delta::new(0.1)?, Bound::new(1.0)?, 1000, conf))?;
     /// let policy = BudgetPolicy::new(Epsilon::new(1.0)?, Epsilon::new(2.0)?)?;
     /// let mut device = JdpReporter::open(client, policy, MemoryStore::provisioned([1; 32]), [0; 32])?;
     /// let mut state = device.client().initial_state();
@@ -522,8 +527,7 @@ impl<S: StateStore> JdpReporter<S> {
         entropy: [u8; 32],
     ) -> Result<Self, BudgetError<S::Error>> {
         let accountant = Accountant::open(store, policy)?;
-        let epsilon =
-            Epsilon::new(client.client().config().epsilon).map_err(|_| BudgetError::CorruptState)?;
+        let epsilon = client.client().config().epsilon;
         accountant.check(epsilon)?;
         let rng = ChaCha20Rng::from_seed(boot_key(accountant.seed(), accountant.boot(), &entropy, 1));
         Ok(Self { client, epsilon, accountant, rng })

@@ -64,6 +64,7 @@ use super::confidence::{self, ShiftRule};
 use super::zcdp;
 use super::{Grid, JdpError, MAX_MATRIX_DIM, ParamError};
 use crate::mechanism::MAX_RELEASE_INDEX;
+use crate::params::{Bound, Delta, Epsilon};
 use crate::sampler::DiscreteGaussian;
 use crate::tree::levels_for;
 
@@ -89,12 +90,12 @@ pub const fn packed_index(m: usize, i: usize, j: usize) -> usize {
 #[non_exhaustive]
 pub struct TreeConfig {
     /// ε (seed 003's α) of the whole release sequence.
-    pub epsilon: f64,
+    pub epsilon: Epsilon,
     /// δ (seed 003's β), in (0, 1).
-    pub delta: f64,
+    pub delta: Delta,
     /// L: rows are clipped to `‖z‖ ≤ L` (for `z = [Φ, y]` with `‖Φ‖ ≤ 1`, `|y| ≤ b`:
-    /// `L = √(1 + b²)`).
-    pub row_bound: f64,
+    /// `L = √(1 + b²)`); must be > 0.
+    pub row_bound: Bound,
     /// T: the number of rows the tree accepts.
     pub horizon: u64,
     /// The grid exponent k, or `None` for `⌊log₂ L²⌋ − 16`.
@@ -106,10 +107,12 @@ impl TreeConfig {
     ///
     /// ```
     /// use ldp_core::jdp::TreeConfig;
-    /// let c = TreeConfig::new(1.0, 0.1, 2f64.sqrt(), 1024).with_grid(-20);
-    /// assert_eq!(c.grid_log2, Some(-20));
+    /// use ldp_core::{Bound, Delta, Epsilon};
+    /// let c = TreeConfig::new(Epsilon::new(1.0)?, Delta::new(0.1)?, Bound::new(2f64.sqrt())?, 1024);
+    /// assert_eq!(c.with_grid(-20).grid_log2, Some(-20));
+    /// # Ok::<(), ldp_core::ParamError>(())
     /// ```
-    pub const fn new(epsilon: f64, delta: f64, row_bound: f64, horizon: u64) -> Self {
+    pub const fn new(epsilon: Epsilon, delta: Delta, row_bound: Bound, horizon: u64) -> Self {
         Self { epsilon, delta, row_bound, horizon, grid_log2: None }
     }
 
@@ -153,10 +156,12 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
     ///
     /// ```
     /// use ldp_core::jdp::{SymmetricTree, TreeConfig};
+    /// use ldp_core::{Bound, Delta, Epsilon};
     /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
     /// const M: usize = 3;
     /// const LEN: usize = SymmetricTree::<[i64; 0]>::buffer_len(M, 100);
-    /// let mut tree = SymmetricTree::new([0i64; LEN], M, TreeConfig::new(1.0, 0.1, 2f64.sqrt(), 100))?;
+    /// let config = TreeConfig::new(Epsilon::new(1.0)?, Delta::new(0.1)?, Bound::new(2f64.sqrt())?, 100);
+    /// let mut tree = SymmetricTree::new([0i64; LEN], M, config)?;
     /// let mut rng = ChaCha20Rng::seed_from_u64(1);
     /// tree.insert(&[0.6, 0.8, 1.0], &mut rng)?;
     /// let mut out = [0i64; M * (M + 1) / 2];
@@ -169,15 +174,15 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
         if m == 0 || m > MAX_MATRIX_DIM {
             return Err(ParamError::DimensionInvalid);
         }
-        let rho = zcdp::rho_for(config.epsilon, config.delta)?; // validates ε and δ first
+        let rho = zcdp::rho_for(config.epsilon, config.delta)?;
         if config.horizon == 0 {
             return Err(ParamError::HorizonZero);
         }
         if config.horizon > MAX_TREE_HORIZON {
             return Err(ParamError::HorizonAboveCapacity);
         }
-        let l = super::positive_bound(config.row_bound)?;
-        let grid = super::grid(l * l, config.grid_log2)?;
+        let l = config.row_bound.get();
+        let grid = super::grid(l * l, config.grid_log2)?; // refuses L = 0 (BoundNotPositive)
         let packed = m * (m + 1) / 2;
         let depth = levels_for(config.horizon);
         if storage.as_ref().len() != Self::buffer_len(m, config.horizon) {
@@ -206,7 +211,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
         if row.len() != self.dim {
             return Err(JdpError::DimensionMismatch);
         }
-        let scale = clip_scale(row, self.config.row_bound)?;
+        let scale = clip_scale(row, self.config.row_bound.get())?;
         let t = self.time + 1;
         let level = t.trailing_zeros() as usize;
         let (m, packed, grid) = (self.dim, self.packed, self.grid);
@@ -372,12 +377,14 @@ impl<S> fmt::Debug for SymmetricTree<S> {
 mod tests {
     //! The bookkeeping with the noise replaced through `insert_with`.
     use super::*;
+    use crate::params::literal::{del, eps};
     use rand_core::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
 
     fn tree(m: usize, horizon: u64) -> SymmetricTree<std::vec::Vec<i64>> {
         let len = SymmetricTree::<std::vec::Vec<i64>>::buffer_len(m, horizon);
-        SymmetricTree::new(std::vec![0; len], m, TreeConfig::new(1.0, 0.1, 1.5, horizon)).unwrap()
+        let config = TreeConfig::new(eps(1.0), del(0.1), Bound::new(1.5).unwrap(), horizon);
+        SymmetricTree::new(std::vec![0; len], m, config).unwrap()
     }
 
     fn random_row(rng: &mut Xoshiro256PlusPlus, m: usize) -> std::vec::Vec<f64> {
@@ -440,8 +447,9 @@ mod tests {
     #[test]
     fn noise_is_calibrated_to_the_budget() {
         let t = tree(5, 1000);
-        assert!(t.rho() <= zcdp::rho_for(1.0, 0.1).unwrap());
-        assert!(t.rho() > 0.999 * zcdp::rho_for(1.0, 0.1).unwrap());
+        let rho = zcdp::rho_for(eps(1.0), del(0.1)).unwrap();
+        assert!(t.rho() <= rho);
+        assert!(t.rho() > 0.999 * rho);
         assert!(t.epsilon_effective() <= 1.0 + 1e-9);
         // Δ ≈ √2·L²/2^k: the rounding term is negligible.
         let steps = libm::scalbn(1.5 * 1.5, -t.grid_log2());

@@ -51,15 +51,16 @@ impl Kind for Adaptive {
 ///
 /// ```
 /// use ldp_core::tree::{AdaptiveTree, TreeInsertError};
-/// use ldp_core::ParamError;
+/// use ldp_core::{Bound, Epsilon, ParamError};
 /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
-/// let mut tree = AdaptiveTree::<10>::new(1.0, 10.0, 1000)?;
+/// let e = Epsilon::new(1.0)?;
+/// let mut tree = AdaptiveTree::<10>::new(e, Bound::new(10.0)?, 1000)?;
 /// let mut rng = ChaCha20Rng::seed_from_u64(1);
 /// assert!(tree.insert(0.5, 1.0, &mut rng).is_ok());
 /// assert!(tree.insert(3.0, 2.5, &mut rng).is_ok());
 /// assert_eq!(tree.insert(0.1, 2.0, &mut rng), Err(TreeInsertError::BoundDecreased));
 /// assert_eq!(tree.insert(0.1, 11.0, &mut rng), Err(TreeInsertError::BoundAboveMax));
-/// assert_eq!(AdaptiveTree::<10>::new(1.0, f64::NAN, 1000).err(), Some(ParamError::BoundNotFinite));
+/// assert_eq!(AdaptiveTree::<10>::new(e, Bound::new(0.0)?, 1000).err(), Some(ParamError::BoundNotPositive));
 /// # Ok::<(), ParamError>(())
 /// ```
 pub type AdaptiveTree<const L: usize> = BinaryTree<Adaptive, 1, L>;

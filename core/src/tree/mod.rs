@@ -87,6 +87,7 @@ use core::fmt;
 use crate::error::ParamError;
 use crate::grid::Grid;
 use crate::mechanism::{MAX_RELEASE_INDEX, SCALE_DENOMINATOR};
+use crate::params::{Bound, Epsilon};
 use crate::sampler::{DiscreteLaplace, MAX_SCALE_NUMERATOR};
 
 mod adaptive;
@@ -113,7 +114,8 @@ pub const MAX_LEMMA2_DELTA: f64 = 0.5;
 /// assert_eq!(levels_for(7), 3);
 /// assert_eq!(levels_for(8), 4); // a power of two needs one more level
 /// // Size a tree for a known horizon at compile time:
-/// let tree = Tree::<{ levels_for(1000) }>::new(1.0, 1.0, 1000)?;
+/// let (e, b) = (ldp_core::Epsilon::new(1.0)?, ldp_core::Bound::new(1.0)?);
+/// let tree = Tree::<{ levels_for(1000) }>::new(e, b, 1000)?;
 /// assert_eq!(tree.depth(), 10);
 /// # Ok::<(), ldp_core::ParamError>(())
 /// ```
@@ -193,19 +195,22 @@ impl core::error::Error for TreeInsertError {}
 ///
 /// ```
 /// use ldp_core::tree::{lemma2_error_bound};
-/// use ldp_core::ParamError;
+/// use ldp_core::{Bound, Epsilon, ParamError};
 /// // B = 1, ε = 1, T = 1000 (depth 10), δ = 1/8: 2·10^1.5·3.
-/// let b = lemma2_error_bound(1.0, 1.0, 1000, 0.125)?;
+/// let (b1, e1) = (Bound::new(1.0)?, Epsilon::new(1.0)?);
+/// let b = lemma2_error_bound(b1, e1, 1000, 0.125)?;
 /// assert!((b - 2.0 * 10f64.powf(1.5) * 3.0).abs() < 1e-9);
-/// assert_eq!(lemma2_error_bound(1.0, 1.0, 1000, 0.9), Err(ParamError::ErrorBoundDeltaOutOfRange));
+/// assert_eq!(lemma2_error_bound(b1, e1, 1000, 0.9), Err(ParamError::ErrorBoundDeltaOutOfRange));
 /// # Ok::<(), ParamError>(())
 /// ```
-pub fn lemma2_error_bound(bound: f64, epsilon: f64, horizon: u64, delta: f64) -> Result<f64, ParamError> {
-    check_epsilon(epsilon)?;
-    if !bound.is_finite() {
-        return Err(ParamError::BoundNotFinite);
-    }
-    if bound <= 0.0 {
+pub fn lemma2_error_bound(
+    bound: Bound,
+    epsilon: Epsilon,
+    horizon: u64,
+    delta: f64,
+) -> Result<f64, ParamError> {
+    let bound = bound.get();
+    if bound == 0.0 {
         return Err(ParamError::BoundNotPositive);
     }
     if horizon == 0 {
@@ -213,7 +218,7 @@ pub fn lemma2_error_bound(bound: f64, epsilon: f64, horizon: u64, delta: f64) ->
     }
     let log_delta = log2_inverse_delta(delta)?;
     let depth = levels_for(horizon) as f64;
-    Ok(2.0 * bound / epsilon * depth * libm::sqrt(depth) * log_delta)
+    Ok(2.0 * bound / epsilon.get() * depth * libm::sqrt(depth) * log_delta)
 }
 
 /// `log₂(1/δ)` for δ ∈ (0, 1/2].
@@ -245,16 +250,6 @@ macro_rules! ctry {
     };
 }
 
-const fn check_epsilon(epsilon: f64) -> Result<(), ParamError> {
-    if !epsilon.is_finite() {
-        Err(ParamError::EpsilonNotFinite)
-    } else if epsilon <= 0.0 {
-        Err(ParamError::EpsilonNotPositive)
-    } else {
-        Ok(())
-    }
-}
-
 /// Checks `1 ≤ T ≤ 2^levels − 1` and returns `depth(T)`.
 const fn check_horizon(horizon: u64, levels: usize) -> Result<usize, ParamError> {
     if horizon == 0 {
@@ -266,19 +261,18 @@ const fn check_horizon(horizon: u64, levels: usize) -> Result<usize, ParamError>
     }
 }
 
-/// The validation shared by every tree, in the order of [`ParamError`]'s variants: ε, then
-/// B and the grid, then T against `levels`, then the node noise for a `dim`-vector. Returns the
-/// grid, `depth(T)` and the node noise at B.
+/// The validation shared by every tree (ε and B are valid by type), in the order of
+/// [`ParamError`]'s variants: B > 0 and the grid, then T against `levels`, then the node noise
+/// for a `dim`-vector. Returns the grid, `depth(T)` and the node noise at B.
 const fn configure(
-    epsilon: f64,
-    bound: f64,
+    epsilon: Epsilon,
+    bound: Bound,
     horizon: u64,
     grid_log2: Option<i32>,
     levels: usize,
     dim: usize,
 ) -> Result<(Grid, usize, DiscreteLaplace), ParamError> {
-    ctry!(check_epsilon(epsilon));
-    let grid = match Grid::new(bound, grid_log2) {
+    let grid = match Grid::new(bound.get(), grid_log2) {
         Ok(grid) => grid,
         Err(e) => return Err(ParamError::of_bound(e)),
     };
@@ -305,13 +299,13 @@ const fn node_noise(
     max_index: i64,
     dim: usize,
     depth: usize,
-    epsilon: f64,
+    epsilon: Epsilon,
 ) -> Result<DiscreteLaplace, ParamError> {
     // ≤ 2·2^16·2^20·32·2^10 = 2^52: an exact integer, and exact as f64.
     let numerator = 2 * dim as u64 * max_index as u64 * depth as u64 * SCALE_DENOMINATOR;
     // floor(fl(q)) + 1 > q: if q ≥ n + 1 then fl(q) ≥ n + 1 (rounding is monotone and n + 1 is
     // representable), so ⌊fl(q)⌋ = n implies q < n + 1.
-    let quotient = numerator as f64 / epsilon;
+    let quotient = numerator as f64 / epsilon.get();
     if quotient >= MAX_SCALE_NUMERATOR as f64 {
         return Err(ParamError::EpsilonTooSmall);
     }
@@ -418,7 +412,7 @@ pub struct BinaryTree<K: Kind, const D: usize, const L: usize> {
     time: u64,
     horizon: u64,
     depth: usize,
-    epsilon: f64,
+    epsilon: Epsilon,
     grid: Grid,
     /// The node noise at the bound B (B_max for the adaptive tree: the largest any node gets).
     noise: DiscreteLaplace,
@@ -432,29 +426,36 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     /// An ε-DP tree for horizon T with values clamped to `[−B, B]` (for the adaptive tree: bounds
     /// up to B_max = `bound`), on the default grid `2^(⌊log₂ B⌋ − 12)`.
     ///
-    /// Fails with the [`ParamError`] naming the first invalid parameter: ε (finite, > 0),
-    /// B (finite, > 0, within [2^-40, 2^40]), T (`1 ≤ T ≤ 2^L − 1`), and the noise scale
-    /// (`EpsilonTooSmall`).
+    /// ε and B are validated by their types ([`Epsilon::new`], [`Bound::new`]). Fails with the
+    /// [`ParamError`] naming the first invalid parameter: B (> 0, within [2^-40, 2^40]),
+    /// T (`1 ≤ T ≤ 2^L − 1`), and the noise scale (`EpsilonTooSmall`).
     ///
     /// ```
     /// use ldp_core::tree::{Tree};
-    /// use ldp_core::ParamError;
+    /// use ldp_core::{Bound, Epsilon, ParamError};
     /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
-    /// let mut tree = Tree::<4>::new(1.0, 2.0, 8)?; // T = 8 needs 4 levels
+    /// const EPSILON: Epsilon = match Epsilon::new(1.0) {
+    ///     Ok(e) => e,
+    ///     Err(_) => panic!("ε = 1 is valid"),
+    /// };
+    /// let two = Bound::new(2.0)?;
+    /// let mut tree = Tree::<4>::new(EPSILON, two, 8)?; // T = 8 needs 4 levels
     /// assert_eq!(tree.depth(), 4);
     /// assert!(tree.epsilon_effective() < 1.0);
     /// let mut rng = ChaCha20Rng::seed_from_u64(1);
     /// let s1 = tree.insert(0.5, &mut rng).map_err(|_| ParamError::HorizonZero)?;
     /// assert_eq!(s1.grid_log2, tree.grid_log2());
-    /// assert_eq!(Tree::<3>::new(1.0, 2.0, 8).err(), Some(ParamError::HorizonAboveCapacity));
-    /// assert_eq!(Tree::<4>::new(0.0, 2.0, 8).err(), Some(ParamError::EpsilonNotPositive));
+    /// assert_eq!(Tree::<3>::new(EPSILON, two, 8).err(), Some(ParamError::HorizonAboveCapacity));
+    /// assert_eq!(Tree::<4>::new(EPSILON, Bound::new(0.0)?, 8).err(), Some(ParamError::BoundNotPositive));
     /// # Ok::<(), ParamError>(())
     /// ```
     ///
     /// ```compile_fail
-    /// let _ = ldp_core::tree::Tree::<33>::new(1.0, 1.0, 1); // more than MAX_LEVELS
+    /// use ldp_core::{Bound, Epsilon};
+    /// let (e, b) = (Epsilon::new(1.0).unwrap(), Bound::new(1.0).unwrap());
+    /// let _ = ldp_core::tree::Tree::<33>::new(e, b, 1); // more than MAX_LEVELS
     /// ```
-    pub const fn new(epsilon: f64, bound: f64, horizon: u64) -> Result<Self, ParamError> {
+    pub const fn new(epsilon: Epsilon, bound: Bound, horizon: u64) -> Result<Self, ParamError> {
         Self::build(epsilon, bound, horizon, None)
     }
 
@@ -463,16 +464,17 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     ///
     /// ```
     /// use ldp_core::tree::{AdaptiveTree, Tree};
-    /// use ldp_core::ParamError;
-    /// let tree = Tree::<10>::with_grid(1.0, 1.0, 1000, -3)?;
+    /// use ldp_core::{Bound, Epsilon, ParamError};
+    /// let (e, b) = (Epsilon::new(1.0)?, Bound::new(1.0)?);
+    /// let tree = Tree::<10>::with_grid(e, b, 1000, -3)?;
     /// assert_eq!(tree.max_index(), 8);
-    /// assert_eq!(Tree::<10>::with_grid(1.0, 1.0, 1000, 1).err(), Some(ParamError::GridOutOfRange));
-    /// assert_eq!(AdaptiveTree::<10>::with_grid(1.0, 100.0, 1000, -10)?.grid_log2(), -10);
+    /// assert_eq!(Tree::<10>::with_grid(e, b, 1000, 1).err(), Some(ParamError::GridOutOfRange));
+    /// assert_eq!(AdaptiveTree::<10>::with_grid(e, Bound::new(100.0)?, 1000, -10)?.grid_log2(), -10);
     /// # Ok::<(), ParamError>(())
     /// ```
     pub const fn with_grid(
-        epsilon: f64,
-        bound: f64,
+        epsilon: Epsilon,
+        bound: Bound,
         horizon: u64,
         grid_log2: i32,
     ) -> Result<Self, ParamError> {
@@ -480,8 +482,8 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     }
 
     const fn build(
-        epsilon: f64,
-        bound: f64,
+        epsilon: Epsilon,
+        bound: Bound,
         horizon: u64,
         grid_log2: Option<i32>,
     ) -> Result<Self, ParamError> {
@@ -522,11 +524,13 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     ///
     /// ```
     /// use ldp_core::tree::{lemma2_error_bound, AdaptiveTree, Tree};
-    /// let tree = Tree::<10>::new(1.0, 1.0, 1000)?;
+    /// use ldp_core::{Bound, Epsilon};
+    /// let (e, b) = (Epsilon::new(1.0)?, Bound::new(1.0)?);
+    /// let tree = Tree::<10>::new(e, b, 1000)?;
     /// let ours = tree.error_bound(0.01)?;
-    /// let paper = lemma2_error_bound(1.0, 1.0, 1000, 0.01)?;
+    /// let paper = lemma2_error_bound(b, e, 1000, 0.01)?;
     /// assert!(ours >= paper && ours < paper * 1.001);
-    /// assert_eq!(AdaptiveTree::<10>::new(1.0, 8.0, 1000)?.error_bound(0.1)?, 0.0);
+    /// assert_eq!(AdaptiveTree::<10>::new(e, Bound::new(8.0)?, 1000)?.error_bound(0.1)?, 0.0);
     /// # Ok::<(), ldp_core::ParamError>(())
     /// ```
     pub fn error_bound(&self, delta: f64) -> Result<f64, ParamError> {
@@ -536,7 +540,7 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
 
     /// The ε asked for at construction.
     pub fn epsilon(&self) -> f64 {
-        self.epsilon
+        self.epsilon.get()
     }
 
     /// The ε the release sequence guarantees: `depth·ε'_eff` with `ε'_eff = 2·D·M·den/num <
@@ -596,7 +600,7 @@ impl<K: Kind, const D: usize, const L: usize> fmt::Debug for BinaryTree<K, D, L>
         f.debug_struct(K::NAME)
             .field("dimension", &D)
             .field("levels", &L)
-            .field("epsilon", &self.epsilon)
+            .field("epsilon", &self.epsilon.get())
             .field(K::BOUND_NAME, &self.grid.bound())
             .field("grid_log2", &self.grid.log2())
             .field("horizon", &self.horizon)
@@ -610,6 +614,7 @@ mod tests {
     //! The p-sum bookkeeping with the noise replaced through `insert_with`: exact prefix sums
     //! with zero noise, the number of noise terms per release, and the node count per element.
     use super::*;
+    use crate::params::literal::{bnd, eps};
     use rand_core::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -630,7 +635,7 @@ mod tests {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
         for horizon in HORIZONS {
             let b = 1.7;
-            let mut tree = Tree::<11>::new(0.5, b, horizon).unwrap();
+            let mut tree = Tree::<11>::new(eps(0.5), bnd(b), horizon).unwrap();
             let g = (tree.grid_log2() as f64).exp2();
             let mut sum = 0i64;
             for t in 1..=horizon {
@@ -650,7 +655,7 @@ mod tests {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
         for horizon in HORIZONS {
             let b_max = (horizon as f64).sqrt() + 1.0;
-            let mut tree = AdaptiveTree::<11>::new(1.0, b_max, horizon).unwrap();
+            let mut tree = AdaptiveTree::<11>::new(eps(1.0), bnd(b_max), horizon).unwrap();
             let g = (tree.grid_log2() as f64).exp2();
             let mut sum = 0i64;
             for t in 1..=horizon {
@@ -668,7 +673,7 @@ mod tests {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         for horizon in HORIZONS {
             let b = 0.3;
-            let mut tree = VectorTree::<3, 11>::new(2.0, b, horizon).unwrap();
+            let mut tree = VectorTree::<3, 11>::new(eps(2.0), bnd(b), horizon).unwrap();
             let g = (tree.grid_log2() as f64).exp2();
             let mut sum = [0i64; 3];
             for t in 1..=horizon {
@@ -685,7 +690,7 @@ mod tests {
     #[test]
     fn a_release_has_popcount_t_noise_terms_and_the_new_node_is_at_the_lowest_set_bit() {
         for horizon in HORIZONS {
-            let mut tree = Tree::<11>::new(1.0, 1.0, horizon).unwrap();
+            let mut tree = Tree::<11>::new(eps(1.0), bnd(1.0), horizon).unwrap();
             for t in 1..=horizon {
                 let r = tree
                     .insert_with(0.0, |level, _| {
@@ -702,7 +707,7 @@ mod tests {
     #[test]
     fn each_element_lies_in_at_most_depth_nodes_and_the_first_in_exactly_depth() {
         for horizon in HORIZONS {
-            let mut tree = Tree::<11>::new(1.0, 1.0, horizon).unwrap();
+            let mut tree = Tree::<11>::new(eps(1.0), bnd(1.0), horizon).unwrap();
             let mut count = [0usize; 1024];
             for t in 1..=horizon {
                 let mut closed = None;
@@ -726,25 +731,25 @@ mod tests {
 
     #[test]
     fn adaptive_nodes_get_the_scalar_noise_of_their_own_bound() {
-        let (eps, horizon) = (0.7, 100);
-        let mut tree = AdaptiveTree::<7>::new(eps, 16.0, horizon).unwrap();
+        let (epsilon, horizon) = (0.7, 100);
+        let mut tree = AdaptiveTree::<7>::new(eps(epsilon), bnd(16.0), horizon).unwrap();
         let k = tree.grid_log2();
         for t in 1..=horizon {
             let b = 1.0 + 15.0 * (t as f64 / horizon as f64).powi(2);
-            let scalar = Tree::<7>::with_grid(eps, b, horizon, k).unwrap();
+            let scalar = Tree::<7>::with_grid(eps(epsilon), bnd(b), horizon, k).unwrap();
             tree.insert_with(0.0, b, |_, dist| {
                 assert_eq!(dist, scalar.node_noise(), "t = {t}");
                 0
             })
             .unwrap();
-            assert!(tree.epsilon_effective() < eps);
+            assert!(tree.epsilon_effective() < epsilon);
         }
     }
 
     #[test]
     fn extreme_horizon_and_values_neither_overflow_nor_panic() {
         // A full-size tree near the end of its largest horizon, fed the largest indices.
-        let mut tree = Tree::<32>::with_grid(1.0, 1.0, Tree::<32>::CAPACITY, -20).unwrap();
+        let mut tree = Tree::<32>::with_grid(eps(1.0), bnd(1.0), Tree::<32>::CAPACITY, -20).unwrap();
         assert_eq!(tree.max_index(), 1 << 20);
         tree.time = Tree::<32>::CAPACITY - 3;
         for _ in 0..3 {

@@ -31,13 +31,14 @@ impl Kind for Vector {
 /// ```
 /// use ldp_core::tree::VectorTree;
 /// use rand_chacha::{ChaCha20Rng, rand_core::SeedableRng};
-/// let mut tree = VectorTree::<3, 8>::new(1.0, 1.0, 200)?;
+/// let (e, b) = (ldp_core::Epsilon::new(1.0)?, ldp_core::Bound::new(1.0)?);
+/// let mut tree = VectorTree::<3, 8>::new(e, b, 200)?;
 /// // ℓ1 sensitivity 2·D·B: the per-coordinate node scale is D times the scalar one.
 /// assert!((tree.node_noise_scale() / (2.0 * 3.0 * 1.0 * 8.0 / 1.0) - 1.0).abs() < 1e-3);
 /// let mut rng = ChaCha20Rng::seed_from_u64(1);
 /// let r = tree.insert(&[0.1, -0.5, 2.0], &mut rng).map_err(|_| ldp_core::ParamError::HorizonZero)?;
 /// assert_eq!(r.values().len(), 3);
-/// assert_eq!(VectorTree::<2, 4>::with_grid(1.0, 1.0, 15, -1)?.max_index(), 2);
+/// assert_eq!(VectorTree::<2, 4>::with_grid(e, b, 15, -1)?.max_index(), 2);
 /// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 pub type VectorTree<const D: usize, const L: usize> = BinaryTree<Vector, D, L>;

@@ -73,3 +73,27 @@ pub fn epsilon_lower_bound(
     let (_, p_low_upper) = clopper_pearson(k_low, n, ALPHA);
     (p_high_lower / p_low_upper).ln()
 }
+
+/// ε for a test: the typed value of a literal that is valid (`const`, so usable in constants).
+pub const fn eps(x: f64) -> ldp_core::Epsilon {
+    match ldp_core::Epsilon::new(x) {
+        Ok(e) => e,
+        Err(_) => panic!("an invalid epsilon in a test"),
+    }
+}
+
+/// A bound B for a test.
+pub const fn bnd(x: f64) -> ldp_core::Bound {
+    match ldp_core::Bound::new(x) {
+        Ok(b) => b,
+        Err(_) => panic!("an invalid bound in a test"),
+    }
+}
+
+/// δ for a test.
+pub const fn del(x: f64) -> ldp_core::Delta {
+    match ldp_core::Delta::new(x) {
+        Ok(d) => d,
+        Err(_) => panic!("an invalid delta in a test"),
+    }
+}

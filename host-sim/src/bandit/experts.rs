@@ -12,6 +12,7 @@
 //! `depth` noise terms). Seeds: trial i of master seed s uses `derive_seed(s, i, 0)`; its losses
 //! come from `derive_seed(·, 0, 1)`, algorithm a's noise from `derive_seed(·, a, 3)`.
 
+use ldp_core::Epsilon;
 use ldp_core::bandit::{Hedge, PrivateHedge, hedge_learning_rate};
 use rand::RngExt;
 use rand_chacha::ChaCha20Rng;
@@ -80,6 +81,7 @@ pub fn experts_trial(
         ExpertsAlgorithm::Hedge => Learner::Plain(Hedge::new(eta).map_err(bad)?),
         ExpertsAlgorithm::Uniform => Learner::Uniform,
         ExpertsAlgorithm::PrivateHedge { epsilon } => {
+            let epsilon = Epsilon::new(epsilon).map_err(bad)?;
             Learner::Private(Box::new(PrivateHedge::new(epsilon, t, eta, &mut noise_rng).map_err(bad)?))
         }
     };

@@ -7,6 +7,7 @@ use ldp_core::jdp::{
     Confidence, ShiftRule, SpectralBounds, SymmetricTree, TreeConfig, confidence::vector_noise_norm,
     packed_index,
 };
+use ldp_core::{Bound, Delta, Epsilon};
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use rand_core::Rng;
 
@@ -138,7 +139,10 @@ impl ApproxGpUcb {
             Privacy::Jdp { epsilon, delta } => {
                 let m = features + 1;
                 let b = env.reward_bound;
-                let config = TreeConfig::new(epsilon, delta, (1.0 + b * b).sqrt(), settings.horizon);
+                let typed = |e| Epsilon::new(e).map_err(DubeyError::Params);
+                let (epsilon, delta) = (typed(epsilon)?, Delta::new(delta).map_err(DubeyError::Params)?);
+                let row_bound = Bound::new((1.0 + b * b).sqrt()).map_err(DubeyError::Params)?;
+                let config = TreeConfig::new(epsilon, delta, row_bound, settings.horizon);
                 let storage = vec![0; SymmetricTree::<Vec<i64>>::buffer_len(m, settings.horizon)];
                 let tree = SymmetricTree::new(storage, m, config).map_err(DubeyError::Params)?;
                 Stats::Tree {

@@ -11,6 +11,7 @@
 
 use ldp_core::features::{AdditiveQff, FeatureMap, Qff};
 use ldp_core::jdp::{ClientConfig, LocalJdpClient};
+use ldp_core::{Bound, Delta, Epsilon};
 use nalgebra::DMatrix;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -167,10 +168,12 @@ fn run_job<const D: usize, const F: usize, M: FeatureMap<D, F> + Clone>(
     match privacy {
         Privacy::LocalJdp { epsilon, delta } => {
             // Alg. 3: the server only stores and forwards the state; the device client does the rest.
-            let config =
-                ClientConfig::new(epsilon, delta, constants.reward_bound, settings.horizon, confidence)
-                    .with_lambda(settings.lambda)
-                    .with_shift(settings.shift_rule());
+            let param = DubeyError::Params;
+            let (epsilon, delta) = (Epsilon::new(epsilon).map_err(param)?, Delta::new(delta).map_err(param)?);
+            let reward_bound = Bound::new(constants.reward_bound).map_err(param)?;
+            let config = ClientConfig::new(epsilon, delta, reward_bound, settings.horizon, confidence)
+                .with_lambda(settings.lambda)
+                .with_shift(settings.shift_rule());
             let client = LocalJdpClient::new(features.clone(), config).map_err(DubeyError::Params)?;
             let mut state = Box::new(client.initial_state());
             let mut candidates: Vec<[f64; D]> = Vec::new();
