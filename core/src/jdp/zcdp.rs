@@ -77,10 +77,13 @@ pub fn epsilon_for(rho: f64, delta: Delta) -> Result<f64, ParamError> {
     }
     // Invariant: δ(ρ, hi) ≤ δ (Bun–Steinke's ε is valid), δ(ρ, lo) > δ or lo = 0.
     let (mut lo, mut hi) = (0.0f64, epsilon_bun_steinke(rho, delta)?);
+    if !hi.is_finite() {
+        return Err(ParamError::EpsilonNotFinite); // ρ so large that no finite ε is known
+    }
     let target = delta.get() * (1.0 - DELTA_MARGIN);
     for _ in 0..STEPS {
         let mid = 0.5 * (lo + hi);
-        // `mid` is finite (inside the bracket), so it is a valid ε exactly when it is > 0.
+        // `mid` is finite (inside the finite bracket), so it is a valid ε exactly when it is > 0.
         let below = match Epsilon::new(mid) {
             Ok(epsilon) => delta_for(rho, epsilon)? <= target,
             Err(_) => false,
