@@ -19,6 +19,7 @@
 
 use rand_core::Rng;
 
+use crate::params::Bound;
 use crate::reporter::Reporter;
 use crate::state::StateStore;
 use crate::wire::{MAX_ENCODED_LEN, Message, Refusal, ReplyCache, StreamReader};
@@ -121,16 +122,18 @@ pub struct SensorModel {
 }
 
 impl SensorModel {
-    /// A model with `arms ≥ 2` arms and noise bound `R` (finite, ≥ 0); `None` otherwise.
+    /// A model with `arms ≥ 2` arms and noise bound `R`; `None` for fewer arms.
     ///
     /// ```
+    /// use ldp_core::Bound;
     /// use ldp_core::device::SensorModel;
-    /// let m = SensorModel::new(100, 1.0).unwrap();
+    /// let m = SensorModel::new(100, Bound::new(1.0)?).unwrap();
     /// assert!(m.mean(0).unwrap().abs() <= 0.9);
     /// assert!(m.mean(100).is_none());
+    /// # Ok::<(), ldp_core::ParamError>(())
     /// ```
-    pub fn new(arms: u32, noise_bound: f64) -> Option<Self> {
-        (arms >= 2 && noise_bound.is_finite() && noise_bound >= 0.0).then_some(Self { arms, noise_bound })
+    pub fn new(arms: u32, noise_bound: Bound) -> Option<Self> {
+        (arms >= 2).then_some(Self { arms, noise_bound: noise_bound.get() })
     }
 
     /// Number of arms.

@@ -14,8 +14,12 @@ type App = DeviceApp<MemoryStore, SimulatedSensor<Xoshiro256PlusPlus>>;
 
 fn app(total: f64) -> App {
     let source =
-        SimulatedSensor::new(SensorModel::new(10, 1.0).unwrap(), Xoshiro256PlusPlus::seed_from_u64(2));
+        SimulatedSensor::new(SensorModel::new(10, bound(1.0)).unwrap(), Xoshiro256PlusPlus::seed_from_u64(2));
     app_with(source, total)
+}
+
+fn bound(x: f64) -> Bound {
+    Bound::new(x).unwrap()
 }
 
 /// A device with B = R = 1 (C = 2), per-report ε ≤ 1, lifetime `total`, reading `source`.
@@ -94,9 +98,8 @@ fn garbage_gets_no_reply_and_the_stream_recovers() {
 
 #[test]
 fn sensor_model_is_bounded_and_reads_around_its_mean() {
-    let m = SensorModel::new(100, 0.5).unwrap();
-    assert!(SensorModel::new(1, 0.5).is_none());
-    assert!(SensorModel::new(10, f64::NAN).is_none());
+    let m = SensorModel::new(100, bound(0.5)).unwrap();
+    assert!(SensorModel::new(1, bound(0.5)).is_none());
     let mut world = Xoshiro256PlusPlus::seed_from_u64(3);
     for arm in 0..100 {
         let f = m.mean(arm).unwrap();
@@ -114,7 +117,7 @@ fn sensor_model_is_bounded_and_reads_around_its_mean() {
 /// generator exactly as before `RewardSource` existed.
 #[test]
 fn simulated_sensor_reads_as_its_model_and_draws_once_per_read() {
-    let model = SensorModel::new(10, 1.0).unwrap();
+    let model = SensorModel::new(10, bound(1.0)).unwrap();
     let mut world = Xoshiro256PlusPlus::seed_from_u64(5);
     let mut sensor = SimulatedSensor::new(model, Xoshiro256PlusPlus::seed_from_u64(5));
     for arm in [0, 3, 9, 10, 1000, 4] {

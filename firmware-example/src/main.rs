@@ -101,7 +101,7 @@ fn main() -> ! {
         defmt::panic!("invalid built-in budget policy");
     };
     #[cfg(not(feature = "adc"))]
-    let Some(sensor) = SensorModel::new(ARMS, R) else {
+    let Some(sensor) = SensorModel::new(ARMS, r) else {
         defmt::panic!("invalid built-in sensor model");
     };
     let reporter = match Reporter::open(DeviceConfig { b, r, policy }, store, entropy) {

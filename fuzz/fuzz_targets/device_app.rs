@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(5.0).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
     let reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap();
-    let source = SimulatedSensor::new(SensorModel::new(10, 1.0).unwrap(), ChaCha20Rng::seed_from_u64(2));
+    let source = SimulatedSensor::new(SensorModel::new(10, ldp_core::Bound::new(1.0).unwrap()).unwrap(), ChaCha20Rng::seed_from_u64(2));
     let mut app = DeviceApp::new(reporter, source, 1);
     for &b in data {
         if let Some(reply) = app.on_byte(b) {

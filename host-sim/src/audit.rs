@@ -28,6 +28,11 @@ use ldp_core::jdp::{ClientConfig, Confidence, LocalJdpClient, SymmetricTree, Tre
 
 const FIXTURE_EPS: f64 = 3.0;
 
+/// R = 0: the audited device's sensor reads its mean exactly.
+const NOISELESS: Bound = match Bound::new(0.0) {
+    Ok(b) => b,
+    Err(_) => panic!("0 is a bound"),
+};
 /// The bounds of the audited releases.
 const UNIT: Bound = match Bound::new(1.0) {
     Ok(b) => b,
@@ -338,7 +343,7 @@ fn device_config() -> Option<DeviceConfig> {
 fn extreme_arms() -> (u32, u32) {
     static ARMS: OnceLock<(u32, u32)> = OnceLock::new();
     *ARMS.get_or_init(|| {
-        let Some(sensor) = SensorModel::new(DEVICE_ARMS, 0.0) else { return (0, 0) };
+        let Some(sensor) = SensorModel::new(DEVICE_ARMS, NOISELESS) else { return (0, 0) };
         let mean = |a: &u32| sensor.mean(*a).unwrap_or(0.0);
         let by = |a: &u32, b: &u32| mean(a).total_cmp(&mean(b));
         ((0..DEVICE_ARMS).max_by(by).unwrap_or(0), (0..DEVICE_ARMS).min_by(by).unwrap_or(0))
@@ -357,7 +362,7 @@ type InProcess = WireClient<LoopbackLink<MemoryStore, SimulatedSensor<SimRng>>>;
 
 fn boot(store: MemoryStore, entropy: [u8; 32]) -> Option<InProcess> {
     let reporter = Reporter::open(device_config()?, store, entropy).ok()?;
-    let sensor = SensorModel::new(DEVICE_ARMS, 0.0)?;
+    let sensor = SensorModel::new(DEVICE_ARMS, NOISELESS)?;
     let source = SimulatedSensor::new(sensor, SimRng::seed_from_u64(0));
     Some(WireClient::new(LoopbackLink::new(DeviceApp::new(reporter, source, 1))))
 }

@@ -18,7 +18,8 @@ fn device() -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
     let reporter = Reporter::open(config, MemoryStore::provisioned([4; 32]), [0; 32]).unwrap();
     let mut world = ChaCha20Rng::seed_from_u64(4);
     world.set_stream(1);
-    let source = SimulatedSensor::new(SensorModel::new(100, 1.0).unwrap(), world);
+    let source =
+        SimulatedSensor::new(SensorModel::new(100, ldp_core::Bound::new(1.0).unwrap()).unwrap(), world);
     LoopbackLink::new(DeviceApp::new(reporter, source, 9))
 }
 

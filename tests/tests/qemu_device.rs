@@ -54,7 +54,8 @@ fn loopback(seed: u8) -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>
     let reporter = Reporter::open(config, MemoryStore::provisioned([seed; 32]), [0; 32]).unwrap();
     let mut world = ChaCha20Rng::seed_from_u64(u64::from(seed));
     world.set_stream(1);
-    let source = SimulatedSensor::new(SensorModel::new(ARMS, 1.0).unwrap(), world);
+    let source =
+        SimulatedSensor::new(SensorModel::new(ARMS, ldp_core::Bound::new(1.0).unwrap()).unwrap(), world);
     LoopbackLink::new(DeviceApp::new(reporter, source, 1))
 }
 

@@ -20,7 +20,8 @@ impl SensorEnv {
     /// The model with `arms ≥ 2` arms and noise bound `r`; the learner's prior is the SE kernel
     /// with l = 0.2 over the arm points.
     pub fn new(arms: u32, r: f64) -> Result<Self, EnvError> {
-        let model = SensorModel::new(arms, r).ok_or(EnvError::Sensor { arms, noise_bound: r })?;
+        let bound = ldp_core::Bound::new(r).map_err(|_| EnvError::Sensor { arms, noise_bound: r })?;
+        let model = SensorModel::new(arms, bound).ok_or(EnvError::Sensor { arms, noise_bound: r })?;
         let points: Vec<Vec<f64>> = (0..arms).map(|a| vec![f64::from(a) / f64::from(arms - 1)]).collect();
         let means: Vec<f64> = (0..arms).map(|a| model.mean(a).unwrap_or(0.0)).collect();
         let kernel = SquaredExponential::new(SENSOR_PRIOR_LENGTHSCALE).map_err(EnvError::Kernel)?;
