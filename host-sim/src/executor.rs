@@ -100,7 +100,17 @@ impl Task for Select {
             .enumerate()
             .map(|(i, label)| match self.keep.contains(&i) {
                 true => rows.next().ok_or(RunError::NoSuchJob { trial: 0, learner: i }),
-                false => Ok(aggregate(label, &vec![vec![0.0; horizon]; trials], 0.0)),
+                // What aggregating all-zero curves gives, without allocating trials × horizon.
+                false => Ok(AlgorithmResult {
+                    label,
+                    mean: vec![0.0; horizon],
+                    std: vec![0.0; horizon],
+                    finals: vec![0.0; trials],
+                    seconds: 0.0,
+                    uniform_finals: Vec::new(),
+                    reference: false,
+                    constants: Vec::new(),
+                }),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let finished = self.inner.finish(full)?;
