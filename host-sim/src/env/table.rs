@@ -246,15 +246,26 @@ impl fmt::Display for TableError {
 
 impl std::error::Error for TableError {}
 
-/// A cell as a number: `Ok(None)` for an empty cell.
-fn number(cell: &str) -> Result<Option<f64>, bool> {
-    if cell.is_empty() {
+/// A cell as a finite number, if it is one.
+fn finite(cell: &str) -> Option<f64> {
+    cell.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Whether a cell is text — neither empty nor a finite number — as a header's or a label's.
+fn is_text(cell: &str) -> bool {
+    !cell.is_empty() && finite(cell).is_none()
+}
+
+/// The value of the data cell `text` at `line` in column `column`: `None` if it is empty.
+fn value(text: &str, line: usize, column: &str) -> Result<Option<f64>, TableProblem> {
+    if text.is_empty() {
         return Ok(None);
     }
-    match cell.parse::<f64>() {
+    let (line, column, cell) = (line, column.to_string(), text.to_string());
+    match text.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(Some(v)),
-        Ok(_) => Err(true),
-        Err(_) => Err(false),
+        Ok(_) => Err(TableProblem::NotFinite { line, column, cell }),
+        Err(_) => Err(TableProblem::NotANumber { line, column, cell }),
     }
 }
 
@@ -293,11 +304,11 @@ impl Table {
                 });
             }
         }
-        let header = first.iter().any(|c| !c.is_empty() && number(c).is_err());
+        let header = first.iter().any(|c| is_text(c));
         let data = if header { &rows[1..] } else { &rows[..] };
         let Some((_, first_data)) = data.first() else { return Err(TableProblem::NoRows) };
         // A leading label column (a date, a name): its first data cell is text.
-        let skip = usize::from(first_data.first().is_some_and(|c| !c.is_empty() && number(c).is_err()));
+        let skip = usize::from(first_data.first().is_some_and(|c| is_text(c)));
         let names: Vec<String> = if header {
             first[skip..].iter().map(|c| c.trim_matches('"').to_string()).collect()
         } else {
@@ -314,15 +325,7 @@ impl Table {
         let mut columns = vec![Vec::with_capacity(data.len()); names.len()];
         for (line, cells) in data {
             for (a, cell) in cells[skip..].iter().enumerate() {
-                let value = number(cell).map_err(|finite_syntax| {
-                    let (line, column, cell) = (*line, names[a].clone(), (*cell).to_string());
-                    if finite_syntax {
-                        TableProblem::NotFinite { line, column, cell }
-                    } else {
-                        TableProblem::NotANumber { line, column, cell }
-                    }
-                })?;
-                columns[a].push(value);
+                columns[a].push(value(cell, *line, &names[a])?);
             }
         }
         Ok(Self { names, columns, lines: data.iter().map(|(line, _)| *line).collect() })
@@ -360,6 +363,12 @@ impl Table {
     /// real-data sets' prior when no cell is missing.
     pub fn zscore_covariance(&self) -> Result<DMatrix<f64>, TableProblem> {
         let observed = self.observations(2)?;
+        let constant =
+            |a: usize| TableProblem::Constant { column: self.names[a].clone(), value: observed[a][0] };
+        if let Ok(m) = self.complete() {
+            // The real-data sets' computation, bit for bit.
+            return zscore_covariance(&m).map_err(constant);
+        }
         let n = self.lines.len();
         let mut z = DMatrix::zeros(n, self.names.len());
         for (a, column) in self.columns.iter().enumerate() {
@@ -368,21 +377,13 @@ impl Table {
             let mean = values.iter().fold(0.0, |s, y| s + y) / count;
             let sd = (values.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (count - 1.0)).sqrt();
             if !(sd.is_finite() && sd > 0.0) {
-                return Err(TableProblem::Constant { column: self.names[a].clone(), value: values[0] });
+                return Err(constant(a));
             }
             for (row, cell) in column.iter().enumerate() {
                 if let Some(y) = cell {
                     z[(row, a)] = (y - mean) / sd;
                 }
             }
-        }
-        let complete = self.columns.iter().all(|c| c.iter().all(Option::is_some));
-        if complete {
-            // The real-data sets' computation, bit for bit.
-            let m = DMatrix::from_fn(n, self.names.len(), |r, a| self.columns[a][r].unwrap_or(0.0));
-            return zscore_covariance(&m).map_err(|_| {
-                TableProblem::Kernel("a column is constant: drop it, or give --coords".to_string())
-            });
         }
         let cov = z.tr_mul(&z) / (n as f64 - 1.0);
         let scale: Vec<f64> = (0..cov.nrows()).map(|i| cov[(i, i)].sqrt()).collect();
@@ -415,17 +416,14 @@ fn coordinates(text: &str, names: &[String]) -> Result<Vec<Vec<f64>>, TableProbl
     let header = first
         .iter()
         .enumerate()
-        .any(|(i, c)| !(matches!(number(c), Ok(Some(_))) || (i == 0 && names.iter().any(|n| n == c))));
+        .any(|(i, c)| finite(c).is_none() && !(i == 0 && names.iter().any(|n| n == c)));
     let data = if header { &rows[1..] } else { &rows[..] };
     let Some((_, first_data)) = data.first() else { return Err(TableProblem::NoRows) };
-    let named = first_data.first().is_some_and(|c| number(c).is_err());
+    let named = first_data.first().is_some_and(|c| is_text(c));
     if data.len() != names.len() {
         return Err(TableProblem::CoordinateRows { rows: data.len(), arms: names.len() });
     }
-    let column_name = |i: usize| match header {
-        true => first[i].to_string(),
-        false => format!("{}", i + 1),
-    };
+    let column_name = |i: usize| if header { first[i].to_string() } else { (i + 1).to_string() };
     let mut points = Vec::with_capacity(data.len());
     for ((line, cells), expected) in data.iter().zip(names) {
         let mut cells = cells.iter().enumerate();
@@ -441,21 +439,11 @@ fn coordinates(text: &str, names: &[String]) -> Result<Vec<Vec<f64>>, TableProbl
         }
         let mut point = Vec::new();
         for (i, cell) in cells {
-            match number(cell) {
-                Ok(Some(x)) => point.push(x),
-                Ok(None) | Err(false) => {
-                    return Err(TableProblem::NotANumber {
-                        line: *line,
-                        column: column_name(i),
-                        cell: (*cell).to_string(),
-                    });
-                }
-                Err(true) => {
-                    return Err(TableProblem::NotFinite {
-                        line: *line,
-                        column: column_name(i),
-                        cell: (*cell).to_string(),
-                    });
+            match value(cell, *line, &column_name(i))? {
+                Some(x) => point.push(x),
+                None => {
+                    let (line, column, cell) = (*line, column_name(i), String::new());
+                    return Err(TableProblem::NotANumber { line, column, cell });
                 }
             }
         }
