@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use host_sim::bandit;
 use host_sim::bo::gp_ucb::Constants;
 use host_sim::demo::{PrivatiseConfig, privatise};
-use host_sim::env::custom::{KernelChoice, Overrides, ProblemFiles};
+use host_sim::env::custom::{KernelChoice, KernelName, Overrides, ProblemFiles};
 use host_sim::env::table::Table;
 use host_sim::executor::Shard;
 use host_sim::experiments;
@@ -251,8 +251,8 @@ struct RunArgs {
     #[arg(long)]
     coords: Option<PathBuf>,
     /// `custom` with --coords: the kernel, `se` or `matern` (ν = 5/2) [default: se].
-    #[arg(long)]
-    kernel: Option<String>,
+    #[arg(long, value_enum)]
+    kernel: Option<KernelName>,
     /// `custom` with --coords: the kernel's lengthscale [default: the median distance between
     /// two arms].
     #[arg(long, allow_negative_numbers = true)]
@@ -465,10 +465,11 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
         let e = epsilon.map_or("none".to_string(), |e| e.to_string());
         let one =
             RunArgs { eps: Some(EpsArg(e.clone())), out: Some(base.join(format!("eps{e}"))), ..args.clone() };
-        for r in run_one(&one, experiment, epsilon, &[])?.iter().filter(|r| !r.reference) {
-            let std = r.std.last().copied().unwrap_or(0.0);
-            let ratio = r.vs_uniform().map_or(String::new(), |x| x.to_string());
-            table += &format!("{e},{},{},{std},{ratio}\n", r.label, r.final_mean());
+        let results = run_one(&one, experiment, epsilon, &[])?;
+        let trials = results.first().map_or(1, |r| r.finals.len());
+        for row in output::table_rows(&results, trials).iter().filter(|r| !r.reference) {
+            let ratio = row.vs_uniform.map_or(String::new(), |x| x.to_string());
+            table += &format!("{e},{},{},{},{ratio}\n", row.algorithm, row.final_mean, row.sd);
         }
     }
     let path = base.join("sweep.csv");
@@ -508,12 +509,8 @@ fn problem_files(
     let arms = args.arms.clone().ok_or(
         "custom runs on your data: give --arms FILE.csv (one column per arm, one row per observation)",
     )?;
-    let kernel = match args.kernel.as_deref().map(str::to_lowercase).as_deref() {
-        None if args.lengthscale.is_none() => None,
-        None | Some("se") => Some(KernelChoice { name: "se", lengthscale: args.lengthscale }),
-        Some("matern") => Some(KernelChoice { name: "matern", lengthscale: args.lengthscale }),
-        Some(other) => return Err(format!("unknown --kernel '{other}': use se or matern")),
-    };
+    let kernel = (args.kernel.is_some() || args.lengthscale.is_some())
+        .then(|| KernelChoice { name: args.kernel.unwrap_or_default(), lengthscale: args.lengthscale });
     if kernel.is_some() && args.coords.is_none() {
         return Err("--kernel and --lengthscale need --coords FILE.csv (the arms' coordinates)".into());
     }
@@ -565,10 +562,8 @@ fn run_one(
                     files.arms.display()
                 ));
             }
-            match epsilon {
-                Some(_) => vec![bandit::LDP_RSE, host_sim::bo::UCB1],
-                None => vec![bandit::ROBUST_UCB, host_sim::bo::UCB1],
-            }
+            let learner = if epsilon.is_some() { bandit::LDP_RSE } else { bandit::ROBUST_UCB };
+            vec![learner, host_sim::bo::UCB1]
         }
         _ => defaults.algorithms.clone(),
     };

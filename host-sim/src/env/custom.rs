@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::table::{Table, TableError, TableProblem, fnv1a, kernel_covariance, read_coordinates};
 use super::{EnvError, EnvFactory, Environment, RealData, RealDataError, RewardBounds, shared};
-use crate::gp::{Kernel, Matern, SquaredExponential};
+use crate::gp::kernel::distance;
+use crate::gp::{Kernel, Matern, MaternNu, SquaredExponential};
 
 /// The files and choices of a user's problem (`host-sim run custom`), as `run.json` records
 /// them.
@@ -29,15 +30,26 @@ pub struct ProblemFiles {
     pub overrides: Overrides,
 }
 
-/// A kernel over coordinates: `se` or `matern` (ν = 2.5), with a lengthscale (default: the
-/// median distance between two arms' points, the usual median heuristic).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+/// A kernel over coordinates, with a lengthscale (default: the median distance between two
+/// arms' points, the usual median heuristic); the default is SE.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct KernelChoice {
-    /// `se` or `matern`.
-    pub name: &'static str,
+    /// The kernel.
+    pub name: KernelName,
     /// The lengthscale, if given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lengthscale: Option<f64>,
+}
+
+/// The kernels a user may choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelName {
+    /// Squared exponential.
+    #[default]
+    Se,
+    /// Matérn with ν = 5/2.
+    Matern,
 }
 
 /// The constants a user may set in place of the derived ones.
@@ -70,10 +82,8 @@ impl ProblemFiles {
             path: arms.clone(),
             problem: TableProblem::Unreadable(e.to_string()),
         })?;
-        let kernel = match (&coords, kernel) {
-            (Some(_), None) => Some(KernelChoice { name: "se", lengthscale: None }),
-            (_, k) => k,
-        };
+        // With coordinates the kernel is always recorded, the default one if none was chosen.
+        let kernel = kernel.or_else(|| coords.as_ref().map(|_| KernelChoice::default()));
         Ok(Self { arms, arms_fnv: fnv1a(&bytes), coords, kernel, overrides })
     }
 
@@ -86,15 +96,17 @@ impl ProblemFiles {
             None => table.zscore_covariance().map_err(in_arms)?,
             Some(path) => {
                 let points = read_coordinates(path, &table.names)?;
-                let choice = self.kernel.unwrap_or(KernelChoice { name: "se", lengthscale: None });
+                let choice = self.kernel.unwrap_or_default();
                 let lengthscale = choice.lengthscale.unwrap_or_else(|| median_distance(&points));
                 let in_coords = |e: crate::gp::KernelError| TableError {
                     path: path.clone(),
                     problem: TableProblem::Kernel(format!("{e} (lengthscale {lengthscale})")),
                 };
                 let k: Box<dyn Kernel> = match choice.name {
-                    "matern" => Box::new(Matern::from_nu(2.5, lengthscale).map_err(in_coords)?),
-                    _ => Box::new(SquaredExponential::new(lengthscale).map_err(in_coords)?),
+                    KernelName::Matern => {
+                        Box::new(Matern::new(MaternNu::FiveHalves, lengthscale).map_err(in_coords)?)
+                    }
+                    KernelName::Se => Box::new(SquaredExponential::new(lengthscale).map_err(in_coords)?),
                 };
                 kernel_covariance(k.as_ref(), &points)
                     .map_err(|problem| TableError { path: path.clone(), problem })?
@@ -123,9 +135,7 @@ impl ProblemFiles {
 fn median_distance(points: &[Vec<f64>]) -> f64 {
     let mut d: Vec<f64> = Vec::new();
     for (i, x) in points.iter().enumerate() {
-        for y in &points[i + 1..] {
-            d.push(x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt());
-        }
+        d.extend(points[i + 1..].iter().map(|y| distance(x, y)));
     }
     d.retain(|x| *x > 0.0);
     d.sort_by(f64::total_cmp);

@@ -138,7 +138,7 @@ fn check_lengthscale(lengthscale: f64) -> Result<f64, KernelError> {
 }
 
 /// Euclidean distance ‖x − y‖₂, or NaN when the lengths differ.
-fn distance(x: &[f64], y: &[f64]) -> f64 {
+pub(crate) fn distance(x: &[f64], y: &[f64]) -> f64 {
     if x.len() != y.len() {
         return f64::NAN;
     }
