@@ -235,22 +235,23 @@ pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
         "algorithm", "final R_T", "sd", "s.e.", "vs uniform", "s/trial"
     );
     for row in table_rows(results, trials) {
-        let _ = writeln!(
-            out,
-            "{:<width$} {:>12.2} {:>10.2} {:>10.2} {:>10} {:>9.3}",
-            row.algorithm,
-            row.final_mean,
-            row.sd,
-            row.se,
-            ratio(row.vs_uniform),
-            row.seconds_per_trial
-        );
+        let [mean, sd, se, ratio, seconds] = cells(&row);
+        let _ =
+            writeln!(out, "{:<width$} {mean:>12} {sd:>10} {se:>10} {ratio:>10} {seconds:>9}", row.algorithm);
     }
     out
 }
 
-fn ratio(vs_uniform: Option<f64>) -> String {
-    vs_uniform.map_or("-".to_string(), |x| format!("{x:.3}"))
+/// A row's numbers as the text and Markdown tables print them: final regret, sd and s.e. to 2
+/// decimals, the ratio to uniform play to 3 (`-` without one), seconds per trial to 3.
+fn cells(row: &TableRow) -> [String; 5] {
+    [
+        format!("{:.2}", row.final_mean),
+        format!("{:.2}", row.sd),
+        format!("{:.2}", row.se),
+        row.vs_uniform.map_or("-".to_string(), |x| format!("{x:.3}")),
+        format!("{:.3}", row.seconds_per_trial),
+    ]
 }
 
 /// The summary table of [`summary_table`] in `format`: text (that table), Markdown (its columns
@@ -264,16 +265,8 @@ pub fn render_table(results: &[AlgorithmResult], trials: usize, format: TableFor
                 "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial |\n|---|---:|---:|---:|---:|---:|\n",
             );
             for row in table_rows(results, trials) {
-                let _ = writeln!(
-                    out,
-                    "| {} | {:.2} | {:.2} | {:.2} | {} | {:.3} |",
-                    row.algorithm.replace('|', "\\|"),
-                    row.final_mean,
-                    row.sd,
-                    row.se,
-                    ratio(row.vs_uniform),
-                    row.seconds_per_trial
-                );
+                let _ =
+                    writeln!(out, "| {} | {} |", row.algorithm.replace('|', "\\|"), cells(&row).join(" | "));
             }
             out
         }
