@@ -15,6 +15,11 @@ fn host_sim(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `host-sim run custom --arms ARMS --quiet --out OUT` and `extra`.
+fn custom(arms: &str, out: &str, extra: &[&str]) -> (bool, String, String) {
+    host_sim(&[&["run", "custom", "--arms", arms, "--quiet", "--out", out], extra].concat())
+}
+
 fn dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("host-sim-custom-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -50,19 +55,7 @@ fn csv_arms_with_missing_cells_run_every_gp_learner_and_record_the_problem() {
     let d = dir("gp");
     let arms = write(&d, "arms.csv", ARMS);
     let out = d.join("out").to_string_lossy().into_owned();
-    let (ok, stdout, err) = host_sim(&[
-        "run",
-        "custom",
-        "--arms",
-        &arms,
-        "--trials",
-        "2",
-        "--horizon",
-        "40",
-        "--quiet",
-        "--out",
-        &out,
-    ]);
+    let (ok, stdout, err) = custom(&arms, &out, &["--trials", "2", "--horizon", "40"]);
     assert!(ok, "{err}");
     for label in ["GP-UCB", "LDP-TGP-UCB", "LDP-ATA-GP-UCB", "LDP-MoMA-GP-UCB", "UCB1", "uniform play"] {
         assert!(stdout.contains(label), "{label} missing:\n{stdout}");
@@ -76,25 +69,11 @@ fn csv_arms_with_missing_cells_run_every_gp_learner_and_record_the_problem() {
     assert_eq!(constants["B"], 1.0);
     // Non-private with --eps none, and the user's own B and R.
     let out2 = d.join("out2").to_string_lossy().into_owned();
-    let (ok, stdout, err) = host_sim(&[
-        "run",
-        "custom",
-        "--arms",
+    let (ok, stdout, err) = custom(
         &arms,
-        "--eps",
-        "none",
-        "--b",
-        "2",
-        "--r",
-        "1.5",
-        "--trials",
-        "2",
-        "--horizon",
-        "30",
-        "--quiet",
-        "--out",
         &out2,
-    ]);
+        &["--eps", "none", "--b", "2", "--r", "1.5", "--trials", "2", "--horizon", "30"],
+    );
     assert!(ok, "{err}");
     assert!(stdout.contains("MoMA-GP-UCB") && !stdout.contains("LDP-"), "{stdout}");
     let record: serde_json::Value =
@@ -110,11 +89,7 @@ fn coordinates_bandit_family_and_an_eps_sweep() {
     let arms = write(&d, "arms.csv", ARMS);
     let coords = write(&d, "coords.csv", "arm,x,y\nnorth,0,1\nsouth,0,-1\neast,1,0\nwest,-1,0\n");
     let out = d.join("k").to_string_lossy().into_owned();
-    let (ok, _, err) = host_sim(&[
-        "run",
-        "custom",
-        "--arms",
-        &arms,
+    let extra = [
         "--coords",
         &coords,
         "--kernel",
@@ -125,29 +100,12 @@ fn coordinates_bandit_family_and_an_eps_sweep() {
         "2",
         "--horizon",
         "30",
-        "--quiet",
-        "--out",
-        &out,
-    ]);
+    ];
+    let (ok, _, err) = custom(&arms, &out, &extra);
     assert!(ok, "{err}");
     let out = d.join("bandit").to_string_lossy().into_owned();
-    let (ok, stdout, err) = host_sim(&[
-        "run",
-        "custom",
-        "--arms",
-        &arms,
-        "--family",
-        "bandit",
-        "--eps",
-        "0.5,2",
-        "--trials",
-        "2",
-        "--horizon",
-        "50",
-        "--quiet",
-        "--out",
-        &out,
-    ]);
+    let extra = ["--family", "bandit", "--eps", "0.5,2", "--trials", "2", "--horizon", "50"];
+    let (ok, stdout, err) = custom(&arms, &out, &extra);
     assert!(ok, "{err}");
     assert!(stdout.contains("LDP-RSE") && stdout.contains("UCB1"), "{stdout}");
     let sweep = std::fs::read_to_string(d.join("bandit/sweep.csv")).unwrap();
@@ -164,17 +122,14 @@ fn selected_algorithms_give_the_full_runs_curves_and_toml_equals_the_command_lin
     let d = dir("select");
     let arms = write(&d, "arms.csv", ARMS);
     let full = d.join("full").to_string_lossy().into_owned();
-    let base = ["--trials", "3", "--horizon", "60", "--quiet", "--seed", "4"];
-    let run = |extra: &[&str]| {
-        let mut args = vec!["run", "custom", "--arms", arms.as_str()];
-        args.extend_from_slice(&base);
-        args.extend_from_slice(extra);
-        let (ok, _, err) = host_sim(&args);
-        assert!(ok, "{args:?}: {err}");
+    let run = |out: &str, extra: &[&str]| {
+        let (ok, _, err) =
+            custom(&arms, out, &[&["--trials", "3", "--horizon", "60", "--seed", "4"], extra].concat());
+        assert!(ok, "{extra:?}: {err}");
     };
-    run(&["--out", &full]);
+    run(&full, &[]);
     let part = d.join("part").to_string_lossy().into_owned();
-    run(&["--out", &part, "--algorithms", "ldp-moma-gp-ucb,UCB1"]);
+    run(&part, &["--algorithms", "ldp-moma-gp-ucb,UCB1"]);
     let full_csv = std::fs::read_to_string(d.join("full/regret.csv")).unwrap();
     let part_csv = std::fs::read_to_string(d.join("part/regret.csv")).unwrap();
     assert_eq!(

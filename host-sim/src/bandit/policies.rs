@@ -19,10 +19,9 @@
 //! ([`ParetoInstance::moment_bound`]) at the Problem's v — the paper's assumption that u and v
 //! are known.
 //!
-//! Errors: the runner's [`PolicyError`] has no variant for a bad configuration, so a spec built
-//! in the wrong privacy mode (e.g. DP-RUCB without a central ε), with an arm count outside
-//! `2..=`[`MAX_ARMS`], or with parameters the core refuses fails with
-//! [`PolicyError::Numerical`] (or [`PolicyError::ArmOutOfRange`] for the arm count).
+//! Errors: a spec built in the wrong privacy mode (e.g. DP-RUCB without a central ε) or with
+//! parameters the core refuses fails with [`PolicyError::InvalidSetting`] saying which; an arm
+//! count outside `2..=`[`MAX_ARMS`] with [`PolicyError::ArmOutOfRange`].
 //! Rewards are losses `1 − reward` (clamped to [0, 1]) for EXP3.
 
 use ldp_core::Epsilon;
