@@ -22,7 +22,7 @@ pub mod synthetic;
 pub mod table;
 
 pub use noise::{DEFAULT_STUDENT_T_NU, Noise, NoiseError};
-pub use objective::Objective;
+pub use objective::{Objective, ObjectiveError};
 pub use real_data::{RealData, RealDataError};
 pub use sensor::SensorEnv;
 pub use synthetic::{SyntheticError, SyntheticKernel, SyntheticRkhs};
@@ -219,8 +219,8 @@ pub enum EnvError {
     Table(table::TableError),
     /// The `custom` experiment was run without its arms file.
     NoArmsFile,
-    /// A user's objective function cannot be used (the message says why).
-    Objective(String),
+    /// A user's objective function cannot be used.
+    Objective(objective::ObjectiveError),
     /// An environment of a family (K-armed arms, seed 003's decision sets) could not be built.
     Family(Box<dyn std::error::Error + Send + Sync>),
 }
@@ -246,7 +246,7 @@ impl std::fmt::Display for EnvError {
             Self::NoArmsFile => f.write_str(
                 "the custom experiment runs on your data: give --arms FILE.csv (one column per arm, one row per observation)",
             ),
-            Self::Objective(why) => write!(f, "objective: {why}"),
+            Self::Objective(e) => write!(f, "objective: {e}"),
             Self::Family(e) => write!(f, "{e}"),
         }
     }
@@ -260,6 +260,7 @@ impl std::error::Error for EnvError {
             Self::Noise(e) => Some(e),
             Self::Kernel(e) => Some(e),
             Self::Table(e) => Some(e),
+            Self::Objective(e) => Some(e),
             Self::Family(e) => Some(e.as_ref()),
             _ => None,
         }

@@ -7,6 +7,34 @@ use nalgebra::DMatrix;
 use super::{Arms, EnvError, Environment, Noise, SimRng};
 use crate::gp::{Kernel, gram_matrix};
 
+/// Why a user's objective cannot be used.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ObjectiveError {
+    /// f is NaN or infinite at a point.
+    NotFinite {
+        /// The point's index.
+        point: usize,
+        /// The point.
+        at: Vec<f64>,
+    },
+    /// Fewer than two points to choose from.
+    TooFewPoints(usize),
+}
+
+impl std::fmt::Display for ObjectiveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotFinite { point, at } => write!(
+                f,
+                "f is not finite at point {point} ({at:?}): the objective must be finite on every point"
+            ),
+            Self::TooFewPoints(n) => write!(f, "{n} point(s): give at least two points to choose from"),
+        }
+    }
+}
+
+impl std::error::Error for ObjectiveError {}
+
 /// An environment from a function: arm a is `points[a]`, its mean `f(points[a])` (evaluated
 /// once, so regret is exact), a pull returns the mean plus a draw of the noise.
 #[derive(Clone, Debug)]
@@ -27,14 +55,11 @@ impl Objective {
         noise: Noise,
     ) -> Result<Self, EnvError> {
         let means: Vec<f64> = points.iter().map(|x| f(x)).collect();
-        if let Some(a) = means.iter().position(|m| !m.is_finite()) {
-            return Err(EnvError::Objective(format!(
-                "f is not finite at point {a} ({:?}): the objective must be finite on every point",
-                points[a]
-            )));
+        if let Some(point) = means.iter().position(|m| !m.is_finite()) {
+            return Err(EnvError::Objective(ObjectiveError::NotFinite { point, at: points[point].clone() }));
         }
         if points.len() < 2 {
-            return Err(EnvError::Objective("give at least two points to choose from".into()));
+            return Err(EnvError::Objective(ObjectiveError::TooFewPoints(points.len())));
         }
         let covariance: DMatrix<f64> = gram_matrix(kernel, &points).map_err(EnvError::Kernel)?;
         let b = means.iter().fold(0.0f64, |m, x| m.max(x.abs()));
