@@ -17,6 +17,7 @@ pub mod env;
 pub mod executor;
 pub mod experiment;
 pub mod experiments;
+pub mod fleet;
 pub mod gp;
 pub mod output;
 pub mod plot;
