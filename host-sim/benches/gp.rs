@@ -47,6 +47,7 @@ fn trials(c: &mut Criterion) {
             algorithms: SEED000_ALGORITHMS.to_vec(),
             device: DeviceKind::InProcess,
             select: Vec::new(),
+            fleet: None,
             problem: None,
         };
         let mut group = c.benchmark_group(format!("fig2a_trial_T{horizon}"));

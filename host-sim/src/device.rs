@@ -41,6 +41,15 @@ pub enum DeviceError {
     /// The environment has no bound R on its noise, so CTL(ε) cannot be configured: use a bounded
     /// noise model for private experiments (seed 000 §4.5 covers sub-Weibull noise).
     UnboundedNoise,
+    /// No member of a fleet has budget left for the round (or none answers).
+    FleetExhausted {
+        /// The round (1-based).
+        round: u64,
+        /// Members in the fleet.
+        devices: usize,
+        /// The largest member's lifetime budget (ε).
+        user_budget: f64,
+    },
 }
 
 impl std::fmt::Display for DeviceError {
@@ -52,6 +61,10 @@ impl std::fmt::Display for DeviceError {
             Self::Connect { target, source } => write!(f, "cannot connect to {target}: {source}"),
             Self::ArmOutOfWire(arm) => write!(f, "arm {arm} does not fit the wire's 32-bit action"),
             Self::Config(e) => write!(f, "device configuration: {e}"),
+            Self::FleetExhausted { round, devices, user_budget } => write!(
+                f,
+                "the fleet's budget is exhausted at round {round}: none of its {devices} devices (each with a lifetime budget of at most {user_budget} eps) has budget left or answers; use more devices (--device fleet:N), a larger --user-budget, or a shorter --horizon"
+            ),
             Self::UnboundedNoise => f.write_str(
                 "the environment's noise is unbounded, so CTL(eps) has no R: use a bounded-noise environment",
             ),
@@ -66,6 +79,24 @@ pub trait Device {
     /// Play `arm` and return the released report. `level`, when given, is a public truncation
     /// level for the device to apply before its noise (seed 004 Alg. 4) instead of CTL's clamp.
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError>;
+
+    /// What each user behind this device spent, for a fleet (`crate::fleet`); `None` otherwise.
+    fn ledger(&self) -> Option<Vec<MemberRecord>> {
+        None
+    }
+}
+
+/// What one member of a fleet spent in a job, as the device itself counts it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MemberRecord {
+    /// The device's id.
+    pub id: u64,
+    /// ε the device has charged in all (its lifetime budget minus what it says is left).
+    pub spent: f64,
+    /// Reports the learner used from it.
+    pub reports: u64,
+    /// Rounds it was skipped for after not answering.
+    pub skipped: u64,
 }
 
 /// The in-process LDP device: raw reward from the environment, released through CTL(ε) by the

@@ -12,7 +12,7 @@
 //!   user whose private reading is the environment's reward);
 //! - [`FileMedium`]: a device's durable state (seed material, boot counter, reserved budget) in
 //!   a file, so that a restarted device process never gets its budget back;
-//! - [`Fleet`]: the learner's view, a [`Device`](crate::device::Device) that routes each query
+//! - [`Fleet`]: the learner's view, a [`Device`] that routes each query
 //!   and records what every member spent.
 
 use std::borrow::Borrow;
@@ -26,9 +26,15 @@ use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
-use crate::device::DeviceError;
+use ldp_core::device::DeviceApp;
+use ldp_core::wire::{Hello, Refusal};
+use ldp_core::{MemoryStore, ReportError, Reporter, TruncationLevel};
+use rand::RngExt;
+
+use crate::device::{Device, DeviceError, MemberRecord};
 use crate::env::{Environment, SimRng};
 use crate::settings::derive_seed;
+use crate::transport::{Link, LinkError, LoopbackLink, WireClient};
 
 /// The public configuration of a fleet member over `env`: its B and R, per-report limit
 /// `epsilon` and lifetime budget `user_budget` (both ε).
@@ -99,19 +105,19 @@ pub struct EnvSource<E> {
     world: SimRng,
 }
 
-impl<E: Borrow<dyn Environment>> EnvSource<E> {
+impl<'e, E: Borrow<dyn Environment + 'e>> EnvSource<E> {
     /// `env` read with noise from a generator seeded with `world_seed`.
     pub fn new(env: E, world_seed: u64) -> Self {
         Self { env, world: SimRng::seed_from_u64(world_seed) }
     }
 
     /// The environment.
-    pub fn env(&self) -> &dyn Environment {
+    pub fn env(&self) -> &(dyn Environment + 'e) {
         self.env.borrow()
     }
 }
 
-impl<E: Borrow<dyn Environment>> RewardSource for EnvSource<E> {
+impl<'e, E: Borrow<dyn Environment + 'e>> RewardSource for EnvSource<E> {
     /// The environment's arms (saturating at `u32::MAX - 1`; the wire's actions are 32-bit).
     fn actions(&self) -> u32 {
         u32::try_from(self.env.borrow().num_arms()).unwrap_or(u32::MAX - 1).min(u32::MAX - 1)
@@ -185,10 +191,330 @@ impl LogMedium for FileMedium {
     }
 }
 
+/// How each round's device is chosen among the members with budget left.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Routing {
+    /// In turn, by device id: with no faults each of N users answers ⌈T/N⌉ or ⌊T/N⌋ rounds.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random (from the run's seed).
+    Random,
+}
+
+/// A fleet run's settings (`--device fleet:N` or `--device mqtt://…`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FleetSpec {
+    /// How rounds are routed.
+    pub routing: Routing,
+    /// Each in-process member's lifetime budget (ε); `None`: ε·⌈T/N⌉, just enough for an even
+    /// share of the rounds. An MQTT fleet's devices set their own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_budget: Option<f64>,
+    /// Where each job writes what every member spent (`fleet/trial<t>-learner<l>.csv` in the
+    /// output directory); not part of the run's identity.
+    #[serde(skip)]
+    pub ledger_dir: Option<PathBuf>,
+}
+
+/// One device of a fleet, from the learner's side.
+pub struct Member<L> {
+    id: u64,
+    client: WireClient<L>,
+    round: u32,
+    total: f64,
+    remaining: f64,
+    reports: u64,
+    skipped: u64,
+    /// Not asked again before this round (after a timeout), unless no one else can answer.
+    benched_until: u64,
+    backoff: u64,
+}
+
+impl<L: Link> Member<L> {
+    /// A member behind `client`, as its `hello` describes it.
+    pub fn new(client: WireClient<L>, hello: &Hello) -> Self {
+        Self {
+            id: hello.device_id,
+            client,
+            round: 0,
+            total: hello.config.policy.total().get(),
+            remaining: hello.budget_remaining,
+            reports: 0,
+            skipped: 0,
+            benched_until: 0,
+            backoff: 0,
+        }
+    }
+
+    /// The device's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The protocol client (link statistics).
+    pub fn client(&self) -> &WireClient<L> {
+        &self.client
+    }
+
+    fn can_pay(&self, epsilon: Epsilon) -> bool {
+        // Half of the device's unit (nano-ε) absorbs the rounding of its remaining budget.
+        self.remaining + 0.5e-9 >= epsilon.get()
+    }
+}
+
+/// The learner's view of a fleet: a [`Device`] that sends each query to one member with budget
+/// left, chosen by the [`Routing`]. A member that does not answer (its [`WireClient`] gave up
+/// after its tries) is skipped for the round, which goes to the next member, and is asked
+/// again after a backoff; a member that refuses for lack of budget is not asked again. Each
+/// round's report comes from exactly one member (replies carry their query's sequence number;
+/// a late reply to a skipped round is dropped as stale).
+pub struct Fleet<L> {
+    members: Vec<Member<L>>,
+    routing: Routing,
+    rng: SimRng,
+    epsilon: Epsilon,
+    next: usize,
+    round: u64,
+}
+
+impl<L: Link> Fleet<L> {
+    /// A fleet of `members` (routed in the order given), queried at `epsilon`; `seed` drives
+    /// random routing.
+    pub fn new(members: Vec<Member<L>>, epsilon: Epsilon, routing: Routing, seed: u64) -> Self {
+        Self { members, routing, rng: SimRng::seed_from_u64(seed), epsilon, next: 0, round: 0 }
+    }
+
+    /// The members.
+    pub fn members(&self) -> &[Member<L>] {
+        &self.members
+    }
+
+    /// What every member spent so far.
+    pub fn ledger(&self) -> Vec<MemberRecord> {
+        self.members
+            .iter()
+            .map(|m| MemberRecord {
+                id: m.id,
+                spent: (m.total - m.remaining).max(0.0),
+                reports: m.reports,
+                skipped: m.skipped,
+            })
+            .collect()
+    }
+
+    /// The member to ask next: one with budget left and not benched, or, if there is none, one
+    /// with budget left.
+    fn pick(&mut self) -> Option<usize> {
+        let (eps, round) = (self.epsilon, self.round);
+        let n = self.members.len();
+        for rested in [true, false] {
+            let ok = |m: &Member<L>| m.can_pay(eps) && (!rested || m.benched_until <= round);
+            match self.routing {
+                Routing::RoundRobin => {
+                    if let Some(i) = (0..n).map(|k| (self.next + k) % n).find(|&i| ok(&self.members[i])) {
+                        self.next = (i + 1) % n;
+                        return Some(i);
+                    }
+                }
+                Routing::Random => {
+                    let open: Vec<usize> = (0..n).filter(|&i| ok(&self.members[i])).collect();
+                    if !open.is_empty() {
+                        return Some(open[self.rng.random_range(0..open.len())]);
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+impl<L: Link> Device for Fleet<L> {
+    fn ledger(&self) -> Option<Vec<MemberRecord>> {
+        Some(Fleet::ledger(self))
+    }
+
+    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
+        let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
+        let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
+        self.round += 1;
+        let n = self.members.len() as u64;
+        // Each member is asked at most once per round: the loop ends.
+        for _ in 0..self.members.len() {
+            let Some(i) = self.pick() else { break };
+            let m = &mut self.members[i];
+            m.round = m.round.wrapping_add(1);
+            match m.client.query(m.round, action, self.epsilon, level) {
+                Ok(Ok(report)) => {
+                    m.remaining = report.budget_remaining;
+                    m.reports += 1;
+                    m.backoff = 0;
+                    return Ok(report.release.value());
+                }
+                Ok(Err(Refusal::BudgetExhausted { remaining, .. })) => {
+                    m.remaining = remaining.min(m.remaining)
+                }
+                Ok(Err(refusal)) => return Err(DeviceError::Refusal(refusal)),
+                Err(LinkError::Timeout { .. } | LinkError::Io(_)) => {
+                    // Skipped for this round; asked again after a backoff of one pass over the
+                    // fleet, doubling up to 64 passes.
+                    m.skipped += 1;
+                    m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
+                    m.benched_until = self.round + m.backoff;
+                }
+                Err(e) => return Err(DeviceError::Link(e)),
+            }
+        }
+        let budgets = self.members.iter().map(|m| m.total).fold(0.0, f64::max);
+        Err(DeviceError::FleetExhausted {
+            round: self.round,
+            devices: self.members.len(),
+            user_budget: budgets,
+        })
+    }
+}
+
+/// The in-process fleet of one trial: `devices` simulated users, member `i` the device
+/// application over `env` keyed with [`MemberSeeds::simulated`]`(trial_seed, i)`, with id `i`,
+/// per-report limit `epsilon` and lifetime budget `user_budget`.
+pub fn in_process<'a>(
+    env: &'a dyn Environment,
+    trial_seed: u64,
+    devices: usize,
+    epsilon: f64,
+    user_budget: f64,
+) -> Result<Vec<Member<SimLink<'a>>>, DeviceError> {
+    let config = member_config(env, epsilon, user_budget)?;
+    (0..devices as u64)
+        .map(|i| {
+            let seeds = MemberSeeds::simulated(trial_seed, i);
+            let reporter = Reporter::open(config, MemoryStore::provisioned(seeds.material), seeds.entropy)
+                .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
+            let app = DeviceApp::new(reporter, EnvSource::new(env, seeds.world), i);
+            let mut client = WireClient::new(LoopbackLink::new(app));
+            let hello = client.hello().map_err(DeviceError::Link)?;
+            Ok(Member::new(client, &hello))
+        })
+        .collect()
+}
+
+/// The link to an in-process fleet member.
+pub type SimLink<'a> = LoopbackLink<MemoryStore, EnvSource<&'a dyn Environment>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use ldp_core::state::{DeviceState, LogStore, StateStore};
+    use std::time::Duration;
+
+    fn sensor() -> Box<dyn Environment> {
+        Box::new(crate::env::SensorEnv::new(10, 1.0).expect("a sensor environment"))
+    }
+
+    fn fleet<'a>(env: &'a dyn Environment, n: usize, budget: f64, routing: Routing) -> Fleet<SimLink<'a>> {
+        let members = in_process(env, 42, n, 1.0, budget).expect("members");
+        Fleet::new(members, Epsilon::new(1.0).expect("eps"), routing, 7)
+    }
+
+    #[test]
+    fn round_robin_gives_every_user_an_even_share_and_each_round_one_report() {
+        let env = sensor();
+        let mut f = fleet(env.as_ref(), 7, 3.0, Routing::RoundRobin);
+        for t in 0..20 {
+            f.query(t % 10, None).expect("a report");
+        }
+        let ledger = f.ledger();
+        assert_eq!(ledger.iter().map(|r| r.id).collect::<Vec<_>>(), (0..7).collect::<Vec<u64>>());
+        // 20 rounds over 7 users: 3, 3, 3, 3, 3, 3, 2 — each report charged once, as the device counts.
+        let reports: Vec<u64> = ledger.iter().map(|r| r.reports).collect();
+        assert_eq!(reports, [3, 3, 3, 3, 3, 3, 2]);
+        for r in &ledger {
+            assert!((r.spent - r.reports as f64).abs() < 1e-9, "{r:?}");
+        }
+        // The 22nd round finds no one with budget left.
+        f.query(0, None).expect("round 21 goes to the last user");
+        match f.query(0, None) {
+            Err(DeviceError::FleetExhausted { round: 22, devices: 7, user_budget }) => {
+                assert!((user_budget - 3.0).abs() < 1e-12)
+            }
+            other => panic!("expected an exhausted fleet, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn random_routing_is_seeded_and_spends_only_what_it_has() {
+        let env = sensor();
+        let run = || {
+            let mut f = fleet(env.as_ref(), 5, 4.0, Routing::Random);
+            let values: Vec<u64> =
+                (0..20).map(|t| f.query(t % 10, None).expect("report").to_bits()).collect();
+            (values, f.ledger())
+        };
+        let (a, ledger) = run();
+        assert_eq!(a, run().0, "the same seeds give the same releases");
+        // 20 rounds, 5 users with 4 ε each: every user is used up, none beyond.
+        assert!(ledger.iter().all(|r| r.reports == 4 && (r.spent - 4.0).abs() < 1e-9), "{ledger:?}");
+    }
+
+    /// A link to a device that never answers.
+    struct Silent;
+    impl Link for Silent {
+        fn send(&mut self, _bytes: &[u8]) -> io::Result<()> {
+            Ok(())
+        }
+        fn recv_byte(&mut self, _timeout: Duration) -> io::Result<Option<u8>> {
+            Ok(None)
+        }
+    }
+
+    /// A member that is either the in-process device or silent.
+    enum Either<'a> {
+        Sim(Box<SimLink<'a>>),
+        Dead,
+    }
+    impl Link for Either<'_> {
+        fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+            match self {
+                Self::Sim(l) => l.send(bytes),
+                Self::Dead => Silent.send(bytes),
+            }
+        }
+        fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+            match self {
+                Self::Sim(l) => l.recv_byte(timeout),
+                Self::Dead => Silent.recv_byte(timeout),
+            }
+        }
+    }
+
+    #[test]
+    fn a_silent_member_is_skipped_and_its_rounds_answered_by_the_others() {
+        let env = sensor();
+        let members = in_process(env.as_ref(), 42, 4, 1.0, 100.0).expect("members");
+        let members: Vec<Member<Either<'_>>> = members
+            .into_iter()
+            .map(|m| {
+                let hello = m.client.link().app().reporter().hello(m.id);
+                let link = if m.id == 1 { Either::Dead } else { Either::Sim(Box::new(m.client.into_link())) };
+                let mut client = WireClient::new(link);
+                client.timeout = Duration::from_millis(1);
+                client.tries = 2;
+                Member::new(client, &hello)
+            })
+            .collect();
+        let mut f = Fleet::new(members, Epsilon::new(1.0).expect("eps"), Routing::RoundRobin, 0);
+        for t in 0..40 {
+            f.query(t % 10, None).expect("every round gets a report");
+        }
+        let ledger = f.ledger();
+        assert_eq!(ledger[1].reports, 0);
+        assert!(ledger[1].skipped >= 1);
+        // Backed off: asked far less often than its turn (10 of 40 rounds).
+        assert!(ledger[1].skipped <= 4, "{ledger:?}");
+        assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), 40);
+    }
 
     #[test]
     fn env_source_reads_the_environment_and_refuses_nothing_it_cannot_read() {

@@ -221,8 +221,9 @@ struct RunArgs {
     #[serde(default)]
     experiment: Option<String>,
     /// TOML file with any of these settings as keys (experiment, trials, horizon, eps, seed,
-    /// threads, out, data, constants, noise, device, beta_scale, algorithms, arms, coords,
-    /// kernel, lengthscale, family, b, r, v, c); unknown keys are refused.
+    /// threads, out, data, constants, noise, device, routing, user_budget, beta_scale,
+    /// algorithms, arms, coords, kernel, lengthscale, family, b, r, v, c); unknown keys are
+    /// refused.
     #[arg(long)]
     #[serde(skip)]
     config: Option<PathBuf>,
@@ -294,10 +295,18 @@ struct RunArgs {
     #[arg(long)]
     noise: Option<String>,
     /// The device answering a private run: in-process (default), qemu (the firmware under
-    /// QEMU, one per trial), qemu:ELF, serial:PATH (a real board), or tcp:HOST:PORT (a device
-    /// already running, e.g. `cargo run` in firmware-example/).
+    /// QEMU, one per trial), qemu:ELF, serial:PATH (a real board), tcp:HOST:PORT (a device
+    /// already running, e.g. `cargo run` in firmware-example/), or fleet:N (N simulated users
+    /// in this process, each with its own budget; each round asks one of them).
     #[arg(long)]
     device: Option<String>,
+    /// How a fleet's rounds are routed to its devices with budget left [default: round-robin].
+    #[arg(long, value_enum)]
+    routing: Option<host_sim::fleet::Routing>,
+    /// Lifetime budget (eps) of each device of an in-process fleet [default: eps * ceil(T/N),
+    /// an even share of the rounds].
+    #[arg(long)]
+    user_budget: Option<f64>,
     /// Multiply every algorithm's β_t by this (exploration scale) [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     beta_scale: Option<f64>,
@@ -348,6 +357,8 @@ impl RunArgs {
             constants: self.constants.or(file.constants),
             noise: self.noise.or(file.noise),
             device: self.device.or(file.device),
+            routing: self.routing.or(file.routing),
+            user_budget: self.user_budget.or(file.user_budget),
             beta_scale: self.beta_scale.or(file.beta_scale),
             format: self.format.or(file.format),
             log_log: self.log_log || file.log_log,
@@ -587,7 +598,26 @@ fn run_one(
     if !(config.beta_scale.is_finite() && config.beta_scale >= 0.0) {
         return Err(format!("--beta-scale must be finite and >= 0, got {}", config.beta_scale));
     }
-    if config.device != runner::DeviceKind::InProcess
+    if let runner::DeviceKind::Fleet { .. } = config.device {
+        if experiment.own_task.is_some() {
+            return Err(format!(
+                "{} runs its learners' devices itself; --device fleet:N applies to the experiments of the bandit loop (seed 000's, custom, device)",
+                experiment.name
+            ));
+        }
+        if let Some(b) = args.user_budget
+            && !(b.is_finite() && b > 0.0)
+        {
+            return Err(format!("--user-budget must be finite and > 0, got {b}"));
+        }
+        config.fleet = Some(host_sim::fleet::FleetSpec {
+            routing: args.routing.unwrap_or_default(),
+            user_budget: args.user_budget,
+            ledger_dir: None,
+        });
+    } else if args.routing.is_some() || args.user_budget.is_some() {
+        return Err("--routing and --user-budget apply to a fleet: add --device fleet:N".into());
+    } else if config.device != runner::DeviceKind::InProcess
         && !matches!(experiment.env, experiments::EnvKind::Sensor)
     {
         return Err(format!(
@@ -626,6 +656,9 @@ fn run_one(
         };
         PathBuf::from("results").join(dir)
     });
+    if let Some(fleet) = config.fleet.as_mut() {
+        fleet.ledger_dir = Some(out.join("fleet"));
+    }
     let data = args.data.clone();
     let mut env = experiment.env;
     let noise_name = args.noise.clone();

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::device::MemberRecord;
 use crate::executor::Observer;
 pub use crate::plot::{MAX_PLOTTED_ROUNDS, PlotOptions, plotted_rounds};
 use crate::results::AlgorithmResult;
@@ -72,7 +73,99 @@ struct Record<'a> {
     experiment: &'a str,
     description: &'a str,
     config: &'a RunConfig,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fleet: Option<FleetSummary>,
     results: Vec<Summary<'a>>,
+}
+
+/// What a fleet's users spent, from the ledgers of the run's jobs (`fleet/*.csv`).
+#[derive(Serialize)]
+struct FleetSummary {
+    /// The directory of the per-job ledgers, relative to the output directory.
+    ledgers: &'static str,
+    /// Jobs whose ledger was found.
+    jobs: usize,
+    /// The largest total ε any one user (device) spent in any job.
+    max_user_eps: f64,
+    /// Each device's largest total over the jobs, by device id.
+    spent_by_device: std::collections::BTreeMap<u64, f64>,
+    /// Rounds skipped because a device did not answer, over all jobs.
+    skipped: u64,
+}
+
+/// The ledger directory inside an output directory.
+pub const LEDGER_DIR: &str = "fleet";
+
+/// Writes what each member of a job's fleet spent as `trial<t>-learner<l>.csv` in `dir`
+/// (columns device, spent_eps, reports, skipped), whole or not at all.
+pub fn write_ledger(
+    dir: &Path,
+    trial: usize,
+    learner: usize,
+    ledger: &[MemberRecord],
+) -> Result<(), OutputError> {
+    let mut text = String::from("device,spent_eps,reports,skipped\n");
+    for r in ledger {
+        let _ = writeln!(text, "{},{},{},{}", r.id, r.spent, r.reports, r.skipped);
+    }
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    write_whole(&dir.join(format!("trial{trial}-learner{learner}.csv")), text.as_bytes())
+}
+
+/// Every job's ledger in `dir` (none if it does not exist).
+pub fn read_ledgers(dir: &Path) -> Result<Vec<Vec<MemberRecord>>, OutputError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(dir)(e)),
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let text = fs::read_to_string(path).map_err(io_err(path))?;
+            text.lines()
+                .skip(1)
+                .map(|line| {
+                    let f: Vec<&str> = line.split(',').collect();
+                    let bad = || OutputError::write(path, format!("not a ledger line: '{line}'"));
+                    match f[..] {
+                        [id, spent, reports, skipped] => Ok(MemberRecord {
+                            id: id.parse().map_err(|_| bad())?,
+                            spent: spent.parse().map_err(|_| bad())?,
+                            reports: reports.parse().map_err(|_| bad())?,
+                            skipped: skipped.parse().map_err(|_| bad())?,
+                        }),
+                        _ => Err(bad()),
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn fleet_summary(dir: &Path, config: &RunConfig) -> Result<Option<FleetSummary>, OutputError> {
+    if config.fleet.is_none() {
+        return Ok(None);
+    }
+    let ledgers = read_ledgers(&dir.join(LEDGER_DIR))?;
+    let mut spent_by_device = std::collections::BTreeMap::new();
+    for r in ledgers.iter().flatten() {
+        let e = spent_by_device.entry(r.id).or_insert(0.0f64);
+        *e = e.max(r.spent);
+    }
+    Ok(Some(FleetSummary {
+        ledgers: LEDGER_DIR,
+        jobs: ledgers.len(),
+        max_user_eps: spent_by_device.values().copied().fold(0.0, f64::max),
+        skipped: ledgers.iter().flatten().map(|r| r.skipped).sum(),
+        spent_by_device,
+    }))
 }
 
 #[derive(Serialize)]
@@ -150,6 +243,7 @@ pub fn write_all_with(
         experiment,
         description,
         config,
+        fleet: fleet_summary(dir, config)?,
         results: results
             .iter()
             .map(|r| Summary {

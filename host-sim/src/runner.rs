@@ -15,9 +15,10 @@ use crate::bo::calibrated;
 use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, Privacy, Problem};
 use crate::checkpoint::Checkpoint;
-use crate::device::{Device, DeviceError, InProcessDevice, RawDevice, WireDevice};
+use crate::device::{Device, DeviceError, InProcessDevice, MemberRecord, RawDevice, WireDevice};
 use crate::env::{EnvError, EnvFactory, Environment};
 use crate::executor::{Executor, Progress, Task};
+use crate::fleet::{self, Fleet};
 use crate::gp::FiniteCovariance;
 use crate::transport::{Link, LinkError, QemuDevice, SerialLink, TcpLink, WireClient};
 
@@ -82,6 +83,17 @@ pub fn run_trial(
     trial_seed: u64,
     algo_index: u64,
 ) -> Result<Vec<f64>, RunError> {
+    run_trial_with_ledger(env, algorithm, config, trial_seed, algo_index).map(|(curve, _)| curve)
+}
+
+/// [`run_trial`], and, for a fleet, what each member spent.
+pub fn run_trial_with_ledger(
+    env: &dyn Environment,
+    algorithm: &AlgorithmSpec,
+    config: &RunConfig,
+    trial_seed: u64,
+    algo_index: u64,
+) -> Result<(Vec<f64>, Option<Vec<MemberRecord>>), RunError> {
     let problem = problem_for(env, config)?;
     let mut policy = (algorithm.build)(&problem, config.constants, derive_seed(trial_seed, algo_index, 3))
         .map_err(RunError::Policy)?;
@@ -105,6 +117,14 @@ pub fn run_trial(
                 .map_err(|source| DeviceError::Connect { target: addr.clone(), source })?;
             Box::new(checked_wire_device(env, link, eps)?)
         }
+        (Some(eps), &DeviceKind::Fleet { devices }) => {
+            let spec = config.fleet.clone().unwrap_or_default();
+            let budget = spec.user_budget.unwrap_or(eps * config.horizon.div_ceil(devices) as f64);
+            let members =
+                fleet::in_process(env, trial_seed, devices, eps, budget).map_err(RunError::Device)?;
+            let epsilon = Epsilon::new(eps).map_err(|e| RunError::Device(DeviceError::Config(e)))?;
+            Box::new(Fleet::new(members, epsilon, spec.routing, derive_seed(trial_seed, algo_index, 4)))
+        }
         (None, DeviceKind::InProcess) => Box::new(RawDevice::new(env, world_seed)),
         (None, _) => return Err(ConfigError::DeviceWithoutPrivacy.into()),
     };
@@ -118,7 +138,7 @@ pub fn run_trial(
         total += best - env.mean(arm);
         curve.push(total);
     }
-    Ok(curve)
+    Ok((curve, device.ledger()))
 }
 
 /// The bandit loop of `config`'s algorithms on the environments of `make_env`, as a task: one
@@ -142,7 +162,19 @@ impl Task for LoopTask<'_> {
         let config = self.config;
         let trial_seed = derive_seed(config.seed, trial as u64, 0);
         let env = (self.make_env)(trial_seed).map_err(RunError::Environment)?;
-        run_trial(env.as_ref(), &config.algorithms[learner], config, trial_seed, learner as u64)
+        let (curve, ledger) = run_trial_with_ledger(
+            env.as_ref(),
+            &config.algorithms[learner],
+            config,
+            trial_seed,
+            learner as u64,
+        )?;
+        if let (Some(ledger), Some(dir)) =
+            (ledger, config.fleet.as_ref().and_then(|f| f.ledger_dir.as_deref()))
+        {
+            crate::output::write_ledger(dir, trial, learner, &ledger).map_err(RunError::Output)?;
+        }
+        Ok(curve)
     }
 
     fn finish(&self, mut rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {

@@ -34,6 +34,12 @@ pub enum DeviceKind {
         /// `host:port`.
         addr: String,
     },
+    /// A fleet of simulated users in this process, each the device application with its own
+    /// budget, one round's query routed to one of them (`crate::fleet`).
+    Fleet {
+        /// Members.
+        devices: usize,
+    },
 }
 
 /// Where `cargo build --release` in `firmware-example/` puts the firmware (under
@@ -47,9 +53,13 @@ pub fn default_firmware_elf() -> PathBuf {
 }
 
 impl DeviceKind {
-    /// Parses `in-process`, `qemu`, `qemu:ELF`, `serial:PATH` or `tcp:HOST:PORT`.
+    /// Parses `in-process`, `qemu`, `qemu:ELF`, `serial:PATH`, `tcp:HOST:PORT` or `fleet:N`.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
         match text.split_once(':') {
+            Some(("fleet", n)) => match n.parse::<usize>() {
+                Ok(devices) if devices >= 1 => Ok(Self::Fleet { devices }),
+                _ => Err(ConfigError::FleetSize(n.to_string())),
+            },
             None if text == "in-process" => Ok(Self::InProcess),
             None if text == "qemu" => Ok(Self::Qemu { elf: default_firmware_elf() }),
             Some(("qemu", elf)) => Ok(Self::Qemu { elf: PathBuf::from(elf) }),
@@ -95,6 +105,9 @@ pub struct RunConfig {
     /// seeds it has in the full run, so its curves are the full run's.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub select: Vec<String>,
+    /// A fleet's routing and user budget (with `device` a fleet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<crate::fleet::FleetSpec>,
     /// The user's own problem (`custom`): its files and choices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<crate::env::custom::ProblemFiles>,
@@ -119,6 +132,7 @@ impl Default for RunConfig {
             algorithms: crate::bo::GP_EXPERIMENT_ALGORITHMS.to_vec(),
             device: DeviceKind::InProcess,
             select: Vec::new(),
+            fleet: None,
             problem: None,
         }
     }
@@ -259,6 +273,8 @@ pub enum ConfigError {
     Shard(String),
     /// `--device` names no device kind.
     UnknownDevice(String),
+    /// `fleet:N` with N not a whole number ≥ 1.
+    FleetSize(String),
     /// The experts experiment needs a horizon of at least 1.
     ExpertsHorizon,
     /// `--algorithms` named learners the experiment does not have.
@@ -301,8 +317,14 @@ impl std::fmt::Display for ConfigError {
             ),
             Self::UnknownDevice(text) => write!(
                 f,
-                "unknown --device '{text}': use in-process, qemu, qemu:ELF, serial:PATH or tcp:HOST:PORT"
+                "unknown --device '{text}': use in-process, qemu, qemu:ELF, serial:PATH, tcp:HOST:PORT or fleet:N"
             ),
+            Self::FleetSize(n) => {
+                write!(
+                    f,
+                    "--device fleet:{n}: give the number of devices, a whole number >= 1, e.g. fleet:100"
+                )
+            }
             Self::ExpertsHorizon => f.write_str("the experts experiment needs a --horizon of at least 1"),
             Self::UnknownAlgorithms { unknown, valid } => write!(
                 f,

@@ -227,6 +227,11 @@ impl<L: Link> WireClient<L> {
         &self.link
     }
 
+    /// Gives the link back.
+    pub fn into_link(self) -> L {
+        self.link
+    }
+
     /// Swaps the link (e.g. after the device restarted), keeping the sequence numbers, so a query
     /// in flight is retried with the same number on the new link.
     pub fn replace_link(&mut self, link: L) -> L {

@@ -39,6 +39,7 @@ fn config(
         central,
         device: DeviceKind::InProcess,
         select: Vec::new(),
+        fleet: None,
         problem: None,
     }
 }

@@ -34,6 +34,7 @@ fn config(trials: usize, horizon: usize, threads: usize) -> RunConfig {
         central: true,
         device: DeviceKind::InProcess,
         select: Vec::new(),
+        fleet: None,
         problem: None,
     }
 }

@@ -22,6 +22,7 @@ fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
         central: false,
         device: host_sim::runner::DeviceKind::InProcess,
         select: Vec::new(),
+        fleet: None,
         problem: None,
     }
 }

@@ -43,6 +43,7 @@ fn config() -> RunConfig {
         central: false,
         device: DeviceKind::InProcess,
         select: Vec::new(),
+        fleet: None,
         problem: None,
     }
 }
