@@ -117,6 +117,9 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
     let mut checkpoint = Checkpoint::open(run.out, &id, run.config.horizon)?;
     for dir in mode.merge_from {
         checkpoint.absorb(dir)?;
+        if run.config.fleet.is_some() {
+            copy_ledgers(&dir.join(output::LEDGER_DIR), &run.out.join(output::LEDGER_DIR))?;
+        }
     }
     if checkpoint.finished() > 0 && mode.merge_from.is_empty() {
         eprintln!(
@@ -137,6 +140,26 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
         Ran::Complete(results) => Ok(Finished::Complete(results, writer.files())),
         Ran::Shard { jobs, total } => Ok(Finished::Shard { jobs, total }),
     }
+}
+
+/// A shard's fleet ledgers into the merged run's (`merge`).
+fn copy_ledgers(from: &Path, to: &Path) -> Result<(), RunError> {
+    fn err(p: &Path) -> impl Fn(std::io::Error) -> RunError + '_ {
+        move |e| RunError::Output(output::OutputError::write(p, e.to_string()))
+    }
+    let entries = match std::fs::read_dir(from) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(err(from)(e)),
+    };
+    std::fs::create_dir_all(to).map_err(err(to))?;
+    for entry in entries {
+        let path = entry.map_err(err(from))?.path();
+        if let Some(name) = path.file_name() {
+            std::fs::copy(&path, to.join(name)).map_err(err(&path))?;
+        }
+    }
+    Ok(())
 }
 
 /// Trials and horizon of one experiment in a reproduction.

@@ -103,3 +103,42 @@ fn an_exhausted_fleet_stops_the_run_with_what_to_do() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn shards_of_a_fleet_run_merge_into_the_whole_run_with_its_ledgers() {
+    let (whole, root) = (dir("merge-whole"), dir("merge"));
+    assert!(run(&whole, &[]).0);
+    let shards: Vec<String> =
+        (0..3).map(|i| root.join(format!("s{i}")).to_string_lossy().into_owned()).collect();
+    for (i, s) in shards.iter().enumerate() {
+        let (ok, _, err) = run(Path::new(s), &["--shard", &format!("{i}/3")]);
+        assert!(ok, "{err}");
+    }
+    let merged = root.join("merged");
+    let merged_s = merged.to_string_lossy().into_owned();
+    let (ok, _, err) = host_sim(
+        &[&["merge"], &shards.iter().map(String::as_str).collect::<Vec<_>>()[..], &["--out", &merged_s]]
+            .concat(),
+    );
+    assert!(ok, "{err}");
+    let ledger_names = |d: &Path| {
+        let mut v: Vec<_> =
+            std::fs::read_dir(d.join("fleet")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(ledger_names(&whole), ledger_names(&merged));
+    for name in ledger_names(&whole) {
+        assert_eq!(
+            std::fs::read(whole.join("fleet").join(&name)).unwrap(),
+            std::fs::read(merged.join("fleet").join(&name)).unwrap()
+        );
+    }
+    let fleet = |d: &Path| {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("run.json")).unwrap()).unwrap();
+        v["fleet"].clone()
+    };
+    assert_eq!(fleet(&whole), fleet(&merged));
+    let _ = (std::fs::remove_dir_all(&whole), std::fs::remove_dir_all(&root));
+}
