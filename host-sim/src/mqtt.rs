@@ -483,10 +483,10 @@ impl MqttFleet {
             Note::Error(e) => *lock(&s.last_error) = Some(e),
             Note::Publish { topic, payload, .. } => match parse_topic(&topic) {
                 Some((id, "hello")) => {
-                    if let Some(hello) = parse_hello(id, &payload) {
-                        if lock(&s.hellos).insert(id, hello).is_none() {
-                            *lock(&s.last_hello) = Some(Instant::now());
-                        }
+                    if let Some(hello) = parse_hello(id, &payload)
+                        && lock(&s.hellos).insert(id, hello).is_none()
+                    {
+                        *lock(&s.last_hello) = Some(Instant::now());
                     }
                 }
                 Some((id, "report")) => {
