@@ -593,7 +593,7 @@ impl Link for MqttLink {
             Ok(()) => Ok(()),
             // A full queue (a long outage) loses this frame, as a lossy link would; the
             // learner resends. A closed one cannot recover.
-            Err(_) if self.rx_open() => Ok(()),
+            Err(_) if self.fleet_alive() => Ok(()),
             Err(_) => Err(io::Error::new(io::ErrorKind::NotConnected, MqttError::Closed.to_string())),
         }
     }
@@ -604,7 +604,7 @@ impl Link for MqttLink {
         }
         match self.rx.recv_timeout(timeout) {
             Ok(payload) => {
-                self.pending.extend(payload);
+                self.take(payload);
                 Ok(self.pending.pop_front())
             }
             Err(RecvTimeoutError::Timeout) => Ok(None),
@@ -616,9 +616,26 @@ impl Link for MqttLink {
 }
 
 impl MqttLink {
-    /// Whether the fleet still routes replies here (its thread holds the sender).
-    fn rx_open(&self) -> bool {
-        !matches!(self.rx.try_recv(), Err(mpsc::TryRecvError::Disconnected)) || !self.pending.is_empty()
+    /// Whether the fleet still routes replies here (its thread holds the sender); a reply that
+    /// was waiting is kept.
+    fn fleet_alive(&mut self) -> bool {
+        match self.rx.try_recv() {
+            Ok(payload) => {
+                self.take(payload);
+                true
+            }
+            Err(e) => e == mpsc::TryRecvError::Empty,
+        }
+    }
+
+    /// Queues a report message's bytes, ending it with a delimiter if it lacks one, so that a
+    /// damaged message cannot run into the next one.
+    fn take(&mut self, payload: Vec<u8>) {
+        let open = payload.last() != Some(&0);
+        self.pending.extend(payload);
+        if open {
+            self.pending.push_back(0);
+        }
     }
 }
 
@@ -877,8 +894,8 @@ impl Devices {
                 if let Some(app) = self.app(id) {
                     app.prepare();
                 }
-                if let Some(frame) =
-                    usize::try_from(id - self.first_id).ok().and_then(|i| self.hello_frame(i))
+                let index = id.checked_sub(self.first_id).and_then(|i| usize::try_from(i).ok());
+                if let Some(frame) = index.and_then(|i| self.hello_frame(i))
                     && !publish(client, topic(id, "hello"), true, &frame)
                 {
                     stats.dropped_publishes += 1;
@@ -897,7 +914,10 @@ impl Devices {
                 Ok(Note::Publish { topic, payload, at }) => {
                     let Some((id, "query")) = parse_topic(&topic) else { continue };
                     let Some(app) = self.app(id) else { continue };
-                    for &byte in &payload {
+                    // A message lacking its final delimiter gets one, so that a damaged message
+                    // cannot run into the next one.
+                    let end = (payload.last() != Some(&0)).then_some(0);
+                    for byte in payload.iter().copied().chain(end) {
                         if let Some(reply) = app.on_byte(byte) {
                             due.push_back((at + REPLY_SLOT, id, reply.to_vec()));
                         }
