@@ -19,6 +19,7 @@ pub mod experiment;
 pub mod experiments;
 pub mod fleet;
 pub mod gp;
+pub mod mqtt;
 pub mod output;
 pub mod plot;
 pub mod reproduce;

@@ -140,6 +140,74 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// A fleet over an MQTT broker: run devices that answer a learner (`--device mqtt://HOST:PORT`).
+    #[command(after_help = "Example:\n  \
+        scripts/broker.sh start\n  \
+        host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 20 --dir fleet-state")]
+    Fleet {
+        #[command(subcommand)]
+        command: FleetCommand,
+    },
+}
+
+/// `host-sim fleet ...`.
+#[derive(Subcommand)]
+enum FleetCommand {
+    /// Run N private devices on one MQTT connection, each a user whose readings are the
+    /// experiment's environment, with its own lifetime budget and its state in DIR/<id>/state.bin
+    /// (a restart boots the same devices: their budget never comes back). Runs until stdin
+    /// closes (Ctrl-D) or for --seconds; Ctrl-C is safe too (the state is written before any
+    /// report leaves).
+    #[command(after_help = "Examples:\n  \
+        host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 20 --dir fleet-state\n  \
+        host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 5 --dir sim --simulation --seed 3 --seconds 600\n\n\
+        A login is read from the URL (mqtt://user:pass@host:port) or from LDP_MQTT_USERNAME and\n\
+        LDP_MQTT_PASSWORD. Topics: ldp/<id>/query, ldp/<id>/report, ldp/<id>/hello (retained).")]
+    Devices(Box<DevicesArgs>),
+}
+
+/// `host-sim fleet devices`.
+#[derive(Args)]
+struct DevicesArgs {
+    /// The broker: mqtt://HOST:PORT.
+    #[arg(long)]
+    broker: String,
+    /// How many devices.
+    #[arg(long)]
+    count: usize,
+    /// Directory of the devices' state (one subdirectory per device id).
+    #[arg(long)]
+    dir: PathBuf,
+    /// The private experiment whose environment the devices read (its trial --trial).
+    #[arg(long, default_value = "device")]
+    experiment: String,
+    /// Seed of the run the environment is taken from (and, with --simulation, of the keys).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Which trial's environment.
+    #[arg(long, default_value_t = 0)]
+    trial: u64,
+    /// Per-report ε limit [default: the experiment's ε].
+    #[arg(long, allow_negative_numbers = true)]
+    eps: Option<f64>,
+    /// Each device's lifetime budget [default: 100 × the per-report ε]. A restart loses what
+    /// the device had reserved ahead (up to 16 reports' worth), so budgets of a few reports
+    /// do not survive restarts.
+    #[arg(long, allow_negative_numbers = true)]
+    user_budget: Option<f64>,
+    /// The first device's id (the others follow).
+    #[arg(long, default_value_t = 1)]
+    first_id: u64,
+    /// Derive every key from --seed and --trial instead of the OS: reproducible, and no
+    /// privacy against whoever knows the seed (a simulation, matching `--device fleet:N`).
+    #[arg(long)]
+    simulation: bool,
+    /// Directory of the real data sets [default: ../shared/data if it exists].
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Stop after this many seconds instead of when stdin closes.
+    #[arg(long)]
+    seconds: Option<u64>,
 }
 
 /// `--eps`: one ε, a comma-separated list, or `none`; in a TOML file a number, a list of
@@ -393,6 +461,7 @@ fn main() -> ExitCode {
         Some(Command::Audit { samples, seed, out, qemu, qemu_samples }) => {
             audit(samples, seed, out, qemu.then_some(qemu_samples))
         }
+        Some(Command::Fleet { command: FleetCommand::Devices(args) }) => fleet_devices(*args),
         Some(Command::Privatise { eps, reports, b, r, seed }) => {
             privatise(PrivatiseConfig { epsilon: eps, reports, b, r, seed })
                 .map(|s| print!("{s}"))
@@ -843,4 +912,70 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
     } else {
         Err(format!("audit verdicts contrary to expectation: {}", wrong.join(", ")))
     }
+}
+
+/// `fleet devices`: a device's lifetime budget without --user-budget, in reports at the
+/// per-report ε (several reservation chunks of 16, so a restart does not end a device).
+const DEFAULT_USER_BUDGET_REPORTS: f64 = 100.0;
+
+/// `host-sim fleet devices`: boots the devices, serves them until stdin closes or --seconds
+/// pass, prints one line per device at the start and a summary at the end.
+fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
+    use host_sim::mqtt::{BrokerUrl, Devices, DevicesSpec, Seeds, experiment_env};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let broker = BrokerUrl::parse(&args.broker).map_err(|e| e.to_string())?;
+    if args.count == 0 {
+        return Err("--count must be at least 1".into());
+    }
+    let data = args.data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
+    let (env, experiment_eps) = experiment_env(&args.experiment, args.seed, args.trial, data.as_deref())
+        .map_err(|e| e.to_string())?;
+    let epsilon = args.eps.unwrap_or(experiment_eps);
+    let user_budget = args.user_budget.unwrap_or(DEFAULT_USER_BUDGET_REPORTS * epsilon);
+    let mut spec = DevicesSpec::new(broker.clone(), &args.dir, args.count, env, epsilon, user_budget);
+    spec.first_id = args.first_id;
+    if args.simulation {
+        let trial_seed = host_sim::settings::derive_seed(args.seed, args.trial, 0);
+        spec.seeds = Seeds::Simulated { trial_seed };
+    }
+    let devices = Devices::open(&spec).map_err(|e| e.to_string())?;
+    for d in devices.status() {
+        println!(
+            "device {}: boot {}, budget left {} (eps {epsilon} per report), state {}",
+            d.id,
+            d.boot,
+            d.budget_remaining,
+            d.state_file.display()
+        );
+    }
+    let keys = if args.simulation { "simulated keys from the seed (no privacy)" } else { "keys from the OS" };
+    match args.seconds {
+        Some(s) => println!("serving {} devices on {broker} with {keys} for {s} s", args.count),
+        None => {
+            println!("serving {} devices on {broker} with {keys} until stdin closes (Ctrl-D)", args.count)
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let seconds = args.seconds;
+    std::thread::spawn(move || {
+        match seconds {
+            Some(s) => std::thread::sleep(std::time::Duration::from_secs(s)),
+            None => {
+                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            }
+        }
+        flag.store(true, Ordering::Relaxed);
+    });
+    let stats = devices.serve(&stop).map_err(|e| e.to_string())?;
+    println!(
+        "stopped: {} replies ({} late), {} connection(s), {} publishes dropped",
+        stats.replies, stats.late_replies, stats.connections, stats.dropped_publishes
+    );
+    for d in &stats.devices {
+        println!("device {}: budget left {}", d.id, d.budget_remaining);
+    }
+    Ok(())
 }

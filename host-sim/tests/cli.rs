@@ -51,6 +51,8 @@ fn every_help_shows_an_example() {
         &["reproduce", "--help"],
         &["audit", "--help"],
         &["privatise", "--help"],
+        &["fleet", "--help"],
+        &["fleet", "devices", "--help"],
     ] {
         let (ok, out, _) = host_sim(args);
         assert!(ok && out.contains("Example"), "{args:?}:\n{out}");

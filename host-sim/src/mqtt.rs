@@ -1,0 +1,1099 @@
+//! A fleet over an MQTT broker: many private devices, one learner.
+//!
+//! Wire frames (`ldp_core::wire`, COBS-stuffed and 0x00-terminated) travel unchanged as MQTT
+//! payloads, QoS 1 everywhere, on three topics per device (`<id>` is the decimal `u64` device
+//! id):
+//!
+//! | topic | direction | payload |
+//! |---|---|---|
+//! | `ldp/<id>/query` | learner → device | a request frame (hello request or query) |
+//! | `ldp/<id>/report` | device → learner | the reply frame (hello, report or refusal) |
+//! | `ldp/<id>/hello` | device → learner, **retained** | `Repr::new(0, Message::Hello(..))`: public config and budget left |
+//!
+//! QoS 1 delivers at least once, so a frame may arrive twice. That costs nothing: a device
+//! answers a repeated request (same sequence number) from its reply cache without spending
+//! again, and [`WireClient`](crate::transport::WireClient) drops replies whose sequence number
+//! is stale — each query yields exactly one report.
+//!
+//! - Learner side: [`MqttFleet::connect`] collects the devices' retained hellos and gives one
+//!   [`MqttLink`] (a [`Link`]) per device.
+//! - Device side: [`serve_devices`] runs N devices ([`DeviceApp`], the code the firmware runs)
+//!   on one connection, each with its durable state in `DIR/<id>/state.bin`
+//!   ([`FileMedium`]), so a restarted process never gets a device's budget back.
+//! - [`Broker`]: a private Mosquitto on a free loopback port, for tests.
+//!
+//! # Reply timing
+//!
+//! As the firmware does ([`ldp_core::device`], *Timing*), a device here sends each reply
+//! [`REPLY_SLOT`] after its query arrived, never earlier, so that the time a report takes to
+//! compute does not show in when it leaves. Replies wait in a deadline queue, so a slow device
+//! does not hold back another's reply. On a host OS (scheduling, the broker, the network) this
+//! is approximate: it removes the report's own computing time from the timing, not the host's
+//! jitter. A reply that could not be sent by its deadline (an overloaded host) is counted in
+//! [`ServeStats::late_replies`].
+//!
+//! # What a broker sees
+//!
+//! The broker and anyone subscribed to `ldp/#` see every frame: queries, reports (already
+//! privatised) and hellos. The privacy of a report does not depend on the broker; its
+//! integrity and availability do (there is no authentication of frames beyond the broker's
+//! own login).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use ldp_core::Reporter;
+use ldp_core::device::DeviceApp;
+use ldp_core::state::LogStore;
+use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
+use rumqttc::{Client, Connection, Event, MqttOptions, Packet, QoS};
+
+use crate::device::DeviceError;
+use crate::env::{EnvError, Environment};
+use crate::experiments::{self, EnvKind};
+use crate::fleet::{EnvSource, FileMedium, MemberSeeds, member_config};
+use crate::settings::derive_seed;
+use crate::transport::Link;
+
+/// How long after a query arrived a device sends its reply (module docs, *Reply timing*).
+/// 2 ms covers a report's computation on a host (tens of microseconds) with a wide margin.
+pub const REPLY_SLOT: Duration = Duration::from_millis(2);
+
+/// How long [`serve_devices`] waits for its first connection to the broker before giving up
+/// (later outages are waited out for as long as it runs).
+pub const FIRST_CONNECT_PATIENCE: Duration = Duration::from_secs(10);
+
+/// With [`FleetWait::devices`] `None`: the hellos are complete when none arrived for this long.
+pub const HELLO_QUIET: Duration = Duration::from_secs(1);
+
+/// MQTT keep-alive: a dead connection is noticed within about this.
+const KEEP_ALIVE: Duration = Duration::from_secs(5);
+/// Capacity of a client's request queue. A publish that finds it full (a long outage) is
+/// dropped: the learner's [`WireClient`](crate::transport::WireClient) resends.
+const REQUEST_QUEUE: usize = 256;
+/// Pause between reconnection attempts.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
+/// How often the device loop looks at its stop flag when idle.
+const IDLE_POLL: Duration = Duration::from_millis(50);
+
+/// Username and password from the environment when the URL has none.
+const USERNAME_VAR: &str = "LDP_MQTT_USERNAME";
+/// See [`USERNAME_VAR`].
+const PASSWORD_VAR: &str = "LDP_MQTT_PASSWORD";
+
+/// What went wrong with the broker, a device or the fleet.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum MqttError {
+    /// The broker URL could not be read.
+    Url {
+        /// The URL as given (without its password).
+        url: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// An `mqtts://` URL, but this build has no TLS.
+    TlsUnsupported,
+    /// No connection to the broker.
+    Unreachable {
+        /// The broker (`host:port`).
+        broker: String,
+        /// The last error the client saw.
+        reason: String,
+    },
+    /// Fewer devices said hello than were waited for.
+    TooFewDevices {
+        /// How many were expected (`None`: any number, and none came).
+        expected: Option<usize>,
+        /// How many said hello.
+        found: usize,
+        /// How long was waited.
+        patience: Duration,
+    },
+    /// The connection's background thread ended (the fleet was dropped).
+    Closed,
+    /// A device could not be set up: its state store or its configuration.
+    Device {
+        /// The device id.
+        id: u64,
+        /// What failed.
+        reason: String,
+    },
+    /// A file or process operation failed.
+    Io {
+        /// What was being done.
+        what: String,
+        /// The system's error.
+        source: io::Error,
+    },
+    /// The devices' environment could not be built.
+    Environment(EnvError),
+    /// The experiment cannot serve as the devices' environment.
+    Experiment {
+        /// The experiment's name.
+        name: String,
+        /// Why not.
+        reason: &'static str,
+    },
+    /// The `mosquitto` binary was not found.
+    BrokerMissing,
+}
+
+impl fmt::Display for MqttError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Url { url, reason } => {
+                write!(f, "bad broker URL `{url}`: {reason} (write mqtt://HOST:PORT, e.g. mqtt://127.0.0.1:1883)")
+            }
+            Self::TlsUnsupported => f.write_str(
+                "mqtts:// needs TLS, which this build lacks: rebuild host-sim with --features mqtt-tls, or use mqtt://",
+            ),
+            Self::Unreachable { broker, reason } => write!(
+                f,
+                "cannot connect to the MQTT broker at {broker}: {reason} (is it running? scripts/broker.sh start)"
+            ),
+            Self::TooFewDevices { expected: Some(n), found, patience } => write!(
+                f,
+                "only {found} of {n} devices said hello within {patience:?}: start them \
+                 (host-sim fleet devices --broker URL --count {n} --dir DIR) or wait longer"
+            ),
+            Self::TooFewDevices { expected: None, patience, .. } => write!(
+                f,
+                "no device said hello within {patience:?}: start some with host-sim fleet devices --broker URL ..."
+            ),
+            Self::Closed => f.write_str("the MQTT connection is closed (its fleet was dropped)"),
+            Self::Device { id, reason } => write!(f, "device {id}: {reason}"),
+            Self::Io { what, source } => write!(f, "{what}: {source}"),
+            Self::Environment(e) => write!(f, "the devices' environment: {e}"),
+            Self::Experiment { name, reason } => write!(f, "experiment {name} cannot run on fleet devices: {reason}"),
+            Self::BrokerMissing => {
+                f.write_str("mosquitto is not installed (scripts/broker.sh install, or apt-get install mosquitto)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for MqttError {}
+
+fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> MqttError {
+    let what = what.into();
+    move |source| MqttError::Io { what, source }
+}
+
+/// A broker's address and login: `mqtt://[USER[:PASS]@]HOST[:PORT]` (port 1883 by default;
+/// `mqtts://`, port 8883, with the `mqtt-tls` feature). Without a user in the URL, the login
+/// comes from the environment variables `LDP_MQTT_USERNAME` and `LDP_MQTT_PASSWORD`, if set.
+/// The user and password are taken literally (no percent-decoding).
+#[derive(Clone, PartialEq, Eq)]
+pub struct BrokerUrl {
+    /// Host name or address (an IPv6 address without its brackets).
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+    /// TLS (`mqtts://`).
+    pub tls: bool,
+    username: Option<String>,
+    password: Option<String>,
+}
+
+impl BrokerUrl {
+    /// Reads `url`.
+    ///
+    /// ```
+    /// use host_sim::mqtt::BrokerUrl;
+    /// let url = BrokerUrl::parse("mqtt://127.0.0.1:1883")?;
+    /// assert_eq!((url.host.as_str(), url.port), ("127.0.0.1", 1883));
+    /// assert!(BrokerUrl::parse("http://example.org").is_err());
+    /// # Ok::<(), host_sim::mqtt::MqttError>(())
+    /// ```
+    pub fn parse(url: &str) -> Result<Self, MqttError> {
+        let bad = |reason| MqttError::Url { url: redact(url), reason };
+        let (tls, rest) = if let Some(rest) = url.strip_prefix("mqtt://") {
+            (false, rest)
+        } else if let Some(rest) = url.strip_prefix("mqtts://") {
+            if !cfg!(feature = "mqtt-tls") {
+                return Err(MqttError::TlsUnsupported);
+            }
+            (true, rest)
+        } else {
+            return Err(bad("it must start with mqtt://"));
+        };
+        let rest = rest.strip_suffix('/').unwrap_or(rest);
+        if rest.contains(['/', '?', '#']) {
+            return Err(bad("a broker URL has no path, query or fragment"));
+        }
+        let (userinfo, hostport) = match rest.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, rest),
+        };
+        let (username, password) = match userinfo {
+            None => (None, None),
+            Some(u) => match u.split_once(':') {
+                Some((user, pass)) => (Some(user.to_string()), Some(pass.to_string())),
+                None => (Some(u.to_string()), None),
+            },
+        };
+        if username.as_deref() == Some("") {
+            return Err(bad("the user name before @ is empty"));
+        }
+        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+            let (host, after) =
+                v6.split_once(']').ok_or_else(|| bad("an IPv6 address lacks its closing ]"))?;
+            (host, after.strip_prefix(':').map(Some).unwrap_or((!after.is_empty()).then_some("")))
+        } else {
+            match hostport.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (hostport, None),
+            }
+        };
+        if host.is_empty() {
+            return Err(bad("the host is empty"));
+        }
+        let port = match port {
+            None => {
+                if tls {
+                    8883
+                } else {
+                    1883
+                }
+            }
+            Some(p) => match p.parse::<u16>() {
+                Ok(p) if p > 0 => p,
+                _ => return Err(bad("the port must be a number from 1 to 65535")),
+            },
+        };
+        Ok(Self { host: host.to_string(), port, tls, username, password })
+    }
+
+    /// `host:port`.
+    pub fn address(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// The login: the URL's, else the environment's (type docs), else none.
+    pub fn credentials(&self) -> Option<(String, String)> {
+        match &self.username {
+            Some(user) => Some((user.clone(), self.password.clone().unwrap_or_default())),
+            None => {
+                let user = std::env::var(USERNAME_VAR).ok().filter(|u| !u.is_empty())?;
+                Some((user, std::env::var(PASSWORD_VAR).unwrap_or_default()))
+            }
+        }
+    }
+
+    /// Client options for a client named `client_id`.
+    fn options(&self, client_id: String) -> MqttOptions {
+        let mut options = MqttOptions::new(client_id, self.host.clone(), self.port);
+        options
+            .set_keep_alive(KEEP_ALIVE)
+            .set_clean_session(true)
+            .set_request_channel_capacity(REQUEST_QUEUE);
+        if let Some((user, pass)) = self.credentials() {
+            options.set_credentials(user, pass);
+        }
+        #[cfg(feature = "mqtt-tls")]
+        if self.tls {
+            options.set_transport(rumqttc::Transport::tls_with_default_config());
+        }
+        options
+    }
+}
+
+/// The URL without its password.
+impl fmt::Display for BrokerUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scheme = if self.tls { "mqtts" } else { "mqtt" };
+        match &self.username {
+            Some(user) => write!(f, "{scheme}://{user}@{}", self.address()),
+            None => write!(f, "{scheme}://{}", self.address()),
+        }
+    }
+}
+
+/// As [`Display`](fmt::Display): never the password.
+impl fmt::Debug for BrokerUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BrokerUrl({self})")
+    }
+}
+
+/// `url` with any password replaced by `***` (for error messages).
+fn redact(url: &str) -> String {
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, rest)), Some(_)) => match rest.rsplit_once('@') {
+            Some((userinfo, host)) => {
+                let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+                format!("{scheme}://{user}:***@{host}")
+            }
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
+/// A client id no other client of this process or another uses at the same time.
+fn client_id(role: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!("ldp-{role}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+fn topic(id: u64, kind: &str) -> String {
+    format!("ldp/{id}/{kind}")
+}
+
+/// `ldp/<id>/<kind>` → (id, kind).
+fn parse_topic(topic: &str) -> Option<(u64, &str)> {
+    let mut parts = topic.split('/');
+    let (Some("ldp"), Some(id), Some(kind), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    Some((id.parse().ok()?, kind))
+}
+
+/// The hello in a retained payload, if it is one intact framed hello from device `id`.
+fn parse_hello(id: u64, payload: &[u8]) -> Option<Hello> {
+    let mut reader = StreamReader::new();
+    for &byte in payload {
+        if let Some(frame) = reader.push(byte) {
+            return match frame.ok().and_then(|f| Repr::parse(&f).ok())?.message {
+                Message::Hello(h) if h.device_id == id => Some(h),
+                _ => None,
+            };
+        }
+    }
+    None
+}
+
+/// What the connection thread hands on.
+enum Note {
+    /// Connected (again); the subscriptions were renewed.
+    Connected,
+    /// A message arrived at `at`.
+    Publish { topic: String, payload: Vec<u8>, at: Instant },
+    /// The connection failed (it is retried).
+    Error(String),
+}
+
+/// Drives `connection` until `stop` is set and the connection ends: subscribes to `filters` at
+/// every connection (a restarted broker has forgotten them), retries after failures, and hands
+/// every event to `on`.
+fn spawn_connection(
+    mut connection: Connection,
+    client: Client,
+    filters: Vec<String>,
+    stop: Arc<AtomicBool>,
+    mut on: impl FnMut(Note) + Send + 'static,
+) -> io::Result<JoinHandle<()>> {
+    let mut network = connection.eventloop.network_options();
+    network.set_connection_timeout(2);
+    connection.eventloop.set_network_options(network);
+    std::thread::Builder::new().name("ldp-mqtt".into()).spawn(move || {
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                // Leave cleanly if connected: the queued publishes go first, then Disconnect.
+                let _ = client.try_disconnect();
+            }
+            match connection.recv() {
+                Err(_) => break, // every client handle is gone
+                Ok(Ok(Event::Incoming(Packet::ConnAck(_)))) => {
+                    for filter in &filters {
+                        let _ = client.try_subscribe(filter.clone(), QoS::AtLeastOnce);
+                    }
+                    on(Note::Connected);
+                }
+                Ok(Ok(Event::Incoming(Packet::Publish(p)))) => {
+                    on(Note::Publish { topic: p.topic, payload: p.payload.to_vec(), at: Instant::now() });
+                }
+                Ok(Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect))) => break,
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    on(Note::Error(e.to_string()));
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    std::thread::sleep(RECONNECT_PAUSE);
+                }
+            }
+        }
+    })
+}
+
+/// Publishes without blocking; `false` if the request queue is full or closed (module docs).
+fn publish(client: &Client, topic: String, retain: bool, payload: &[u8]) -> bool {
+    client.try_publish(topic, QoS::AtLeastOnce, retain, payload.to_vec()).is_ok()
+}
+
+/// How long [`MqttFleet::connect`] waits, and for how many devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FleetWait {
+    /// Wait for this many hellos; `None`: until none arrived for [`HELLO_QUIET`].
+    pub devices: Option<usize>,
+    /// The longest wait (for the connection and the hellos together).
+    pub patience: Duration,
+}
+
+/// The learner's state shared with the connection thread.
+#[derive(Default)]
+struct Shared {
+    hellos: Mutex<BTreeMap<u64, Hello>>,
+    last_hello: Mutex<Option<Instant>>,
+    routes: Mutex<HashMap<u64, Sender<Vec<u8>>>>,
+    connections: AtomicU64,
+    last_error: Mutex<Option<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The learner's connection to a fleet of devices over a broker (module docs): one MQTT client,
+/// its connection driven by a background thread that ends when this is dropped.
+pub struct MqttFleet {
+    client: Client,
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MqttFleet {
+    /// Connects to `url`, subscribes to every device's hello and reports, and waits as `wait`
+    /// says for the devices' retained hellos (malformed ones are ignored).
+    pub fn connect(url: &BrokerUrl, wait: FleetWait) -> Result<Self, MqttError> {
+        let (client, connection) = Client::new(url.options(client_id("learner")), REQUEST_QUEUE);
+        let shared = Arc::new(Shared::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = Arc::clone(&shared);
+        let on = move |note: Note| match note {
+            Note::Connected => {
+                s.connections.fetch_add(1, Ordering::Relaxed);
+            }
+            Note::Error(e) => *lock(&s.last_error) = Some(e),
+            Note::Publish { topic, payload, .. } => match parse_topic(&topic) {
+                Some((id, "hello")) => {
+                    if let Some(hello) = parse_hello(id, &payload)
+                        && lock(&s.hellos).insert(id, hello).is_none()
+                    {
+                        *lock(&s.last_hello) = Some(Instant::now());
+                    }
+                }
+                Some((id, "report")) => {
+                    if let Some(route) = lock(&s.routes).get(&id) {
+                        let _ = route.send(payload); // a dropped link: nobody listens
+                    }
+                }
+                _ => {}
+            },
+        };
+        let filters = vec!["ldp/+/hello".to_string(), "ldp/+/report".to_string()];
+        let thread = spawn_connection(connection, client.clone(), filters, Arc::clone(&stop), on)
+            .map_err(io_error("cannot start the MQTT thread"))?;
+        let fleet = Self { client, shared, stop, thread: Some(thread) };
+        let start = Instant::now();
+        let connected_by = start + wait.patience;
+        while fleet.shared.connections.load(Ordering::Relaxed) == 0 {
+            if Instant::now() > connected_by {
+                let reason = lock(&fleet.shared.last_error).clone().unwrap_or_else(|| "no answer".into());
+                return Err(MqttError::Unreachable { broker: url.address(), reason });
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let connected = Instant::now();
+        loop {
+            let found = lock(&fleet.shared.hellos).len();
+            let quiet_since = lock(&fleet.shared.last_hello).unwrap_or(connected);
+            let done = match wait.devices {
+                Some(n) => found >= n,
+                None => quiet_since.elapsed() >= HELLO_QUIET && found > 0,
+            };
+            if done {
+                return Ok(fleet);
+            }
+            if start.elapsed() > wait.patience {
+                return Err(MqttError::TooFewDevices {
+                    expected: wait.devices,
+                    found,
+                    patience: wait.patience,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// One link per device that said hello, with its latest hello, sorted by device id. Each
+    /// call makes new links: a device's replies go to its newest link only.
+    pub fn members(&self) -> Vec<(Hello, MqttLink)> {
+        let hellos = lock(&self.shared.hellos).clone();
+        let mut routes = lock(&self.shared.routes);
+        hellos
+            .into_iter()
+            .map(|(id, hello)| {
+                let (tx, rx) = mpsc::channel();
+                routes.insert(id, tx);
+                let link = MqttLink {
+                    client: self.client.clone(),
+                    query_topic: topic(id, "query"),
+                    rx,
+                    pending: VecDeque::new(),
+                };
+                (hello, link)
+            })
+            .collect()
+    }
+
+    /// The latest retained hello seen from device `id` (devices renew it after every reply).
+    pub fn latest_hello(&self, id: u64) -> Option<Hello> {
+        lock(&self.shared.hellos).get(&id).copied()
+    }
+
+    /// How many times the client has connected (1 + reconnections).
+    pub fn connections(&self) -> u64 {
+        self.shared.connections.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for MqttFleet {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.client.try_disconnect();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The learner's link to one device of an [`MqttFleet`]: `send` publishes a frame to
+/// `ldp/<id>/query`; received bytes are those of the device's `ldp/<id>/report` messages.
+///
+/// During a broker outage, sends are queued by the client (up to a bound, then dropped) and
+/// delivered after it reconnects; the [`WireClient`](crate::transport::WireClient) resends
+/// after its timeout either way. After the fleet is dropped, every call is an error.
+pub struct MqttLink {
+    client: Client,
+    query_topic: String,
+    rx: Receiver<Vec<u8>>,
+    pending: VecDeque<u8>,
+}
+
+impl Link for MqttLink {
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self.client.try_publish(self.query_topic.clone(), QoS::AtLeastOnce, false, bytes.to_vec()) {
+            Ok(()) => Ok(()),
+            // A full queue (a long outage) loses this frame, as a lossy link would; the
+            // learner resends. A closed one cannot recover.
+            Err(_) if self.fleet_alive() => Ok(()),
+            Err(_) => Err(io::Error::new(io::ErrorKind::NotConnected, MqttError::Closed.to_string())),
+        }
+    }
+
+    fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+        if let Some(b) = self.pending.pop_front() {
+            return Ok(Some(b));
+        }
+        match self.rx.recv_timeout(timeout) {
+            Ok(payload) => {
+                self.take(payload);
+                Ok(self.pending.pop_front())
+            }
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => {
+                Err(io::Error::new(io::ErrorKind::NotConnected, MqttError::Closed.to_string()))
+            }
+        }
+    }
+}
+
+impl MqttLink {
+    /// Whether the fleet still routes replies here (its thread holds the sender); a reply that
+    /// was waiting is kept.
+    fn fleet_alive(&mut self) -> bool {
+        match self.rx.try_recv() {
+            Ok(payload) => {
+                self.take(payload);
+                true
+            }
+            Err(e) => e == mpsc::TryRecvError::Empty,
+        }
+    }
+
+    /// Queues a report message's bytes, ending it with a delimiter if it lacks one, so that a
+    /// damaged message cannot run into the next one.
+    fn take(&mut self, payload: Vec<u8>) {
+        let open = payload.last() != Some(&0);
+        self.pending.extend(payload);
+        if open {
+            self.pending.push_back(0);
+        }
+    }
+}
+
+/// Where the devices' keys come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seeds {
+    /// Real devices: seed material, boot entropy and world noise from the OS, fresh per device
+    /// and per boot ([`MemberSeeds::from_os`]).
+    Os,
+    /// A simulation: everything derived from the trial's seed ([`MemberSeeds::simulated`]),
+    /// reproducible — and no privacy at all against whoever knows the seed. A restarted
+    /// process reuses the boot entropy and the world's noise; the boot counter still makes
+    /// each boot's key fresh.
+    Simulated {
+        /// The trial's seed.
+        trial_seed: u64,
+    },
+}
+
+/// What [`serve_devices`] runs.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct DevicesSpec {
+    /// The broker.
+    pub broker: BrokerUrl,
+    /// Where the devices' state lives: `dir/<id>/state.bin`.
+    pub dir: PathBuf,
+    /// How many devices.
+    pub count: usize,
+    /// The first device's id; device `i` has id `first_id + i`.
+    pub first_id: u64,
+    /// Every device's private world: its readings are this environment's rewards.
+    pub env: Arc<dyn Environment>,
+    /// Per-report ε limit.
+    pub epsilon: f64,
+    /// Each device's lifetime budget (ε).
+    pub user_budget: f64,
+    /// Where keys come from.
+    pub seeds: Seeds,
+}
+
+impl DevicesSpec {
+    /// `count` devices with ids from 1, keys from the OS.
+    pub fn new(
+        broker: BrokerUrl,
+        dir: &Path,
+        count: usize,
+        env: Arc<dyn Environment>,
+        epsilon: f64,
+        user_budget: f64,
+    ) -> Self {
+        Self {
+            broker,
+            dir: dir.to_path_buf(),
+            count,
+            first_id: 1,
+            env,
+            epsilon,
+            user_budget,
+            seeds: Seeds::Os,
+        }
+    }
+}
+
+/// The environment of trial `trial` of experiment `name` (seeded as a run seeded `seed` seeds
+/// it), with the experiment's ε: what `host-sim fleet devices` serves. Refuses non-private
+/// experiments and those whose environment is the user's table or another family's.
+pub fn experiment_env(
+    name: &str,
+    seed: u64,
+    trial: u64,
+    data: Option<&Path>,
+) -> Result<(Arc<dyn Environment>, f64), MqttError> {
+    let bad = |reason| MqttError::Experiment { name: name.to_string(), reason };
+    let experiment =
+        experiments::all().find(|e| e.name == name).ok_or(bad("no such experiment (host-sim list)"))?;
+    let epsilon = experiment.epsilon.ok_or(bad("it is non-private; pick a private (LDP) experiment"))?;
+    if experiment.central {
+        return Err(bad("it is central DP; a fleet's devices privatise locally"));
+    }
+    match experiment.env {
+        EnvKind::Table => {
+            return Err(bad("its environment is your own table (run custom), not a device's world"));
+        }
+        EnvKind::Custom(_) => return Err(bad("its environment belongs to another family")),
+        _ => {}
+    }
+    let factory = experiments::env_factory(experiment.env, data).map_err(MqttError::Environment)?;
+    let env = factory(derive_seed(seed, trial, 0)).map_err(MqttError::Environment)?;
+    Ok((Arc::from(env), epsilon))
+}
+
+/// One device of a [`Devices`] set.
+type App = DeviceApp<LogStore<FileMedium>, EnvSource<Arc<dyn Environment>>>;
+
+/// A device's public state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceStatus {
+    /// Device id.
+    pub id: u64,
+    /// This boot's number.
+    pub boot: u64,
+    /// ε it will still spend.
+    pub budget_remaining: f64,
+    /// Its state file.
+    pub state_file: PathBuf,
+}
+
+/// What [`serve_devices`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServeStats {
+    /// Each device at the end.
+    pub devices: Vec<DeviceStatus>,
+    /// Replies sent (reports, refusals, hellos; repeats from the reply cache included).
+    pub replies: u64,
+    /// Replies sent after their slot had ended (an overloaded host).
+    pub late_replies: u64,
+    /// Publishes dropped because the client's queue was full (an outage).
+    pub dropped_publishes: u64,
+    /// Connections made (1 + reconnections).
+    pub connections: u64,
+}
+
+/// A set of devices, opened (booted) and ready to serve.
+pub struct Devices {
+    first_id: u64,
+    apps: Vec<App>,
+    broker: BrokerUrl,
+}
+
+impl Devices {
+    /// Boots every device of `spec`: creates `dir/<id>/`, provisions a blank state file with the
+    /// device's seed material, and opens its reporter with this boot's entropy (so the boot
+    /// counter moves on and the reserved budget stays spent).
+    pub fn open(spec: &DevicesSpec) -> Result<Self, MqttError> {
+        let mut apps = Vec::with_capacity(spec.count);
+        for i in 0..spec.count as u64 {
+            let id = spec
+                .first_id
+                .checked_add(i)
+                .ok_or(MqttError::Device { id: u64::MAX, reason: "device ids overflow u64".into() })?;
+            let fail = |reason: String| MqttError::Device { id, reason };
+            let dir = spec.dir.join(id.to_string());
+            std::fs::create_dir_all(&dir).map_err(io_error(format!("cannot create {}", dir.display())))?;
+            let seeds = match spec.seeds {
+                Seeds::Os => MemberSeeds::from_os().map_err(|e| fail(e.to_string()))?,
+                Seeds::Simulated { trial_seed } => MemberSeeds::simulated(trial_seed, i),
+            };
+            let config = member_config(spec.env.as_ref(), spec.epsilon, spec.user_budget)
+                .map_err(|e: DeviceError| fail(e.to_string()))?;
+            let mut store = LogStore::new(FileMedium::new(&dir.join("state.bin")));
+            if store.is_blank().map_err(|e| fail(e.to_string()))? {
+                store.provision(seeds.material).map_err(|e| fail(e.to_string()))?;
+            }
+            let reporter = Reporter::open(config, store, seeds.entropy).map_err(|e| fail(e.to_string()))?;
+            let source = EnvSource::new(Arc::clone(&spec.env), seeds.world);
+            apps.push(DeviceApp::new(reporter, source, id));
+        }
+        Ok(Self { first_id: spec.first_id, apps, broker: spec.broker.clone() })
+    }
+
+    /// Every device's public state.
+    pub fn status(&self) -> Vec<DeviceStatus> {
+        (self.first_id..)
+            .zip(&self.apps)
+            .map(|(id, app)| {
+                let accountant = app.reporter().accountant();
+                DeviceStatus {
+                    id,
+                    boot: accountant.boot(),
+                    budget_remaining: accountant.remaining(),
+                    state_file: accountant.store().medium().path().to_path_buf(),
+                }
+            })
+            .collect()
+    }
+
+    fn app(&mut self, id: u64) -> Option<&mut App> {
+        let i = usize::try_from(id.checked_sub(self.first_id)?).ok()?;
+        self.apps.get_mut(i)
+    }
+
+    fn hello_frame(&self, i: usize) -> Option<Vec<u8>> {
+        let id = self.first_id + i as u64;
+        let hello = self.apps.get(i)?.reporter().hello(id);
+        let mut buf = [0u8; MAX_ENCODED_LEN];
+        Repr::new(0, Message::Hello(hello)).emit_framed(&mut buf).ok().map(|b| b.to_vec())
+    }
+
+    /// Serves the devices on the broker until `stop` is set (module docs): answers queries,
+    /// each reply at the end of its slot, and keeps every device's retained hello current.
+    pub fn serve(mut self, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
+        let (client, connection) = Client::new(self.broker.options(client_id("devices")), REQUEST_QUEUE);
+        let (tx, rx) = mpsc::channel();
+        let thread_stop = Arc::new(AtomicBool::new(false));
+        let thread = spawn_connection(
+            connection,
+            client.clone(),
+            vec!["ldp/+/query".to_string()],
+            Arc::clone(&thread_stop),
+            move |note| {
+                let _ = tx.send(note);
+            },
+        )
+        .map_err(io_error("cannot start the MQTT thread"))?;
+        let result = self.run(&client, &rx, stop);
+        thread_stop.store(true, Ordering::Relaxed);
+        let _ = client.try_disconnect();
+        drop(client);
+        let _ = thread.join();
+        result
+    }
+
+    fn run(
+        &mut self,
+        client: &Client,
+        rx: &Receiver<Note>,
+        stop: &AtomicBool,
+    ) -> Result<ServeStats, MqttError> {
+        let mut stats = ServeStats::default();
+        let mut last_error = None;
+        let start = Instant::now();
+        // The first connection, within bounds: a wrong URL should say so, not wait forever.
+        while stats.connections == 0 {
+            let left = FIRST_CONNECT_PATIENCE.checked_sub(start.elapsed());
+            match left.map(|l| rx.recv_timeout(l.min(IDLE_POLL))) {
+                Some(Ok(Note::Connected)) => stats.connections += 1,
+                Some(Ok(Note::Error(e))) => last_error = Some(e),
+                Some(Ok(Note::Publish { .. })) | Some(Err(RecvTimeoutError::Timeout)) => {}
+                None | Some(Err(RecvTimeoutError::Disconnected)) => {
+                    return Err(MqttError::Unreachable {
+                        broker: self.broker.address(),
+                        reason: last_error.unwrap_or_else(|| "no answer".into()),
+                    });
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                stats.devices = self.status();
+                return Ok(stats);
+            }
+        }
+        self.publish_hellos(client, &mut stats);
+        // Replies waiting for their slot to end, in deadline order (every slot is as long).
+        let mut due: VecDeque<(Instant, u64, Vec<u8>)> = VecDeque::new();
+        loop {
+            let now = Instant::now();
+            while due.front().is_some_and(|(at, ..)| *at <= now) {
+                let Some((at, id, reply)) = due.pop_front() else { break };
+                if now.duration_since(at) > REPLY_SLOT {
+                    stats.late_replies += 1;
+                }
+                if !publish(client, topic(id, "report"), false, &reply) {
+                    stats.dropped_publishes += 1;
+                }
+                stats.replies += 1;
+                if let Some(app) = self.app(id) {
+                    app.prepare();
+                }
+                let index = id.checked_sub(self.first_id).and_then(|i| usize::try_from(i).ok());
+                if let Some(frame) = index.and_then(|i| self.hello_frame(i))
+                    && !publish(client, topic(id, "hello"), true, &frame)
+                {
+                    stats.dropped_publishes += 1;
+                }
+            }
+            if stop.load(Ordering::Relaxed) && due.is_empty() {
+                break;
+            }
+            let wait =
+                due.front().map_or(IDLE_POLL, |(at, ..)| at.saturating_duration_since(now).min(IDLE_POLL));
+            match rx.recv_timeout(wait) {
+                Ok(Note::Connected) => {
+                    stats.connections += 1;
+                    self.publish_hellos(client, &mut stats);
+                }
+                Ok(Note::Publish { topic, payload, at }) => {
+                    let Some((id, "query")) = parse_topic(&topic) else { continue };
+                    let Some(app) = self.app(id) else { continue };
+                    // A message lacking its final delimiter gets one, so that a damaged message
+                    // cannot run into the next one.
+                    let end = (payload.last() != Some(&0)).then_some(0);
+                    for byte in payload.iter().copied().chain(end) {
+                        if let Some(reply) = app.on_byte(byte) {
+                            due.push_back((at + REPLY_SLOT, id, reply.to_vec()));
+                        }
+                    }
+                }
+                Ok(Note::Error(_)) | Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        stats.devices = self.status();
+        Ok(stats)
+    }
+
+    fn publish_hellos(&self, client: &Client, stats: &mut ServeStats) {
+        for i in 0..self.apps.len() {
+            if let Some(frame) = self.hello_frame(i)
+                && !publish(client, topic(self.first_id + i as u64, "hello"), true, &frame)
+            {
+                stats.dropped_publishes += 1;
+            }
+        }
+    }
+}
+
+/// Runs the devices of `spec` on its broker until `stop` is set: [`Devices::open`], then
+/// [`Devices::serve`].
+pub fn serve_devices(spec: &DevicesSpec, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
+    Devices::open(spec)?.serve(stop)
+}
+
+/// A private Mosquitto broker on 127.0.0.1 and a free port, from a generated configuration in
+/// a temporary directory (loopback only, anonymous clients, no persistence), for tests. Killed
+/// when dropped.
+pub struct Broker {
+    child: Option<Child>,
+    port: u16,
+    config: PathBuf,
+    binary: PathBuf,
+}
+
+impl Broker {
+    /// Where the `mosquitto` binary is: on `PATH`, or `/usr/sbin/mosquitto` (Debian's place,
+    /// often not on a user's `PATH`).
+    pub fn binary() -> Option<PathBuf> {
+        let on_path = std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .map(|dir| dir.join("mosquitto"));
+        on_path.chain([PathBuf::from("/usr/sbin/mosquitto")]).find(|p| p.is_file())
+    }
+
+    /// Whether `mosquitto` is installed.
+    pub fn available() -> bool {
+        Self::binary().is_some()
+    }
+
+    /// Starts a broker.
+    pub fn start() -> Result<Self, MqttError> {
+        let binary = Self::binary().ok_or(MqttError::BrokerMissing)?;
+        static PORTS: Mutex<()> = Mutex::new(());
+        let _guard = lock(&PORTS);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(io_error("cannot find a free port"))?
+            .port();
+        let dir = std::env::temp_dir().join(format!("ldp-mosquitto-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(io_error(format!("cannot create {}", dir.display())))?;
+        let config = dir.join("mosquitto.conf");
+        let text = format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n");
+        std::fs::write(&config, text).map_err(io_error(format!("cannot write {}", config.display())))?;
+        let mut broker = Self { child: None, port, config, binary };
+        broker.launch()?;
+        Ok(broker)
+    }
+
+    fn launch(&mut self) -> Result<(), MqttError> {
+        let mut child = Command::new(&self.binary)
+            .arg("-c")
+            .arg(&self.config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(io_error(format!("cannot start {}", self.binary.display())))?;
+        let start = Instant::now();
+        loop {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                self.child = Some(child);
+                return Ok(());
+            }
+            let exited = child.try_wait().map_err(io_error("mosquitto"))?;
+            if exited.is_some() || start.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(MqttError::Unreachable {
+                    broker: format!("127.0.0.1:{}", self.port),
+                    reason: format!("mosquitto did not start listening ({exited:?})"),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `mqtt://127.0.0.1:<port>`.
+    pub fn url(&self) -> BrokerUrl {
+        BrokerUrl { host: "127.0.0.1".into(), port: self.port, tls: false, username: None, password: None }
+    }
+
+    /// Stops the broker (every client is cut off; with no persistence, retained messages are
+    /// lost until the devices publish them again).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Stops and starts it again on the same port.
+    pub fn restart(&mut self) -> Result<(), MqttError> {
+        self.stop();
+        self.launch()
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.stop();
+        if let Some(dir) = self.config.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_and_bad_ones_say_why() {
+        let u = BrokerUrl::parse("mqtt://alice:s3cret@broker.example:1884").expect("parses");
+        assert_eq!((u.host.as_str(), u.port, u.tls), ("broker.example", 1884, false));
+        assert_eq!(u.credentials(), Some(("alice".into(), "s3cret".into())));
+        assert!(!format!("{u} {u:?}").contains("s3cret"));
+        assert_eq!(BrokerUrl::parse("mqtt://localhost").expect("default port").port, 1883);
+        assert_eq!(BrokerUrl::parse("mqtt://[::1]:1885").expect("v6").address(), "[::1]:1885");
+        for bad in [
+            "tcp://x:1",
+            "mqtt://",
+            "mqtt://:1883",
+            "mqtt://h:0",
+            "mqtt://h:x",
+            "mqtt://h:1/path",
+            "mqtt://@h",
+        ] {
+            let e = BrokerUrl::parse(bad).expect_err(bad);
+            assert!(e.to_string().contains("mqtt://"), "{bad}: {e}");
+        }
+        let e = BrokerUrl::parse("ftp://bob:pw@h").expect_err("scheme");
+        assert!(!e.to_string().contains("pw"), "{e}");
+        if !cfg!(feature = "mqtt-tls") {
+            assert!(matches!(BrokerUrl::parse("mqtts://h:8883"), Err(MqttError::TlsUnsupported)));
+        }
+    }
+
+    #[test]
+    fn topics_and_hellos_parse_strictly() {
+        assert_eq!(parse_topic("ldp/42/report"), Some((42, "report")));
+        assert_eq!(parse_topic("ldp/x/report"), None);
+        assert_eq!(parse_topic("ldp/1/report/extra"), None);
+        assert_eq!(parse_topic("other/1/report"), None);
+        assert_eq!(parse_hello(1, b"garbage\0"), None);
+        assert_eq!(parse_hello(1, b""), None);
+    }
+}
