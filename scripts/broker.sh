@@ -78,7 +78,13 @@ start)
     ;;
 stop)
     if running; then
-        kill "$(cat "$pidfile")"
+        pid=$(cat "$pidfile")
+        kill "$pid"
+        # Wait (at most 5 s) until it has let go of its port, so that a start right after works.
+        for _ in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
         rm -f "$pidfile"
         echo "stopped"
     else

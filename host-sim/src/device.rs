@@ -13,6 +13,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
 use crate::env::{Environment, SimRng};
+use crate::mqtt::error::MqttError;
 use crate::transport::{Link, LinkError, WireClient};
 use ldp_core::TruncationLevel;
 use ldp_core::wire::Refusal;
@@ -41,6 +42,8 @@ pub enum DeviceError {
     /// The environment has no bound R on its noise, so CTL(ε) cannot be configured: use a bounded
     /// noise model for private experiments (seed 000 §4.5 covers sub-Weibull noise).
     UnboundedNoise,
+    /// A fleet over MQTT could not be reached or assembled.
+    Mqtt(MqttError),
     /// No member of a fleet has budget left for the round (or none answers).
     FleetExhausted {
         /// The round (1-based).
@@ -61,6 +64,7 @@ impl std::fmt::Display for DeviceError {
             Self::Connect { target, source } => write!(f, "cannot connect to {target}: {source}"),
             Self::ArmOutOfWire(arm) => write!(f, "arm {arm} does not fit the wire's 32-bit action"),
             Self::Config(e) => write!(f, "device configuration: {e}"),
+            Self::Mqtt(e) => write!(f, "{e}"),
             Self::FleetExhausted { round, devices, user_budget } => write!(
                 f,
                 "the fleet's budget is exhausted at round {round}: none of its {devices} devices (each with a lifetime budget of at most {user_budget} eps) has budget left or answers; use more devices (--device fleet:N), a larger --user-budget, or a shorter --horizon"

@@ -23,13 +23,15 @@
 //! Synthetic runs draw a new f for every trial (seed 000 §5.2: hence the wide error bars).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::bo::GP_EXPERIMENT_ALGORITHMS;
 use crate::env::{EnvError, Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs, shared};
 use crate::executor::{Select, Task};
 pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder};
+use crate::mqtt::MqttError;
 use crate::runner::Loop;
-use crate::settings::{RunConfig, RunError};
+use crate::settings::{RunConfig, RunError, derive_seed};
 use rand_core::SeedableRng;
 
 const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
@@ -181,4 +183,31 @@ pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, Env
             shared(env)
         }
     })
+}
+
+/// The environment of trial `trial` of experiment `name` (seeded as a run seeded `seed` seeds
+/// it), with the experiment's ε: what `host-sim fleet devices` serves. Refuses non-private
+/// experiments and those whose environment is the user's table or another family's.
+pub fn experiment_env(
+    name: &str,
+    seed: u64,
+    trial: u64,
+    data: Option<&Path>,
+) -> Result<(Arc<dyn Environment>, f64), MqttError> {
+    let bad = |reason| MqttError::Experiment { name: name.to_string(), reason };
+    let experiment = all().find(|e| e.name == name).ok_or(bad("no such experiment (host-sim list)"))?;
+    let epsilon = experiment.epsilon.ok_or(bad("it is non-private; pick a private (LDP) experiment"))?;
+    if experiment.central {
+        return Err(bad("it is central DP; a fleet's devices privatise locally"));
+    }
+    match experiment.env {
+        EnvKind::Table => {
+            return Err(bad("its environment is your own table (run custom), not a device's world"));
+        }
+        EnvKind::Custom(_) => return Err(bad("its environment belongs to another family")),
+        _ => {}
+    }
+    let factory = env_factory(experiment.env, data).map_err(MqttError::Environment)?;
+    let env = factory(derive_seed(seed, trial, 0)).map_err(MqttError::Environment)?;
+    Ok((Arc::from(env), epsilon))
 }

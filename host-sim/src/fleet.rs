@@ -67,17 +67,17 @@ pub struct MemberSeeds {
 }
 
 impl MemberSeeds {
-    /// A simulated member: member `index` of the fleet of the trial with seed `trial_seed`,
-    /// everything derived from those — reproducible, and known to whoever knows the seed: a
+    /// A simulated member: the member with id `id` of the fleet of the trial with seed
+    /// `trial_seed`, everything derived from those — reproducible, and known to whoever knows the seed: a
     /// simulation, with no privacy against the learner. The in-process fleet and
     /// `host-sim fleet devices --simulation` derive the same seeds, so their runs match.
-    pub fn simulated(trial_seed: u64, index: u64) -> Self {
+    pub fn simulated(trial_seed: u64, id: u64) -> Self {
         let fleet = derive_seed(trial_seed, FLEET_STREAM, 0);
-        let mut rng = ChaCha20Rng::seed_from_u64(derive_seed(fleet, index, 1));
+        let mut rng = ChaCha20Rng::seed_from_u64(derive_seed(fleet, id, 1));
         let (mut material, mut entropy) = ([0u8; 32], [0u8; 32]);
         rng.fill_bytes(&mut material);
         rng.fill_bytes(&mut entropy);
-        Self { material, entropy, world: derive_seed(fleet, index, 2) }
+        Self { material, entropy, world: derive_seed(fleet, id, 2) }
     }
 
     /// A real member: everything from the OS's entropy, which no one else knows.
@@ -376,8 +376,8 @@ impl<L: Link> Device for Fleet<L> {
     }
 }
 
-/// The in-process fleet of one trial: `devices` simulated users, member `i` the device
-/// application over `env` keyed with [`MemberSeeds::simulated`]`(trial_seed, i)`, with id `i`,
+/// The in-process fleet of one trial: `devices` simulated users with ids 1 to `devices`, member
+/// `id` the device application over `env` keyed with [`MemberSeeds::simulated`]`(trial_seed, id)`,
 /// per-report limit `epsilon` and lifetime budget `user_budget`.
 pub fn in_process<'a>(
     env: &'a dyn Environment,
@@ -387,12 +387,12 @@ pub fn in_process<'a>(
     user_budget: f64,
 ) -> Result<Vec<Member<SimLink<'a>>>, DeviceError> {
     let config = member_config(env, epsilon, user_budget)?;
-    (0..devices as u64)
-        .map(|i| {
-            let seeds = MemberSeeds::simulated(trial_seed, i);
+    (1..=devices as u64)
+        .map(|id| {
+            let seeds = MemberSeeds::simulated(trial_seed, id);
             let reporter = Reporter::open(config, MemoryStore::provisioned(seeds.material), seeds.entropy)
                 .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
-            let app = DeviceApp::new(reporter, EnvSource::new(env, seeds.world), i);
+            let app = DeviceApp::new(reporter, EnvSource::new(env, seeds.world), id);
             let mut client = WireClient::new(LoopbackLink::new(app));
             let hello = client.hello().map_err(DeviceError::Link)?;
             Ok(Member::new(client, &hello))
@@ -426,7 +426,7 @@ mod tests {
             f.query(t % 10, None).expect("a report");
         }
         let ledger = f.ledger();
-        assert_eq!(ledger.iter().map(|r| r.id).collect::<Vec<_>>(), (0..7).collect::<Vec<u64>>());
+        assert_eq!(ledger.iter().map(|r| r.id).collect::<Vec<_>>(), (1..=7).collect::<Vec<u64>>());
         // 20 rounds over 7 users: 3, 3, 3, 3, 3, 3, 2 — each report charged once, as the device counts.
         let reports: Vec<u64> = ledger.iter().map(|r| r.reports).collect();
         assert_eq!(reports, [3, 3, 3, 3, 3, 3, 2]);
@@ -497,7 +497,7 @@ mod tests {
             .into_iter()
             .map(|m| {
                 let hello = m.client.link().app().reporter().hello(m.id);
-                let link = if m.id == 1 { Either::Dead } else { Either::Sim(Box::new(m.client.into_link())) };
+                let link = if m.id == 2 { Either::Dead } else { Either::Sim(Box::new(m.client.into_link())) };
                 let mut client = WireClient::new(link);
                 client.timeout = Duration::from_millis(1);
                 client.tries = 2;

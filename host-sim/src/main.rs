@@ -364,8 +364,9 @@ struct RunArgs {
     noise: Option<String>,
     /// The device answering a private run: in-process (default), qemu (the firmware under
     /// QEMU, one per trial), qemu:ELF, serial:PATH (a real board), tcp:HOST:PORT (a device
-    /// already running, e.g. `cargo run` in firmware-example/), or fleet:N (N simulated users
-    /// in this process, each with its own budget; each round asks one of them).
+    /// already running, e.g. `cargo run` in firmware-example/), fleet:N (N simulated users in
+    /// this process, each with its own budget; each round asks one of them), or
+    /// mqtt://HOST:PORT (the devices on an MQTT broker: host-sim fleet devices, bridged boards).
     #[arg(long)]
     device: Option<String>,
     /// How a fleet's rounds are routed to its devices with budget left [default: round-robin].
@@ -667,12 +668,21 @@ fn run_one(
     if !(config.beta_scale.is_finite() && config.beta_scale >= 0.0) {
         return Err(format!("--beta-scale must be finite and >= 0, got {}", config.beta_scale));
     }
-    if let runner::DeviceKind::Fleet { .. } = config.device {
+    if let runner::DeviceKind::Fleet { .. } | runner::DeviceKind::Mqtt { .. } = config.device {
         if experiment.own_task.is_some() {
             return Err(format!(
-                "{} runs its learners' devices itself; --device fleet:N applies to the experiments of the bandit loop (seed 000's, custom, device)",
+                "{} runs its learners' devices itself; a fleet (--device fleet:N or mqtt://) applies to the experiments of the bandit loop (seed 000's, custom, device)",
                 experiment.name
             ));
+        }
+        if let runner::DeviceKind::Mqtt { .. } = config.device {
+            if args.user_budget.is_some() {
+                return Err("--user-budget: the devices of an MQTT fleet set their own (host-sim fleet devices --user-budget)".into());
+            }
+            if matches!(experiment.env, experiments::EnvKind::Synthetic { .. }) && config.trials > 1 {
+                return Err(runner::ConfigError::FleetTrials.to_string());
+            }
+            config.threads = Some(1); // one fleet, one conversation at a time
         }
         if let Some(b) = args.user_budget
             && !(b.is_finite() && b > 0.0)
@@ -921,7 +931,8 @@ const DEFAULT_USER_BUDGET_REPORTS: f64 = 100.0;
 /// `host-sim fleet devices`: boots the devices, serves them until stdin closes or --seconds
 /// pass, prints one line per device at the start and a summary at the end.
 fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
-    use host_sim::mqtt::{BrokerUrl, Devices, DevicesSpec, Seeds, experiment_env};
+    use host_sim::experiments::experiment_env;
+    use host_sim::mqtt::{BrokerUrl, Devices, DevicesSpec, Seeds};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 

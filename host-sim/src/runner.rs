@@ -18,9 +18,11 @@ use crate::checkpoint::Checkpoint;
 use crate::device::{Device, DeviceError, InProcessDevice, MemberRecord, RawDevice, WireDevice};
 use crate::env::{EnvError, EnvFactory, Environment};
 use crate::executor::{Executor, Progress, Task};
-use crate::fleet::{self, Fleet};
+use crate::fleet::{self, Fleet, Member, Routing};
 use crate::gp::FiniteCovariance;
+use crate::mqtt::{BrokerUrl, FleetWait, MqttFleet, MqttLink};
 use crate::transport::{Link, LinkError, QemuDevice, SerialLink, TcpLink, WireClient};
+use ldp_core::wire::Hello;
 
 pub use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
 pub use crate::settings::{
@@ -124,6 +126,10 @@ pub fn run_trial_with_ledger(
                 fleet::in_process(env, trial_seed, devices, eps, budget).map_err(RunError::Device)?;
             let epsilon = Epsilon::new(eps).map_err(|e| RunError::Device(DeviceError::Config(e)))?;
             Box::new(Fleet::new(members, epsilon, spec.routing, derive_seed(trial_seed, algo_index, 4)))
+        }
+        (Some(eps), DeviceKind::Mqtt { url }) => {
+            let spec = config.fleet.clone().unwrap_or_default();
+            Box::new(MqttRun::connect(env, url, eps, spec.routing, derive_seed(trial_seed, algo_index, 4))?)
         }
         (None, DeviceKind::InProcess) => Box::new(RawDevice::new(env, world_seed)),
         (None, _) => return Err(ConfigError::DeviceWithoutPrivacy.into()),
@@ -268,6 +274,12 @@ fn checked_wire_device<L: Link>(
 ) -> Result<WireDevice<L>, RunError> {
     let mut client = WireClient::new(link);
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
+    check_bounds(env, &hello)?;
+    WireDevice::new(client, epsilon).map_err(RunError::Device)
+}
+
+/// A device's public B and R must be the environment's (what the learner assumes).
+fn check_bounds(env: &dyn Environment, hello: &Hello) -> Result<(), RunError> {
     let bounds = env.bounds();
     let (b, r) = (hello.config.b.get(), hello.config.r.get());
     // The wire carries f64 bits, so equal settings arrive equal; 1e-12 relative absorbs only a
@@ -276,7 +288,50 @@ fn checked_wire_device<L: Link>(
     if !same(b, bounds.b) || !bounds.r.is_some_and(|expected| same(r, expected)) {
         return Err(ConfigError::DeviceBounds { device_b: b, device_r: r, b: bounds.b, r: bounds.r }.into());
     }
-    WireDevice::new(client, epsilon).map_err(RunError::Device)
+    Ok(())
+}
+
+/// The devices on an MQTT broker as one fleet for one job: every device whose hello is on the
+/// broker, each checked against the environment's B and R. The connection lives as long as
+/// the job.
+struct MqttRun {
+    fleet: Fleet<MqttLink>,
+    _connection: MqttFleet,
+}
+
+impl MqttRun {
+    fn connect(
+        env: &dyn Environment,
+        url: &str,
+        epsilon: f64,
+        routing: Routing,
+        seed: u64,
+    ) -> Result<Self, RunError> {
+        let mqtt = |e| RunError::Device(DeviceError::Mqtt(e));
+        let url = BrokerUrl::parse(url).map_err(mqtt)?;
+        let connection =
+            MqttFleet::connect(&url, FleetWait { devices: None, patience: FLEET_PATIENCE }).map_err(mqtt)?;
+        let mut members = Vec::new();
+        for (hello, link) in connection.members() {
+            check_bounds(env, &hello)?;
+            members.push(Member::new(WireClient::new(link), &hello));
+        }
+        let epsilon = Epsilon::new(epsilon).map_err(|e| RunError::Device(DeviceError::Config(e)))?;
+        Ok(Self { fleet: Fleet::new(members, epsilon, routing, seed), _connection: connection })
+    }
+}
+
+/// How long a run waits for an MQTT fleet's first hellos.
+const FLEET_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Device for MqttRun {
+    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
+        self.fleet.query(arm, level)
+    }
+
+    fn ledger(&self) -> Option<Vec<MemberRecord>> {
+        Some(self.fleet.ledger())
+    }
 }
 
 /// The firmware under QEMU for one trial: a new device in its own working directory, provisioned

@@ -40,6 +40,14 @@ pub enum DeviceKind {
         /// Members.
         devices: usize,
     },
+    /// A fleet of devices on an MQTT broker (`host-sim fleet devices`, bridged boards): every
+    /// device whose retained hello is on the broker (`crate::mqtt`). Runs sequentially; the
+    /// devices' budgets are shared by every job of the run.
+    Mqtt {
+        /// `mqtt://HOST:PORT` (or `mqtts://` with the `mqtt-tls` feature); credentials come
+        /// from `LDP_MQTT_USERNAME` / `LDP_MQTT_PASSWORD`, never from here (this is recorded).
+        url: String,
+    },
 }
 
 /// Where `cargo build --release` in `firmware-example/` puts the firmware (under
@@ -53,8 +61,15 @@ pub fn default_firmware_elf() -> PathBuf {
 }
 
 impl DeviceKind {
-    /// Parses `in-process`, `qemu`, `qemu:ELF`, `serial:PATH`, `tcp:HOST:PORT` or `fleet:N`.
+    /// Parses `in-process`, `qemu`, `qemu:ELF`, `serial:PATH`, `tcp:HOST:PORT`, `fleet:N` or
+    /// `mqtt://HOST:PORT`.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        if let Some(rest) = text.strip_prefix("mqtt://").or_else(|| text.strip_prefix("mqtts://")) {
+            return match rest.split_once('@') {
+                Some(_) => Err(ConfigError::CredentialsInUrl),
+                None => Ok(Self::Mqtt { url: text.to_string() }),
+            };
+        }
         match text.split_once(':') {
             Some(("fleet", n)) => match n.parse::<usize>() {
                 Ok(devices) if devices >= 1 => Ok(Self::Fleet { devices }),
@@ -275,6 +290,11 @@ pub enum ConfigError {
     UnknownDevice(String),
     /// `fleet:N` with N not a whole number ≥ 1.
     FleetSize(String),
+    /// A broker URL with a user or password in it.
+    CredentialsInUrl,
+    /// A fleet over MQTT serves one environment: a run whose trials each draw their own
+    /// cannot use it with more than one trial.
+    FleetTrials,
     /// The experts experiment needs a horizon of at least 1.
     ExpertsHorizon,
     /// `--algorithms` named learners the experiment does not have.
@@ -317,7 +337,7 @@ impl std::fmt::Display for ConfigError {
             ),
             Self::UnknownDevice(text) => write!(
                 f,
-                "unknown --device '{text}': use in-process, qemu, qemu:ELF, serial:PATH, tcp:HOST:PORT or fleet:N"
+                "unknown --device '{text}': use in-process, qemu, qemu:ELF, serial:PATH, tcp:HOST:PORT, fleet:N or mqtt://HOST:PORT"
             ),
             Self::FleetSize(n) => {
                 write!(
@@ -325,6 +345,12 @@ impl std::fmt::Display for ConfigError {
                     "--device fleet:{n}: give the number of devices, a whole number >= 1, e.g. fleet:100"
                 )
             }
+            Self::CredentialsInUrl => f.write_str(
+                "--device: put the broker's user and password in LDP_MQTT_USERNAME and LDP_MQTT_PASSWORD, not in the URL (the URL is recorded in run.json)",
+            ),
+            Self::FleetTrials => f.write_str(
+                "the devices of an MQTT fleet serve one environment, but this experiment draws a new one for every trial: run it with --trials 1 (and start the devices with the run's --seed)",
+            ),
             Self::ExpertsHorizon => f.write_str("the experts experiment needs a --horizon of at least 1"),
             Self::UnknownAlgorithms { unknown, valid } => write!(
                 f,

@@ -50,7 +50,7 @@ fn every_user_spends_its_share_and_the_run_records_it() {
         assert_eq!(rows.iter().map(|r| r[2]).sum::<f64>(), 205.0, "one report per round");
         for (i, r) in rows.iter().enumerate() {
             let expected = if i < 5 { 21.0 } else { 20.0 };
-            assert_eq!((r[0], r[1], r[2], r[3]), (i as f64, expected, expected, 0.0), "{text}");
+            assert_eq!((r[0], r[1], r[2], r[3]), (i as f64 + 1.0, expected, expected, 0.0), "{text}");
         }
     }
     let _ = std::fs::remove_dir_all(&out);

@@ -13,9 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use host_sim::mqtt::{
-    Broker, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats, experiment_env,
-};
+use host_sim::experiments::experiment_env;
+use host_sim::mqtt::{Broker, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats};
 use host_sim::transport::{Faults, FaultyLink, Link, WireClient};
 use ldp_core::Epsilon;
 

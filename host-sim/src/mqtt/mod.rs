@@ -54,13 +54,14 @@ use ldp_core::Reporter;
 use ldp_core::device::DeviceApp;
 use ldp_core::state::LogStore;
 use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
-use rumqttc::{Client, Connection, Event, MqttOptions, Packet, QoS};
+use rumqttc::{Client, Connection, Event, MqttOptions, NetworkOptions, Packet, QoS};
+
+pub mod error;
+pub use error::MqttError;
 
 use crate::device::DeviceError;
-use crate::env::{EnvError, Environment};
-use crate::experiments::{self, EnvKind};
+use crate::env::Environment;
 use crate::fleet::{EnvSource, FileMedium, MemberSeeds, member_config};
-use crate::settings::derive_seed;
 use crate::transport::Link;
 
 /// How long after a query arrived a device sends its reply (module docs, *Reply timing*).
@@ -88,100 +89,6 @@ const IDLE_POLL: Duration = Duration::from_millis(50);
 const USERNAME_VAR: &str = "LDP_MQTT_USERNAME";
 /// See [`USERNAME_VAR`].
 const PASSWORD_VAR: &str = "LDP_MQTT_PASSWORD";
-
-/// What went wrong with the broker, a device or the fleet.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum MqttError {
-    /// The broker URL could not be read.
-    Url {
-        /// The URL as given (without its password).
-        url: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// An `mqtts://` URL, but this build has no TLS.
-    TlsUnsupported,
-    /// No connection to the broker.
-    Unreachable {
-        /// The broker (`host:port`).
-        broker: String,
-        /// The last error the client saw.
-        reason: String,
-    },
-    /// Fewer devices said hello than were waited for.
-    TooFewDevices {
-        /// How many were expected (`None`: any number, and none came).
-        expected: Option<usize>,
-        /// How many said hello.
-        found: usize,
-        /// How long was waited.
-        patience: Duration,
-    },
-    /// The connection's background thread ended (the fleet was dropped).
-    Closed,
-    /// A device could not be set up: its state store or its configuration.
-    Device {
-        /// The device id.
-        id: u64,
-        /// What failed.
-        reason: String,
-    },
-    /// A file or process operation failed.
-    Io {
-        /// What was being done.
-        what: String,
-        /// The system's error.
-        source: io::Error,
-    },
-    /// The devices' environment could not be built.
-    Environment(EnvError),
-    /// The experiment cannot serve as the devices' environment.
-    Experiment {
-        /// The experiment's name.
-        name: String,
-        /// Why not.
-        reason: &'static str,
-    },
-    /// The `mosquitto` binary was not found.
-    BrokerMissing,
-}
-
-impl fmt::Display for MqttError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Url { url, reason } => {
-                write!(f, "bad broker URL `{url}`: {reason} (write mqtt://HOST:PORT, e.g. mqtt://127.0.0.1:1883)")
-            }
-            Self::TlsUnsupported => f.write_str(
-                "mqtts:// needs TLS, which this build lacks: rebuild host-sim with --features mqtt-tls, or use mqtt://",
-            ),
-            Self::Unreachable { broker, reason } => write!(
-                f,
-                "cannot connect to the MQTT broker at {broker}: {reason} (is it running? scripts/broker.sh start)"
-            ),
-            Self::TooFewDevices { expected: Some(n), found, patience } => write!(
-                f,
-                "only {found} of {n} devices said hello within {patience:?}: start them \
-                 (host-sim fleet devices --broker URL --count {n} --dir DIR) or wait longer"
-            ),
-            Self::TooFewDevices { expected: None, patience, .. } => write!(
-                f,
-                "no device said hello within {patience:?}: start some with host-sim fleet devices --broker URL ..."
-            ),
-            Self::Closed => f.write_str("the MQTT connection is closed (its fleet was dropped)"),
-            Self::Device { id, reason } => write!(f, "device {id}: {reason}"),
-            Self::Io { what, source } => write!(f, "{what}: {source}"),
-            Self::Environment(e) => write!(f, "the devices' environment: {e}"),
-            Self::Experiment { name, reason } => write!(f, "experiment {name} cannot run on fleet devices: {reason}"),
-            Self::BrokerMissing => {
-                f.write_str("mosquitto is not installed (scripts/broker.sh install, or apt-get install mosquitto)")
-            }
-        }
-    }
-}
-
-impl std::error::Error for MqttError {}
 
 fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> MqttError {
     let what = what.into();
@@ -343,6 +250,17 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// A client of `url` named after `role`, with Nagle's algorithm off: a frame is one small
+/// packet, which Nagle would hold back until the previous one is acknowledged (a delayed ACK
+/// costs tens of milliseconds per round).
+fn new_client(url: &BrokerUrl, role: &str) -> (Client, Connection) {
+    let (client, mut connection) = Client::new(url.options(client_id(role)), REQUEST_QUEUE);
+    let mut network = NetworkOptions::new();
+    network.set_tcp_nodelay(true);
+    connection.eventloop.set_network_options(network);
+    (client, connection)
+}
+
 /// A client id no other client of this process or another uses at the same time.
 fn client_id(role: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -472,7 +390,7 @@ impl MqttFleet {
     /// Connects to `url`, subscribes to every device's hello and reports, and waits as `wait`
     /// says for the devices' retained hellos (malformed ones are ignored).
     pub fn connect(url: &BrokerUrl, wait: FleetWait) -> Result<Self, MqttError> {
-        let (client, connection) = Client::new(url.options(client_id("learner")), REQUEST_QUEUE);
+        let (client, connection) = new_client(url, "learner");
         let shared = Arc::new(Shared::default());
         let stop = Arc::new(AtomicBool::new(false));
         let s = Arc::clone(&shared);
@@ -700,34 +618,6 @@ impl DevicesSpec {
     }
 }
 
-/// The environment of trial `trial` of experiment `name` (seeded as a run seeded `seed` seeds
-/// it), with the experiment's ε: what `host-sim fleet devices` serves. Refuses non-private
-/// experiments and those whose environment is the user's table or another family's.
-pub fn experiment_env(
-    name: &str,
-    seed: u64,
-    trial: u64,
-    data: Option<&Path>,
-) -> Result<(Arc<dyn Environment>, f64), MqttError> {
-    let bad = |reason| MqttError::Experiment { name: name.to_string(), reason };
-    let experiment =
-        experiments::all().find(|e| e.name == name).ok_or(bad("no such experiment (host-sim list)"))?;
-    let epsilon = experiment.epsilon.ok_or(bad("it is non-private; pick a private (LDP) experiment"))?;
-    if experiment.central {
-        return Err(bad("it is central DP; a fleet's devices privatise locally"));
-    }
-    match experiment.env {
-        EnvKind::Table => {
-            return Err(bad("its environment is your own table (run custom), not a device's world"));
-        }
-        EnvKind::Custom(_) => return Err(bad("its environment belongs to another family")),
-        _ => {}
-    }
-    let factory = experiments::env_factory(experiment.env, data).map_err(MqttError::Environment)?;
-    let env = factory(derive_seed(seed, trial, 0)).map_err(MqttError::Environment)?;
-    Ok((Arc::from(env), epsilon))
-}
-
 /// One device of a [`Devices`] set.
 type App = DeviceApp<LogStore<FileMedium>, EnvSource<Arc<dyn Environment>>>;
 
@@ -782,7 +672,7 @@ impl Devices {
             std::fs::create_dir_all(&dir).map_err(io_error(format!("cannot create {}", dir.display())))?;
             let seeds = match spec.seeds {
                 Seeds::Os => MemberSeeds::from_os().map_err(|e| fail(e.to_string()))?,
-                Seeds::Simulated { trial_seed } => MemberSeeds::simulated(trial_seed, i),
+                Seeds::Simulated { trial_seed } => MemberSeeds::simulated(trial_seed, id),
             };
             let config = member_config(spec.env.as_ref(), spec.epsilon, spec.user_budget)
                 .map_err(|e: DeviceError| fail(e.to_string()))?;
@@ -828,7 +718,7 @@ impl Devices {
     /// Serves the devices on the broker until `stop` is set (module docs): answers queries,
     /// each reply at the end of its slot, and keeps every device's retained hello current.
     pub fn serve(mut self, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
-        let (client, connection) = Client::new(self.broker.options(client_id("devices")), REQUEST_QUEUE);
+        let (client, connection) = new_client(&self.broker, "devices");
         let (tx, rx) = mpsc::channel();
         let thread_stop = Arc::new(AtomicBool::new(false));
         let thread = spawn_connection(
@@ -986,7 +876,9 @@ impl Broker {
         let dir = std::env::temp_dir().join(format!("ldp-mosquitto-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(io_error(format!("cannot create {}", dir.display())))?;
         let config = dir.join("mosquitto.conf");
-        let text = format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n");
+        let text = format!(
+            "listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nset_tcp_nodelay true\n"
+        );
         std::fs::write(&config, text).map_err(io_error(format!("cannot write {}", config.display())))?;
         let mut broker = Self { child: None, port, config, binary };
         broker.launch()?;
