@@ -13,7 +13,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
 use crate::env::{Environment, SimRng};
-use crate::mqtt::error::MqttError;
+use crate::mqtt_error::MqttError;
 use crate::transport::{Link, LinkError, WireClient};
 use ldp_core::TruncationLevel;
 use ldp_core::wire::Refusal;

@@ -34,6 +34,7 @@ use rand::RngExt;
 use crate::device::{Device, DeviceError, MemberRecord};
 use crate::env::{Environment, SimRng};
 use crate::settings::derive_seed;
+pub use crate::settings::{FleetSpec, Routing};
 use crate::transport::{Link, LinkError, LoopbackLink, WireClient};
 
 /// The public configuration of a fleet member over `env`: its B and R, per-report limit
@@ -189,34 +190,6 @@ impl LogMedium for FileMedium {
     fn erase(&mut self, _sector: usize) -> io::Result<()> {
         Ok(()) // overwritable: `program` replaces the slot
     }
-}
-
-/// How each round's device is chosen among the members with budget left.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Routing {
-    /// In turn, by device id: with no faults each of N users answers ⌈T/N⌉ or ⌊T/N⌋ rounds.
-    #[default]
-    RoundRobin,
-    /// Uniformly at random (from the run's seed).
-    Random,
-}
-
-/// A fleet run's settings (`--device fleet:N` or `--device mqtt://…`).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct FleetSpec {
-    /// How rounds are routed.
-    pub routing: Routing,
-    /// Each in-process member's lifetime budget (ε); `None`: ε·⌈T/N⌉, just enough for an even
-    /// share of the rounds. An MQTT fleet's devices set their own.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_budget: Option<f64>,
-    /// Where each job writes what every member spent (`fleet/trial<t>-learner<l>.csv` in the
-    /// output directory); not part of the run's identity.
-    #[serde(skip)]
-    pub ledger_dir: Option<PathBuf>,
 }
 
 /// One device of a fleet, from the learner's side.

@@ -20,6 +20,7 @@ pub mod experiments;
 pub mod fleet;
 pub mod gp;
 pub mod mqtt;
+pub mod mqtt_error;
 pub mod output;
 pub mod plot;
 pub mod reproduce;

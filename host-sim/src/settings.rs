@@ -50,6 +50,34 @@ pub enum DeviceKind {
     },
 }
 
+/// How each round's device is chosen among the members with budget left.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Routing {
+    /// In turn, by device id: with no faults each of N users answers ⌈T/N⌉ or ⌊T/N⌋ rounds.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random (from the run's seed).
+    Random,
+}
+
+/// A fleet run's settings (`--device fleet:N` or `--device mqtt://…`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FleetSpec {
+    /// How rounds are routed.
+    pub routing: Routing,
+    /// Each in-process member's lifetime budget (ε); `None`: ε·⌈T/N⌉, just enough for an even
+    /// share of the rounds. An MQTT fleet's devices set their own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_budget: Option<f64>,
+    /// Where each job writes what every member spent (`fleet/trial<t>-learner<l>.csv` in the
+    /// output directory); not part of the run's identity.
+    #[serde(skip)]
+    pub ledger_dir: Option<PathBuf>,
+}
+
 /// Where `cargo build --release` in `firmware-example/` puts the firmware (under
 /// `$CARGO_TARGET_DIR` when that is set).
 pub fn default_firmware_elf() -> PathBuf {
@@ -122,7 +150,7 @@ pub struct RunConfig {
     pub select: Vec<String>,
     /// A fleet's routing and user budget (with `device` a fleet).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fleet: Option<crate::fleet::FleetSpec>,
+    pub fleet: Option<FleetSpec>,
     /// The user's own problem (`custom`): its files and choices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<crate::env::custom::ProblemFiles>,

@@ -1,4 +1,5 @@
-//! What can go wrong with a broker, a device process or a fleet over MQTT.
+//! What can go wrong with a broker, a device process or a fleet over MQTT (`crate::mqtt`): its own
+//! module, below the device layer that reports it.
 
 use std::fmt;
 use std::io;

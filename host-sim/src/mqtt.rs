@@ -56,8 +56,7 @@ use ldp_core::state::LogStore;
 use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
 use rumqttc::{Client, Connection, Event, MqttOptions, NetworkOptions, Packet, QoS};
 
-pub mod error;
-pub use error::MqttError;
+pub use crate::mqtt_error::MqttError;
 
 use crate::device::DeviceError;
 use crate::env::Environment;
