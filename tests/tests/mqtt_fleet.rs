@@ -45,6 +45,7 @@ fn spec(broker: &Broker, dir: &Path, count: usize, seeds: Seeds) -> DevicesSpec 
     assert_eq!(epsilon, EPSILON);
     let mut spec = DevicesSpec::new(broker.url(), dir, count, env, EPSILON, BUDGET);
     spec.seeds = seeds;
+    spec.provision = true;
     spec
 }
 
