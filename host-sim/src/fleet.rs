@@ -268,6 +268,12 @@ impl<L: Link> Member<L> {
         &self.client
     }
 
+    /// The protocol client, to change its `timeout` and `tries` during a run (the routing
+    /// state stays the fleet's).
+    pub fn client_mut(&mut self) -> &mut WireClient<L> {
+        &mut self.client
+    }
+
     fn can_pay(&self, epsilon: Epsilon) -> bool {
         // Half of the device's unit (nano-ε) absorbs the rounding of its remaining budget.
         self.remaining + 0.5e-9 >= epsilon.get()
@@ -299,6 +305,11 @@ impl<L: Link> Fleet<L> {
     /// The members.
     pub fn members(&self) -> &[Member<L>] {
         &self.members
+    }
+
+    /// The members, mutably: only their clients can be changed ([`Member::client_mut`]).
+    pub fn members_mut(&mut self) -> &mut [Member<L>] {
+        &mut self.members
     }
 
     /// What every member spent so far.
