@@ -11,7 +11,8 @@
 //!    still gets exactly one report, the dead members are skipped and backed off, and no
 //!    device's remaining budget (as its reports and its retained hellos say) ever goes up.
 //! 3. **Restart**: the killed group boots again on its state directory: boot counters advance
-//!    and no budget comes back; a few more rounds run.
+//!    and no budget comes back; once their backoff has run out the learner asks them again,
+//!    and they answer from their new boot's budget.
 //!
 //! What happened (frames dropped and duplicated, resends, skips, reconnections, wall time) is
 //! printed. Skips with a printed reason when `mosquitto` is missing, unless REQUIRE_BROKER=1.
@@ -56,7 +57,9 @@ const OUTAGE_AT: usize = 100;
 /// …for this long.
 const OUTAGE: Duration = Duration::from_millis(1500);
 const KILL_ROUNDS: usize = 600;
-const RESUME_ROUNDS: usize = 100;
+/// Rounds after the killed group's restart: enough for its members' backoff to expire (their
+/// third skip, near round 840, benches them for four passes), so that they answer again.
+const RESUME_ROUNDS: usize = 600;
 /// How long any single wait may last before the test fails.
 const PATIENCE: Duration = Duration::from_secs(60);
 /// The child process serves for at most this long, whatever happens to its parent.
@@ -473,12 +476,29 @@ fn faults_measured() {
         before_kill.values().collect::<Vec<_>>(),
         status_b.iter().map(|s| s.budget_remaining).collect::<Vec<_>>(),
     );
+    let at_restart: BTreeMap<u64, (u64, u64)> =
+        fleet.ledger().iter().map(|r| (r.id, (r.reports, r.skipped))).collect();
+    let resume_started = Instant::now();
     for _ in 0..RESUME_ROUNDS {
         learner.round(&mut fleet);
         watch.look(&fleet, &mqtt);
     }
+    let resume_took = resume_started.elapsed();
+    let ledger = fleet.ledger();
     let total = (EQUAL_ROUNDS + KILL_ROUNDS + RESUME_ROUNDS) as u64;
-    assert_eq!(fleet.ledger().iter().map(|r| r.reports).sum::<u64>(), total, "one report per round");
+    assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), total, "one report per round");
+    eprintln!(
+        "after the restart: {RESUME_ROUNDS} rounds in {resume_took:.1?}; {}; the restarted members' reports {:?}",
+        since(figures(&fleet), after_kill),
+        ledger.iter().filter(|r| r.id > GROUP_A).map(|r| r.reports - at_restart[&r.id].0).collect::<Vec<_>>(),
+    );
+    for (r, s) in ledger.iter().filter(|r| r.id > GROUP_A).zip(&status_b) {
+        // Back: asked again and answering, each report charged to the new boot's budget.
+        let (reports, skipped) = (r.reports - at_restart[&r.id].0, r.skipped - at_restart[&r.id].1);
+        assert!(reports >= 1, "device {} was not asked again after its restart: {r:?}", r.id);
+        let spent = (USER_BUDGET - s.budget_remaining) + EPSILON * reports as f64;
+        assert!(r.spent >= spent - 1e-9 && r.spent <= spent + EPSILON * skipped as f64 + 1e-9, "{r:?} {s:?}");
+    }
 
     drop(fleet);
     let learner_connections = mqtt.connections();
