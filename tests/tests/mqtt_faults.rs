@@ -526,3 +526,80 @@ fn faults_measured() {
     drop(broker);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A broker outage longer than the learner's patience (5 tries of 100 ms): the round in flight
+/// skips member after member until the broker is back, and is then answered; every round still
+/// gets exactly one report, and a skipped member may have been charged for the queries that
+/// reached it after the outage (its late replies are dropped as stale), never more.
+#[test]
+fn an_outage_longer_than_the_learners_patience_skips_members_but_loses_no_round() {
+    let Some(broker) = broker() else { return };
+    const N: u64 = 10;
+    const ROUNDS: usize = 60;
+    let url = broker.url();
+    let config = config();
+    let env = env();
+    let dir = fresh_dir("long-outage");
+    let (_, serving) = serve(spec(&url, &dir, 1, N));
+    let mqtt = MqttFleet::connect(&url, FleetWait { devices: Some(N as usize), patience: PATIENCE })
+        .expect("ten hellos");
+    let faults = Faults { drop: 0.05, duplicate: 0.05, ..Faults::default() };
+    let members: Vec<Member<FaultyLink<MqttLink>>> = mqtt
+        .members()
+        .into_iter()
+        .map(|(hello, link)| {
+            let mut client = WireClient::new(FaultyLink::new(link, faults, hello.device_id));
+            client.timeout = Duration::from_millis(100);
+            client.tries = 5;
+            Member::new(client, &hello)
+        })
+        .collect();
+    let mut fleet = Fleet::new(members, Epsilon::new(EPSILON).expect("ε"), Routing::RoundRobin, 1);
+    let mut learner = Learner::new(env.as_ref(), &config);
+    let mut watch = BudgetWatch::default();
+    let mut broker = Some(broker);
+    let mut outage = None;
+    let started = Instant::now();
+    for t in 0..ROUNDS {
+        if t == 20 {
+            let mut b = broker.take().expect("the broker");
+            outage = Some(std::thread::spawn(move || {
+                b.stop();
+                std::thread::sleep(Duration::from_secs(3));
+                b.restart().expect("the broker restarts");
+                b
+            }));
+        }
+        learner.round(&mut fleet);
+        watch.look(&fleet, &mqtt);
+    }
+    let _broker = outage.expect("an outage").join().expect("the outage thread");
+    let ledger = fleet.ledger();
+    let f = figures(&fleet);
+    eprintln!(
+        "long outage: {ROUNDS} rounds in {:.1?}; skipped {:?}; {}",
+        started.elapsed(),
+        ledger.iter().map(|r| r.skipped).collect::<Vec<_>>(),
+        since(f, LinkFigures::default()),
+    );
+    assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), ROUNDS as u64, "one report per round");
+    assert!(ledger.iter().map(|r| r.skipped).sum::<u64>() >= 1, "the outage outlasted the patience");
+    drop(fleet);
+    drop(mqtt);
+    let stats = stop(serving);
+    let wasted: f64 = ledger
+        .iter()
+        .zip(&stats.devices)
+        .map(|(r, s)| USER_BUDGET - s.budget_remaining - r.reports as f64)
+        .sum();
+    eprintln!("long outage: ε charged for replies the learner dropped as stale: {wasted}");
+    for (r, s) in ledger.iter().zip(&stats.devices) {
+        let spent = USER_BUDGET - s.budget_remaining;
+        assert!(
+            spent >= EPSILON * r.reports as f64 - 1e-9
+                && spent <= EPSILON * (r.reports + r.skipped) as f64 + 1e-9,
+            "{r:?} {s:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
