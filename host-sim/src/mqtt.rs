@@ -317,9 +317,35 @@ enum Note {
     Error(String),
 }
 
+/// The subscriptions a client still has to ask for: every filter at every connection (a
+/// restarted broker has forgotten them), retried until the client's request queue takes them.
+/// The queue can be full when the broker comes back (a learner's resends wait there during an
+/// outage); a subscription given up then would leave the client deaf for good.
+#[derive(Debug)]
+struct Subscriptions {
+    filters: Vec<String>,
+    pending: Vec<String>,
+}
+
+impl Subscriptions {
+    fn new(filters: Vec<String>) -> Self {
+        Self { filters, pending: Vec::new() }
+    }
+
+    /// Connected (again): every filter is to be asked for.
+    fn connected(&mut self) {
+        self.pending.clone_from(&self.filters);
+    }
+
+    /// Asks for each pending filter with `subscribe` (`false`: the queue did not take it), and
+    /// keeps those not taken for the next call.
+    fn renew(&mut self, mut subscribe: impl FnMut(&str) -> bool) {
+        self.pending.retain(|filter| !subscribe(filter));
+    }
+}
+
 /// Drives `connection` until `stop` is set and the connection ends: subscribes to `filters` at
-/// every connection (a restarted broker has forgotten them), retries after failures, and hands
-/// every event to `on`.
+/// every connection ([`Subscriptions`]), retries after failures, and hands every event to `on`.
 fn spawn_connection(
     mut connection: Connection,
     client: Client,
@@ -330,18 +356,20 @@ fn spawn_connection(
     let mut network = connection.eventloop.network_options();
     network.set_connection_timeout(2);
     connection.eventloop.set_network_options(network);
+    let mut subscriptions = Subscriptions::new(filters);
     std::thread::Builder::new().name("ldp-mqtt".into()).spawn(move || {
         loop {
             if stop.load(Ordering::Relaxed) {
                 // Leave cleanly if connected: the queued publishes go first, then Disconnect.
                 let _ = client.try_disconnect();
             }
+            // Each event of a live connection has taken a request off the queue, or will soon.
+            subscriptions.renew(|filter| client.try_subscribe(filter, QoS::AtLeastOnce).is_ok());
             match connection.recv() {
                 Err(_) => break, // every client handle is gone
                 Ok(Ok(Event::Incoming(Packet::ConnAck(_)))) => {
-                    for filter in &filters {
-                        let _ = client.try_subscribe(filter.clone(), QoS::AtLeastOnce);
-                    }
+                    subscriptions.connected();
+                    subscriptions.renew(|filter| client.try_subscribe(filter, QoS::AtLeastOnce).is_ok());
                     on(Note::Connected);
                 }
                 Ok(Ok(Event::Incoming(Packet::Publish(p)))) => {
@@ -1169,6 +1197,38 @@ mod tests {
         if !cfg!(feature = "mqtt-tls") {
             assert!(matches!(BrokerUrl::parse("mqtts://h:8883"), Err(MqttError::TlsUnsupported)));
         }
+    }
+
+    #[test]
+    fn subscriptions_refused_by_a_full_queue_are_asked_for_again() {
+        let mut subs = Subscriptions::new(vec!["ldp/+/hello".into(), "ldp/+/report".into()]);
+        let mut asked = Vec::new();
+        subs.renew(|f| {
+            asked.push(f.to_string());
+            true
+        });
+        assert!(asked.is_empty(), "nothing is asked for before a connection");
+        subs.connected();
+        // The queue is full: nothing is taken, everything stays pending.
+        subs.renew(|_| false);
+        assert_eq!(subs.pending, ["ldp/+/hello", "ldp/+/report"]);
+        // Room for one.
+        let mut room = 1;
+        subs.renew(|f| {
+            asked.push(f.to_string());
+            room -= 1;
+            room >= 0
+        });
+        assert_eq!(subs.pending, ["ldp/+/report"]);
+        subs.renew(|f| {
+            asked.push(f.to_string());
+            true
+        });
+        assert!(subs.pending.is_empty());
+        assert_eq!(asked, ["ldp/+/hello", "ldp/+/report", "ldp/+/report"]);
+        // A new connection asks for every filter again.
+        subs.connected();
+        assert_eq!(subs.pending.len(), 2);
     }
 
     #[test]

@@ -603,3 +603,40 @@ fn an_outage_longer_than_the_learners_patience_skips_members_but_loses_no_round(
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A learner that resends often fills its MQTT client's request queue during an outage (each
+/// resend waits there until the broker is back). When the broker returns, the learner must
+/// still renew its subscriptions — or it never hears a report again.
+#[test]
+fn a_learner_whose_queue_filled_during_an_outage_hears_the_devices_again() {
+    let Some(mut broker) = broker() else { return };
+    let url = broker.url();
+    let dir = fresh_dir("full-queue");
+    let (_, serving) = serve(spec(&url, &dir, 1, 1));
+    let mqtt =
+        MqttFleet::connect(&url, FleetWait { devices: Some(1), patience: PATIENCE }).expect("one hello");
+    let (_, link) = mqtt.members().into_iter().next().expect("device 1");
+    let mut client = WireClient::new(link);
+    let eps = Epsilon::new(EPSILON).expect("ε");
+    assert!(matches!(client.query(1, 0, eps, None), Ok(Ok(_))));
+    broker.stop();
+    let restart = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(2));
+        broker.restart().expect("the broker restarts");
+        broker
+    });
+    // A resend every 2 ms: far more than the queue holds (256) before the broker is back; 30 s
+    // of patience in all.
+    client.timeout = Duration::from_millis(2);
+    client.tries = 15_000;
+    let started = Instant::now();
+    let reply = client.query(2, 1, eps, None);
+    let took = started.elapsed();
+    let _broker = restart.join().expect("the restart thread");
+    eprintln!("full queue: {} resends; answered after {took:.1?}: {}", client.resends, reply.is_ok());
+    assert!(matches!(reply, Ok(Ok(_))), "no reply after the outage: {reply:?}");
+    drop(client);
+    drop(mqtt);
+    stop(serving);
+    let _ = std::fs::remove_dir_all(&dir);
+}
