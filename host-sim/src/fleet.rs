@@ -552,6 +552,55 @@ mod tests {
         assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), 40);
     }
 
+    /// A member's link that is cut (frames vanish, nothing comes back) while its switch is off.
+    struct Switched<'a> {
+        on: std::rc::Rc<std::cell::Cell<bool>>,
+        link: Either<'a>,
+    }
+    impl Link for Switched<'_> {
+        fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+            if self.on.get() { self.link.send(bytes) } else { Ok(()) }
+        }
+        fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+            if self.on.get() { self.link.recv_byte(timeout) } else { Ok(None) }
+        }
+    }
+
+    #[test]
+    fn a_round_asks_each_member_at_most_once_even_when_all_are_benched() {
+        // Member 1 is cut off for a round (as by a broker outage), members 2 to 4 are dead. Once
+        // 1 is back, every member is benched: a round must still find member 1, asking each
+        // member at most once, rather than ask dead members again and give up.
+        let env = sensor();
+        for seed in 0..20 {
+            let on = std::rc::Rc::new(std::cell::Cell::new(false));
+            let members: Vec<Member<Switched<'_>>> = in_process(env.as_ref(), 42, 4, 1.0, 100.0)
+                .expect("members")
+                .into_iter()
+                .map(|m| {
+                    let hello = m.client.link().app().reporter().hello(m.id);
+                    let link =
+                        if m.id == 1 { Either::Sim(Box::new(m.client.into_link())) } else { Either::Dead };
+                    let mut client = WireClient::new(Switched { on: on.clone(), link });
+                    client.timeout = Duration::from_millis(1);
+                    client.tries = 1;
+                    Member::new(client, &hello)
+                })
+                .collect();
+            let mut f = Fleet::new(members, Epsilon::new(1.0).expect("eps"), Routing::Random, seed);
+            assert!(matches!(f.query(0, None), Err(DeviceError::FleetExhausted { .. })), "no one answers");
+            assert!(f.ledger().iter().all(|r| r.skipped == 1), "each asked once: {:?}", f.ledger());
+            on.set(true);
+            for round in 2..=4 {
+                f.query(0, None).unwrap_or_else(|e| panic!("seed {seed}, round {round}: {e}"));
+            }
+            let ledger = f.ledger();
+            assert_eq!(ledger[0].reports, 3, "seed {seed}: {ledger:?}");
+            // Each dead member was asked at most once per round.
+            assert!(ledger[1..].iter().all(|r| r.skipped <= 4), "seed {seed}: {ledger:?}");
+        }
+    }
+
     #[test]
     fn env_source_reads_the_environment_and_refuses_nothing_it_cannot_read() {
         let env = crate::env::SyntheticRkhs::new(
