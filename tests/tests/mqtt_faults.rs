@@ -168,10 +168,13 @@ fn broker() -> Option<Broker> {
     Some(Broker::start().expect("mosquitto starts"))
 }
 
-fn spec(url: &BrokerUrl, dir: &Path, first_id: u64, count: u64) -> DevicesSpec {
+/// Devices `first_id..first_id + count`, new ones created (`provision`) or only existing ones
+/// reopened.
+fn spec(url: &BrokerUrl, dir: &Path, first_id: u64, count: u64, provision: bool) -> DevicesSpec {
     let mut spec = DevicesSpec::new(url.clone(), dir, count as usize, env(), EPSILON, USER_BUDGET);
     spec.first_id = first_id;
     spec.seeds = Seeds::Simulated { trial_seed: trial_seed() };
+    spec.provision = provision;
     spec
 }
 
@@ -236,7 +239,7 @@ fn device_group_child() {
     let fields: Vec<&str> = settings.split('|').collect();
     let [port, dir, first_id, count] = fields[..] else { panic!("bad {CHILD_VAR}: {settings}") };
     let url = BrokerUrl::parse(&format!("mqtt://127.0.0.1:{port}")).expect("broker url");
-    let spec = spec(&url, Path::new(dir), first_id.parse().expect("id"), count.parse().expect("count"));
+    let spec = spec(&url, Path::new(dir), first_id.parse().expect("id"), count.parse().expect("count"), true);
     let stop = Arc::new(AtomicBool::new(false));
     let on_eof = Arc::clone(&stop);
     std::thread::spawn(move || {
@@ -332,7 +335,7 @@ fn faults_measured() {
 
     // The devices: 1..=90 in a thread, 91..=100 in a child process.
     let dir = fresh_dir("faults-measured");
-    let (_, serving_a) = serve(spec(&url, &dir, 1, GROUP_A));
+    let (_, serving_a) = serve(spec(&url, &dir, 1, GROUP_A, true));
     let mut group_b = DeviceProcess::spawn(&url, &dir, GROUP_A + 1, DEVICES - GROUP_A);
     let mqtt = MqttFleet::connect(&url, FleetWait { devices: Some(DEVICES as usize), patience: PATIENCE })
         .expect("a hundred hellos");
@@ -462,7 +465,8 @@ fn faults_measured() {
             (id, store.load().expect("the killed device's state").boot)
         })
         .collect();
-    let (status_b, serving_b) = serve(spec(&url, &dir, GROUP_A + 1, DEVICES - GROUP_A));
+    // Not provisioned: each device must find its own state.
+    let (status_b, serving_b) = serve(spec(&url, &dir, GROUP_A + 1, DEVICES - GROUP_A, false));
     for (s, (id, boot)) in status_b.iter().zip(&booted) {
         assert_eq!(s.id, *id);
         assert_eq!(s.boot, boot + 1, "device {id}'s boot counter advanced");
@@ -540,7 +544,7 @@ fn an_outage_longer_than_the_learners_patience_skips_members_but_loses_no_round(
     let config = config();
     let env = env();
     let dir = fresh_dir("long-outage");
-    let (_, serving) = serve(spec(&url, &dir, 1, N));
+    let (_, serving) = serve(spec(&url, &dir, 1, N, true));
     let mqtt = MqttFleet::connect(&url, FleetWait { devices: Some(N as usize), patience: PATIENCE })
         .expect("ten hellos");
     let faults = Faults { drop: 0.05, duplicate: 0.05, ..Faults::default() };
@@ -612,7 +616,7 @@ fn a_learner_whose_queue_filled_during_an_outage_hears_the_devices_again() {
     let Some(mut broker) = broker() else { return };
     let url = broker.url();
     let dir = fresh_dir("full-queue");
-    let (_, serving) = serve(spec(&url, &dir, 1, 1));
+    let (_, serving) = serve(spec(&url, &dir, 1, 1, true));
     let mqtt =
         MqttFleet::connect(&url, FleetWait { devices: Some(1), patience: PATIENCE }).expect("one hello");
     let (_, link) = mqtt.members().into_iter().next().expect("device 1");
