@@ -89,7 +89,7 @@ const USERNAME_VAR: &str = "LDP_MQTT_USERNAME";
 /// See [`USERNAME_VAR`].
 const PASSWORD_VAR: &str = "LDP_MQTT_PASSWORD";
 
-fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> MqttError {
+pub(crate) fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> MqttError {
     let what = what.into();
     move |source| MqttError::Io { what, source }
 }
@@ -266,12 +266,12 @@ fn client_id(role: &str) -> String {
     format!("ldp-{role}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-fn topic(id: u64, kind: &str) -> String {
+pub(crate) fn topic(id: u64, kind: &str) -> String {
     format!("ldp/{id}/{kind}")
 }
 
 /// `ldp/<id>/<kind>` → (id, kind).
-fn parse_topic(topic: &str) -> Option<(u64, &str)> {
+pub(crate) fn parse_topic(topic: &str) -> Option<(u64, &str)> {
     let mut parts = topic.split('/');
     let (Some("ldp"), Some(id), Some(kind), None) = (parts.next(), parts.next(), parts.next(), parts.next())
     else {
@@ -295,7 +295,7 @@ fn parse_hello(id: u64, payload: &[u8]) -> Option<Hello> {
 }
 
 /// What the connection thread hands on.
-enum Note {
+pub(crate) enum Note {
     /// Connected (again); the subscriptions were renewed.
     Connected,
     /// A message arrived at `at`.
@@ -348,8 +348,70 @@ fn spawn_connection(
     })
 }
 
+/// One client's connection to a broker, driven by its thread ([`spawn_connection`]), with what
+/// it receives handed on as [`Note`]s: what the device side and the bridge (`crate::bridge`)
+/// share. Dropping it leaves cleanly: the queued publishes go first, then Disconnect.
+pub(crate) struct Session {
+    /// The client, to publish with.
+    pub(crate) client: Client,
+    /// What the connection thread hands on.
+    pub(crate) notes: Receiver<Note>,
+    broker: String,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Session {
+    /// A client of `url` named after `role`, subscribed to `filters` at every connection.
+    pub(crate) fn open(url: &BrokerUrl, role: &str, filters: Vec<String>) -> Result<Self, MqttError> {
+        let (client, connection) = new_client(url, role);
+        let (tx, notes) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = spawn_connection(connection, client.clone(), filters, Arc::clone(&stop), move |note| {
+            let _ = tx.send(note);
+        })
+        .map_err(io_error("cannot start the MQTT thread"))?;
+        Ok(Self { client, notes, broker: url.address(), stop, thread: Some(thread) })
+    }
+
+    /// Waits for the first connection, within [`FIRST_CONNECT_PATIENCE`] (a wrong URL should
+    /// say so, not wait forever): `Ok(true)` once connected, `Ok(false)` if `stop` was set
+    /// first. Later outages are waited out by the connection thread.
+    pub(crate) fn first_connection(&self, stop: &AtomicBool) -> Result<bool, MqttError> {
+        let start = Instant::now();
+        let mut last_error = None;
+        loop {
+            let left = FIRST_CONNECT_PATIENCE.checked_sub(start.elapsed());
+            match left.map(|l| self.notes.recv_timeout(l.min(IDLE_POLL))) {
+                Some(Ok(Note::Connected)) => return Ok(true),
+                Some(Ok(Note::Error(e))) => last_error = Some(e),
+                Some(Ok(Note::Publish { .. })) | Some(Err(RecvTimeoutError::Timeout)) => {}
+                None | Some(Err(RecvTimeoutError::Disconnected)) => {
+                    return Err(MqttError::Unreachable {
+                        broker: self.broker.clone(),
+                        reason: last_error.unwrap_or_else(|| "no answer".into()),
+                    });
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.client.try_disconnect();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Publishes without blocking; `false` if the request queue is full or closed (module docs).
-fn publish(client: &Client, topic: String, retain: bool, payload: &[u8]) -> bool {
+pub(crate) fn publish(client: &Client, topic: String, retain: bool, payload: &[u8]) -> bool {
     client.try_publish(topic, QoS::AtLeastOnce, retain, payload.to_vec()).is_ok()
 }
 
@@ -717,55 +779,20 @@ impl Devices {
     /// Serves the devices on the broker until `stop` is set (module docs): answers queries,
     /// each reply at the end of its slot, and keeps every device's retained hello current.
     pub fn serve(mut self, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
-        let (client, connection) = new_client(&self.broker, "devices");
-        let (tx, rx) = mpsc::channel();
-        let thread_stop = Arc::new(AtomicBool::new(false));
-        let thread = spawn_connection(
-            connection,
-            client.clone(),
-            vec!["ldp/+/query".to_string()],
-            Arc::clone(&thread_stop),
-            move |note| {
-                let _ = tx.send(note);
-            },
-        )
-        .map_err(io_error("cannot start the MQTT thread"))?;
-        let result = self.run(&client, &rx, stop);
-        thread_stop.store(true, Ordering::Relaxed);
-        let _ = client.try_disconnect();
-        drop(client);
-        let _ = thread.join();
+        let session = Session::open(&self.broker, "devices", vec!["ldp/+/query".to_string()])?;
+        let result = self.run(&session, stop);
+        drop(session); // leaves cleanly: the queued publishes go first
         result
     }
 
-    fn run(
-        &mut self,
-        client: &Client,
-        rx: &Receiver<Note>,
-        stop: &AtomicBool,
-    ) -> Result<ServeStats, MqttError> {
+    fn run(&mut self, session: &Session, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
+        let (client, rx) = (&session.client, &session.notes);
         let mut stats = ServeStats::default();
-        let mut last_error = None;
-        let start = Instant::now();
-        // The first connection, within bounds: a wrong URL should say so, not wait forever.
-        while stats.connections == 0 {
-            let left = FIRST_CONNECT_PATIENCE.checked_sub(start.elapsed());
-            match left.map(|l| rx.recv_timeout(l.min(IDLE_POLL))) {
-                Some(Ok(Note::Connected)) => stats.connections += 1,
-                Some(Ok(Note::Error(e))) => last_error = Some(e),
-                Some(Ok(Note::Publish { .. })) | Some(Err(RecvTimeoutError::Timeout)) => {}
-                None | Some(Err(RecvTimeoutError::Disconnected)) => {
-                    return Err(MqttError::Unreachable {
-                        broker: self.broker.address(),
-                        reason: last_error.unwrap_or_else(|| "no answer".into()),
-                    });
-                }
-            }
-            if stop.load(Ordering::Relaxed) {
-                stats.devices = self.status();
-                return Ok(stats);
-            }
+        if !session.first_connection(stop)? {
+            stats.devices = self.status();
+            return Ok(stats);
         }
+        stats.connections = 1;
         self.publish_hellos(client, &mut stats);
         // Replies waiting for their slot to end, in deadline order (every slot is as long).
         let mut due: VecDeque<(Instant, u64, Vec<u8>)> = VecDeque::new();
@@ -835,6 +862,24 @@ impl Devices {
 /// [`Devices::serve`].
 pub fn serve_devices(spec: &DevicesSpec, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
     Devices::open(spec)?.serve(stop)
+}
+
+/// Removes the retained hellos of devices `ids` from the broker at `url` (an empty retained
+/// message on `ldp/<id>/hello`), so that a learner no longer counts devices that are gone
+/// (e.g. a benchmark's). Waits for the connection as [`serve_devices`] does.
+pub fn forget_devices(url: &BrokerUrl, ids: impl IntoIterator<Item = u64>) -> Result<(), MqttError> {
+    let session = Session::open(url, "forget", Vec::new())?;
+    if !session.first_connection(&AtomicBool::new(false))? {
+        return Ok(());
+    }
+    for id in ids {
+        // Blocking: the connection thread drains the queue, however many ids.
+        session
+            .client
+            .publish(topic(id, "hello"), QoS::AtLeastOnce, true, Vec::new())
+            .map_err(|_| MqttError::Closed)?;
+    }
+    Ok(())
 }
 
 /// A private Mosquitto broker on 127.0.0.1 and a free port, from a generated configuration in
