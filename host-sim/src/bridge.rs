@@ -1,0 +1,309 @@
+//! A board joins an MQTT fleet: the bridge moves wire frames between a board's byte link (the
+//! QEMU firmware's emulated USART1, a serial port, a TCP socket) and the broker's topics
+//! (`crate::mqtt`), so that a learner's [`MqttFleet`](crate::mqtt::MqttFleet) sees the board as
+//! one more device.
+//!
+//! What it does:
+//! 1. asks the board for its [`Hello`] (a hello request with sequence number
+//!    [`HANDSHAKE_SEQ`]), which gives the device id `<id>`;
+//! 2. connects to the broker, publishes that hello **retained** on `ldp/<id>/hello` and
+//!    subscribes to `ldp/<id>/query`;
+//! 3. writes every query payload to the board, byte for byte (a payload lacking its final
+//!    0x00 gets one, so a damaged message cannot run into the next; a payload longer than a
+//!    frame, [`MAX_ENCODED_LEN`], is dropped);
+//! 4. publishes every complete frame the board sends (the bytes up to each 0x00, unchanged) on
+//!    `ldp/<id>/report`, QoS 1, and right after each one the retained hello again.
+//!
+//! Frames pass through unchanged, so the board's reply cache, its sequence numbers and its
+//! reply slot work as over a serial line: a learner's resend carries the same sequence number
+//! and the board answers it from its cache without spending twice.
+//!
+//! # The retained hello, without a second conversation
+//!
+//! The bridge never asks the board for a hello after the handshake: such a request would need
+//! a sequence number of its own, and while a learner's query is in flight the board's replies
+//! to both would share the link. Instead the retained hello is refreshed from what the board
+//! already says publicly: the `budget_remaining` of each report (the same figure a hello would
+//! carry, `Reporter::hello`), the `remaining` of a budget refusal, and any hello the board
+//! sends to the learner. The handshake uses sequence number 0, which the learner's
+//! [`WireClient`](crate::transport::WireClient) never uses (it starts at 1), and hello
+//! requests are not kept in the board's reply cache (`ldp_core::wire::ReplyCache::respond`),
+//! so the handshake cannot collide with a learner's query; a late duplicate of the handshake's
+//! reply on the report topic is dropped by the learner as stale.
+//!
+//! # What an observer of the broker learns
+//!
+//! The bridge adds nothing that depends on a private reading: it publishes each frame when the
+//! board's final byte of it arrives (the board sends its replies at a fixed slot after the
+//! request, [`crate::mqtt::REPLY_SLOT`] on the host side), and the retained hello after
+//! *every* frame, whatever the frame says, so neither the number nor the timing of its
+//! publishes depends on a report's content. The hello carries only the public remaining
+//! budget. A frame's bytes are the board's; the bridge does not decode the release.
+//!
+//! # Outages
+//!
+//! The connection thread of `crate::mqtt` reconnects after a broker restart and subscribes
+//! again; the bridge then publishes its hello again (a broker without persistence forgot it).
+//! Replies the board sends during the outage are queued by the client up to a bound and then
+//! dropped (counted); the learner resends, and the board answers from its reply cache.
+
+use std::fmt;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::TryRecvError;
+use std::time::{Duration, Instant};
+
+use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Refusal, Repr, StreamReader};
+
+use crate::mqtt::{BrokerUrl, MqttError, Note, Session, parse_topic, publish, topic};
+use crate::transport::Link;
+
+/// The sequence number of the bridge's own hello request (module docs).
+pub const HANDSHAKE_SEQ: u32 = 0;
+/// How long the handshake waits for the board's hello per try.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How many times the handshake asks (a board may still be booting).
+const HANDSHAKE_TRIES: u32 = 10;
+/// How long one pass of the bridge's loop waits for a byte from the board: the most a query
+/// waits on the broker's side before it is written to the board.
+const POLL: Duration = Duration::from_millis(1);
+/// The most bytes read from the board in one pass before the broker's side is looked at again.
+const BYTES_PER_PASS: usize = 4 * MAX_ENCODED_LEN;
+
+/// The bridge could not start or go on.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BridgeError {
+    /// The board did not answer the hello request.
+    NoHello {
+        /// How many times it was asked.
+        tries: u32,
+    },
+    /// The link to the board failed.
+    Board(io::Error),
+    /// The broker: unreachable at the start, or the connection's thread ended.
+    Mqtt(MqttError),
+}
+
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoHello { tries } => write!(
+                f,
+                "the board did not answer a hello request ({tries} tries): check that it runs the \
+                 firmware and that the link (--serial PATH, --tcp HOST:PORT) is the board's"
+            ),
+            Self::Board(e) => write!(
+                f,
+                "the link to the board failed: {e} (restart the bridge; for --qemu, with the same \
+                 --dir to boot the same board)"
+            ),
+            Self::Mqtt(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for BridgeError {}
+
+impl From<MqttError> for BridgeError {
+    fn from(e: MqttError) -> Self {
+        Self::Mqtt(e)
+    }
+}
+
+/// What a bridge did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BridgeStats {
+    /// The board's device id.
+    pub device_id: u64,
+    /// Query payloads written to the board.
+    pub queries: u64,
+    /// Query payloads dropped: longer than a frame.
+    pub dropped_queries: u64,
+    /// Frames of the board published on the report topic.
+    pub reports: u64,
+    /// Bytes of the board dropped: a frame longer than [`MAX_ENCODED_LEN`], or empty (a lone
+    /// 0x00).
+    pub dropped_frames: u64,
+    /// Retained hellos published.
+    pub hellos: u64,
+    /// Publishes dropped because the client's queue was full (an outage).
+    pub dropped_publishes: u64,
+    /// Connections made (1 + reconnections).
+    pub connections: u64,
+    /// The board's remaining budget, as it last said.
+    pub budget_remaining: f64,
+}
+
+/// A board on a [`Link`], ready to join a fleet (module docs).
+pub struct Bridge<L> {
+    link: L,
+    hello: Hello,
+}
+
+impl<L: Link> Bridge<L> {
+    /// Asks the board on `link` for its hello (the handshake, module docs).
+    pub fn new(mut link: L) -> Result<Self, BridgeError> {
+        let hello = handshake(&mut link)?;
+        Ok(Self { link, hello })
+    }
+
+    /// The board's hello: the handshake's, or its latest.
+    pub fn hello(&self) -> &Hello {
+        &self.hello
+    }
+
+    /// [`Bridge::new`], then [`Bridge::serve`].
+    pub fn run(link: L, broker: &BrokerUrl, stop: &AtomicBool) -> Result<BridgeStats, BridgeError> {
+        Self::new(link)?.serve(broker, stop)
+    }
+
+    /// Bridges the board to `broker` until `stop` is set (module docs). Waits for the first
+    /// connection to the broker for at most [`crate::mqtt::FIRST_CONNECT_PATIENCE`]; later
+    /// outages are waited out.
+    pub fn serve(mut self, broker: &BrokerUrl, stop: &AtomicBool) -> Result<BridgeStats, BridgeError> {
+        let id = self.hello.device_id;
+        let session = Session::open(broker, &format!("bridge-{id}"), vec![topic(id, "query")])?;
+        let mut stats = BridgeStats {
+            device_id: id,
+            budget_remaining: self.hello.budget_remaining,
+            ..BridgeStats::default()
+        };
+        if !session.first_connection(stop)? {
+            return Ok(stats);
+        }
+        stats.connections = 1;
+        self.publish_hello(&session, &mut stats);
+        let result = self.pump(&session, stop, &mut stats);
+        drop(session); // leaves cleanly: the queued publishes go first
+        result.map(|()| stats)
+    }
+
+    /// The loop: queries to the board, frames to the broker, until `stop`.
+    fn pump(
+        &mut self,
+        session: &Session,
+        stop: &AtomicBool,
+        stats: &mut BridgeStats,
+    ) -> Result<(), BridgeError> {
+        let id = self.hello.device_id;
+        let mut frame: Vec<u8> = Vec::with_capacity(MAX_ENCODED_LEN);
+        let mut overlong = false;
+        while !stop.load(Ordering::Relaxed) {
+            let pass = Instant::now();
+            let mut busy = false;
+            // The broker's side: everything that arrived, without waiting.
+            loop {
+                match session.notes.try_recv() {
+                    Ok(Note::Connected) => {
+                        stats.connections += 1;
+                        self.publish_hello(session, stats);
+                    }
+                    Ok(Note::Publish { topic, payload, .. }) => {
+                        if parse_topic(&topic) != Some((id, "query")) {
+                            continue;
+                        }
+                        if payload.len() > MAX_ENCODED_LEN {
+                            stats.dropped_queries += 1;
+                            continue;
+                        }
+                        self.link.send(&payload).map_err(BridgeError::Board)?;
+                        if payload.last() != Some(&0) {
+                            self.link.send(&[0]).map_err(BridgeError::Board)?;
+                        }
+                        stats.queries += 1;
+                        busy = true;
+                    }
+                    Ok(Note::Error(_)) => {} // the connection thread retries
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return Err(BridgeError::Mqtt(MqttError::Closed)),
+                }
+            }
+            // The board's side: the bytes that came, a bounded number per pass.
+            let started = Instant::now();
+            for _ in 0..BYTES_PER_PASS {
+                let wait = POLL.saturating_sub(started.elapsed());
+                let Some(byte) = self.link.recv_byte(wait).map_err(BridgeError::Board)? else { break };
+                busy = true;
+                if byte != 0 {
+                    if frame.len() < MAX_ENCODED_LEN {
+                        frame.push(byte);
+                    } else {
+                        overlong = true;
+                    }
+                    continue;
+                }
+                if frame.is_empty() || overlong {
+                    stats.dropped_frames += 1;
+                } else {
+                    frame.push(0);
+                    if !publish(&session.client, topic(id, "report"), false, &frame) {
+                        stats.dropped_publishes += 1;
+                    }
+                    stats.reports += 1;
+                    self.learn(&frame);
+                    stats.budget_remaining = self.hello.budget_remaining;
+                    // After every frame, whatever it says (module docs).
+                    self.publish_hello(session, stats);
+                }
+                frame.clear();
+                overlong = false;
+            }
+            // A link that does not wait (an in-memory one) must not make this a busy loop.
+            if !busy {
+                std::thread::sleep(POLL.saturating_sub(pass.elapsed()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Updates the hello from what a frame of the board says publicly (module docs).
+    fn learn(&mut self, frame: &[u8]) {
+        let mut reader = StreamReader::new();
+        let Some(message) = frame.iter().find_map(|&b| {
+            reader.push(b).map(|decoded| decoded.ok().and_then(|f| Repr::parse(&f).ok()).map(|r| r.message))
+        }) else {
+            return;
+        };
+        match message {
+            Some(Message::Report(report)) => self.hello.budget_remaining = report.budget_remaining,
+            Some(Message::Refusal(Refusal::BudgetExhausted { remaining, .. })) => {
+                self.hello.budget_remaining = remaining
+            }
+            Some(Message::Hello(hello)) if hello.device_id == self.hello.device_id => self.hello = hello,
+            _ => {}
+        }
+    }
+
+    fn publish_hello(&self, session: &Session, stats: &mut BridgeStats) {
+        let mut buf = [0u8; MAX_ENCODED_LEN];
+        let Ok(frame) = Repr::new(0, Message::Hello(self.hello)).emit_framed(&mut buf) else { return };
+        if publish(&session.client, topic(self.hello.device_id, "hello"), true, frame) {
+            stats.hellos += 1;
+        } else {
+            stats.dropped_publishes += 1;
+        }
+    }
+}
+
+/// Asks the board for its hello with [`HANDSHAKE_SEQ`]; other frames are skipped.
+fn handshake<L: Link>(link: &mut L) -> Result<Hello, BridgeError> {
+    let mut buf = [0u8; MAX_ENCODED_LEN];
+    let request = Repr::new(HANDSHAKE_SEQ, Message::HelloRequest)
+        .emit_framed(&mut buf)
+        .map_err(|_| BridgeError::NoHello { tries: 0 })?
+        .to_vec();
+    let mut reader = StreamReader::new();
+    for _ in 0..HANDSHAKE_TRIES {
+        link.send(&request).map_err(BridgeError::Board)?;
+        let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            let Some(byte) = link.recv_byte(left).map_err(BridgeError::Board)? else { break };
+            let Some(Ok(frame)) = reader.push(byte) else { continue };
+            if let Ok(Repr { seq: HANDSHAKE_SEQ, message: Message::Hello(hello) }) = Repr::parse(&frame) {
+                return Ok(hello);
+            }
+        }
+    }
+    Err(BridgeError::NoHello { tries: HANDSHAKE_TRIES })
+}
