@@ -127,7 +127,8 @@ pub struct BridgeStats {
     pub dropped_frames: u64,
     /// Retained hellos published.
     pub hellos: u64,
-    /// Publishes dropped because the client's queue was full (an outage).
+    /// Reports dropped because the client's queue was full (an outage; the learner resends and
+    /// the board answers from its reply cache). A hello waits for room instead.
     pub dropped_publishes: u64,
     /// Connections made (1 + reconnections).
     pub connections: u64,
@@ -173,7 +174,6 @@ impl<L: Link> Bridge<L> {
             return Ok(stats);
         }
         stats.connections = 1;
-        self.publish_hello(&session, &mut stats);
         let result = self.pump(&session, stop, &mut stats);
         drop(session); // leaves cleanly: the queued publishes go first
         result.map(|()| stats)
@@ -189,15 +189,21 @@ impl<L: Link> Bridge<L> {
         let id = self.hello.device_id;
         let mut frame: Vec<u8> = Vec::with_capacity(MAX_ENCODED_LEN);
         let mut overlong = false;
+        // The retained hello is owed at each connection and after each frame; one that finds
+        // the client's queue full (an outage) is tried again at the next pass.
+        let mut hello_owed = true;
         while !stop.load(Ordering::Relaxed) {
             let pass = Instant::now();
             let mut busy = false;
+            if hello_owed {
+                hello_owed = !self.publish_hello(session, stats);
+            }
             // The broker's side: everything that arrived, without waiting.
             loop {
                 match session.notes.try_recv() {
                     Ok(Note::Connected) => {
                         stats.connections += 1;
-                        self.publish_hello(session, stats);
+                        hello_owed = !self.publish_hello(session, stats);
                     }
                     Ok(Note::Publish { topic, payload, .. }) => {
                         if parse_topic(&topic) != Some((id, "query")) {
@@ -244,13 +250,13 @@ impl<L: Link> Bridge<L> {
                     self.learn(&frame);
                     stats.budget_remaining = self.hello.budget_remaining;
                     // After every frame, whatever it says (module docs).
-                    self.publish_hello(session, stats);
+                    hello_owed = !self.publish_hello(session, stats);
                 }
                 frame.clear();
                 overlong = false;
             }
             // A link that does not wait (an in-memory one) must not make this a busy loop.
-            if !busy {
+            if !busy || hello_owed {
                 std::thread::sleep(POLL.saturating_sub(pass.elapsed()));
             }
         }
@@ -275,14 +281,14 @@ impl<L: Link> Bridge<L> {
         }
     }
 
-    fn publish_hello(&self, session: &Session, stats: &mut BridgeStats) {
+    /// Publishes the retained hello; `false` if the client's queue is full.
+    fn publish_hello(&self, session: &Session, stats: &mut BridgeStats) -> bool {
         let mut buf = [0u8; MAX_ENCODED_LEN];
-        let Ok(frame) = Repr::new(0, Message::Hello(self.hello)).emit_framed(&mut buf) else { return };
-        if publish(&session.client, topic(self.hello.device_id, "hello"), true, frame) {
-            stats.hellos += 1;
-        } else {
-            stats.dropped_publishes += 1;
-        }
+        // A hello the board sent always encodes again; if not, there is nothing to publish.
+        let Ok(frame) = Repr::new(0, Message::Hello(self.hello)).emit_framed(&mut buf) else { return true };
+        let sent = publish(&session.client, topic(self.hello.device_id, "hello"), true, frame);
+        stats.hellos += u64::from(sent);
+        sent
     }
 }
 

@@ -39,7 +39,7 @@
 //! integrity and availability do (there is no authentication of frames beyond the broker's
 //! own login).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -83,6 +83,9 @@ const REQUEST_QUEUE: usize = 256;
 const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
 /// How often the device loop looks at its stop flag when idle.
 const IDLE_POLL: Duration = Duration::from_millis(50);
+/// How soon the device loop tries again to publish the hellos that found the client's queue
+/// full.
+const HELLO_RETRY: Duration = Duration::from_millis(1);
 
 /// Username and password from the environment when the URL has none.
 const USERNAME_VAR: &str = "LDP_MQTT_USERNAME";
@@ -704,7 +707,8 @@ pub struct ServeStats {
     pub replies: u64,
     /// Replies sent after their slot had ended (an overloaded host).
     pub late_replies: u64,
-    /// Publishes dropped because the client's queue was full (an outage).
+    /// Replies dropped because the client's queue was full (an outage); hellos wait for room
+    /// instead.
     pub dropped_publishes: u64,
     /// Connections made (1 + reconnections).
     pub connections: u64,
@@ -793,7 +797,10 @@ impl Devices {
             return Ok(stats);
         }
         stats.connections = 1;
-        self.publish_hellos(client, &mut stats);
+        // The devices whose retained hello is owed: every one at each connection, and each one
+        // after its reply. More than the client's queue holds wait for room (a fleet of
+        // thousands at its start), never dropped.
+        let mut owed: BTreeSet<usize> = (0..self.apps.len()).collect();
         // Replies waiting for their slot to end, in deadline order (every slot is as long).
         let mut due: VecDeque<(Instant, u64, Vec<u8>)> = VecDeque::new();
         loop {
@@ -810,22 +817,20 @@ impl Devices {
                 if let Some(app) = self.app(id) {
                     app.prepare();
                 }
-                let index = id.checked_sub(self.first_id).and_then(|i| usize::try_from(i).ok());
-                if let Some(frame) = index.and_then(|i| self.hello_frame(i))
-                    && !publish(client, topic(id, "hello"), true, &frame)
-                {
-                    stats.dropped_publishes += 1;
+                if let Some(i) = id.checked_sub(self.first_id).and_then(|i| usize::try_from(i).ok()) {
+                    owed.insert(i);
                 }
             }
+            self.publish_hellos(client, &mut owed);
             if stop.load(Ordering::Relaxed) && due.is_empty() {
                 break;
             }
-            let wait =
-                due.front().map_or(IDLE_POLL, |(at, ..)| at.saturating_duration_since(now).min(IDLE_POLL));
+            let idle = if owed.is_empty() { IDLE_POLL } else { HELLO_RETRY };
+            let wait = due.front().map_or(idle, |(at, ..)| at.saturating_duration_since(now).min(idle));
             match rx.recv_timeout(wait) {
                 Ok(Note::Connected) => {
                     stats.connections += 1;
-                    self.publish_hellos(client, &mut stats);
+                    owed.extend(0..self.apps.len());
                 }
                 Ok(Note::Publish { topic, payload, at }) => {
                     let Some((id, "query")) = parse_topic(&topic) else { continue };
@@ -847,13 +852,15 @@ impl Devices {
         Ok(stats)
     }
 
-    fn publish_hellos(&self, client: &Client, stats: &mut ServeStats) {
-        for i in 0..self.apps.len() {
+    /// Publishes the owed hellos, in id order, while the client's queue has room.
+    fn publish_hellos(&self, client: &Client, owed: &mut BTreeSet<usize>) {
+        while let Some(&i) = owed.first() {
             if let Some(frame) = self.hello_frame(i)
                 && !publish(client, topic(self.first_id + i as u64, "hello"), true, &frame)
             {
-                stats.dropped_publishes += 1;
+                return; // the queue is full: the rest wait for room
             }
+            owed.remove(&i);
         }
     }
 }

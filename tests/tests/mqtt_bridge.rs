@@ -20,8 +20,11 @@ use host_sim::device::Device;
 use host_sim::experiments::experiment_env;
 use host_sim::fleet::{Fleet, Member, Routing};
 use host_sim::mqtt::{Broker, BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
-use host_sim::transport::{Link, QemuDevice, WireClient};
-use ldp_core::Epsilon;
+use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
+use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
+use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
 
 /// The firmware's per-report limit and its lifetime budget.
 const EPSILON: f64 = 1.0;
@@ -174,6 +177,52 @@ fn a_mixed_fleet_of_simulated_devices_and_a_bridged_board_answers_round_robin() 
     devices.join().expect("the devices' thread ends").expect("the devices served");
     drop(qemu);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The device application in memory with the firmware's constants, as device `id`.
+fn in_memory_board(id: u64) -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
+    let eps = |e| Epsilon::new(e).expect("ε");
+    let policy = BudgetPolicy::new(eps(EPSILON), eps(FIRMWARE_TOTAL)).expect("policy");
+    let one = Bound::new(1.0).expect("bound");
+    let config = DeviceConfig { b: one, r: one, policy };
+    let reporter = Reporter::open(config, MemoryStore::provisioned([9; 32]), [1; 32]).expect("reporter");
+    let sensor =
+        SimulatedSensor::new(SensorModel::new(100, one).expect("sensor"), ChaCha20Rng::seed_from_u64(9));
+    LoopbackLink::new(DeviceApp::new(reporter, sensor, id))
+}
+
+#[test]
+fn a_bridged_in_memory_board_passes_frames_unchanged_and_drops_oversized_ones() {
+    // The broker only: the device application in memory stands for the board.
+    let Some(broker) = broker() else { return };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (flag, url) = (Arc::clone(&stop), broker.url());
+    let bridging: Bridging =
+        (stop, std::thread::spawn(move || Bridge::run(in_memory_board(77), &url, &flag)));
+    let wait = FleetWait { devices: Some(1), patience: Duration::from_secs(60) };
+    let fleet = MqttFleet::connect(&broker.url(), wait).expect("the board's hello");
+    let (hello, mut link) = fleet.members().into_iter().next().expect("one member");
+    assert_eq!((hello.device_id, hello.budget_remaining), (77, FIRMWARE_TOTAL));
+    // A payload longer than any frame never reaches the board.
+    link.send(&[1u8; 4096]).expect("published");
+    let mut client = patient(link);
+    let mut left = FIRMWARE_TOTAL;
+    for round in 1..=20 {
+        let now = query(&mut client, round);
+        assert_eq!(now, left - EPSILON, "round {round}");
+        left = now;
+    }
+    // The learner's own hello request passes through too, and says the same.
+    assert_eq!(client.hello().expect("a hello through the bridge").budget_remaining, left);
+    hello_until(&fleet, 77, |b| b == left);
+    drop(client);
+    drop(fleet);
+    let stats = stop_bridge(bridging);
+    assert_eq!(stats.dropped_queries, 1, "{stats:?}");
+    // One frame back per frame in (a resend on a loaded machine adds one of each).
+    assert!(stats.queries >= 21 && stats.reports == stats.queries, "{stats:?}");
+    assert_eq!(stats.budget_remaining, left);
+    assert!(stats.hellos >= 22, "a hello at the start and after every frame: {stats:?}");
 }
 
 #[test]
