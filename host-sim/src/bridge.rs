@@ -220,7 +220,7 @@ impl<L: Link> Bridge<L> {
                         stats.queries += 1;
                         busy = true;
                     }
-                    Ok(Note::Error(_)) => {} // the connection thread retries
+                    Ok(Note::Error(_) | Note::Acked) => {} // the connection thread retries errors
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => return Err(BridgeError::Mqtt(MqttError::Closed)),
                 }

@@ -305,6 +305,8 @@ pub(crate) enum Note {
     Publish { topic: String, payload: Vec<u8>, at: Instant },
     /// The connection failed (it is retried).
     Error(String),
+    /// The broker acknowledged a QoS 1 publish.
+    Acked,
 }
 
 /// Drives `connection` until `stop` is set and the connection ends: subscribes to `filters` at
@@ -337,6 +339,7 @@ fn spawn_connection(
                 Ok(Ok(Event::Incoming(Packet::Publish(p)))) => {
                     on(Note::Publish { topic: p.topic, payload: p.payload.to_vec(), at: Instant::now() });
                 }
+                Ok(Ok(Event::Incoming(Packet::PubAck(_)))) => on(Note::Acked),
                 Ok(Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect))) => break,
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => {
@@ -388,7 +391,7 @@ impl Session {
             match left.map(|l| self.notes.recv_timeout(l.min(IDLE_POLL))) {
                 Some(Ok(Note::Connected)) => return Ok(true),
                 Some(Ok(Note::Error(e))) => last_error = Some(e),
-                Some(Ok(Note::Publish { .. })) | Some(Err(RecvTimeoutError::Timeout)) => {}
+                Some(Ok(Note::Publish { .. } | Note::Acked)) | Some(Err(RecvTimeoutError::Timeout)) => {}
                 None | Some(Err(RecvTimeoutError::Disconnected)) => {
                     return Err(MqttError::Unreachable {
                         broker: self.broker.clone(),
@@ -463,6 +466,7 @@ impl MqttFleet {
                 s.connections.fetch_add(1, Ordering::Relaxed);
             }
             Note::Error(e) => *lock(&s.last_error) = Some(e),
+            Note::Acked => {}
             Note::Publish { topic, payload, .. } => match parse_topic(&topic) {
                 Some((id, "hello")) => {
                     if let Some(hello) = parse_hello(id, &payload)
@@ -844,7 +848,7 @@ impl Devices {
                         }
                     }
                 }
-                Ok(Note::Error(_)) | Err(RecvTimeoutError::Timeout) => {}
+                Ok(Note::Error(_) | Note::Acked) | Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
@@ -873,21 +877,39 @@ pub fn serve_devices(spec: &DevicesSpec, stop: &AtomicBool) -> Result<ServeStats
 
 /// Removes the retained hellos of devices `ids` from the broker at `url` (an empty retained
 /// message on `ldp/<id>/hello`), so that a learner no longer counts devices that are gone
-/// (e.g. a benchmark's). Waits for the connection as [`serve_devices`] does.
+/// (e.g. a benchmark's). Waits for the connection as [`serve_devices`] does, and for the
+/// broker to acknowledge every removal, for at most [`FORGET_PATIENCE`] (leaving earlier
+/// loses some of them).
 pub fn forget_devices(url: &BrokerUrl, ids: impl IntoIterator<Item = u64>) -> Result<(), MqttError> {
     let session = Session::open(url, "forget", Vec::new())?;
     if !session.first_connection(&AtomicBool::new(false))? {
         return Ok(());
     }
+    let mut sent = 0usize;
     for id in ids {
         // Blocking: the connection thread drains the queue, however many ids.
         session
             .client
             .publish(topic(id, "hello"), QoS::AtLeastOnce, true, Vec::new())
             .map_err(|_| MqttError::Closed)?;
+        sent += 1;
+    }
+    let start = Instant::now();
+    let mut acked = 0usize;
+    while acked < sent {
+        let unacknowledged = MqttError::Unacknowledged { broker: url.address(), sent, acked };
+        let left = FORGET_PATIENCE.checked_sub(start.elapsed()).ok_or(unacknowledged)?;
+        match session.notes.recv_timeout(left) {
+            Ok(Note::Acked) => acked += 1,
+            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Err(MqttError::Closed),
+        }
     }
     Ok(())
 }
+
+/// How long [`forget_devices`] waits for the broker's acknowledgements.
+pub const FORGET_PATIENCE: Duration = Duration::from_secs(30);
 
 /// A private Mosquitto broker on 127.0.0.1 and a free port, from a generated configuration in
 /// a temporary directory (loopback only, anonymous clients, no persistence), for tests. Killed

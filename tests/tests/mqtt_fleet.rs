@@ -213,3 +213,21 @@ fn every_hello_of_a_fleet_larger_than_the_clients_queue_reaches_the_broker() {
     assert_eq!(stats.dropped_publishes, 0, "{stats:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn forgotten_devices_leave_no_hello_on_the_broker() {
+    let Some(broker) = broker() else { return };
+    let dir = fresh_dir("forget");
+    let serving = serve(spec(&broker, &dir, 40, Seeds::Simulated { trial_seed: 4 }));
+    let fleet =
+        MqttFleet::connect(&broker.url(), FleetWait { devices: Some(40), ..wait() }).expect("forty hellos");
+    drop(fleet);
+    stop(serving);
+    host_sim::mqtt::forget_devices(&broker.url(), 1..=40).expect("the broker acknowledges");
+    let err =
+        MqttFleet::connect(&broker.url(), FleetWait { devices: None, patience: Duration::from_secs(3) })
+            .err()
+            .expect("no device is left");
+    assert!(matches!(err, MqttError::TooFewDevices { found: 0, .. }), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
