@@ -120,7 +120,8 @@ pub struct BridgeStats {
     pub queries: u64,
     /// Query payloads dropped: longer than a frame.
     pub dropped_queries: u64,
-    /// Frames of the board published on the report topic.
+    /// Frames the board sent, each published on the report topic (unless the client's queue
+    /// was full: [`BridgeStats::dropped_publishes`]).
     pub reports: u64,
     /// Bytes of the board dropped: a frame longer than [`MAX_ENCODED_LEN`], or empty (a lone
     /// 0x00).

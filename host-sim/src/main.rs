@@ -1087,7 +1087,8 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
         let bridge = Bridge::new(link).map_err(|e| e.to_string())?;
         let hello = *bridge.hello();
         println!(
-            "board {}: B = {}, R = {}, eps {} per report, budget left {} of {}",
+            "board {} (topics ldp/{}/...): B = {}, R = {}, eps {} per report, budget left {} of {}",
+            hello.device_id,
             hello.device_id,
             hello.config.b.get(),
             hello.config.r.get(),
