@@ -8,11 +8,15 @@
 //!    [`HANDSHAKE_SEQ`]), which gives the device id `<id>`;
 //! 2. connects to the broker, publishes that hello **retained** on `ldp/<id>/hello` and
 //!    subscribes to `ldp/<id>/query`;
-//! 3. writes every query payload to the board, byte for byte (a payload lacking its final
-//!    0x00 gets one, so a damaged message cannot run into the next; a payload longer than a
-//!    frame, [`MAX_ENCODED_LEN`], is dropped);
+//! 3. writes every query message to the board, byte for byte, under the rules the device
+//!    processes of `crate::mqtt` follow: a message is one frame exactly (one 0x00, its last
+//!    byte, and at most [`MAX_ENCODED_LEN`] bytes), and a retained query is ignored (it was not
+//!    sent now: anyone could leave one on the broker to drain the board's budget at every
+//!    reconnection); other messages are dropped and counted;
 //! 4. publishes every complete frame the board sends (the bytes up to each 0x00, unchanged) on
-//!    `ldp/<id>/report`, QoS 1, and right after each one the retained hello again.
+//!    `ldp/<id>/report`, QoS 1, and right after each one the retained hello again;
+//! 5. at a clean stop, takes the hello off the broker ([`forget_devices`]), as the device
+//!    processes do: a learner does not wait on a board that is gone.
 //!
 //! Frames pass through unchanged, so the board's reply cache, its sequence numbers and its
 //! reply slot work as over a serial line: a learner's resend carries the same sequence number
@@ -22,14 +26,15 @@
 //!
 //! The bridge never asks the board for a hello after the handshake: such a request would need
 //! a sequence number of its own, and while a learner's query is in flight the board's replies
-//! to both would share the link. Instead the retained hello is refreshed from what the board
-//! already says publicly: the `budget_remaining` of each report (the same figure a hello would
-//! carry, `Reporter::hello`), the `remaining` of a budget refusal, and any hello the board
-//! sends to the learner. The handshake uses sequence number 0, which the learner's
-//! [`WireClient`](crate::transport::WireClient) never uses (it starts at 1), and hello
-//! requests are not kept in the board's reply cache (`ldp_core::wire::ReplyCache::respond`),
-//! so the handshake cannot collide with a learner's query; a late duplicate of the handshake's
-//! reply on the report topic is dropped by the learner as stale.
+//! to both would share the link (a learner's session starts its numbers at a random point,
+//! [`WireClient::starting_after`](crate::transport::WireClient::starting_after), so no number
+//! is safe from it). Instead the retained hello is refreshed from what the board already says
+//! publicly: the `budget_remaining` of each report (the same figure a hello would carry,
+//! `Reporter::hello`), the `remaining` of a budget refusal, and any hello the board sends to
+//! the learner. The handshake itself ([`HANDSHAKE_SEQ`]) is over before the bridge subscribes,
+//! hello requests are not kept in the board's reply cache (`ldp_core::wire::ReplyCache::respond`),
+//! and whatever the board sends before the first query reaches it (a late duplicate of the
+//! handshake's reply) is not published: the handshake cannot collide with a learner's query.
 //!
 //! # What an observer of the broker learns
 //!
@@ -55,7 +60,7 @@ use std::time::{Duration, Instant};
 
 use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Refusal, Repr, StreamReader};
 
-use crate::mqtt::{BrokerUrl, MqttError, Note, Session, parse_topic, publish, topic};
+use crate::mqtt::{BrokerUrl, MqttError, Note, Session, forget_devices, parse_topic, publish, topic};
 use crate::transport::Link;
 
 /// The sequence number of the bridge's own hello request (module docs).
@@ -118,13 +123,13 @@ pub struct BridgeStats {
     pub device_id: u64,
     /// Query payloads written to the board.
     pub queries: u64,
-    /// Query payloads dropped: longer than a frame.
+    /// Query messages dropped: retained, or not one frame exactly (module docs).
     pub dropped_queries: u64,
     /// Frames the board sent, each published on the report topic (unless the client's queue
     /// was full: [`BridgeStats::dropped_publishes`]).
     pub reports: u64,
-    /// Bytes of the board dropped: a frame longer than [`MAX_ENCODED_LEN`], or empty (a lone
-    /// 0x00).
+    /// Frames of the board not published: longer than [`MAX_ENCODED_LEN`], empty (a lone
+    /// 0x00), or sent before the first query reached it (module docs).
     pub dropped_frames: u64,
     /// Retained hellos published.
     pub hellos: u64,
@@ -176,8 +181,14 @@ impl<L: Link> Bridge<L> {
         }
         stats.connections = 1;
         let result = self.pump(&session, stop, &mut stats);
-        drop(session); // leaves cleanly: the queued publishes go first
-        result.map(|()| stats)
+        drop(session); // leaves: the queued publishes go first
+        result?;
+        // A clean stop takes the hello off the broker (module docs), from a new connection
+        // that waits for the broker's acknowledgement.
+        if forget_devices(broker, [id]).is_err() {
+            stats.dropped_publishes += 1;
+        }
+        Ok(stats)
     }
 
     /// The loop: queries to the board, frames to the broker, until `stop`.
@@ -206,18 +217,18 @@ impl<L: Link> Bridge<L> {
                         stats.connections += 1;
                         hello_owed = !self.publish_hello(session, stats);
                     }
-                    Ok(Note::Publish { topic, payload, .. }) => {
+                    Ok(Note::Publish { topic, payload, retain, .. }) => {
                         if parse_topic(&topic) != Some((id, "query")) {
                             continue;
                         }
-                        if payload.len() > MAX_ENCODED_LEN {
+                        // One frame exactly, sent now (module docs).
+                        let one_frame = payload.len() <= MAX_ENCODED_LEN
+                            && payload.iter().position(|&b| b == 0) == Some(payload.len().wrapping_sub(1));
+                        if retain || !one_frame {
                             stats.dropped_queries += 1;
                             continue;
                         }
                         self.link.send(&payload).map_err(BridgeError::Board)?;
-                        if payload.last() != Some(&0) {
-                            self.link.send(&[0]).map_err(BridgeError::Board)?;
-                        }
                         stats.queries += 1;
                         busy = true;
                     }
@@ -240,7 +251,7 @@ impl<L: Link> Bridge<L> {
                     }
                     continue;
                 }
-                if frame.is_empty() || overlong {
+                if frame.is_empty() || overlong || stats.queries == 0 {
                     stats.dropped_frames += 1;
                 } else {
                     frame.push(0);

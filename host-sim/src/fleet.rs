@@ -93,6 +93,14 @@ impl MemberSeeds {
     }
 }
 
+/// A random starting point for a session's sequence numbers (OS entropy): two sessions with
+/// one device reuse a number with probability about 2n/2³² for n queries each.
+pub fn session_start() -> io::Result<u32> {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("no OS entropy: {e}")))?;
+    Ok(u32::from_le_bytes(bytes))
+}
+
 /// The stream of [`derive_seed`] that a trial's fleet is derived from (apart from the
 /// learners' streams 0–3).
 const FLEET_STREAM: u64 = 0xF1EE7;
@@ -135,9 +143,15 @@ impl<'e, E: Borrow<dyn Environment + 'e>> RewardSource for EnvSource<E> {
 
 /// A device's state record in a file of two 64-byte slots written alternately (the ping-pong
 /// of an overwritable medium, as the firmware's semihosting file): the host's durable
-/// [`LogMedium`]. A missing file reads blank; once the file has been seen, failing to open it
-/// is an error, never a blank (fresh) store. Each write is flushed to the disk (`sync_data`)
-/// before it returns, so a release never waits on a write the OS could still lose.
+/// [`LogMedium`]. The file is created whole (both slots blank) and must stay exactly
+/// [`FileMedium::LEN`] bytes: a missing file reads blank only until the file has been seen,
+/// and a file of another length is an error, never a blank store or an older record. Each
+/// write is synced to the disk (`sync_data`) before it returns, and the file's directory
+/// entry when the file is created, so a release never waits on a write the OS could lose.
+///
+/// What a host file cannot do: stop whoever controls the disk from deleting it or putting back
+/// an older copy, which gives the budget back (a device with a monotonic counter out of the
+/// OS's reach — a TPM, a secure element — can). `docs/fleet.md` says what is covered.
 #[derive(Debug)]
 pub struct FileMedium {
     path: PathBuf,
@@ -145,6 +159,9 @@ pub struct FileMedium {
 }
 
 impl FileMedium {
+    /// The file's length: two record slots.
+    pub const LEN: u64 = 2 * RECORD_LEN as u64;
+
     /// The medium in `path` (nothing is read yet).
     pub fn new(path: &Path) -> Self {
         Self { path: path.to_path_buf(), seen: false }
@@ -153,6 +170,20 @@ impl FileMedium {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    fn check_len(&self, file: &std::fs::File) -> io::Result<()> {
+        match file.metadata()?.len() {
+            Self::LEN => Ok(()),
+            len => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} is {len} bytes, not {}: truncated or not a device's state",
+                    self.path.display(),
+                    Self::LEN
+                ),
+            )),
+        }
     }
 }
 
@@ -168,20 +199,25 @@ impl LogMedium for FileMedium {
             Err(e) => return Err(e),
         };
         self.seen = true;
+        self.check_len(&file)?;
         file.seek(SeekFrom::Start((sector * RECORD_LEN) as u64))?;
-        let mut filled = 0;
-        while filled < RECORD_LEN {
-            match file.read(&mut buf[filled..])? {
-                0 => break, // a short file: the missing bytes read blank
-                n => filled += n,
-            }
-        }
-        Ok(())
+        file.read_exact(buf)
     }
 
     fn program(&mut self, sector: usize, _slot: usize, record: &[u8; RECORD_LEN]) -> io::Result<()> {
-        let mut file = OpenOptions::new().write(true).create(!self.seen).truncate(false).open(&self.path)?;
+        if !self.seen && !self.path.exists() {
+            // Created whole, blank, and its directory entry made durable, before any record.
+            let mut file = OpenOptions::new().write(true).create_new(true).open(&self.path)?;
+            file.write_all(&[0xFF; 2 * RECORD_LEN])?;
+            file.sync_all()?;
+            // The file's directory, and the one holding it (both may be new).
+            for dir in self.path.ancestors().skip(1).take(2).filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::File::open(dir)?.sync_all()?;
+            }
+        }
+        let mut file = OpenOptions::new().write(true).open(&self.path)?;
         self.seen = true;
+        self.check_len(&file)?;
         file.seek(SeekFrom::Start((sector * RECORD_LEN) as u64))?;
         file.write_all(record)?;
         file.sync_data()
@@ -283,22 +319,25 @@ impl<L: Link> Fleet<L> {
             .collect()
     }
 
-    /// The member to ask next: one with budget left and not benched, or, if there is none, one
-    /// with budget left.
-    fn pick(&mut self) -> Option<usize> {
+    /// The member to ask next among those not yet `asked` this round: one with budget left and
+    /// not benched, or, if there is none, one with budget left.
+    fn pick(&mut self, asked: &[bool]) -> Option<usize> {
         let (eps, round) = (self.epsilon, self.round);
         let n = self.members.len();
         for rested in [true, false] {
-            let ok = |m: &Member<L>| m.can_pay(eps) && (!rested || m.benched_until <= round);
+            let ok = |i: usize| {
+                let m = &self.members[i];
+                !asked[i] && m.can_pay(eps) && (!rested || m.benched_until <= round)
+            };
             match self.routing {
                 Routing::RoundRobin => {
-                    if let Some(i) = (0..n).map(|k| (self.next + k) % n).find(|&i| ok(&self.members[i])) {
+                    if let Some(i) = (0..n).map(|k| (self.next + k) % n).find(|&i| ok(i)) {
                         self.next = (i + 1) % n;
                         return Some(i);
                     }
                 }
                 Routing::Random => {
-                    let open: Vec<usize> = (0..n).filter(|&i| ok(&self.members[i])).collect();
+                    let open: Vec<usize> = (0..n).filter(|&i| ok(i)).collect();
                     if !open.is_empty() {
                         return Some(open[self.rng.random_range(0..open.len())]);
                     }
@@ -319,14 +358,16 @@ impl<L: Link> Device for Fleet<L> {
         let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
         self.round += 1;
         let n = self.members.len() as u64;
+        let mut asked = vec![false; self.members.len()];
         // Each member is asked at most once per round: the loop ends.
-        for _ in 0..self.members.len() {
-            let Some(i) = self.pick() else { break };
+        while let Some(i) = self.pick(&asked) {
+            asked[i] = true;
             let m = &mut self.members[i];
             m.round = m.round.wrapping_add(1);
             match m.client.query(m.round, action, self.epsilon, level) {
                 Ok(Ok(report)) => {
-                    m.remaining = report.budget_remaining;
+                    // A device's budget never comes back: a stale figure is not believed.
+                    m.remaining = m.remaining.min(report.budget_remaining);
                     m.reports += 1;
                     m.backoff = 0;
                     return Ok(report.release.value());
@@ -334,10 +375,21 @@ impl<L: Link> Device for Fleet<L> {
                 Ok(Err(Refusal::BudgetExhausted { remaining, .. })) => {
                     m.remaining = remaining.min(m.remaining)
                 }
-                Ok(Err(refusal)) => return Err(DeviceError::Refusal(refusal)),
-                Err(LinkError::Timeout { .. } | LinkError::Io(_)) => {
-                    // Skipped for this round; asked again after a backoff of one pass over the
-                    // fleet, doubling up to 64 passes.
+                // This device cannot serve this query at all (its limits, its state): not asked
+                // again; another may.
+                Ok(Err(
+                    Refusal::AboveDeviceLimit { .. }
+                    | Refusal::BelowDeviceFloor { .. }
+                    | Refusal::CorruptState
+                    | Refusal::UnsupportedVersion,
+                )) => m.remaining = 0.0,
+                // The query itself is wrong (its ε, level or action): every device would refuse.
+                Ok(Err(refusal @ (Refusal::Param(_) | Refusal::Malformed))) => {
+                    return Err(DeviceError::Refusal(refusal));
+                }
+                // Silent, failing its store, or answering nonsense: skipped for this round and
+                // asked again after a backoff of one pass over the fleet, doubling up to 64.
+                Ok(Err(_)) | Err(LinkError::Timeout { .. } | LinkError::Io(_) | LinkError::Unexpected(_)) => {
                     m.skipped += 1;
                     m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
                     m.benched_until = self.round + m.backoff;
@@ -532,6 +584,13 @@ mod tests {
         let s = again.load().expect("reload");
         assert_eq!((s.boot, s.reserved_units, s.seed), (3, 30, [9; 32]));
         assert_ne!(s, DeviceState::provisioned([9; 32]));
+        // A file cut short is an error, not an older record or a blank store.
+        let bytes = std::fs::read(&path).expect("read");
+        assert_eq!(bytes.len() as u64, FileMedium::LEN);
+        std::fs::write(&path, &bytes[..RECORD_LEN]).expect("truncate");
+        assert!(LogStore::new(FileMedium::new(&path)).load().is_err());
+        std::fs::write(&path, []).expect("empty");
+        assert!(LogStore::new(FileMedium::new(&path)).load().is_err());
         // Once seen, a vanished file is an error, not a fresh device.
         std::fs::remove_file(&path).expect("remove");
         assert!(again.load().is_err());

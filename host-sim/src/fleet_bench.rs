@@ -39,9 +39,7 @@ use crate::device::{Device, DeviceError};
 use crate::env::{Environment, SimRng};
 use crate::experiments::experiment_env;
 use crate::fleet::{Fleet, Member, Routing, in_process};
-use crate::mqtt::{
-    BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats, forget_devices,
-};
+use crate::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
 use crate::runner::problem_for;
 use crate::settings::RunConfig;
 use crate::transport::{Link, LinkError, WireClient};
@@ -250,6 +248,7 @@ fn over_mqtt(
     let mut devices = DevicesSpec::new(url.clone(), &dir, n, Arc::clone(env), eps.get(), budget);
     devices.first_id = first_id;
     devices.seeds = Seeds::Simulated { trial_seed: n as u64 };
+    devices.provision = true; // new devices in a fresh directory
     let booted = crate::mqtt::Devices::open(&devices)?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
@@ -262,11 +261,9 @@ fn over_mqtt(
     let served: Result<ServeStats, MqttError> = serving.join().unwrap_or_else(|_| {
         Err(MqttError::Device { id: first_id, reason: "the devices' thread panicked".into() })
     });
-    let forgot = forget_devices(url, first_id..first_id + n as u64);
     let _ = std::fs::remove_dir_all(&dir);
     let mut row = result?;
-    row.late_replies = served?.late_replies;
-    forgot?;
+    row.late_replies = served?.late_replies; // the devices took their hellos off the broker
     Ok(row)
 }
 

@@ -162,8 +162,9 @@ enum FleetCommand {
     /// closes (Ctrl-D) or for --seconds; Ctrl-C is safe too (the state is written before any
     /// report leaves).
     #[command(after_help = "Examples:\n  \
+        host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 20 --dir fleet-state --provision\n  \
         host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 20 --dir fleet-state\n  \
-        host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 5 --dir sim --simulation --seed 3 --seconds 600\n\n\
+        host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 5 --dir sim --provision --simulation --seed 3 --seconds 600\n\n\
         A login is read from the URL (mqtt://user:pass@host:port) or from LDP_MQTT_USERNAME and\n\
         LDP_MQTT_PASSWORD. Topics: ldp/<id>/query, ldp/<id>/report, ldp/<id>/hello (retained).")]
     Devices(Box<DevicesArgs>),
@@ -280,6 +281,11 @@ struct DevicesArgs {
     /// privacy against whoever knows the seed (a simulation, matching `--device fleet:N`).
     #[arg(long)]
     simulation: bool,
+    /// Create the devices that have no state in --dir yet (new devices, each with a fresh
+    /// budget). Without it a device without state is refused, so a lost state file never
+    /// becomes a fresh budget unnoticed.
+    #[arg(long)]
+    provision: bool,
     /// Directory of the real data sets [default: ../shared/data if it exists].
     #[arg(long)]
     data: Option<PathBuf>,
@@ -756,6 +762,12 @@ fn run_one(
             ));
         }
         if let runner::DeviceKind::Mqtt { .. } = config.device {
+            if args.shard.is_some() {
+                return Err(
+                    "--shard: an MQTT fleet answers one learner at a time; run the whole run against it"
+                        .into(),
+                );
+            }
             if args.user_budget.is_some() {
                 return Err("--user-budget: the devices of an MQTT fleet set their own (host-sim fleet devices --user-budget)".into());
             }
@@ -1025,6 +1037,7 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
     let user_budget = args.user_budget.unwrap_or(DEFAULT_USER_BUDGET_REPORTS * epsilon);
     let mut spec = DevicesSpec::new(broker.clone(), &args.dir, args.count, env, epsilon, user_budget);
     spec.first_id = args.first_id;
+    spec.provision = args.provision;
     if args.simulation {
         let trial_seed = host_sim::settings::derive_seed(args.seed, args.trial, 0);
         spec.seeds = Seeds::Simulated { trial_seed };

@@ -26,11 +26,24 @@
 //!
 //! As the firmware does ([`ldp_core::device`], *Timing*), a device here sends each reply
 //! [`REPLY_SLOT`] after its query arrived, never earlier, so that the time a report takes to
-//! compute does not show in when it leaves. Replies wait in a deadline queue, so a slow device
-//! does not hold back another's reply. On a host OS (scheduling, the broker, the network) this
-//! is approximate: it removes the report's own computing time from the timing, not the host's
-//! jitter. A reply that could not be sent by its deadline (an overloaded host) is counted in
-//! [`ServeStats::late_replies`].
+//! compute does not show in when it leaves. Replies are sent by a thread of their own from a
+//! deadline queue, so neither the work on other devices' queries nor a store write moves them.
+//! Work that overran its slot (a backlog: more queries than one thread computes in 2 ms)
+//! moves the reply to the end of a later slot, never to when the work ended, so what shows is
+//! a whole number of slots; such replies are counted in [`ServeStats::late_replies`]. On a
+//! host OS (scheduling, the broker, the network) this is approximate: it removes the report's
+//! own computing time from the timing, not the host's jitter.
+//!
+//! A device answers one frame per message (a message carrying more, or none whole, is
+//! dropped) and ignores retained queries (they were not sent now: anyone could leave one on
+//! the broker to spend budget at every reconnection).
+//!
+//! # A device's state
+//!
+//! Each device keeps its state in `DIR/<id>/state.bin` ([`FileMedium`]), its settings in
+//! `DIR/<id>/config.txt`, and holds `DIR/<id>/lock` while it runs. A device without state is
+//! created only when asked ([`DevicesSpec::provision`]); a device reopened with other
+//! settings (limits, budget, B and R, key mode) or while another process holds it is refused.
 //!
 //! # What a broker sees
 //!
@@ -301,8 +314,8 @@ fn parse_hello(id: u64, payload: &[u8]) -> Option<Hello> {
 pub(crate) enum Note {
     /// Connected (again); the subscriptions were renewed.
     Connected,
-    /// A message arrived at `at`.
-    Publish { topic: String, payload: Vec<u8>, at: Instant },
+    /// A message arrived at `at` (`retain`: the broker kept it, so it was not sent now).
+    Publish { topic: String, payload: Vec<u8>, at: Instant, retain: bool },
     /// The connection failed (it is retried).
     Error(String),
     /// The broker acknowledged a QoS 1 publish.
@@ -337,7 +350,12 @@ fn spawn_connection(
                     on(Note::Connected);
                 }
                 Ok(Ok(Event::Incoming(Packet::Publish(p)))) => {
-                    on(Note::Publish { topic: p.topic, payload: p.payload.to_vec(), at: Instant::now() });
+                    on(Note::Publish {
+                        topic: p.topic,
+                        payload: p.payload.to_vec(),
+                        at: Instant::now(),
+                        retain: p.retain,
+                    });
                 }
                 Ok(Ok(Event::Incoming(Packet::PubAck(_)))) => on(Note::Acked),
                 Ok(Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect))) => break,
@@ -661,6 +679,10 @@ pub struct DevicesSpec {
     pub user_budget: f64,
     /// Where keys come from.
     pub seeds: Seeds,
+    /// Create the devices that have no state yet (new devices, each with a fresh budget).
+    /// Without it a device without state is refused: a lost state file must not become a
+    /// fresh budget unnoticed.
+    pub provision: bool,
 }
 
 impl DevicesSpec {
@@ -682,6 +704,7 @@ impl DevicesSpec {
             epsilon,
             user_budget,
             seeds: Seeds::Os,
+            provision: false,
         }
     }
 }
@@ -709,7 +732,8 @@ pub struct ServeStats {
     pub devices: Vec<DeviceStatus>,
     /// Replies sent (reports, refusals, hellos; repeats from the reply cache included).
     pub replies: u64,
-    /// Replies sent after their slot had ended (an overloaded host).
+    /// Slots by which replies were moved because their work overran (a backlog): the reply
+    /// left at the end of a later slot.
     pub late_replies: u64,
     /// Replies dropped because the client's queue was full (an outage); hellos wait for room
     /// instead.
@@ -723,14 +747,80 @@ pub struct Devices {
     first_id: u64,
     apps: Vec<App>,
     broker: BrokerUrl,
+    /// Each device's lock file, held while the devices run: a second process on the same
+    /// directory would spend the same budget twice.
+    _locks: Vec<std::fs::File>,
+}
+
+/// A reply waiting for the end of its slot, with the device's hello to refresh after it.
+struct Outgoing {
+    due: Instant,
+    id: u64,
+    reply: Vec<u8>,
+    hello: Option<Vec<u8>>,
+}
+
+/// The reply thread: publishes each reply when it is due (then the device's retained hello),
+/// until the channel closes and every reply is out. Returns the publishes dropped.
+fn send_when_due(client: &Client, outgoing: &Receiver<Outgoing>) -> u64 {
+    let mut waiting: Vec<Outgoing> = Vec::new();
+    let mut dropped = 0;
+    let mut open = true;
+    while open || !waiting.is_empty() {
+        let next = waiting.iter().map(|o| o.due).min();
+        let wait = next.map_or(IDLE_POLL, |due| due.saturating_duration_since(Instant::now()).min(IDLE_POLL));
+        match outgoing.recv_timeout(wait) {
+            Ok(o) => waiting.push(o),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => open = false,
+        }
+        let now = Instant::now();
+        let (ready, later): (Vec<Outgoing>, Vec<Outgoing>) = waiting.drain(..).partition(|o| o.due <= now);
+        waiting = later;
+        for o in ready {
+            if !publish(client, topic(o.id, "report"), false, &o.reply) {
+                dropped += 1;
+            }
+            if let Some(hello) = o.hello
+                && !publish(client, topic(o.id, "hello"), true, &hello)
+            {
+                dropped += 1;
+            }
+        }
+        if !open && !waiting.is_empty() {
+            // Closing: wait for the last replies' slots rather than spin.
+            if let Some(due) = waiting.iter().map(|o| o.due).min() {
+                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+            }
+        }
+    }
+    dropped
+}
+
+/// The public settings a device was provisioned with, kept beside its state
+/// (`dir/<id>/config.txt`): a device is never reopened with other limits or another mode.
+fn config_text(config: &ldp_core::DeviceConfig, seeds: Seeds) -> String {
+    let mode = match seeds {
+        Seeds::Os => "os",
+        Seeds::Simulated { .. } => "simulation",
+    };
+    format!(
+        "b = {}\nr = {}\nper_report_limit = {}\nlifetime_budget = {}\nkeys = {mode}\n",
+        config.b.get(),
+        config.r.get(),
+        config.policy.per_report_limit().get(),
+        config.policy.total().get()
+    )
 }
 
 impl Devices {
-    /// Boots every device of `spec`: creates `dir/<id>/`, provisions a blank state file with the
-    /// device's seed material, and opens its reporter with this boot's entropy (so the boot
+    /// Boots every device of `spec`: locks `dir/<id>/`, checks its settings against those it
+    /// was provisioned with, provisions a device without state if `spec.provision` says so (and
+    /// refuses it otherwise), and opens its reporter with this boot's entropy (so the boot
     /// counter moves on and the reserved budget stays spent).
     pub fn open(spec: &DevicesSpec) -> Result<Self, MqttError> {
         let mut apps = Vec::with_capacity(spec.count);
+        let mut locks = Vec::with_capacity(spec.count);
         for i in 0..spec.count as u64 {
             let id = spec
                 .first_id
@@ -739,21 +829,55 @@ impl Devices {
             let fail = |reason: String| MqttError::Device { id, reason };
             let dir = spec.dir.join(id.to_string());
             std::fs::create_dir_all(&dir).map_err(io_error(format!("cannot create {}", dir.display())))?;
+            let lock = std::fs::File::create(dir.join("lock"))
+                .map_err(io_error(format!("cannot create {}", dir.join("lock").display())))?;
+            if lock.try_lock().is_err() {
+                return Err(fail(format!(
+                    "{} is in use by another process: one device, one process (stop the other first)",
+                    dir.display()
+                )));
+            }
+            locks.push(lock);
             let seeds = match spec.seeds {
                 Seeds::Os => MemberSeeds::from_os().map_err(|e| fail(e.to_string()))?,
                 Seeds::Simulated { trial_seed } => MemberSeeds::simulated(trial_seed, id),
             };
             let config = member_config(spec.env.as_ref(), spec.epsilon, spec.user_budget)
                 .map_err(|e: DeviceError| fail(e.to_string()))?;
+            let settings = config_text(&config, spec.seeds);
+            let settings_path = dir.join("config.txt");
             let mut store = LogStore::new(FileMedium::new(&dir.join("state.bin")));
             if store.is_blank().map_err(|e| fail(e.to_string()))? {
+                if !spec.provision {
+                    return Err(fail(format!(
+                        "no state in {}: a new device is created only with --provision (a lost state file must not become a fresh budget)",
+                        dir.display()
+                    )));
+                }
+                crate::settings::write_whole(&settings_path, settings.as_bytes())
+                    .map_err(|e| fail(e.to_string()))?;
                 store.provision(seeds.material).map_err(|e| fail(e.to_string()))?;
+            } else {
+                let recorded = std::fs::read_to_string(&settings_path).map_err(|e| {
+                    fail(format!(
+                        "{}: {e} (a device's settings are kept beside its state)",
+                        settings_path.display()
+                    ))
+                })?;
+                if recorded != settings {
+                    return Err(fail(format!(
+                        "was provisioned with other settings ({}: {}), not {}: a device keeps its limits and mode for life",
+                        settings_path.display(),
+                        recorded.trim().replace('\n', ", "),
+                        settings.trim().replace('\n', ", ")
+                    )));
+                }
             }
             let reporter = Reporter::open(config, store, seeds.entropy).map_err(|e| fail(e.to_string()))?;
             let source = EnvSource::new(Arc::clone(&spec.env), seeds.world);
             apps.push(DeviceApp::new(reporter, source, id));
         }
-        Ok(Self { first_id: spec.first_id, apps, broker: spec.broker.clone() })
+        Ok(Self { first_id: spec.first_id, apps, broker: spec.broker.clone(), _locks: locks })
     }
 
     /// Every device's public state.
@@ -772,11 +896,6 @@ impl Devices {
             .collect()
     }
 
-    fn app(&mut self, id: u64) -> Option<&mut App> {
-        let i = usize::try_from(id.checked_sub(self.first_id)?).ok()?;
-        self.apps.get_mut(i)
-    }
-
     fn hello_frame(&self, i: usize) -> Option<Vec<u8>> {
         let id = self.first_id + i as u64;
         let hello = self.apps.get(i)?.reporter().hello(id);
@@ -789,8 +908,19 @@ impl Devices {
     pub fn serve(mut self, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
         let session = Session::open(&self.broker, "devices", vec!["ldp/+/query".to_string()])?;
         let result = self.run(&session, stop);
-        drop(session); // leaves cleanly: the queued publishes go first
-        result
+        drop(session); // leaves: the queued publishes go first
+        let mut stats = result?;
+        // A clean stop takes the devices' hellos off the broker: a learner does not wait on
+        // devices that are gone. From a new connection, which waits for the broker to
+        // acknowledge them: removals queued behind the last replies were lost about half the
+        // time when the connection left at once.
+        if stats.connections > 0 {
+            let ids = self.first_id..self.first_id + self.apps.len() as u64;
+            if forget_devices(&self.broker, ids).is_err() {
+                stats.dropped_publishes += self.apps.len() as u64;
+            }
+        }
+        Ok(stats)
     }
 
     fn run(&mut self, session: &Session, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
@@ -801,56 +931,72 @@ impl Devices {
             return Ok(stats);
         }
         stats.connections = 1;
-        // The devices whose retained hello is owed: every one at each connection, and each one
-        // after its reply. More than the client's queue holds wait for room (a fleet of
-        // thousands at its start), never dropped.
+        // The devices whose retained hello is owed: every one at each connection. More than
+        // the client's queue holds wait for room (a fleet of thousands at its start), never
+        // dropped.
         let mut owed: BTreeSet<usize> = (0..self.apps.len()).collect();
-        // Replies waiting for their slot to end, in deadline order (every slot is as long).
-        let mut due: VecDeque<(Instant, u64, Vec<u8>)> = VecDeque::new();
+        // Replies are sent by their own thread, each at the end of its slot, so that neither
+        // this thread's work on other queries nor its store writes (`prepare`) move them.
+        let (out, outgoing) = mpsc::channel::<Outgoing>();
+        let sender = {
+            let client = client.clone();
+            std::thread::Builder::new()
+                .name("ldp-mqtt-replies".into())
+                .spawn(move || send_when_due(&client, &outgoing))
+                .map_err(io_error("cannot start the reply thread"))?
+        };
         loop {
-            let now = Instant::now();
-            while due.front().is_some_and(|(at, ..)| *at <= now) {
-                let Some((at, id, reply)) = due.pop_front() else { break };
-                if now.duration_since(at) > REPLY_SLOT {
-                    stats.late_replies += 1;
-                }
-                if !publish(client, topic(id, "report"), false, &reply) {
-                    stats.dropped_publishes += 1;
-                }
-                stats.replies += 1;
-                if let Some(app) = self.app(id) {
-                    app.prepare();
-                }
-                if let Some(i) = id.checked_sub(self.first_id).and_then(|i| usize::try_from(i).ok()) {
-                    owed.insert(i);
-                }
-            }
-            self.publish_hellos(client, &mut owed);
-            if stop.load(Ordering::Relaxed) && due.is_empty() {
+            if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let idle = if owed.is_empty() { IDLE_POLL } else { HELLO_RETRY };
-            let wait = due.front().map_or(idle, |(at, ..)| at.saturating_duration_since(now).min(idle));
+            self.publish_hellos(client, &mut owed);
+            let wait = if owed.is_empty() { IDLE_POLL } else { HELLO_RETRY };
             match rx.recv_timeout(wait) {
                 Ok(Note::Connected) => {
                     stats.connections += 1;
                     owed.extend(0..self.apps.len());
                 }
-                Ok(Note::Publish { topic, payload, at }) => {
+                Ok(Note::Publish { topic, payload, at, retain }) => {
+                    // A retained query was not sent now (anyone may leave one on the broker to
+                    // drain budget at every reconnection); a message is one frame, exactly.
+                    if retain || payload.iter().position(|&b| b == 0) != Some(payload.len().wrapping_sub(1)) {
+                        continue;
+                    }
                     let Some((id, "query")) = parse_topic(&topic) else { continue };
-                    let Some(app) = self.app(id) else { continue };
-                    // A message lacking its final delimiter gets one, so that a damaged message
-                    // cannot run into the next one.
-                    let end = (payload.last() != Some(&0)).then_some(0);
-                    for byte in payload.iter().copied().chain(end) {
-                        if let Some(reply) = app.on_byte(byte) {
-                            due.push_back((at + REPLY_SLOT, id, reply.to_vec()));
+                    let Some(index) = id.checked_sub(self.first_id).and_then(|i| usize::try_from(i).ok())
+                    else {
+                        continue;
+                    };
+                    let Some(app) = self.apps.get_mut(index) else { continue };
+                    let mut reply = None;
+                    for &byte in &payload {
+                        if let Some(bytes) = app.on_byte(byte) {
+                            reply = Some(bytes.to_vec());
                         }
+                    }
+                    let Some(reply) = reply else { continue };
+                    // The slot ends REPLY_SLOT after arrival; work that overran it (a backlog)
+                    // moves the reply to the end of a later slot, never to when the work ended.
+                    let mut due = at + REPLY_SLOT;
+                    let now = Instant::now();
+                    while due < now {
+                        due += REPLY_SLOT;
+                        stats.late_replies += 1;
+                    }
+                    app.prepare();
+                    let hello = self.hello_frame(index);
+                    stats.replies += 1;
+                    if out.send(Outgoing { due, id, reply, hello }).is_err() {
+                        break;
                     }
                 }
                 Ok(Note::Error(_) | Note::Acked) | Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
+        }
+        drop(out);
+        if let Ok(dropped) = sender.join() {
+            stats.dropped_publishes += dropped;
         }
         stats.devices = self.status();
         Ok(stats)
@@ -1024,6 +1170,61 @@ impl Drop for Broker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spec(dir: &Path, budget: f64) -> DevicesSpec {
+        let env: Arc<dyn Environment> =
+            Arc::new(crate::env::SensorEnv::new(10, 1.0).expect("a sensor environment"));
+        let url = BrokerUrl::parse("mqtt://127.0.0.1:1").expect("a URL");
+        DevicesSpec::new(url, dir, 3, env, 1.0, budget)
+    }
+
+    fn temp(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ldp-devices-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn refused(spec: &DevicesSpec) -> String {
+        match Devices::open(spec) {
+            Ok(_) => panic!("the devices opened"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_device_without_state_is_created_only_when_asked() {
+        let dir = temp("provision");
+        let mut s = spec(&dir, 50.0);
+        assert!(refused(&s).contains("--provision"));
+        s.provision = true;
+        let devices = Devices::open(&s).expect("provisioned");
+        assert!(devices.status().iter().all(|d| d.boot == 1 && (d.budget_remaining - 50.0).abs() < 1e-9));
+        drop(devices);
+        // Deleted state does not come back as a fresh device without --provision.
+        std::fs::remove_file(dir.join("2").join("state.bin")).expect("remove");
+        s.provision = false;
+        assert!(refused(&s).contains("no state"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn one_process_per_device_and_a_device_keeps_its_settings() {
+        let dir = temp("lock");
+        let mut s = spec(&dir, 50.0);
+        s.provision = true;
+        let first = Devices::open(&s).expect("provisioned");
+        assert!(refused(&s).contains("in use by another process"));
+        drop(first);
+        let again = Devices::open(&s).expect("reopened once the first let go");
+        assert!(again.status().iter().all(|d| d.boot == 2));
+        drop(again);
+        for other in
+            [spec(&dir, 5000.0), DevicesSpec { seeds: Seeds::Simulated { trial_seed: 1 }, ..s.clone() }]
+        {
+            assert!(refused(&other).contains("other settings"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn urls_parse_and_bad_ones_say_why() {

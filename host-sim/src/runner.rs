@@ -314,7 +314,11 @@ impl MqttRun {
         let mut members = Vec::new();
         for (hello, link) in connection.members() {
             check_bounds(env, &hello)?;
-            members.push(Member::new(WireClient::new(link), &hello));
+            // A device's reply cache outlives a session: start where no earlier session's
+            // sequence numbers are (a reused one would get that session's report back).
+            let start =
+                fleet::session_start().map_err(|e| RunError::Device(DeviceError::Link(LinkError::Io(e))))?;
+            members.push(Member::new(WireClient::new(link).starting_after(start), &hello));
         }
         let epsilon = Epsilon::new(epsilon).map_err(|e| RunError::Device(DeviceError::Config(e)))?;
         Ok(Self { fleet: Fleet::new(members, epsilon, routing, seed), _connection: connection })

@@ -222,6 +222,16 @@ impl<L: Link> WireClient<L> {
         }
     }
 
+    /// The client with its sequence numbers starting after `last` (the next request is
+    /// `last + 1`). A session that may meet a device's reply cache from an earlier session (a
+    /// fleet device answers many learners and jobs) starts at a random point, so that its
+    /// queries do not reuse an earlier session's sequence numbers and get that session's cached
+    /// replies back.
+    pub fn starting_after(mut self, last: u32) -> Self {
+        self.seq = last;
+        self
+    }
+
     /// The link.
     pub fn link(&self) -> &L {
         &self.link

@@ -146,6 +146,7 @@ fn a_mixed_fleet_of_simulated_devices_and_a_bridged_board_answers_round_robin() 
     let (env, epsilon) = experiment_env("device", 7, 0, None).expect("the device experiment");
     let mut spec = DevicesSpec::new(broker.url(), &dir.join("devices"), 3, env, epsilon, 100.0);
     spec.seeds = Seeds::Simulated { trial_seed: 5 };
+    spec.provision = true;
     let stop_devices = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop_devices);
     let devices: JoinHandle<Result<ServeStats, MqttError>> =
@@ -193,7 +194,7 @@ fn in_memory_board(id: u64) -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha2
 }
 
 #[test]
-fn a_bridged_in_memory_board_passes_frames_unchanged_and_drops_oversized_ones() {
+fn a_bridged_in_memory_board_passes_frames_unchanged_and_drops_other_messages() {
     // The broker only: the device application in memory stands for the board.
     let Some(broker) = broker() else { return };
     let stop = Arc::new(AtomicBool::new(false));
@@ -204,8 +205,11 @@ fn a_bridged_in_memory_board_passes_frames_unchanged_and_drops_oversized_ones() 
     let fleet = MqttFleet::connect(&broker.url(), wait).expect("the board's hello");
     let (hello, mut link) = fleet.members().into_iter().next().expect("one member");
     assert_eq!((hello.device_id, hello.budget_remaining), (77, FIRMWARE_TOTAL));
-    // A payload longer than any frame never reaches the board.
+    // A message that is not one frame exactly never reaches the board: too long, no
+    // delimiter, two frames.
     link.send(&[1u8; 4096]).expect("published");
+    link.send(&[1, 2, 3]).expect("published");
+    link.send(&[1, 0, 2, 0]).expect("published");
     let mut client = patient(link);
     let mut left = FIRMWARE_TOTAL;
     for round in 1..=20 {
@@ -219,11 +223,17 @@ fn a_bridged_in_memory_board_passes_frames_unchanged_and_drops_oversized_ones() 
     drop(client);
     drop(fleet);
     let stats = stop_bridge(bridging);
-    assert_eq!(stats.dropped_queries, 1, "{stats:?}");
+    assert_eq!(stats.dropped_queries, 3, "{stats:?}");
     // One frame back per frame in (a resend on a loaded machine adds one of each).
     assert!(stats.queries >= 21 && stats.reports == stats.queries, "{stats:?}");
     assert_eq!(stats.budget_remaining, left);
     assert!(stats.hellos >= 22, "a hello at the start and after every frame: {stats:?}");
+    // A clean stop took the hello off the broker.
+    let err =
+        MqttFleet::connect(&broker.url(), FleetWait { devices: None, patience: Duration::from_secs(3) })
+            .err()
+            .expect("no board is left");
+    assert!(matches!(err, MqttError::TooFewDevices { found: 0, .. }), "{err}");
 }
 
 #[test]

@@ -98,9 +98,9 @@ impl ProblemFiles {
                 let points = read_coordinates(path, &table.names)?;
                 let choice = self.kernel.unwrap_or_default();
                 let lengthscale = choice.lengthscale.unwrap_or_else(|| median_distance(&points));
-                let in_coords = |e: crate::gp::KernelError| TableError {
+                let in_coords = |error| TableError {
                     path: path.clone(),
-                    problem: TableProblem::Kernel(format!("{e} (lengthscale {lengthscale})")),
+                    problem: TableProblem::Kernel { error, lengthscale: Some(lengthscale) },
                 };
                 let k: Box<dyn Kernel> = match choice.name {
                     KernelName::Matern => {
@@ -148,7 +148,7 @@ pub fn environment(table: &Table, name: &str, covariance: DMatrix<f64>) -> Resul
     let observed = table.observations(1)?;
     let env = RealData::from_columns(name, observed, covariance).map_err(|e| match e {
         RealDataError::NonPositiveMaxMean(m) => TableProblem::NonPositiveBest(m),
-        other => TableProblem::Kernel(other.to_string()),
+        _ => TableProblem::Inconsistent, // `observations` checked the rest
     })?;
     Ok(env.with_arm_names(table.names.clone()))
 }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use nalgebra::DMatrix;
 
-use crate::gp::{Kernel, gram_matrix};
+use crate::gp::{Kernel, KernelError, gram_matrix};
 
 /// FNV-1a of bytes, as hex.
 pub fn fnv1a(bytes: &[u8]) -> String {
@@ -164,8 +164,21 @@ pub enum TableProblem {
         /// The arm at that position.
         expected: String,
     },
-    /// The kernel rejected the points or its settings.
-    Kernel(String),
+    /// A coordinates row with no numeric column.
+    NoCoordinates {
+        /// The row's line.
+        line: usize,
+    },
+    /// The kernel rejected its settings or the points.
+    Kernel {
+        /// What the kernel said.
+        error: KernelError,
+        /// The lengthscale it was given (`None`: the failure is not about it).
+        lengthscale: Option<f64>,
+    },
+    /// The papers' recipe refused a table that passed every check above: a bug, not the
+    /// user's (the checks are meant to catch all it refuses).
+    Inconsistent,
 }
 
 impl fmt::Display for TableError {
@@ -239,7 +252,17 @@ impl fmt::Display for TableError {
                 "{path} line {line} names arm '{found}' but the arms file's arm at that position is '{expected}': \
                  list the arms in the arms file's column order"
             ),
-            TableProblem::Kernel(why) => write!(f, "{path}: {why}"),
+            TableProblem::NoCoordinates { line } => {
+                write!(f, "{path} line {line} has no coordinates: give one numeric column per dimension")
+            }
+            TableProblem::Kernel { error, lengthscale: Some(l) } => {
+                write!(f, "{path}: {error} (lengthscale {l}; set it with --lengthscale)")
+            }
+            TableProblem::Kernel { error, lengthscale: None } => write!(f, "{path}: {error}"),
+            TableProblem::Inconsistent => write!(
+                f,
+                "{path} passed every check but the model could not be built from it: this is a bug in host-sim; please report it with the file"
+            ),
         }
     }
 }
@@ -448,9 +471,7 @@ fn coordinates(text: &str, names: &[String]) -> Result<Vec<Vec<f64>>, TableProbl
             }
         }
         if point.is_empty() {
-            return Err(TableProblem::Kernel(
-                "no coordinate columns: give one numeric column per dimension".into(),
-            ));
+            return Err(TableProblem::NoCoordinates { line: *line });
         }
         points.push(point);
     }
@@ -459,7 +480,7 @@ fn coordinates(text: &str, names: &[String]) -> Result<Vec<Vec<f64>>, TableProbl
 
 /// The Gram matrix of `kernel` over `points`, for the prior of a coordinates file.
 pub fn kernel_covariance(kernel: &dyn Kernel, points: &[Vec<f64>]) -> Result<DMatrix<f64>, TableProblem> {
-    gram_matrix(kernel, points).map_err(|e| TableProblem::Kernel(e.to_string()))
+    gram_matrix(kernel, points).map_err(|error| TableProblem::Kernel { error, lengthscale: None })
 }
 
 #[cfg(test)]
