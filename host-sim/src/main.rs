@@ -1145,7 +1145,7 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
         return Err("give the board: --qemu [ELF], --serial PATH or --tcp HOST:PORT".into());
     };
     println!(
-        "stopped: {} queries to the board ({} too long, dropped), {} frames from it, {} hellos, \
+        "stopped: {} queries to the board ({} dropped: retained, or not one frame), {} frames from it, {} hellos, \
          {} connection(s), {} publishes dropped; budget left {}",
         stats.queries,
         stats.dropped_queries,
