@@ -274,6 +274,11 @@ impl<L: Link> Member<L> {
         &mut self.client
     }
 
+    /// Gives the protocol client back (e.g. to query the device directly).
+    pub fn into_client(self) -> WireClient<L> {
+        self.client
+    }
+
     fn can_pay(&self, epsilon: Epsilon) -> bool {
         // Half of the device's unit (nano-ε) absorbs the rounding of its remaining budget.
         self.remaining + 0.5e-9 >= epsilon.get()

@@ -9,6 +9,7 @@
 pub mod audit;
 pub mod bandit;
 pub mod bo;
+pub mod bridge;
 pub mod checkpoint;
 pub mod demo;
 pub mod device;
@@ -18,6 +19,7 @@ pub mod executor;
 pub mod experiment;
 pub mod experiments;
 pub mod fleet;
+pub mod fleet_bench;
 pub mod gp;
 pub mod mqtt;
 pub mod mqtt_error;

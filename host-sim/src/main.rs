@@ -140,10 +140,13 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
-    /// A fleet over an MQTT broker: run devices that answer a learner (`--device mqtt://HOST:PORT`).
+    /// A fleet over an MQTT broker: run devices that answer a learner (`--device mqtt://HOST:PORT`),
+    /// bridge a board into it, or measure it.
     #[command(after_help = "Example:\n  \
         scripts/broker.sh start\n  \
-        host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 20 --dir fleet-state")]
+        host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 20 --dir fleet-state\n  \
+        host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --qemu --dir board-1\n  \
+        host-sim fleet bench --broker mqtt://127.0.0.1:1883 --devices 1,10,100 --rounds 200")]
     Fleet {
         #[command(subcommand)]
         command: FleetCommand,
@@ -165,6 +168,81 @@ enum FleetCommand {
         A login is read from the URL (mqtt://user:pass@host:port) or from LDP_MQTT_USERNAME and\n\
         LDP_MQTT_PASSWORD. Topics: ldp/<id>/query, ldp/<id>/report, ldp/<id>/hello (retained).")]
     Devices(Box<DevicesArgs>),
+    /// Bridge one board into the fleet: the QEMU firmware (--qemu), a board on a serial port
+    /// (--serial) or a board's byte stream on TCP (--tcp). Asks the board for its hello,
+    /// publishes it retained on ldp/<id>/hello, writes every frame of ldp/<id>/query to the
+    /// board unchanged and publishes every frame the board sends on ldp/<id>/report. Runs until
+    /// stdin closes (Ctrl-D) or for --seconds.
+    #[command(after_help = "Examples:\n  \
+        host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --qemu --dir board-1\n  \
+        host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --qemu firmware.elf --dir board-1 --seconds 600\n  \
+        host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --serial /dev/ttyACM0\n\n\
+        The same --dir boots the same emulated board again (its budget spent so far stays spent);\n\
+        without --dir each run is a new board in a fresh temporary directory.")]
+    #[command(group(clap::ArgGroup::new("board").required(true).args(["qemu", "serial", "tcp"])))]
+    Bridge(Box<BridgeArgs>),
+    /// Measure a fleet over a broker: for each size N, N simulated devices in this process,
+    /// sequential rounds through a round-robin fleet (latency p50/p99/max, rounds/s), reports/s
+    /// with --inflight queries in flight, and the learner's own time per round; --broker none
+    /// (or --in-process as well) measures the same in memory, without a broker.
+    #[command(after_help = "Examples:\n  \
+        scripts/broker.sh start\n  \
+        host-sim fleet bench --broker mqtt://127.0.0.1:1883 --devices 1,10,100,1000 --rounds 200 --in-process\n  \
+        host-sim fleet bench --broker none --devices 1,100 --rounds 1000 --json bench.json")]
+    Bench(Box<BenchArgs>),
+}
+
+/// `host-sim fleet bridge`.
+#[derive(Args)]
+struct BridgeArgs {
+    /// The broker: mqtt://HOST:PORT.
+    #[arg(long)]
+    broker: String,
+    /// Boot the firmware under QEMU, from ELF [default: build firmware-example].
+    #[arg(long, value_name = "ELF", num_args = 0..=1)]
+    qemu: Option<Option<PathBuf>>,
+    /// With --qemu: the emulated board's directory (its state: the same directory is the same
+    /// board) [default: a fresh temporary directory].
+    #[arg(long, requires = "qemu")]
+    dir: Option<PathBuf>,
+    /// A board on this serial port (115200 8N1), e.g. /dev/ttyACM0.
+    #[arg(long)]
+    serial: Option<String>,
+    /// A board's byte stream on TCP, HOST:PORT (e.g. a QEMU started by hand).
+    #[arg(long)]
+    tcp: Option<String>,
+    /// Stop after this many seconds instead of when stdin closes.
+    #[arg(long)]
+    seconds: Option<u64>,
+}
+
+/// `host-sim fleet bench`.
+#[derive(Args)]
+struct BenchArgs {
+    /// The broker, mqtt://HOST:PORT, or `none` to measure in memory only.
+    #[arg(long)]
+    broker: String,
+    /// Fleet sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,10,100")]
+    devices: Vec<usize>,
+    /// Sequential rounds measured per size.
+    #[arg(long, default_value_t = 200)]
+    rounds: usize,
+    /// Sequential rounds before measuring.
+    #[arg(long, default_value_t = 20)]
+    warmup: usize,
+    /// Queries in flight at once in the throughput phase (at most N).
+    #[arg(long, default_value_t = 32)]
+    inflight: usize,
+    /// Queries in the throughput phase [default: max(4 x rounds, 2 x N)].
+    #[arg(long)]
+    queries: Option<usize>,
+    /// Also measure in memory (no broker) for comparison.
+    #[arg(long)]
+    in_process: bool,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 /// `host-sim fleet devices`.
@@ -469,6 +547,8 @@ fn main() -> ExitCode {
             audit(samples, seed, out, qemu.then_some(qemu_samples))
         }
         Some(Command::Fleet { command: FleetCommand::Devices(args) }) => fleet_devices(*args),
+        Some(Command::Fleet { command: FleetCommand::Bridge(args) }) => fleet_bridge(*args),
+        Some(Command::Fleet { command: FleetCommand::Bench(args) }) => fleet_bench(*args),
         Some(Command::Privatise { eps, reports, b, r, seed }) => {
             privatise(PrivatiseConfig { epsilon: eps, reports, b, r, seed })
                 .map(|s| print!("{s}"))
@@ -945,8 +1025,6 @@ const DEFAULT_USER_BUDGET_REPORTS: f64 = 100.0;
 fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
     use host_sim::experiments::experiment_env;
     use host_sim::mqtt::{BrokerUrl, Devices, DevicesSpec, Seeds};
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
 
     let broker = BrokerUrl::parse(&args.broker).map_err(|e| e.to_string())?;
     if args.count == 0 {
@@ -981,9 +1059,24 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
             println!("serving {} devices on {broker} with {keys} until stdin closes (Ctrl-D)", args.count)
         }
     }
+    let stop = stop_flag(args.seconds);
+    let stats = devices.serve(&stop).map_err(|e| e.to_string())?;
+    println!(
+        "stopped: {} replies ({} late), {} connection(s), {} publishes dropped",
+        stats.replies, stats.late_replies, stats.connections, stats.dropped_publishes
+    );
+    for d in &stats.devices {
+        println!("device {}: budget left {}", d.id, d.budget_remaining);
+    }
+    Ok(())
+}
+
+/// A flag set after `seconds`, or when stdin closes.
+fn stop_flag(seconds: Option<u64>) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
-    let seconds = args.seconds;
     std::thread::spawn(move || {
         match seconds {
             Some(s) => std::thread::sleep(std::time::Duration::from_secs(s)),
@@ -993,13 +1086,103 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
         }
         flag.store(true, Ordering::Relaxed);
     });
-    let stats = devices.serve(&stop).map_err(|e| e.to_string())?;
+    stop
+}
+
+/// `host-sim fleet bridge`: connects to the board, prints its hello, bridges it until stdin
+/// closes or --seconds pass, prints a summary.
+fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
+    use host_sim::bridge::{Bridge, BridgeStats};
+    use host_sim::mqtt::BrokerUrl;
+    use host_sim::transport::{Link, QemuDevice, SerialLink, TcpLink, build_firmware};
+
+    fn serve<L: Link>(link: L, broker: &BrokerUrl, seconds: Option<u64>) -> Result<BridgeStats, String> {
+        let bridge = Bridge::new(link).map_err(|e| e.to_string())?;
+        let hello = *bridge.hello();
+        println!(
+            "board {} (topics ldp/{}/...): B = {}, R = {}, eps {} per report, budget left {} of {}",
+            hello.device_id,
+            hello.device_id,
+            hello.config.b.get(),
+            hello.config.r.get(),
+            hello.config.policy.per_report_limit().get(),
+            hello.budget_remaining,
+            hello.config.policy.total().get()
+        );
+        match seconds {
+            Some(s) => println!("bridging it to {broker} for {s} s"),
+            None => println!("bridging it to {broker} until stdin closes (Ctrl-D)"),
+        }
+        bridge.serve(broker, &stop_flag(seconds)).map_err(|e| e.to_string())
+    }
+
+    let broker = BrokerUrl::parse(&args.broker).map_err(|e| e.to_string())?;
+    let stats = if let Some(elf) = args.qemu {
+        let elf = match elf {
+            Some(elf) => elf,
+            None => {
+                println!("building the firmware ...");
+                build_firmware(&[]).map_err(|e| e.to_string())?
+            }
+        };
+        let dir = args.dir.unwrap_or_else(|| {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            std::env::temp_dir().join(format!("ldp-board-{}-{nanos}", std::process::id()))
+        });
+        println!("booting {} under QEMU in {}", elf.display(), dir.display());
+        let mut qemu = QemuDevice::start(&elf, &dir).map_err(|e| e.to_string())?;
+        let link = qemu.connect().map_err(|e| e.to_string())?;
+        serve(link, &broker, args.seconds)?
+    } else if let Some(path) = args.serial {
+        serve(SerialLink::open(&path).map_err(|e| e.to_string())?, &broker, args.seconds)?
+    } else if let Some(addr) = args.tcp {
+        let link = TcpLink::connect(&addr, std::time::Duration::from_secs(10))
+            .map_err(|e| format!("cannot connect to the board at {addr}: {e}"))?;
+        serve(link, &broker, args.seconds)?
+    } else {
+        return Err("give the board: --qemu [ELF], --serial PATH or --tcp HOST:PORT".into());
+    };
     println!(
-        "stopped: {} replies ({} late), {} connection(s), {} publishes dropped",
-        stats.replies, stats.late_replies, stats.connections, stats.dropped_publishes
+        "stopped: {} queries to the board ({} dropped: retained, or not one frame), {} frames from it, {} hellos, \
+         {} connection(s), {} publishes dropped; budget left {}",
+        stats.queries,
+        stats.dropped_queries,
+        stats.reports,
+        stats.hellos,
+        stats.connections,
+        stats.dropped_publishes,
+        stats.budget_remaining
     );
-    for d in &stats.devices {
-        println!("device {}: budget left {}", d.id, d.budget_remaining);
+    Ok(())
+}
+
+/// `host-sim fleet bench`: runs the benchmark, prints the table, writes --json.
+fn fleet_bench(args: BenchArgs) -> Result<(), String> {
+    use host_sim::fleet_bench::{BenchSpec, run_bench};
+    use host_sim::mqtt::BrokerUrl;
+
+    let broker = if args.broker.eq_ignore_ascii_case("none") {
+        None
+    } else {
+        Some(BrokerUrl::parse(&args.broker).map_err(|e| e.to_string())?)
+    };
+    let spec = BenchSpec {
+        broker,
+        sizes: args.devices,
+        rounds: args.rounds,
+        warmup: args.warmup,
+        inflight: args.inflight,
+        queries: args.queries,
+        in_process: args.in_process,
+    };
+    let report = run_bench(&spec, |what| eprintln!("{what}")).map_err(|e| e.to_string())?;
+    print!("{}", report.table());
+    if let Some(path) = args.json {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -52,7 +52,7 @@
 //! integrity and availability do (there is no authentication of frames beyond the broker's
 //! own login).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -96,13 +96,16 @@ const REQUEST_QUEUE: usize = 256;
 const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
 /// How often the device loop looks at its stop flag when idle.
 const IDLE_POLL: Duration = Duration::from_millis(50);
+/// How soon the device loop tries again to publish the hellos that found the client's queue
+/// full.
+const HELLO_RETRY: Duration = Duration::from_millis(1);
 
 /// Username and password from the environment when the URL has none.
 const USERNAME_VAR: &str = "LDP_MQTT_USERNAME";
 /// See [`USERNAME_VAR`].
 const PASSWORD_VAR: &str = "LDP_MQTT_PASSWORD";
 
-fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> MqttError {
+pub(crate) fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> MqttError {
     let what = what.into();
     move |source| MqttError::Io { what, source }
 }
@@ -279,12 +282,12 @@ fn client_id(role: &str) -> String {
     format!("ldp-{role}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-fn topic(id: u64, kind: &str) -> String {
+pub(crate) fn topic(id: u64, kind: &str) -> String {
     format!("ldp/{id}/{kind}")
 }
 
 /// `ldp/<id>/<kind>` → (id, kind).
-fn parse_topic(topic: &str) -> Option<(u64, &str)> {
+pub(crate) fn parse_topic(topic: &str) -> Option<(u64, &str)> {
     let mut parts = topic.split('/');
     let (Some("ldp"), Some(id), Some(kind), None) = (parts.next(), parts.next(), parts.next(), parts.next())
     else {
@@ -308,13 +311,15 @@ fn parse_hello(id: u64, payload: &[u8]) -> Option<Hello> {
 }
 
 /// What the connection thread hands on.
-enum Note {
+pub(crate) enum Note {
     /// Connected (again); the subscriptions were renewed.
     Connected,
     /// A message arrived at `at` (`retain`: the broker kept it, so it was not sent now).
     Publish { topic: String, payload: Vec<u8>, at: Instant, retain: bool },
     /// The connection failed (it is retried).
     Error(String),
+    /// The broker acknowledged a QoS 1 publish.
+    Acked,
 }
 
 /// The subscriptions a client still has to ask for: every filter at every connection (a
@@ -380,6 +385,7 @@ fn spawn_connection(
                         retain: p.retain,
                     });
                 }
+                Ok(Ok(Event::Incoming(Packet::PubAck(_)))) => on(Note::Acked),
                 Ok(Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect))) => break,
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => {
@@ -394,8 +400,70 @@ fn spawn_connection(
     })
 }
 
+/// One client's connection to a broker, driven by its thread ([`spawn_connection`]), with what
+/// it receives handed on as [`Note`]s: what the device side and the bridge (`crate::bridge`)
+/// share. Dropping it leaves cleanly: the queued publishes go first, then Disconnect.
+pub(crate) struct Session {
+    /// The client, to publish with.
+    pub(crate) client: Client,
+    /// What the connection thread hands on.
+    pub(crate) notes: Receiver<Note>,
+    broker: String,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Session {
+    /// A client of `url` named after `role`, subscribed to `filters` at every connection.
+    pub(crate) fn open(url: &BrokerUrl, role: &str, filters: Vec<String>) -> Result<Self, MqttError> {
+        let (client, connection) = new_client(url, role);
+        let (tx, notes) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = spawn_connection(connection, client.clone(), filters, Arc::clone(&stop), move |note| {
+            let _ = tx.send(note);
+        })
+        .map_err(io_error("cannot start the MQTT thread"))?;
+        Ok(Self { client, notes, broker: url.address(), stop, thread: Some(thread) })
+    }
+
+    /// Waits for the first connection, within [`FIRST_CONNECT_PATIENCE`] (a wrong URL should
+    /// say so, not wait forever): `Ok(true)` once connected, `Ok(false)` if `stop` was set
+    /// first. Later outages are waited out by the connection thread.
+    pub(crate) fn first_connection(&self, stop: &AtomicBool) -> Result<bool, MqttError> {
+        let start = Instant::now();
+        let mut last_error = None;
+        loop {
+            let left = FIRST_CONNECT_PATIENCE.checked_sub(start.elapsed());
+            match left.map(|l| self.notes.recv_timeout(l.min(IDLE_POLL))) {
+                Some(Ok(Note::Connected)) => return Ok(true),
+                Some(Ok(Note::Error(e))) => last_error = Some(e),
+                Some(Ok(Note::Publish { .. } | Note::Acked)) | Some(Err(RecvTimeoutError::Timeout)) => {}
+                None | Some(Err(RecvTimeoutError::Disconnected)) => {
+                    return Err(MqttError::Unreachable {
+                        broker: self.broker.clone(),
+                        reason: last_error.unwrap_or_else(|| "no answer".into()),
+                    });
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.client.try_disconnect();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Publishes without blocking; `false` if the request queue is full or closed (module docs).
-fn publish(client: &Client, topic: String, retain: bool, payload: &[u8]) -> bool {
+pub(crate) fn publish(client: &Client, topic: String, retain: bool, payload: &[u8]) -> bool {
     client.try_publish(topic, QoS::AtLeastOnce, retain, payload.to_vec()).is_ok()
 }
 
@@ -444,6 +512,7 @@ impl MqttFleet {
                 s.connections.fetch_add(1, Ordering::Relaxed);
             }
             Note::Error(e) => *lock(&s.last_error) = Some(e),
+            Note::Acked => {}
             Note::Publish { topic, payload, .. } => match parse_topic(&topic) {
                 Some((id, "hello")) => {
                     if let Some(hello) = parse_hello(id, &payload)
@@ -694,7 +763,8 @@ pub struct ServeStats {
     /// Slots by which replies were moved because their work overran (a backlog): the reply
     /// left at the end of a later slot.
     pub late_replies: u64,
-    /// Publishes dropped because the client's queue was full (an outage).
+    /// Replies dropped because the client's queue was full (an outage); hellos wait for room
+    /// instead.
     pub dropped_publishes: u64,
     /// Connections made (1 + reconnections).
     pub connections: u64,
@@ -864,56 +934,35 @@ impl Devices {
     /// Serves the devices on the broker until `stop` is set (module docs): answers queries,
     /// each reply at the end of its slot, and keeps every device's retained hello current.
     pub fn serve(mut self, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
-        let (client, connection) = new_client(&self.broker, "devices");
-        let (tx, rx) = mpsc::channel();
-        let thread_stop = Arc::new(AtomicBool::new(false));
-        let thread = spawn_connection(
-            connection,
-            client.clone(),
-            vec!["ldp/+/query".to_string()],
-            Arc::clone(&thread_stop),
-            move |note| {
-                let _ = tx.send(note);
-            },
-        )
-        .map_err(io_error("cannot start the MQTT thread"))?;
-        let result = self.run(&client, &rx, stop);
-        thread_stop.store(true, Ordering::Relaxed);
-        let _ = client.try_disconnect();
-        drop(client);
-        let _ = thread.join();
-        result
-    }
-
-    fn run(
-        &mut self,
-        client: &Client,
-        rx: &Receiver<Note>,
-        stop: &AtomicBool,
-    ) -> Result<ServeStats, MqttError> {
-        let mut stats = ServeStats::default();
-        let mut last_error = None;
-        let start = Instant::now();
-        // The first connection, within bounds: a wrong URL should say so, not wait forever.
-        while stats.connections == 0 {
-            let left = FIRST_CONNECT_PATIENCE.checked_sub(start.elapsed());
-            match left.map(|l| rx.recv_timeout(l.min(IDLE_POLL))) {
-                Some(Ok(Note::Connected)) => stats.connections += 1,
-                Some(Ok(Note::Error(e))) => last_error = Some(e),
-                Some(Ok(Note::Publish { .. })) | Some(Err(RecvTimeoutError::Timeout)) => {}
-                None | Some(Err(RecvTimeoutError::Disconnected)) => {
-                    return Err(MqttError::Unreachable {
-                        broker: self.broker.address(),
-                        reason: last_error.unwrap_or_else(|| "no answer".into()),
-                    });
-                }
-            }
-            if stop.load(Ordering::Relaxed) {
-                stats.devices = self.status();
-                return Ok(stats);
+        let session = Session::open(&self.broker, "devices", vec!["ldp/+/query".to_string()])?;
+        let result = self.run(&session, stop);
+        drop(session); // leaves: the queued publishes go first
+        let mut stats = result?;
+        // A clean stop takes the devices' hellos off the broker: a learner does not wait on
+        // devices that are gone. From a new connection, which waits for the broker to
+        // acknowledge them: removals queued behind the last replies were lost about half the
+        // time when the connection left at once.
+        if stats.connections > 0 {
+            let ids = self.first_id..self.first_id + self.apps.len() as u64;
+            if forget_devices(&self.broker, ids).is_err() {
+                stats.dropped_publishes += self.apps.len() as u64;
             }
         }
-        self.publish_hellos(client, &mut stats);
+        Ok(stats)
+    }
+
+    fn run(&mut self, session: &Session, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
+        let (client, rx) = (&session.client, &session.notes);
+        let mut stats = ServeStats::default();
+        if !session.first_connection(stop)? {
+            stats.devices = self.status();
+            return Ok(stats);
+        }
+        stats.connections = 1;
+        // The devices whose retained hello is owed: every one at each connection. More than
+        // the client's queue holds wait for room (a fleet of thousands at its start), never
+        // dropped.
+        let mut owed: BTreeSet<usize> = (0..self.apps.len()).collect();
         // Replies are sent by their own thread, each at the end of its slot, so that neither
         // this thread's work on other queries nor its store writes (`prepare`) move them.
         let (out, outgoing) = mpsc::channel::<Outgoing>();
@@ -928,10 +977,12 @@ impl Devices {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            match rx.recv_timeout(IDLE_POLL) {
+            self.publish_hellos(client, &mut owed);
+            let wait = if owed.is_empty() { IDLE_POLL } else { HELLO_RETRY };
+            match rx.recv_timeout(wait) {
                 Ok(Note::Connected) => {
                     stats.connections += 1;
-                    self.publish_hellos(client, &mut stats);
+                    owed.extend(0..self.apps.len());
                 }
                 Ok(Note::Publish { topic, payload, at, retain }) => {
                     // A retained query was not sent now (anyone may leave one on the broker to
@@ -967,7 +1018,7 @@ impl Devices {
                         break;
                     }
                 }
-                Ok(Note::Error(_)) | Err(RecvTimeoutError::Timeout) => {}
+                Ok(Note::Error(_) | Note::Acked) | Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
@@ -975,24 +1026,19 @@ impl Devices {
         if let Ok(dropped) = sender.join() {
             stats.dropped_publishes += dropped;
         }
-        // A clean stop takes the devices' hellos off the broker: a learner does not wait on
-        // devices that are gone.
-        for i in 0..self.apps.len() {
-            if !publish(client, topic(self.first_id + i as u64, "hello"), true, &[]) {
-                stats.dropped_publishes += 1;
-            }
-        }
         stats.devices = self.status();
         Ok(stats)
     }
 
-    fn publish_hellos(&self, client: &Client, stats: &mut ServeStats) {
-        for i in 0..self.apps.len() {
+    /// Publishes the owed hellos, in id order, while the client's queue has room.
+    fn publish_hellos(&self, client: &Client, owed: &mut BTreeSet<usize>) {
+        while let Some(&i) = owed.first() {
             if let Some(frame) = self.hello_frame(i)
                 && !publish(client, topic(self.first_id + i as u64, "hello"), true, &frame)
             {
-                stats.dropped_publishes += 1;
+                return; // the queue is full: the rest wait for room
             }
+            owed.remove(&i);
         }
     }
 }
@@ -1002,6 +1048,42 @@ impl Devices {
 pub fn serve_devices(spec: &DevicesSpec, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
     Devices::open(spec)?.serve(stop)
 }
+
+/// Removes the retained hellos of devices `ids` from the broker at `url` (an empty retained
+/// message on `ldp/<id>/hello`), so that a learner no longer counts devices that are gone
+/// (e.g. a benchmark's). Waits for the connection as [`serve_devices`] does, and for the
+/// broker to acknowledge every removal, for at most [`FORGET_PATIENCE`] (leaving earlier
+/// loses some of them).
+pub fn forget_devices(url: &BrokerUrl, ids: impl IntoIterator<Item = u64>) -> Result<(), MqttError> {
+    let session = Session::open(url, "forget", Vec::new())?;
+    if !session.first_connection(&AtomicBool::new(false))? {
+        return Ok(());
+    }
+    let mut sent = 0usize;
+    for id in ids {
+        // Blocking: the connection thread drains the queue, however many ids.
+        session
+            .client
+            .publish(topic(id, "hello"), QoS::AtLeastOnce, true, Vec::new())
+            .map_err(|_| MqttError::Closed)?;
+        sent += 1;
+    }
+    let start = Instant::now();
+    let mut acked = 0usize;
+    while acked < sent {
+        let unacknowledged = MqttError::Unacknowledged { broker: url.address(), sent, acked };
+        let left = FORGET_PATIENCE.checked_sub(start.elapsed()).ok_or(unacknowledged)?;
+        match session.notes.recv_timeout(left) {
+            Ok(Note::Acked) => acked += 1,
+            Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Err(MqttError::Closed),
+        }
+    }
+    Ok(())
+}
+
+/// How long [`forget_devices`] waits for the broker's acknowledgements.
+pub const FORGET_PATIENCE: Duration = Duration::from_secs(30);
 
 /// A private Mosquitto broker on 127.0.0.1 and a free port, from a generated configuration in
 /// a temporary directory (loopback only, anonymous clients, no persistence), for tests. Killed

@@ -63,6 +63,15 @@ pub enum MqttError {
     },
     /// The `mosquitto` binary was not found.
     BrokerMissing,
+    /// The broker did not acknowledge every publish in time.
+    Unacknowledged {
+        /// The broker (`host:port`).
+        broker: String,
+        /// Publishes sent.
+        sent: usize,
+        /// Of which acknowledged.
+        acked: usize,
+    },
 }
 
 impl fmt::Display for MqttError {
@@ -92,6 +101,11 @@ impl fmt::Display for MqttError {
             Self::Io { what, source } => write!(f, "{what}: {source}"),
             Self::Environment(e) => write!(f, "the devices' environment: {e}"),
             Self::Experiment { name, reason } => write!(f, "experiment {name} cannot run on fleet devices: {reason}"),
+            Self::Unacknowledged { broker, sent, acked } => write!(
+                f,
+                "the MQTT broker at {broker} acknowledged {acked} of {sent} publishes in time: \
+                 it is overloaded or restarting; try again"
+            ),
             Self::BrokerMissing => {
                 f.write_str("mosquitto is not installed (scripts/broker.sh install, or apt-get install mosquitto)")
             }

@@ -31,6 +31,9 @@ fn bad_input_gives_a_one_line_error() {
         &["run", "fig2a", "--beta-scale", "-1", "--out", &out],
         &["run", "fig2a", "--device", "qemu", "--out", &out],
         &["run", "device", "--device", "usb", "--out", &out],
+        &["fleet", "bridge", "--broker", "http://x", "--tcp", "127.0.0.1:1"],
+        &["fleet", "bench", "--broker", "none", "--devices", "0"],
+        &["fleet", "bench", "--broker", "ftp://x"],
     ];
     for args in cases {
         let (ok, _, err) = host_sim(args);
@@ -53,6 +56,8 @@ fn every_help_shows_an_example() {
         &["privatise", "--help"],
         &["fleet", "--help"],
         &["fleet", "devices", "--help"],
+        &["fleet", "bridge", "--help"],
+        &["fleet", "bench", "--help"],
     ] {
         let (ok, out, _) = host_sim(args);
         assert!(ok && out.contains("Example"), "{args:?}:\n{out}");

@@ -197,3 +197,28 @@ fn a_learner_without_a_broker_says_so() {
     assert!(matches!(err, MqttError::Unreachable { .. }), "{err}");
     assert!(err.to_string().contains("127.0.0.1:1"), "{err}");
 }
+
+#[test]
+fn every_hello_of_a_fleet_larger_than_the_clients_queue_comes_and_goes() {
+    let Some(broker) = broker() else { return };
+    let dir = fresh_dir("many");
+    // More devices than a client's request queue holds (256): the hellos wait for room.
+    let n = 300;
+    let serving = serve(spec(&broker, &dir, n, Seeds::Simulated { trial_seed: 3 }));
+    let fleet =
+        MqttFleet::connect(&broker.url(), FleetWait { devices: Some(n), patience: Duration::from_secs(120) })
+            .expect("every device's hello");
+    assert_eq!(fleet.members().len(), n);
+    drop(fleet);
+    // A clean stop takes every hello off the broker, acknowledged.
+    let stats = stop(serving);
+    assert_eq!(stats.dropped_publishes, 0, "{stats:?}");
+    let err =
+        MqttFleet::connect(&broker.url(), FleetWait { devices: None, patience: Duration::from_secs(3) })
+            .err()
+            .expect("no device is left");
+    assert!(matches!(err, MqttError::TooFewDevices { found: 0, .. }), "{err}");
+    // Forgetting devices that are gone already is harmless.
+    host_sim::mqtt::forget_devices(&broker.url(), 1..=3).expect("the broker acknowledges");
+    let _ = std::fs::remove_dir_all(&dir);
+}
