@@ -103,6 +103,20 @@ pub struct MemberRecord {
     pub skipped: u64,
 }
 
+/// The public configuration of a device over `env`: its B and R, per-report limit `epsilon`
+/// and lifetime budget `total` (both ε).
+pub fn device_config(env: &dyn Environment, epsilon: f64, total: f64) -> Result<DeviceConfig, DeviceError> {
+    let bounds = env.bounds();
+    let r = bounds.r.ok_or(DeviceError::UnboundedNoise)?;
+    let c = DeviceError::Config;
+    Ok(DeviceConfig {
+        b: Bound::new(bounds.b).map_err(c)?,
+        r: Bound::new(r).map_err(c)?,
+        policy: BudgetPolicy::new(Epsilon::new(epsilon).map_err(c)?, Epsilon::new(total).map_err(c)?)
+            .map_err(c)?,
+    })
+}
+
 /// The in-process LDP device: raw reward from the environment, released through CTL(ε) by the
 /// production reporter. Each round stands for a different user with budget ε; the simulated
 /// fleet shares one accountant with total `T·ε` and per-report limit ε.
@@ -123,16 +137,8 @@ impl<'a> InProcessDevice<'a> {
         world_seed: u64,
         device_seed: u64,
     ) -> Result<Self, DeviceError> {
-        let bounds = env.bounds();
-        let r = bounds.r.ok_or(DeviceError::UnboundedNoise)?;
-        let c = DeviceError::Config;
-        let eps = Epsilon::new(epsilon).map_err(c)?;
-        let total = Epsilon::new(epsilon * horizon.max(1) as f64).map_err(c)?;
-        let config = DeviceConfig {
-            b: Bound::new(bounds.b).map_err(c)?,
-            r: Bound::new(r).map_err(c)?,
-            policy: BudgetPolicy::new(eps, total).map_err(c)?,
-        };
+        let config = device_config(env, epsilon, epsilon * horizon.max(1) as f64)?;
+        let eps = config.policy.per_report_limit();
         let reporter = simulated_reporter(config, device_seed)
             .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
         Ok(Self { env, world: SimRng::seed_from_u64(world_seed), reporter, epsilon: eps })

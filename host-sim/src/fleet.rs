@@ -20,9 +20,9 @@ use std::fs::OpenOptions;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use ldp_core::Epsilon;
 use ldp_core::device::RewardSource;
 use ldp_core::state::{LogMedium, RECORD_LEN};
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
@@ -31,29 +31,11 @@ use ldp_core::wire::{Hello, Refusal};
 use ldp_core::{MemoryStore, ReportError, Reporter, TruncationLevel};
 use rand::RngExt;
 
-use crate::device::{Device, DeviceError, MemberRecord};
+use crate::device::{Device, DeviceError, MemberRecord, device_config};
 use crate::env::{Environment, SimRng};
 use crate::settings::derive_seed;
 pub use crate::settings::{FleetSpec, Routing};
 use crate::transport::{Link, LinkError, LoopbackLink, WireClient};
-
-/// The public configuration of a fleet member over `env`: its B and R, per-report limit
-/// `epsilon` and lifetime budget `user_budget` (both ε).
-pub fn member_config(
-    env: &dyn Environment,
-    epsilon: f64,
-    user_budget: f64,
-) -> Result<DeviceConfig, DeviceError> {
-    let bounds = env.bounds();
-    let r = bounds.r.ok_or(DeviceError::UnboundedNoise)?;
-    let c = DeviceError::Config;
-    Ok(DeviceConfig {
-        b: Bound::new(bounds.b).map_err(c)?,
-        r: Bound::new(r).map_err(c)?,
-        policy: BudgetPolicy::new(Epsilon::new(epsilon).map_err(c)?, Epsilon::new(user_budget).map_err(c)?)
-            .map_err(c)?,
-    })
-}
 
 /// What a member device is keyed with: its secret seed material, its boot entropy and the seed
 /// of its world's noise ([`EnvSource`]).
@@ -427,7 +409,7 @@ pub fn in_process<'a>(
     epsilon: f64,
     user_budget: f64,
 ) -> Result<Vec<Member<SimLink<'a>>>, DeviceError> {
-    let config = member_config(env, epsilon, user_budget)?;
+    let config = device_config(env, epsilon, user_budget)?;
     (1..=devices as u64)
         .map(|id| {
             let seeds = MemberSeeds::simulated(trial_seed, id);

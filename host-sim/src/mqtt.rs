@@ -72,8 +72,9 @@ use rumqttc::{Client, Connection, Event, MqttOptions, NetworkOptions, Packet, Qo
 pub use crate::mqtt_error::MqttError;
 
 use crate::device::DeviceError;
+use crate::device::device_config;
 use crate::env::Environment;
-use crate::fleet::{EnvSource, FileMedium, MemberSeeds, member_config};
+use crate::fleet::{EnvSource, FileMedium, MemberSeeds};
 use crate::transport::Link;
 
 /// How long after a query arrived a device sends its reply (module docs, *Reply timing*).
@@ -870,7 +871,7 @@ impl Devices {
                 Seeds::Os => MemberSeeds::from_os().map_err(|e| fail(e.to_string()))?,
                 Seeds::Simulated { trial_seed } => MemberSeeds::simulated(trial_seed, id),
             };
-            let config = member_config(spec.env.as_ref(), spec.epsilon, spec.user_budget)
+            let config = device_config(spec.env.as_ref(), spec.epsilon, spec.user_budget)
                 .map_err(|e: DeviceError| fail(e.to_string()))?;
             let settings = config_text(&config, spec.seeds);
             let settings_path = dir.join("config.txt");

@@ -7,6 +7,8 @@
 //! missing, unless REQUIRE_BROKER=1 / REQUIRE_QEMU=1 (CI), when that is a failure. Waits are
 //! bounded generously (the machine may be loaded); nothing asserts wall-clock times.
 
+use common::broker;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +21,7 @@ use host_sim::bridge::{Bridge, BridgeError, BridgeStats};
 use host_sim::device::Device;
 use host_sim::experiments::experiment_env;
 use host_sim::fleet::{Fleet, Member, Routing};
-use host_sim::mqtt::{Broker, BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
+use host_sim::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
 use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
@@ -29,19 +31,6 @@ use rand_core::SeedableRng;
 /// The firmware's per-report limit and its lifetime budget.
 const EPSILON: f64 = 1.0;
 const FIRMWARE_TOTAL: f64 = 1000.0;
-
-/// A broker, or `None` (the test skips) when mosquitto is missing and REQUIRE_BROKER is not 1.
-fn broker() -> Option<Broker> {
-    if !Broker::available() {
-        let reason = "mosquitto is not installed (scripts/broker.sh install)";
-        if std::env::var_os("REQUIRE_BROKER").is_some_and(|v| v == "1") {
-            panic!("REQUIRE_BROKER=1 but {reason}");
-        }
-        eprintln!("skipping this MQTT bridge test: {reason}");
-        return None;
-    }
-    Some(Broker::start().expect("mosquitto starts"))
-}
 
 type Bridging = (Arc<AtomicBool>, JoinHandle<Result<BridgeStats, BridgeError>>);
 

@@ -18,6 +18,9 @@
 //! printed. Skips with a printed reason when `mosquitto` is missing, unless REQUIRE_BROKER=1.
 //! All traffic is on 127.0.0.1; every wait is bounded; nothing asserts wall-clock times.
 
+mod common;
+use common::broker;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -34,7 +37,7 @@ use host_sim::env::Environment;
 use host_sim::experiments::experiment_env;
 use host_sim::fleet::{self, FileMedium, Fleet, FleetSpec, Member, Routing};
 use host_sim::mqtt::{
-    Broker, BrokerUrl, DeviceStatus, Devices, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds,
+    BrokerUrl, DeviceStatus, Devices, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds,
     ServeStats,
 };
 use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial_with_ledger};
@@ -153,19 +156,6 @@ impl BudgetWatch {
         }
         self.looks += 1;
     }
-}
-
-/// A broker, or `None` (the test skips) when mosquitto is missing and REQUIRE_BROKER is not 1.
-fn broker() -> Option<Broker> {
-    if !Broker::available() {
-        let reason = "mosquitto is not installed (scripts/broker.sh install)";
-        if std::env::var_os("REQUIRE_BROKER").is_some_and(|v| v == "1") {
-            panic!("REQUIRE_BROKER=1 but {reason}");
-        }
-        eprintln!("skipping this MQTT test: {reason}");
-        return None;
-    }
-    Some(Broker::start().expect("mosquitto starts"))
 }
 
 /// Devices `first_id..first_id + count`, new ones created (`provision`) or only existing ones

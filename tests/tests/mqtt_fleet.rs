@@ -7,6 +7,9 @@
 //! that is a failure. Waits are bounded generously (the machine may be loaded); nothing
 //! asserts wall-clock times.
 
+mod common;
+use common::broker;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,19 +23,6 @@ use ldp_core::Epsilon;
 
 const EPSILON: f64 = 1.0;
 const BUDGET: f64 = 200.0;
-
-/// A broker, or `None` (the test skips) when mosquitto is missing and REQUIRE_BROKER is not 1.
-fn broker() -> Option<Broker> {
-    if !Broker::available() {
-        let reason = "mosquitto is not installed (scripts/broker.sh install)";
-        if std::env::var_os("REQUIRE_BROKER").is_some_and(|v| v == "1") {
-            panic!("REQUIRE_BROKER=1 but {reason}");
-        }
-        eprintln!("skipping this MQTT test: {reason}");
-        return None;
-    }
-    Some(Broker::start().expect("mosquitto starts"))
-}
 
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ldp-mqtt-{name}-{}", std::process::id()));

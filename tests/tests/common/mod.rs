@@ -1,10 +1,11 @@
-//! What the QEMU tests share: the firmware image to boot, or why the test skips, and a fresh
-//! working directory per emulated device.
+//! What the QEMU and broker tests share: the firmware image to boot, or why the test skips, a
+//! fresh working directory per emulated device, and a private MQTT broker.
 #![allow(dead_code)] // each test binary includes this module and uses part of it
 
 use std::path::PathBuf;
 use std::process::Command;
 
+use host_sim::mqtt::Broker;
 use host_sim::transport::{FirmwareError, build_firmware};
 
 /// The firmware built with `features` (see [`build_firmware`]), or `None` when QEMU or the
@@ -32,4 +33,18 @@ pub fn fresh_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ldp-qemu-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
+}
+
+/// A private broker on a free loopback port, or `None` (the test skips, saying why) when
+/// mosquitto is missing and REQUIRE_BROKER is not 1 — with it (CI), a missing broker fails.
+pub fn broker() -> Option<Broker> {
+    if !Broker::available() {
+        let reason = "mosquitto is not installed (scripts/broker.sh install)";
+        if std::env::var_os("REQUIRE_BROKER").is_some_and(|v| v == "1") {
+            panic!("REQUIRE_BROKER=1 but {reason}");
+        }
+        eprintln!("skipping this MQTT test: {reason}");
+        return None;
+    }
+    Some(Broker::start().expect("mosquitto starts"))
 }
