@@ -34,6 +34,11 @@ pub trait Task: Sync {
     fn stack_bytes(&self) -> Option<usize> {
         None
     }
+    /// Whether a fleet (`--device fleet:N`, `mqtt://`) can answer every job: each queries a
+    /// device that privatises. Tasks that run their own devices, or none, say no.
+    fn fleet_ready(&self) -> bool {
+        false
+    }
 }
 
 /// Whether the learner name `name` (as `host-sim list` prints it, any case) names the learner
@@ -122,6 +127,10 @@ impl Task for Select {
 
     fn stack_bytes(&self) -> Option<usize> {
         self.inner.stack_bytes()
+    }
+
+    fn fleet_ready(&self) -> bool {
+        self.inner.fleet_ready()
     }
 }
 

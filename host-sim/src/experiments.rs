@@ -31,7 +31,7 @@ use crate::executor::{Select, Task};
 pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder};
 use crate::mqtt::MqttError;
 use crate::runner::Loop;
-use crate::settings::{RunConfig, RunError, derive_seed};
+use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
 use rand_core::SeedableRng;
 
 const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
@@ -146,6 +146,9 @@ pub fn task(
             Box::new(Loop { config: config.clone(), factory: factory.map_err(RunError::Environment)? })
         }
     };
+    if matches!(config.device, DeviceKind::Fleet { .. } | DeviceKind::Mqtt { .. }) && !task.fleet_ready() {
+        return Err(ConfigError::FleetUnsupported(experiment.name).into());
+    }
     if config.select.is_empty() {
         return Ok(task);
     }

@@ -755,12 +755,6 @@ fn run_one(
         return Err(format!("--beta-scale must be finite and >= 0, got {}", config.beta_scale));
     }
     if let runner::DeviceKind::Fleet { .. } | runner::DeviceKind::Mqtt { .. } = config.device {
-        if experiment.own_task.is_some() {
-            return Err(format!(
-                "{} runs its learners' devices itself; a fleet (--device fleet:N or mqtt://) applies to the experiments of the bandit loop (seed 000's, custom, device)",
-                experiment.name
-            ));
-        }
         if let runner::DeviceKind::Mqtt { .. } = config.device {
             if args.shard.is_some() {
                 return Err(

@@ -158,13 +158,15 @@ pub struct LoopTask<'a> {
     pub make_env: &'a MakeEnv,
 }
 
-impl Task for LoopTask<'_> {
-    fn labels(&self) -> Vec<String> {
-        let private = self.config.epsilon.is_some();
-        self.config.algorithms.iter().map(|a| a.label(private).to_string()).collect()
-    }
-
-    fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
+impl LoopTask<'_> {
+    /// The job of `learner` in `trial`, its fleet's ledger (if any) recorded as learner
+    /// `recorded` of the run (a sweep's learners are numbered across its points).
+    pub fn job_recorded_as(
+        &self,
+        trial: usize,
+        learner: usize,
+        recorded: usize,
+    ) -> Result<Vec<f64>, RunError> {
         let config = self.config;
         let trial_seed = derive_seed(config.seed, trial as u64, 0);
         let env = (self.make_env)(trial_seed).map_err(RunError::Environment)?;
@@ -178,9 +180,30 @@ impl Task for LoopTask<'_> {
         if let (Some(ledger), Some(dir)) =
             (ledger, config.fleet.as_ref().and_then(|f| f.ledger_dir.as_deref()))
         {
-            crate::output::write_ledger(dir, trial, learner, &ledger).map_err(RunError::Output)?;
+            crate::output::write_ledger(dir, trial, recorded, &ledger).map_err(RunError::Output)?;
         }
         Ok(curve)
+    }
+
+    /// Whether every job queries a device that privatises (local DP), so that a fleet can
+    /// answer it.
+    pub fn local(&self) -> bool {
+        self.config.local_epsilon().is_some()
+    }
+}
+
+impl Task for LoopTask<'_> {
+    fn fleet_ready(&self) -> bool {
+        self.local()
+    }
+
+    fn labels(&self) -> Vec<String> {
+        let private = self.config.epsilon.is_some();
+        self.config.algorithms.iter().map(|a| a.label(private).to_string()).collect()
+    }
+
+    fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
+        self.job_recorded_as(trial, learner, learner)
     }
 
     fn finish(&self, mut rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
@@ -212,6 +235,9 @@ impl Loop {
 }
 
 impl Task for Loop {
+    fn fleet_ready(&self) -> bool {
+        self.task().local()
+    }
     fn labels(&self) -> Vec<String> {
         self.task().labels()
     }

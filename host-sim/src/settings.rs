@@ -290,7 +290,7 @@ pub enum ConfigError {
     },
     /// A non-private run was given a device.
     DeviceWithoutPrivacy,
-    /// The family runs its devices in process only.
+    /// The family keeps its devices in process (`family` names its experiments, plural).
     DeviceInProcessOnly {
         /// The family.
         family: &'static str,
@@ -320,6 +320,9 @@ pub enum ConfigError {
     FleetSize(String),
     /// A broker URL with a user or password in it.
     CredentialsInUrl,
+    /// The experiment's jobs do not all query a device that privatises, so a fleet cannot
+    /// answer them.
+    FleetUnsupported(&'static str),
     /// A fleet over MQTT serves one environment: a run whose trials each draw their own
     /// cannot use it with more than one trial.
     FleetTrials,
@@ -345,7 +348,7 @@ impl std::fmt::Display for ConfigError {
             ),
             Self::DeviceWithoutPrivacy => f.write_str("a non-private run has no device: drop --device"),
             Self::DeviceInProcessOnly { family } => {
-                write!(f, "{family} runs its devices in process: drop --device")
+                write!(f, "{family} keep their devices in this process: drop --device")
             }
             Self::DeviceBounds { device_b, device_r, b, r } => write!(
                 f,
@@ -373,6 +376,10 @@ impl std::fmt::Display for ConfigError {
                     "--device fleet:{n}: give the number of devices, a whole number >= 1, e.g. fleet:100"
                 )
             }
+            Self::FleetUnsupported(name) => write!(
+                f,
+                "{name} does not query a locally private device in every job (it is central or non-private, or runs its own devices), so a fleet cannot answer it: drop --device, or pick a local-DP experiment (seed 000's private figures, custom, device, tao-ldp)"
+            ),
             Self::CredentialsInUrl => f.write_str(
                 "--device: put the broker's user and password in LDP_MQTT_USERNAME and LDP_MQTT_PASSWORD, not in the URL (the URL is recorded in run.json)",
             ),

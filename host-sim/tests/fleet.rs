@@ -142,3 +142,34 @@ fn shards_of_a_fleet_run_merge_into_the_whole_run_with_its_ledgers() {
     assert_eq!(fleet(&whole), fleet(&merged));
     let _ = (std::fs::remove_dir_all(&whole), std::fs::remove_dir_all(&root));
 }
+
+#[test]
+fn a_sweep_of_local_points_runs_on_a_fleet_and_others_say_why_not() {
+    let out = dir("sweep");
+    let o = out.to_string_lossy().into_owned();
+    let (ok, _, err) = host_sim(&[
+        "run",
+        "tao-ldp",
+        "--device",
+        "fleet:20",
+        "--trials",
+        "1",
+        "--horizon",
+        "400",
+        "--quiet",
+        "--out",
+        &o,
+    ]);
+    assert!(ok, "{err}");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let learners = record["results"].as_array().unwrap().iter().filter(|r| r["reference"] == false).count();
+    // One ledger per learner of the sweep, numbered across its points (none overwrites another).
+    assert_eq!(record["fleet"]["jobs"], learners);
+    assert_eq!(std::fs::read_dir(out.join("fleet")).unwrap().count(), learners);
+    for experiment in ["tao-s1", "agarwal-experts", "fig2d"] {
+        let (ok, _, err) = host_sim(&["run", experiment, "--device", "fleet:20", "--quiet", "--out", &o]);
+        assert!(!ok && err.contains("a fleet cannot answer it"), "{experiment}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

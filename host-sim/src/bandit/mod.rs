@@ -167,7 +167,11 @@ impl Task for Sweep {
 
     fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
         let (task, a) = self.locate(learner).ok_or(RunError::NoSuchJob { trial, learner })?;
-        task.job(trial, a)
+        task.job_recorded_as(trial, a, learner)
+    }
+
+    fn fleet_ready(&self) -> bool {
+        self.points.iter().all(|(_, p)| p.task().local())
     }
 
     /// Each point's rows finished as its loop finishes them and relabelled with the point, then
