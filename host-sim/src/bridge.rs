@@ -284,11 +284,17 @@ impl<L: Link> Bridge<L> {
             return;
         };
         match message {
-            Some(Message::Report(report)) => self.hello.budget_remaining = report.budget_remaining,
-            Some(Message::Refusal(Refusal::BudgetExhausted { remaining, .. })) => {
-                self.hello.budget_remaining = remaining
+            // A budget never comes back: a late duplicate's older figure is not shown.
+            Some(Message::Report(report)) => {
+                self.hello.budget_remaining = self.hello.budget_remaining.min(report.budget_remaining);
             }
-            Some(Message::Hello(hello)) if hello.device_id == self.hello.device_id => self.hello = hello,
+            Some(Message::Refusal(Refusal::BudgetExhausted { remaining, .. })) => {
+                self.hello.budget_remaining = self.hello.budget_remaining.min(remaining);
+            }
+            Some(Message::Hello(hello)) if hello.device_id == self.hello.device_id => {
+                let remaining = self.hello.budget_remaining.min(hello.budget_remaining);
+                self.hello = Hello { budget_remaining: remaining, ..hello };
+            }
             _ => {}
         }
     }

@@ -83,6 +83,51 @@ pub fn session_start() -> io::Result<u32> {
     Ok(u32::from_le_bytes(bytes))
 }
 
+/// Holds `dir/lock` for as long as the returned file lives: one device, one process (two
+/// processes on one device's state would spend its budget twice). Fails if another holds it.
+pub fn lock_device_dir(dir: &Path) -> io::Result<std::fs::File> {
+    std::fs::create_dir_all(dir)?;
+    let lock = std::fs::File::create(dir.join("lock"))?;
+    lock.try_lock().map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::WouldBlock,
+            format!(
+                "{} is in use by another process: one device, one process (stop the other first)",
+                dir.display()
+            ),
+        )
+    })?;
+    Ok(lock)
+}
+
+/// The provisioning rule for a device whose state is the file `state` and whose settings,
+/// written when it was provisioned, are the file `marker`: `Ok(true)` if it is new and may be
+/// provisioned now (`provision` asked for it), `Ok(false)` if it has state. A device whose
+/// marker is there but whose state is not has lost its state: refused even with `provision`,
+/// since provisioning it again would give the same device a fresh budget.
+pub fn may_provision(state: &Path, marker: &Path, provision: bool) -> Result<bool, &'static str> {
+    match (state.exists(), marker.exists(), provision) {
+        (true, _, _) => Ok(false),
+        (false, true, _) => Err(
+            "has lost its state (its settings are there, its state file is not): provisioning it again would give it a fresh budget; restore the state, or retire the device and start a new one in a new directory",
+        ),
+        (false, false, true) => Ok(true),
+        (false, false, false) => Err("has no state: a new device is created only with --provision"),
+    }
+}
+
+/// Writes `text` to `path` and syncs it and its directory (a device's settings must survive a
+/// power cut as its state does).
+pub fn write_synced(path: &Path, text: &str) -> io::Result<()> {
+    let mut file = std::fs::File::create(path)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
 /// The stream of [`derive_seed`] that a trial's fleet is derived from (apart from the
 /// learners' streams 0–3).
 const FLEET_STREAM: u64 = 0xF1EE7;
@@ -221,6 +266,8 @@ pub struct Member<L> {
     skipped: u64,
     /// Not asked again before this round (after a timeout), unless no one else can answer.
     benched_until: u64,
+    /// Cannot serve this fleet's queries (its limits, its state, its arms): never asked again.
+    dropped: bool,
     backoff: u64,
 }
 
@@ -236,6 +283,7 @@ impl<L: Link> Member<L> {
             reports: 0,
             skipped: 0,
             benched_until: 0,
+            dropped: false,
             backoff: 0,
         }
     }
@@ -263,7 +311,7 @@ impl<L: Link> Member<L> {
 
     fn can_pay(&self, epsilon: Epsilon) -> bool {
         // Half of the device's unit (nano-ε) absorbs the rounding of its remaining budget.
-        self.remaining + 0.5e-9 >= epsilon.get()
+        !self.dropped && self.remaining + 0.5e-9 >= epsilon.get()
     }
 }
 
@@ -368,18 +416,17 @@ impl<L: Link> Device for Fleet<L> {
                 Ok(Err(Refusal::BudgetExhausted { remaining, .. })) => {
                     m.remaining = remaining.min(m.remaining)
                 }
-                // This device cannot serve this query at all (its limits, its state): not asked
-                // again; another may.
+                // This device cannot serve this query at all (its limits, its state, its action
+                // set): not asked again; another may.
                 Ok(Err(
                     Refusal::AboveDeviceLimit { .. }
                     | Refusal::BelowDeviceFloor { .. }
                     | Refusal::CorruptState
-                    | Refusal::UnsupportedVersion,
-                )) => m.remaining = 0.0,
-                // The query itself is wrong (its ε, level or action): every device would refuse.
-                Ok(Err(refusal @ (Refusal::Param(_) | Refusal::Malformed))) => {
-                    return Err(DeviceError::Refusal(refusal));
-                }
+                    | Refusal::UnsupportedVersion
+                    | Refusal::Malformed,
+                )) => m.dropped = true,
+                // The query itself is wrong (its ε or level): every device would refuse.
+                Ok(Err(refusal @ Refusal::Param(_))) => return Err(DeviceError::Refusal(refusal)),
                 // Silent, failing its store, or answering nonsense: skipped for this round and
                 // asked again after a backoff of one pass over the fleet, doubling up to 64.
                 Ok(Err(_)) | Err(LinkError::Timeout { .. } | LinkError::Io(_) | LinkError::Unexpected(_)) => {

@@ -145,7 +145,7 @@ enum Command {
     #[command(after_help = "Example:\n  \
         scripts/broker.sh start\n  \
         host-sim fleet devices --broker mqtt://127.0.0.1:1883 --count 20 --dir fleet-state\n  \
-        host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --qemu --dir board-1\n  \
+        host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --qemu --dir board-1 --provision\n  \
         host-sim fleet bench --broker mqtt://127.0.0.1:1883 --devices 1,10,100 --rounds 200")]
     Fleet {
         #[command(subcommand)]
@@ -174,7 +174,7 @@ enum FleetCommand {
     /// board unchanged and publishes every frame the board sends on ldp/<id>/report. Runs until
     /// stdin closes (Ctrl-D) or for --seconds.
     #[command(after_help = "Examples:\n  \
-        host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --qemu --dir board-1\n  \
+        host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --qemu --dir board-1 --provision\n  \
         host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --qemu firmware.elf --dir board-1 --seconds 600\n  \
         host-sim fleet bridge --broker mqtt://127.0.0.1:1883 --serial /dev/ttyACM0\n\n\
         The same --dir boots the same emulated board again (its budget spent so far stays spent);\n\
@@ -202,9 +202,14 @@ struct BridgeArgs {
     #[arg(long, value_name = "ELF", num_args = 0..=1)]
     qemu: Option<Option<PathBuf>>,
     /// With --qemu: the emulated board's directory (its state: the same directory is the same
-    /// board) [default: a fresh temporary directory].
+    /// board) [default: a fresh temporary directory, a new board].
     #[arg(long, requires = "qemu")]
     dir: Option<PathBuf>,
+    /// With --dir: create the board if the directory has none yet (a new board, with a fresh
+    /// budget). Without it a directory without a board is refused; a board that lost its state
+    /// is refused always.
+    #[arg(long, requires = "dir")]
+    provision: bool,
     /// A board on this serial port (115200 8N1), e.g. /dev/ttyACM0.
     #[arg(long)]
     serial: Option<String>,
@@ -1119,12 +1124,24 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
                 build_firmware(&[]).map_err(|e| e.to_string())?
             }
         };
+        let fresh = args.dir.is_none();
         let dir = args.dir.unwrap_or_else(|| {
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos());
             std::env::temp_dir().join(format!("ldp-board-{}-{nanos}", std::process::id()))
         });
+        // One board, one process; a board is created only when asked, and never again once it
+        // has lost its state (QEMU would provision a fresh one: a fresh budget).
+        let _lock = host_sim::fleet::lock_device_dir(&dir).map_err(|e| e.to_string())?;
+        let marker = dir.join("board.txt");
+        let new =
+            host_sim::fleet::may_provision(&dir.join("ldp-state.bin"), &marker, fresh || args.provision)
+                .map_err(|why| format!("the board in {} {why}", dir.display()))?;
+        if new {
+            host_sim::fleet::write_synced(&marker, &format!("firmware = {}\n", elf.display()))
+                .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+        }
         println!("booting {} under QEMU in {}", elf.display(), dir.display());
         let mut qemu = QemuDevice::start(&elf, &dir).map_err(|e| e.to_string())?;
         let link = qemu.connect().map_err(|e| e.to_string())?;

@@ -28,9 +28,11 @@
 //! [`REPLY_SLOT`] after its query arrived, never earlier, so that the time a report takes to
 //! compute does not show in when it leaves. Replies are sent by a thread of their own from a
 //! deadline queue, so neither the work on other devices' queries nor a store write moves them.
-//! Work that overran its slot (a backlog: more queries than one thread computes in 2 ms)
-//! moves the reply to the end of a later slot, never to when the work ended, so what shows is
-//! a whole number of slots; such replies are counted in [`ServeStats::late_replies`]. On a
+//! A reply's time is fixed before its work, from public times only: the end of its slot, and
+//! no sooner than [`WORK_BOUND`] after the previous reply's (one thread computes every
+//! device's reports, so a burst is spaced by the bound, not by how long each report took).
+//! Work that overran its bound (an overloaded host) moves the reply to the end of a later
+//! slot, never to when the work ended; such slots are counted in [`ServeStats::late_replies`]. On a
 //! host OS (scheduling, the broker, the network) this is approximate: it removes the report's
 //! own computing time from the timing, not the host's jitter.
 //!
@@ -74,12 +76,18 @@ pub use crate::mqtt_error::MqttError;
 use crate::device::DeviceError;
 use crate::device::device_config;
 use crate::env::Environment;
-use crate::fleet::{EnvSource, FileMedium, MemberSeeds};
+use crate::fleet::{EnvSource, FileMedium, MemberSeeds, lock_device_dir, may_provision, write_synced};
 use crate::transport::Link;
 
 /// How long after a query arrived a device sends its reply (module docs, *Reply timing*).
 /// 2 ms covers a report's computation on a host (tens of microseconds) with a wide margin.
 pub const REPLY_SLOT: Duration = Duration::from_millis(2);
+
+/// The longest a report's work may take on the device side (one thread computes every
+/// device's reports): replies are spaced at least this far apart, fixed before the work
+/// (module docs, *Reply timing*). A report takes tens of microseconds; work beyond the bound
+/// (an overloaded host) moves its reply by whole slots and is counted.
+pub const WORK_BOUND: Duration = Duration::from_micros(200);
 
 /// How long [`serve_devices`] waits for its first connection to the broker before giving up
 /// (later outages are waited out for as long as it runs).
@@ -781,18 +789,23 @@ pub struct Devices {
     _locks: Vec<std::fs::File>,
 }
 
-/// A reply waiting for the end of its slot, with the device's hello to refresh after it.
+/// A reply waiting for the end of its slot, with the device's hello to refresh after it and
+/// the budget that hello shows.
 struct Outgoing {
     due: Instant,
     id: u64,
     reply: Vec<u8>,
     hello: Option<Vec<u8>>,
+    budget: f64,
 }
 
 /// The reply thread: publishes each reply when it is due (then the device's retained hello),
 /// until the channel closes and every reply is out. Returns the publishes dropped.
 fn send_when_due(client: &Client, outgoing: &Receiver<Outgoing>) -> u64 {
     let mut waiting: Vec<Outgoing> = Vec::new();
+    // The budget of each device's last published hello: replies may leave out of the order in
+    // which they were computed, and an older hello must not replace a newer one.
+    let mut shown: HashMap<u64, f64> = HashMap::new();
     let mut dropped = 0;
     let mut open = true;
     while open || !waiting.is_empty() {
@@ -810,10 +823,12 @@ fn send_when_due(client: &Client, outgoing: &Receiver<Outgoing>) -> u64 {
             if !publish(client, topic(o.id, "report"), false, &o.reply) {
                 dropped += 1;
             }
-            if let Some(hello) = o.hello
-                && !publish(client, topic(o.id, "hello"), true, &hello)
-            {
-                dropped += 1;
+            let newer = shown.get(&o.id).is_none_or(|&b| o.budget <= b);
+            if let Some(hello) = o.hello.filter(|_| newer) {
+                shown.insert(o.id, o.budget);
+                if !publish(client, topic(o.id, "hello"), true, &hello) {
+                    dropped += 1;
+                }
             }
         }
         if !open && !waiting.is_empty() {
@@ -858,14 +873,7 @@ impl Devices {
             let fail = |reason: String| MqttError::Device { id, reason };
             let dir = spec.dir.join(id.to_string());
             std::fs::create_dir_all(&dir).map_err(io_error(format!("cannot create {}", dir.display())))?;
-            let lock = std::fs::File::create(dir.join("lock"))
-                .map_err(io_error(format!("cannot create {}", dir.join("lock").display())))?;
-            if lock.try_lock().is_err() {
-                return Err(fail(format!(
-                    "{} is in use by another process: one device, one process (stop the other first)",
-                    dir.display()
-                )));
-            }
+            let lock = lock_device_dir(&dir).map_err(|e| fail(e.to_string()))?;
             locks.push(lock);
             let seeds = match spec.seeds {
                 Seeds::Os => MemberSeeds::from_os().map_err(|e| fail(e.to_string()))?,
@@ -875,16 +883,12 @@ impl Devices {
                 .map_err(|e: DeviceError| fail(e.to_string()))?;
             let settings = config_text(&config, spec.seeds);
             let settings_path = dir.join("config.txt");
-            let mut store = LogStore::new(FileMedium::new(&dir.join("state.bin")));
-            if store.is_blank().map_err(|e| fail(e.to_string()))? {
-                if !spec.provision {
-                    return Err(fail(format!(
-                        "no state in {}: a new device is created only with --provision (a lost state file must not become a fresh budget)",
-                        dir.display()
-                    )));
-                }
-                crate::settings::write_whole(&settings_path, settings.as_bytes())
-                    .map_err(|e| fail(e.to_string()))?;
+            let state = dir.join("state.bin");
+            let mut store = LogStore::new(FileMedium::new(&state));
+            let new = may_provision(&state, &settings_path, spec.provision)
+                .map_err(|why| fail(format!("{} {why}", dir.display())))?;
+            if new {
+                write_synced(&settings_path, &settings).map_err(|e| fail(e.to_string()))?;
                 store.provision(seeds.material).map_err(|e| fail(e.to_string()))?;
             } else {
                 let recorded = std::fs::read_to_string(&settings_path).map_err(|e| {
@@ -974,6 +978,7 @@ impl Devices {
                 .spawn(move || send_when_due(&client, &outgoing))
                 .map_err(io_error("cannot start the reply thread"))?
         };
+        let mut last_due = Instant::now();
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -997,6 +1002,10 @@ impl Devices {
                         continue;
                     };
                     let Some(app) = self.apps.get_mut(index) else { continue };
+                    // When the reply leaves is fixed before the work, from public times only:
+                    // its slot ends REPLY_SLOT after arrival, and no sooner than WORK_BOUND after
+                    // the previous reply's (one thread computes every device's reports).
+                    let mut due = (at + REPLY_SLOT).max(last_due + WORK_BOUND);
                     let mut reply = None;
                     for &byte in &payload {
                         if let Some(bytes) = app.on_byte(byte) {
@@ -1004,18 +1013,19 @@ impl Devices {
                         }
                     }
                     let Some(reply) = reply else { continue };
-                    // The slot ends REPLY_SLOT after arrival; work that overran it (a backlog)
-                    // moves the reply to the end of a later slot, never to when the work ended.
-                    let mut due = at + REPLY_SLOT;
+                    // Work that overran its bound (an overloaded host) moves the reply to the
+                    // end of a later slot, never to when the work ended.
                     let now = Instant::now();
                     while due < now {
                         due += REPLY_SLOT;
                         stats.late_replies += 1;
                     }
+                    last_due = due;
                     app.prepare();
+                    let budget = app.reporter().accountant().remaining();
                     let hello = self.hello_frame(index);
                     stats.replies += 1;
-                    if out.send(Outgoing { due, id, reply, hello }).is_err() {
+                    if out.send(Outgoing { due, id, reply, hello, budget }).is_err() {
                         break;
                     }
                 }
@@ -1229,10 +1239,11 @@ mod tests {
         let devices = Devices::open(&s).expect("provisioned");
         assert!(devices.status().iter().all(|d| d.boot == 1 && (d.budget_remaining - 50.0).abs() < 1e-9));
         drop(devices);
-        // Deleted state does not come back as a fresh device without --provision.
+        // Deleted state does not come back as a fresh device, with --provision or without.
         std::fs::remove_file(dir.join("2").join("state.bin")).expect("remove");
+        assert!(refused(&s).contains("lost its state"));
         s.provision = false;
-        assert!(refused(&s).contains("no state"));
+        assert!(refused(&s).contains("lost its state"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -173,3 +173,28 @@ fn a_sweep_of_local_points_runs_on_a_fleet_and_others_say_why_not() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn a_bridged_board_is_created_only_when_asked_and_never_again_once_lost() {
+    let board = dir("board");
+    let b = board.to_string_lossy().into_owned();
+    // Refused before QEMU or the broker are touched: neither is needed here.
+    let bridge = |extra: &[&str]| {
+        host_sim(
+            &[
+                &["fleet", "bridge", "--broker", "mqtt://127.0.0.1:1", "--qemu", "/no/such.elf", "--dir", &b],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    let (ok, _, err) = bridge(&[]);
+    assert!(!ok && err.contains("has no state") && err.contains("--provision"), "{err}");
+    std::fs::create_dir_all(&board).unwrap();
+    std::fs::write(board.join("board.txt"), "firmware = x\n").unwrap();
+    for extra in [&[][..], &["--provision"][..]] {
+        let (ok, _, err) = bridge(extra);
+        assert!(!ok && err.contains("lost its state"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&board);
+}
