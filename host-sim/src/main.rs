@@ -1,6 +1,15 @@
 //! `host-sim`: the learner's command line. With no arguments it runs the default experiment,
 //! seed 000 Fig. 2(a) (LDP, ε = 1, synthetic Matérn, 10 trials, T = 1000).
 
+/// Prints a line on stdout. A closed stdout (`host-sim ... | head`) is no reason to die: the
+/// run goes on and writes its files (`println!` would panic).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -542,7 +551,7 @@ fn main() -> ExitCode {
         Some(Command::Plot { dir, log_log }) => replot(&dir, &PlotOptions { log_log })
             .map(|files| {
                 let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-                println!("wrote {}", names.join(", "));
+                say!("wrote {}", names.join(", "));
             })
             .map_err(|e| e.to_string()),
         Some(Command::Reproduce { quick, data, out, report_copy }) => {
@@ -570,7 +579,7 @@ fn main() -> ExitCode {
 }
 
 fn list() {
-    println!("experiments (host-sim run <name>):");
+    say!("experiments (host-sim run <name>):");
     for e in experiments::all() {
         let privacy = match (e.epsilon, e.central) {
             (None, _) => "non-private".to_string(),
@@ -591,13 +600,7 @@ fn list() {
         if e.name == "custom" {
             names.push("with --family bandit: Robust-UCB (LDP-RSE when private), UCB1".to_string());
         }
-        println!(
-            "  {:<16} {} [{privacy}]\n  {:<16} algorithms: {}",
-            e.name,
-            e.description,
-            "",
-            names.join(", ")
-        );
+        say!("  {:<16} {} [{privacy}]\n  {:<16} algorithms: {}", e.name, e.description, "", names.join(", "));
     }
 }
 
@@ -647,7 +650,7 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
     let path = base.join("sweep.csv");
     std::fs::write(&path, &table)
         .map_err(|e| format!("cannot write {}: {e} (check --out)", path.display()))?;
-    println!("wrote {} (final regret per ε and learner)", path.display());
+    say!("wrote {} (final regret per ε and learner)", path.display());
     Ok(())
 }
 
@@ -872,8 +875,8 @@ fn run_one(
     match reproduce::run_experiment_as(&run, mode).map_err(|e| e.to_string())? {
         Finished::Complete(results, files) => {
             let table = output::render_table(&results, config.trials, args.format.unwrap_or_default());
-            println!("{table}");
-            println!(
+            say!("{table}");
+            say!(
                 "{:.1} s; wrote {}",
                 start.elapsed().as_secs_f64(),
                 files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
@@ -881,7 +884,7 @@ fn run_one(
             Ok(results)
         }
         Finished::Shard { jobs, total } => {
-            println!(
+            say!(
                 "shard {}/{}: {jobs} of the run's {total} jobs done in {:.1} s, in {}; when every shard is done: host-sim merge DIR... --out DIR",
                 shard.index,
                 shard.count,
@@ -961,7 +964,7 @@ fn reproduce_all(
         write(copy, &format!("{stem}/"))?;
     }
     let failed = verdicts.iter().filter(|v| v.holds == Some(false)).count();
-    println!(
+    say!(
         "{} claims: {} hold, {failed} do not, {} not decided; {:.0} s; wrote {}",
         verdicts.len(),
         verdicts.iter().filter(|v| v.holds == Some(true)).count(),
@@ -1006,7 +1009,7 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
     });
     let json = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
     std::fs::write(&path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    println!("wrote {}", path.display());
+    say!("wrote {}", path.display());
     let wrong: Vec<&str> = verdicts.iter().filter(|v| v.passed != v.ours).map(|v| v.name.as_str()).collect();
     if wrong.is_empty() {
         Ok(())
@@ -1043,7 +1046,7 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
     }
     let devices = Devices::open(&spec).map_err(|e| e.to_string())?;
     for d in devices.status() {
-        println!(
+        say!(
             "device {}: boot {}, budget left {} (eps {epsilon} per report), state {}",
             d.id,
             d.boot,
@@ -1053,19 +1056,22 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
     }
     let keys = if args.simulation { "simulated keys from the seed (no privacy)" } else { "keys from the OS" };
     match args.seconds {
-        Some(s) => println!("serving {} devices on {broker} with {keys} for {s} s", args.count),
+        Some(s) => say!("serving {} devices on {broker} with {keys} for {s} s", args.count),
         None => {
-            println!("serving {} devices on {broker} with {keys} until stdin closes (Ctrl-D)", args.count)
+            say!("serving {} devices on {broker} with {keys} until stdin closes (Ctrl-D)", args.count)
         }
     }
     let stop = stop_flag(args.seconds);
     let stats = devices.serve(&stop).map_err(|e| e.to_string())?;
-    println!(
+    say!(
         "stopped: {} replies ({} late), {} connection(s), {} publishes dropped",
-        stats.replies, stats.late_replies, stats.connections, stats.dropped_publishes
+        stats.replies,
+        stats.late_replies,
+        stats.connections,
+        stats.dropped_publishes
     );
     for d in &stats.devices {
-        println!("device {}: budget left {}", d.id, d.budget_remaining);
+        say!("device {}: budget left {}", d.id, d.budget_remaining);
     }
     Ok(())
 }
@@ -1098,7 +1104,7 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
     fn serve<L: Link>(link: L, broker: &BrokerUrl, seconds: Option<u64>) -> Result<BridgeStats, String> {
         let bridge = Bridge::new(link).map_err(|e| e.to_string())?;
         let hello = *bridge.hello();
-        println!(
+        say!(
             "board {} (topics ldp/{}/...): B = {}, R = {}, eps {} per report, budget left {} of {}",
             hello.device_id,
             hello.device_id,
@@ -1109,8 +1115,8 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
             hello.config.policy.total().get()
         );
         match seconds {
-            Some(s) => println!("bridging it to {broker} for {s} s"),
-            None => println!("bridging it to {broker} until stdin closes (Ctrl-D)"),
+            Some(s) => say!("bridging it to {broker} for {s} s"),
+            None => say!("bridging it to {broker} until stdin closes (Ctrl-D)"),
         }
         bridge.serve(broker, &stop_flag(seconds)).map_err(|e| e.to_string())
     }
@@ -1120,7 +1126,7 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
         let elf = match elf {
             Some(elf) => elf,
             None => {
-                println!("building the firmware ...");
+                say!("building the firmware ...");
                 build_firmware(&[]).map_err(|e| e.to_string())?
             }
         };
@@ -1142,7 +1148,7 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
             host_sim::fleet::write_synced(&marker, &format!("firmware = {}\n", elf.display()))
                 .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
         }
-        println!("booting {} under QEMU in {}", elf.display(), dir.display());
+        say!("booting {} under QEMU in {}", elf.display(), dir.display());
         let mut qemu = QemuDevice::start(&elf, &dir).map_err(|e| e.to_string())?;
         let link = qemu.connect().map_err(|e| e.to_string())?;
         serve(link, &broker, args.seconds)?
@@ -1155,7 +1161,7 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
     } else {
         return Err("give the board: --qemu [ELF], --serial PATH or --tcp HOST:PORT".into());
     };
-    println!(
+    say!(
         "stopped: {} queries to the board ({} dropped: retained, or not one frame), {} frames from it, {} hellos, \
          {} connection(s), {} publishes dropped; budget left {}",
         stats.queries,
@@ -1193,7 +1199,7 @@ fn fleet_bench(args: BenchArgs) -> Result<(), String> {
     if let Some(path) = args.json {
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        println!("wrote {}", path.display());
+        say!("wrote {}", path.display());
     }
     Ok(())
 }

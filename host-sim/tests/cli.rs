@@ -225,3 +225,22 @@ fn plot_redraws_format_json_prints_the_table_and_a_failed_write_leaves_no_run_js
     assert!(!dir.join("run.json").exists(), "a failed run left run.json");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_closed_stdout_does_not_crash_a_run() {
+    use std::process::{Command, Stdio};
+    let out = std::env::temp_dir().join(format!("host-sim-cli-pipe-{}", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_host-sim"))
+        .args(["run", "device", "--trials", "2", "--horizon", "300", "--quiet", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // as `host-sim ... | head -0` does: the table meets a closed pipe
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success() && !stderr.contains("panicked"), "{stderr}");
+    assert!(out.join("run.json").exists(), "the run still writes its files");
+    let _ = std::fs::remove_dir_all(&out);
+}
