@@ -426,6 +426,17 @@ impl QemuDevice {
         }
     }
 
+    /// If the emulator has exited: its exit status and what it printed on stderr (for an error
+    /// message when the link to it failed).
+    pub fn exited(&mut self) -> Option<String> {
+        let status = self.child.try_wait().ok()??;
+        let mut message = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let _ = stderr.read_to_string(&mut message);
+        }
+        Some(format!("qemu-system-arm exited ({status}): {}", message.trim()))
+    }
+
     /// The working directory (the device's files).
     pub fn workdir(&self) -> &Path {
         &self.workdir

@@ -171,7 +171,13 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
     client.tries = 40;
     let eps = Epsilon::new(1.0).unwrap();
     let (rounds, restarts_at) = (210u32, [70u32, 140]);
-    let mut remaining = client.hello().unwrap().budget_remaining;
+    let mut remaining = match client.hello() {
+        Ok(hello) => hello.budget_remaining,
+        Err(e) => {
+            std::thread::sleep(Duration::from_millis(500));
+            panic!("hello: {e}; {:?}", qemu.exited())
+        }
+    };
     // The experiment: LDP-TGP-UCB on the device's sensor, as in the test above.
     let env = SensorEnv::new(ARMS, 1.0).unwrap();
     let problem = problem_for(&env, &config()).unwrap();
@@ -233,6 +239,11 @@ fn a_restarted_device_draws_fresh_noise() {
     for _ in 0..2 {
         let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
         let mut client = WireClient::new(qemu.connect().unwrap());
+        // A link that fails at the first exchange says whether the emulator is still there.
+        if let Err(e) = client.hello() {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            panic!("hello: {e}; {:?}", qemu.exited());
+        }
         boots.push(releases(&mut client, 3, 16));
         drop(client);
         qemu.kill();
