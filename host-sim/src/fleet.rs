@@ -268,6 +268,8 @@ pub struct Member<L> {
     benched_until: u64,
     /// Cannot serve this fleet's queries (its limits, its state, its arms): never asked again.
     dropped: bool,
+    /// The last fleet round it was asked in (each member is asked at most once a round).
+    asked_in: u64,
     backoff: u64,
 }
 
@@ -284,6 +286,7 @@ impl<L: Link> Member<L> {
             skipped: 0,
             benched_until: 0,
             dropped: false,
+            asked_in: 0,
             backoff: 0,
         }
     }
@@ -360,15 +363,15 @@ impl<L: Link> Fleet<L> {
             .collect()
     }
 
-    /// The member to ask next among those not yet `asked` this round: one with budget left and
+    /// The member to ask next among those not yet asked this round: one with budget left and
     /// not benched, or, if there is none, one with budget left.
-    fn pick(&mut self, asked: &[bool]) -> Option<usize> {
+    fn pick(&mut self) -> Option<usize> {
         let (eps, round) = (self.epsilon, self.round);
         let n = self.members.len();
         for rested in [true, false] {
             let ok = |i: usize| {
                 let m = &self.members[i];
-                !asked[i] && m.can_pay(eps) && (!rested || m.benched_until <= round)
+                m.asked_in != round && m.can_pay(eps) && (!rested || m.benched_until <= round)
             };
             match self.routing {
                 Routing::RoundRobin => {
@@ -399,11 +402,10 @@ impl<L: Link> Device for Fleet<L> {
         let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
         self.round += 1;
         let n = self.members.len() as u64;
-        let mut asked = vec![false; self.members.len()];
         // Each member is asked at most once per round: the loop ends.
-        while let Some(i) = self.pick(&asked) {
-            asked[i] = true;
+        while let Some(i) = self.pick() {
             let m = &mut self.members[i];
+            m.asked_in = self.round;
             m.round = m.round.wrapping_add(1);
             match m.client.query(m.round, action, self.epsilon, level) {
                 Ok(Ok(report)) => {
