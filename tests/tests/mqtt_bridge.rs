@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 
@@ -46,19 +46,6 @@ fn bridge(elf: &Path, dir: &Path, url: &BrokerUrl) -> (QemuDevice, Bridging) {
 fn stop_bridge(bridging: Bridging) -> BridgeStats {
     bridging.0.store(true, Ordering::Relaxed);
     bridging.1.join().expect("the bridge thread ends").expect("the bridge ran")
-}
-
-/// Waits (bounded) until `check` holds of device `id`'s latest hello.
-fn hello_until(fleet: &MqttFleet, id: u64, check: impl Fn(f64) -> bool) -> f64 {
-    let start = Instant::now();
-    loop {
-        let budget = fleet.latest_hello(id).map(|h| h.budget_remaining);
-        match budget {
-            Some(b) if check(b) => return b,
-            _ if start.elapsed() > Duration::from_secs(60) => panic!("device {id}: hello budget {budget:?}"),
-            _ => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
 }
 
 /// One query; the report's remaining budget.
@@ -104,7 +91,7 @@ fn a_bridged_qemu_board_answers_a_learner_over_mqtt_and_survives_a_broker_restar
         left = now;
     }
     // The retained hello follows the reports.
-    hello_until(&fleet, id, |b| b == left);
+    common::hello_until(&fleet, id, Duration::from_secs(60), |b| b == left);
 
     // A broker restart: the bridge reconnects, subscribes again and publishes its hello again.
     broker.restart().expect("the broker restarts on its port");
@@ -113,7 +100,7 @@ fn a_bridged_qemu_board_answers_a_learner_over_mqtt_and_survives_a_broker_restar
     left = now;
     let fresh = MqttFleet::connect(&broker.url(), wait).expect("the hello is on the restarted broker");
     // (The hello follows the report through the broker: wait for it, bounded.)
-    hello_until(&fresh, id, |b| b == left);
+    common::hello_until(&fresh, id, Duration::from_secs(60), |b| b == left);
     drop(fresh);
 
     drop(client);
@@ -158,7 +145,9 @@ fn a_mixed_fleet_of_simulated_devices_and_a_bridged_board_answers_round_robin() 
         assert_eq!(record.skipped, 0, "{record:?}");
         assert!((record.spent - 2.0 * epsilon).abs() < 1e-9, "{record:?}");
     }
-    hello_until(&mqtt, board, |b| (b - (FIRMWARE_TOTAL - 2.0 * epsilon)).abs() < 1e-9);
+    common::hello_until(&mqtt, board, Duration::from_secs(60), |b| {
+        (b - (FIRMWARE_TOTAL - 2.0 * epsilon)).abs() < 1e-9
+    });
 
     drop(fleet);
     drop(mqtt);
@@ -208,7 +197,7 @@ fn a_bridged_in_memory_board_passes_frames_unchanged_and_drops_other_messages() 
     }
     // The learner's own hello request passes through too, and says the same.
     assert_eq!(client.hello().expect("a hello through the bridge").budget_remaining, left);
-    hello_until(&fleet, 77, |b| b == left);
+    common::hello_until(&fleet, 77, Duration::from_secs(60), |b| b == left);
     drop(client);
     drop(fleet);
     let stats = stop_bridge(bridging);

@@ -245,19 +245,6 @@ fn device_group_child() {
     host_sim::mqtt::serve_devices(&spec, &stop).expect("the device group serves");
 }
 
-/// Waits (bounded) until device `id`'s latest hello satisfies `check`; that budget.
-fn hello_until(mqtt: &MqttFleet, id: u64, check: impl Fn(f64) -> bool) -> f64 {
-    let start = Instant::now();
-    loop {
-        let budget = mqtt.latest_hello(id).map(|h| h.budget_remaining);
-        match budget {
-            Some(b) if check(b) => return b,
-            _ if start.elapsed() > PATIENCE => panic!("device {id}: hello budget {budget:?}"),
-            _ => std::thread::sleep(Duration::from_millis(10)),
-        }
-    }
-}
-
 /// Link figures summed over members.
 #[derive(Debug, Default, Clone, Copy)]
 struct LinkFigures {
@@ -397,7 +384,7 @@ fn faults_measured() {
         // None lost, none counted twice: the device (its reports and its hello) says ε per report.
         let left = USER_BUDGET - EPSILON * r.reports as f64;
         assert!((r.spent - EPSILON * r.reports as f64).abs() < 1e-9, "{r:?}");
-        hello_until(&mqtt, r.id, |b| b == left);
+        common::hello_until(&mqtt, r.id, PATIENCE, |b| b == left);
     }
     assert!(after_equal.faults.dropped > 0 && after_equal.faults.duplicated > 0, "{after_equal:?}");
     assert!(after_equal.resends > 0, "lost frames were resent");
@@ -462,7 +449,7 @@ fn faults_measured() {
         assert_eq!(s.id, *id);
         assert_eq!(s.boot, boot + 1, "device {id}'s boot counter advanced");
         assert!(s.budget_remaining <= before_kill[id], "device {id} got budget back: {s:?}");
-        hello_until(&mqtt, *id, |b| b == s.budget_remaining);
+        common::hello_until(&mqtt, *id, PATIENCE, |b| b == s.budget_remaining);
     }
     eprintln!(
         "restart of the killed group: boots {:?} -> {:?}; budgets {:?} -> {:?}",

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use host_sim::experiments::experiment_env;
 use host_sim::mqtt::{Broker, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats};
@@ -64,19 +64,6 @@ fn query<L: Link>(client: &mut WireClient<L>, round: u32) -> f64 {
     }
 }
 
-/// Waits (bounded) until `check` holds of device `id`'s latest hello.
-fn hello_until(fleet: &MqttFleet, id: u64, check: impl Fn(f64) -> bool) -> f64 {
-    let start = Instant::now();
-    loop {
-        let budget = fleet.latest_hello(id).map(|h| h.budget_remaining);
-        match budget {
-            Some(b) if check(b) => return b,
-            _ if start.elapsed() > Duration::from_secs(30) => panic!("device {id}: hello budget {budget:?}"),
-            _ => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-}
-
 #[test]
 fn every_query_gets_one_report_through_faults_and_a_broker_restart() {
     let Some(mut broker) = broker() else { return };
@@ -121,7 +108,9 @@ fn every_query_gets_one_report_through_faults_and_a_broker_restart() {
     let (mut resends, mut dropped, mut duplicated) = (0, 0, 0);
     for (k, (id, client)) in clients.iter().enumerate() {
         // The retained hello says the same: spent = ε × reports.
-        hello_until(&fleet, *id, |b| b == BUDGET - EPSILON * f64::from(reports[k]));
+        common::hello_until(&fleet, *id, Duration::from_secs(30), |b| {
+            b == BUDGET - EPSILON * f64::from(reports[k])
+        });
         resends += client.resends;
         dropped += client.link().counts.dropped;
         duplicated += client.link().counts.duplicated;
@@ -161,7 +150,7 @@ fn a_restarted_device_process_keeps_its_spent_budget_and_boots_again() {
     // The same directory again: a new boot of the same devices.
     let serving = serve(spec(&broker, &dir, 2, Seeds::Os));
     // The new process renews the retained hello with its reservation counted as spent.
-    let after_boot = hello_until(&fleet, 1, |b| b < left);
+    let after_boot = common::hello_until(&fleet, 1, Duration::from_secs(30), |b| b < left);
     let (_, link) = fleet.members().into_iter().next().expect("device 1");
     client.replace_link(link);
     let after_query = query(&mut client, 6);

@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
-use host_sim::mqtt::Broker;
+use host_sim::mqtt::{Broker, MqttFleet};
 use host_sim::transport::{FirmwareError, build_firmware};
 
 /// The firmware built with `features` (see [`build_firmware`]), or `None` when QEMU or the
@@ -47,4 +48,17 @@ pub fn broker() -> Option<Broker> {
         return None;
     }
     Some(Broker::start().expect("mosquitto starts"))
+}
+
+/// Waits, at most `patience`, until device `id`'s latest hello satisfies `check`; that budget.
+pub fn hello_until(fleet: &MqttFleet, id: u64, patience: Duration, check: impl Fn(f64) -> bool) -> f64 {
+    let start = Instant::now();
+    loop {
+        let budget = fleet.latest_hello(id).map(|h| h.budget_remaining);
+        match budget {
+            Some(b) if check(b) => return b,
+            _ if start.elapsed() > patience => panic!("device {id}: hello budget {budget:?}"),
+            _ => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
 }
