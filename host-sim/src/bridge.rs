@@ -255,7 +255,7 @@ impl<L: Link> Bridge<L> {
                     stats.dropped_frames += 1;
                 } else {
                     frame.push(0);
-                    if !publish(&session.client, topic(id, "report"), false, &frame) {
+                    if !publish(session.client(), topic(id, "report"), false, &frame) {
                         stats.dropped_publishes += 1;
                     }
                     stats.reports += 1;
@@ -304,7 +304,7 @@ impl<L: Link> Bridge<L> {
         let mut buf = [0u8; MAX_ENCODED_LEN];
         // A hello the board sent always encodes again; if not, there is nothing to publish.
         let Ok(frame) = Repr::new(0, Message::Hello(self.hello)).emit_framed(&mut buf) else { return true };
-        let sent = publish(&session.client, topic(self.hello.device_id, "hello"), true, frame);
+        let sent = publish(session.client(), topic(self.hello.device_id, "hello"), true, frame);
         stats.hellos += u64::from(sent);
         sent
     }

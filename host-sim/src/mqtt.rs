@@ -413,13 +413,28 @@ fn spawn_connection(
 /// it receives handed on as [`Note`]s: what the device side and the bridge (`crate::bridge`)
 /// share. Dropping it leaves cleanly: the queued publishes go first, then Disconnect.
 pub(crate) struct Session {
-    /// The client, to publish with.
-    pub(crate) client: Client,
+    driven: Driven,
     /// What the connection thread hands on.
     pub(crate) notes: Receiver<Note>,
     broker: String,
+}
+
+/// A client and the thread driving its connection ([`spawn_connection`]). Dropping it stops
+/// the thread and leaves cleanly: the queued publishes go first, then Disconnect.
+struct Driven {
+    client: Client,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for Driven {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.client.try_disconnect();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl Session {
@@ -432,7 +447,12 @@ impl Session {
             let _ = tx.send(note);
         })
         .map_err(io_error("cannot start the MQTT thread"))?;
-        Ok(Self { client, notes, broker: url.address(), stop, thread: Some(thread) })
+        Ok(Self { driven: Driven { client, stop, thread: Some(thread) }, notes, broker: url.address() })
+    }
+
+    /// The client, to publish with.
+    pub(crate) fn client(&self) -> &Client {
+        &self.driven.client
     }
 
     /// Waits for the first connection, within [`FIRST_CONNECT_PATIENCE`] (a wrong URL should
@@ -457,16 +477,6 @@ impl Session {
             if stop.load(Ordering::Relaxed) {
                 return Ok(false);
             }
-        }
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = self.client.try_disconnect();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
         }
     }
 }
@@ -502,10 +512,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The learner's connection to a fleet of devices over a broker (module docs): one MQTT client,
 /// its connection driven by a background thread that ends when this is dropped.
 pub struct MqttFleet {
-    client: Client,
+    driven: Driven,
     shared: Arc<Shared>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl MqttFleet {
@@ -541,7 +549,7 @@ impl MqttFleet {
         let filters = vec!["ldp/+/hello".to_string(), "ldp/+/report".to_string()];
         let thread = spawn_connection(connection, client.clone(), filters, Arc::clone(&stop), on)
             .map_err(io_error("cannot start the MQTT thread"))?;
-        let fleet = Self { client, shared, stop, thread: Some(thread) };
+        let fleet = Self { driven: Driven { client, stop, thread: Some(thread) }, shared };
         let start = Instant::now();
         let connected_by = start + wait.patience;
         while fleet.shared.connections.load(Ordering::Relaxed) == 0 {
@@ -584,7 +592,7 @@ impl MqttFleet {
                 let (tx, rx) = mpsc::channel();
                 routes.insert(id, tx);
                 let link = MqttLink {
-                    client: self.client.clone(),
+                    client: self.driven.client.clone(),
                     query_topic: topic(id, "query"),
                     rx,
                     pending: VecDeque::new(),
@@ -602,16 +610,6 @@ impl MqttFleet {
     /// How many times the client has connected (1 + reconnections).
     pub fn connections(&self) -> u64 {
         self.shared.connections.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for MqttFleet {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = self.client.try_disconnect();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 
@@ -957,7 +955,7 @@ impl Devices {
     }
 
     fn run(&mut self, session: &Session, stop: &AtomicBool) -> Result<ServeStats, MqttError> {
-        let (client, rx) = (&session.client, &session.notes);
+        let (client, rx) = (session.client(), &session.notes);
         let mut stats = ServeStats::default();
         if !session.first_connection(stop)? {
             stats.devices = self.status();
@@ -1074,7 +1072,7 @@ pub fn forget_devices(url: &BrokerUrl, ids: impl IntoIterator<Item = u64>) -> Re
     for id in ids {
         // Blocking: the connection thread drains the queue, however many ids.
         session
-            .client
+            .client()
             .publish(topic(id, "hello"), QoS::AtLeastOnce, true, Vec::new())
             .map_err(|_| MqttError::Closed)?;
         sent += 1;
