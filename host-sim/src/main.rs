@@ -149,6 +149,17 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Learn on your own device: the learner chooses actions, the device releases privatised
+    /// readings, every round is kept (live.csv) and a stopped run resumes. No regret: the
+    /// device's means are unknown.
+    #[command(after_help = "Examples:\n  \
+        host-sim live --device serial:/dev/ttyACM0 --actions 6 --horizon 200\n  \
+        host-sim live --device tcp:127.0.0.1:4555 --coords where.csv --learner ldp-tgp-ucb\n  \
+        host-sim live --device qemu --actions 100 --horizon 300   # the emulated board, kept in <out>/device\n\n\
+        where.csv holds one row per action (in action order), one column per dimension; a header\n\
+        row and a leading label column are allowed:\n  \
+        name,x,y\n  north,0.0,1.0\n  south,0.0,-1.0")]
+    Live(Box<LiveArgs>),
     /// A fleet over an MQTT broker: run devices that answer a learner (`--device mqtt://HOST:PORT`),
     /// bridge a board into it, or measure it.
     #[command(after_help = "Example:\n  \
@@ -308,6 +319,54 @@ struct DevicesArgs {
     seconds: Option<u64>,
 }
 
+/// Settings of `live`.
+#[derive(Args)]
+struct LiveArgs {
+    /// The device: serial:PATH (a board), tcp:HOST:PORT (a device already listening), or
+    /// qemu[:ELF] (the firmware under QEMU, its state kept in <out>/device so a resumed run
+    /// meets the same emulated board).
+    #[arg(long)]
+    device: String,
+    /// The device's actions are 0..N, at N evenly spaced points of [0, 1].
+    #[arg(long, conflicts_with = "coords", required_unless_present = "coords")]
+    actions: Option<usize>,
+    /// The device's actions' points: one row per action, one column per dimension.
+    #[arg(long)]
+    coords: Option<PathBuf>,
+    /// The learner, as `host-sim list` names it: GP-UCB, LDP-TGP-UCB, LDP-ATA-GP-UCB,
+    /// LDP-MoMA-GP-UCB, UCB1, or LDP-RSE (at most 10 actions).
+    #[arg(long, default_value = "GP-UCB")]
+    learner: String,
+    /// ε per report (at most the device's per-report limit).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    eps: f64,
+    /// Rounds in all; a resumed run goes on up to this.
+    #[arg(long, default_value_t = 100)]
+    horizon: usize,
+    /// The learner's seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// The prior's kernel over the points, `se` or `matern` (ν = 5/2).
+    #[arg(long, value_enum, default_value = "se")]
+    kernel: KernelName,
+    /// The kernel's lengthscale [default: 0.2 with --actions (the device experiment's prior),
+    /// the median distance between two points with --coords].
+    #[arg(long, allow_negative_numbers = true)]
+    lengthscale: Option<f64>,
+    /// Calibrated, practical or paper constants.
+    #[arg(long, value_enum, default_value = "calibrated")]
+    constants: ConstantsArg,
+    /// Multiply the learner's β_t by this.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    beta_scale: f64,
+    /// Output directory.
+    #[arg(long, default_value = "results/live")]
+    out: PathBuf,
+    /// No progress lines.
+    #[arg(long)]
+    quiet: bool,
+}
+
 /// `--eps`: one ε, a comma-separated list, or `none`; in a TOML file a number, a list of
 /// numbers or that text.
 #[derive(Clone, Debug, PartialEq)]
@@ -377,6 +436,14 @@ enum ConstantsArg {
     Calibrated,
     Practical,
     Paper,
+}
+
+fn constants_of(arg: ConstantsArg) -> Constants {
+    match arg {
+        ConstantsArg::Calibrated => Constants::Calibrated,
+        ConstantsArg::Practical => Constants::Practical,
+        ConstantsArg::Paper => Constants::Paper,
+    }
 }
 
 /// Settings of `run`; each may also come from a TOML file (`--config`), the command line wins.
@@ -563,6 +630,7 @@ fn main() -> ExitCode {
         Some(Command::Fleet { command: FleetCommand::Devices(args) }) => fleet_devices(*args),
         Some(Command::Fleet { command: FleetCommand::Bridge(args) }) => fleet_bridge(*args),
         Some(Command::Fleet { command: FleetCommand::Bench(args) }) => fleet_bench(*args),
+        Some(Command::Live(args)) => live(*args),
         Some(Command::Privatise { eps, reports, b, r, seed }) => {
             privatise(PrivatiseConfig { epsilon: eps, reports, b, r, seed })
                 .map(|s| print!("{s}"))
@@ -720,11 +788,7 @@ fn run_one(
         }
         (_, e) => e,
     };
-    let constants = match args.constants.unwrap_or(ConstantsArg::Calibrated) {
-        ConstantsArg::Calibrated => Constants::Calibrated,
-        ConstantsArg::Practical => Constants::Practical,
-        ConstantsArg::Paper => Constants::Paper,
-    };
+    let constants = constants_of(args.constants.unwrap_or(ConstantsArg::Calibrated));
     let defaults = experiment.default_config();
     let algorithms = match (&problem, args.family) {
         (Some(files), Some(FamilyArg::Bandit)) => {
@@ -1016,6 +1080,99 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
     } else {
         Err(format!("audit verdicts contrary to expectation: {}", wrong.join(", ")))
     }
+}
+
+/// `host-sim live`: the learner against the user's device, until the horizon or the device's
+/// budget; prints the most played action and writes live.csv, live.json and actions.csv.
+fn live(args: LiveArgs) -> Result<(), String> {
+    use host_sim::live::{self, Actions, LiveSpec};
+    use host_sim::transport::{QemuDevice, SerialLink, TcpLink, WireClient};
+
+    let epsilon = ldp_core::Epsilon::new(args.eps).map_err(|e| format!("--eps {}: {e}", args.eps))?;
+    let learners = [&host_sim::bo::GP_EXPERIMENT_ALGORITHMS[..], &[bandit::LDP_RSE]].concat();
+    let learner = learners
+        .iter()
+        .find(|a| host_sim::executor::names_learner(&args.learner, a.label(true)))
+        .copied()
+        .ok_or_else(|| {
+            let names: Vec<&str> = learners.iter().map(|a| a.label(true)).collect();
+            format!("unknown --learner '{}': use one of {}", args.learner, names.join(", "))
+        })?;
+    let actions = match (&args.coords, args.actions) {
+        (Some(path), _) => Actions::file(path.clone()).map_err(|e| e.to_string())?,
+        (None, Some(count)) => Actions::Grid { count },
+        (None, None) => return Err("give the device's actions: --actions N or --coords FILE.csv".into()),
+    };
+    let lengthscale = match (&actions, args.lengthscale) {
+        (_, Some(l)) if !(l.is_finite() && l > 0.0) => {
+            return Err(format!("--lengthscale must be a finite number > 0, got {l}"));
+        }
+        (Actions::Grid { .. }, None) => Some(host_sim::env::sensor::SENSOR_PRIOR_LENGTHSCALE),
+        (_, l) => l,
+    };
+    if !(args.beta_scale.is_finite() && args.beta_scale >= 0.0) {
+        return Err(format!("--beta-scale must be finite and >= 0, got {}", args.beta_scale));
+    }
+    let spec = LiveSpec {
+        learner,
+        actions,
+        kernel: KernelChoice { name: args.kernel, lengthscale },
+        epsilon,
+        horizon: args.horizon,
+        seed: args.seed,
+        constants: constants_of(args.constants),
+        beta_scale: args.beta_scale,
+    };
+    let quiet = args.quiet;
+    let every = (args.horizon / 20).max(1);
+    let progress = |r: &live::Round, horizon: usize| {
+        if !quiet && (r.round.is_multiple_of(every) || r.round == horizon) {
+            eprintln!(
+                "round {}/{horizon}: action {}, released {:.4}, budget left {}",
+                r.round, r.action, r.release, r.budget_remaining
+            );
+        }
+    };
+    let device = runner::DeviceKind::parse(&args.device).map_err(|e| e.to_string())?;
+    let session = host_sim::fleet::session_start().map_err(|e| e.to_string())?;
+    let outcome = match device {
+        runner::DeviceKind::Serial { path } => {
+            let link = SerialLink::open(&path).map_err(|e| format!("cannot open {path}: {e}"))?;
+            live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
+        }
+        runner::DeviceKind::Tcp { addr } => {
+            let link = TcpLink::connect(&addr, std::time::Duration::from_secs(5))
+                .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+            live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
+        }
+        runner::DeviceKind::Qemu { elf } => {
+            let dir = args.out.join("device");
+            let _lock = host_sim::fleet::lock_device_dir(&dir).map_err(|e| e.to_string())?;
+            let mut qemu = QemuDevice::start(&elf, &dir).map_err(|e| e.to_string())?;
+            let link = qemu.connect().map_err(|e| e.to_string())?;
+            live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
+        }
+        _ => return Err("live runs on one device: --device serial:PATH, tcp:HOST:PORT or qemu[:ELF]".into()),
+    }
+    .map_err(|e| e.to_string())?;
+    let spent: f64 = outcome.rounds[outcome.resumed..].iter().map(|r| r.epsilon_effective).sum();
+    if outcome.budget_exhausted {
+        say!(
+            "the device's budget is exhausted after round {}: nothing more can be learned from it",
+            outcome.rounds.len()
+        );
+    }
+    say!(
+        "{} rounds ({} resumed), {spent:.3} eps spent in this session, budget left {}",
+        outcome.rounds.len(),
+        outcome.resumed,
+        outcome.rounds.last().map_or(f64::NAN, |r| r.budget_remaining)
+    );
+    if let Some((action, n)) = live::most_played(&outcome.rounds) {
+        say!("most played: action {action} ({n} of {} rounds)", outcome.rounds.len());
+    }
+    say!("wrote {}", outcome.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    Ok(())
 }
 
 /// `fleet devices`: a device's lifetime budget without --user-budget, in reports at the

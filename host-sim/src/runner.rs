@@ -8,6 +8,8 @@
 
 use std::path::Path;
 
+use nalgebra::DMatrix;
+
 use ldp_core::truncation::ldp_second_moment;
 use ldp_core::{Bound, Epsilon, LaplaceMechanism};
 
@@ -16,7 +18,7 @@ use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, Privacy, Problem};
 use crate::checkpoint::Checkpoint;
 use crate::device::{Device, DeviceError, InProcessDevice, MemberRecord, RawDevice, WireDevice};
-use crate::env::{EnvError, EnvFactory, Environment};
+use crate::env::{EnvError, EnvFactory, Environment, RewardBounds};
 use crate::executor::{Executor, Progress, Task};
 use crate::fleet::{self, Fleet, Member, Routing};
 use crate::gp::FiniteCovariance;
@@ -34,9 +36,17 @@ pub type MakeEnv = dyn Fn(u64) -> Result<Box<dyn Environment>, EnvError> + Sync;
 
 /// The learner's public problem for an environment, privatised at `epsilon` or not.
 pub fn problem_for(env: &dyn Environment, config: &RunConfig) -> Result<Problem, RunError> {
-    let bounds = env.bounds();
-    let covariance = FiniteCovariance::new(env.prior_covariance().clone())
-        .map_err(|e| RunError::Environment(EnvError::Kernel(e)))?;
+    problem_from(env.prior_covariance().clone(), env.bounds(), config)
+}
+
+/// The learner's public problem from what it knows: the prior covariance over the arms and the
+/// reward constants (the environment's, or a device's B and R).
+pub fn problem_from(
+    prior: DMatrix<f64>,
+    bounds: RewardBounds,
+    config: &RunConfig,
+) -> Result<Problem, RunError> {
+    let covariance = FiniteCovariance::new(prior).map_err(|e| RunError::Environment(EnvError::Kernel(e)))?;
     let (v, c, privacy) = match config.local_epsilon() {
         None => (bounds.v, bounds.c, None),
         Some(eps) => {

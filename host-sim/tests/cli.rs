@@ -34,6 +34,13 @@ fn bad_input_gives_a_one_line_error() {
         &["fleet", "bridge", "--broker", "http://x", "--tcp", "127.0.0.1:1"],
         &["fleet", "bench", "--broker", "none", "--devices", "0"],
         &["fleet", "bench", "--broker", "ftp://x"],
+        &["live", "--device", "fleet:3", "--actions", "5", "--out", &out],
+        &["live", "--device", "tcp:127.0.0.1:1", "--actions", "5", "--out", &out],
+        &["live", "--device", "serial:/nonexistent/tty", "--actions", "5", "--out", &out],
+        &["live", "--device", "qemu", "--actions", "5", "--eps", "0", "--out", &out],
+        &["live", "--device", "qemu", "--actions", "5", "--learner", "nope", "--out", &out],
+        &["live", "--device", "qemu", "--actions", "5", "--lengthscale", "-1", "--out", &out],
+        &["live", "--device", "qemu", "--coords", "/nonexistent/where.csv", "--out", &out],
     ];
     for args in cases {
         let (ok, _, err) = host_sim(args);
@@ -54,6 +61,7 @@ fn every_help_shows_an_example() {
         &["reproduce", "--help"],
         &["audit", "--help"],
         &["privatise", "--help"],
+        &["live", "--help"],
         &["fleet", "--help"],
         &["fleet", "devices", "--help"],
         &["fleet", "bridge", "--help"],

@@ -96,19 +96,7 @@ impl ProblemFiles {
             None => table.zscore_covariance().map_err(in_arms)?,
             Some(path) => {
                 let points = read_coordinates(path, &table.names)?;
-                let choice = self.kernel.unwrap_or_default();
-                let lengthscale = choice.lengthscale.unwrap_or_else(|| median_distance(&points));
-                let in_coords = |error| TableError {
-                    path: path.clone(),
-                    problem: TableProblem::Kernel { error, lengthscale: Some(lengthscale) },
-                };
-                let k: Box<dyn Kernel> = match choice.name {
-                    KernelName::Matern => {
-                        Box::new(Matern::new(MaternNu::FiveHalves, lengthscale).map_err(in_coords)?)
-                    }
-                    KernelName::Se => Box::new(SquaredExponential::new(lengthscale).map_err(in_coords)?),
-                };
-                kernel_covariance(k.as_ref(), &points)
+                kernel_prior(&points, self.kernel.unwrap_or_default())
                     .map_err(|problem| TableError { path: path.clone(), problem })?
             }
         };
@@ -129,6 +117,18 @@ impl ProblemFiles {
     pub fn factory(&self) -> Result<EnvFactory, EnvError> {
         Ok(shared(self.environment().map_err(EnvError::Table)?))
     }
+}
+
+/// The prior `choice` puts on `points`: the kernel's Gram matrix, with the lengthscale given or
+/// the median distance between two points.
+pub fn kernel_prior(points: &[Vec<f64>], choice: KernelChoice) -> Result<DMatrix<f64>, TableProblem> {
+    let lengthscale = choice.lengthscale.unwrap_or_else(|| median_distance(points));
+    let problem = |error| TableProblem::Kernel { error, lengthscale: Some(lengthscale) };
+    let k: Box<dyn Kernel> = match choice.name {
+        KernelName::Matern => Box::new(Matern::new(MaternNu::FiveHalves, lengthscale).map_err(problem)?),
+        KernelName::Se => Box::new(SquaredExponential::new(lengthscale).map_err(problem)?),
+    };
+    kernel_covariance(k.as_ref(), points)
 }
 
 /// The median distance between two distinct arms' points (1 if every point is the same).

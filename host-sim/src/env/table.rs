@@ -418,12 +418,19 @@ impl Table {
 /// Reads a coordinates file for `names` (one row per arm, in order; see the module
 /// documentation) into points.
 pub fn read_coordinates(path: &Path, names: &[String]) -> Result<Vec<Vec<f64>>, TableError> {
+    read_points(path, Some(names))
+}
+
+/// The points of a coordinates file: one row per point, one column per dimension, an optional
+/// header and an optional leading label column. With `names`, there is one row per name and a
+/// row's label must be its name; without, any number of rows and any labels.
+pub fn read_points(path: &Path, names: Option<&[String]>) -> Result<Vec<Vec<f64>>, TableError> {
     let err = |problem| TableError { path: path.to_path_buf(), problem };
     let text = std::fs::read_to_string(path).map_err(|e| err(TableProblem::Unreadable(e.to_string())))?;
     coordinates(&text, names).map_err(err)
 }
 
-fn coordinates(text: &str, names: &[String]) -> Result<Vec<Vec<f64>>, TableProblem> {
+fn coordinates(text: &str, names: Option<&[String]>) -> Result<Vec<Vec<f64>>, TableProblem> {
     let rows = rows(text);
     let Some((first_line, first)) = rows.first() else { return Err(TableProblem::Empty) };
     let expected = first.len();
@@ -435,24 +442,32 @@ fn coordinates(text: &str, names: &[String]) -> Result<Vec<Vec<f64>>, TableProbl
             first_line: *first_line,
         });
     }
-    // A header has a cell that is not a number, other than a leading arm name.
-    let header = first
-        .iter()
-        .enumerate()
-        .any(|(i, c)| finite(c).is_none() && !(i == 0 && names.iter().any(|n| n == c)));
+    // A header has a cell that is not a number, other than a leading arm name (without names:
+    // other than a leading label, unless it is the only cell).
+    let header = first.iter().enumerate().any(|(i, c)| {
+        finite(c).is_none()
+            && match names {
+                Some(names) => !(i == 0 && names.iter().any(|n| n == c)),
+                None => i > 0 || first.len() == 1,
+            }
+    });
     let data = if header { &rows[1..] } else { &rows[..] };
     let Some((_, first_data)) = data.first() else { return Err(TableProblem::NoRows) };
     let named = first_data.first().is_some_and(|c| is_text(c));
-    if data.len() != names.len() {
+    if let Some(names) = names
+        && data.len() != names.len()
+    {
         return Err(TableProblem::CoordinateRows { rows: data.len(), arms: names.len() });
     }
     let column_name = |i: usize| if header { first[i].to_string() } else { (i + 1).to_string() };
     let mut points = Vec::with_capacity(data.len());
-    for ((line, cells), expected) in data.iter().zip(names) {
+    for (row, (line, cells)) in data.iter().enumerate() {
         let mut cells = cells.iter().enumerate();
         if named {
             let (_, name) = cells.next().unwrap_or((0, &""));
-            if name.trim_matches('"') != expected {
+            if let Some(expected) = names.and_then(|n| n.get(row))
+                && name.trim_matches('"') != expected
+            {
                 return Err(TableProblem::CoordinateName {
                     line: *line,
                     found: (*name).to_string(),
@@ -553,21 +568,36 @@ mod tests {
     fn env_table_coordinates_in_arm_order() {
         let names = ["a".to_string(), "b".to_string()];
         assert_eq!(
-            coordinates("arm,x,y\na,0,1\nb,2,3\n", &names).unwrap(),
+            coordinates("arm,x,y\na,0,1\nb,2,3\n", Some(&names)).unwrap(),
             vec![vec![0.0, 1.0], vec![2.0, 3.0]]
         );
-        assert_eq!(coordinates("0.5\n0.7\n", &names).unwrap(), vec![vec![0.5], vec![0.7]]);
+        assert_eq!(coordinates("0.5\n0.7\n", Some(&names)).unwrap(), vec![vec![0.5], vec![0.7]]);
         assert_eq!(
-            coordinates("b,0\na,1\n", &names).unwrap_err(),
+            coordinates("b,0\na,1\n", Some(&names)).unwrap_err(),
             TableProblem::CoordinateName { line: 1, found: "b".into(), expected: "a".into() }
         );
         assert_eq!(
-            coordinates("0\n1\n2\n", &names).unwrap_err(),
+            coordinates("0\n1\n2\n", Some(&names)).unwrap_err(),
             TableProblem::CoordinateRows { rows: 3, arms: 2 }
         );
         assert_eq!(
-            coordinates("x\n1\nq\n", &names).unwrap_err(),
+            coordinates("x\n1\nq\n", Some(&names)).unwrap_err(),
             TableProblem::NotANumber { line: 3, column: "x".into(), cell: "q".into() }
+        );
+    }
+
+    #[test]
+    fn env_table_points_without_names_take_any_rows_and_labels() {
+        let points = |text: &str| coordinates(text, None);
+        assert_eq!(points("x\n0.1\n0.2\n0.3\n").unwrap(), vec![vec![0.1], vec![0.2], vec![0.3]]);
+        assert_eq!(points("0.1\n0.2\n").unwrap(), vec![vec![0.1], vec![0.2]]);
+        assert_eq!(points("name,x,y\nleft,0,1\nright,2,3\n").unwrap(), vec![vec![0.0, 1.0], vec![2.0, 3.0]]);
+        assert_eq!(points("left,0,1\nright,2,3\n").unwrap(), vec![vec![0.0, 1.0], vec![2.0, 3.0]]);
+        assert_eq!(points("x\n").unwrap_err(), TableProblem::NoRows);
+        assert_eq!(points("left\nright\n").unwrap_err(), TableProblem::NoCoordinates { line: 2 });
+        assert_eq!(
+            points("x,y\n1,\n").unwrap_err(),
+            TableProblem::NotANumber { line: 2, column: "y".into(), cell: String::new() }
         );
     }
 }
