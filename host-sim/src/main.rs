@@ -29,6 +29,9 @@ use host_sim::results::AlgorithmResult;
 use host_sim::runner::{self, RunConfig};
 use serde::{Deserialize, Serialize};
 
+mod cli_error;
+use cli_error::{CliError, FileOp, Sign, Usage, file};
+
 #[derive(Parser)]
 #[command(
     version,
@@ -373,16 +376,16 @@ struct LiveArgs {
 struct EpsArg(String);
 
 impl std::str::FromStr for EpsArg {
-    type Err = String;
+    type Err = std::convert::Infallible;
     /// Any text: it is checked with the other settings, by [`EpsArg::values`].
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
         Ok(EpsArg(text.to_string()))
     }
 }
 
 impl EpsArg {
     /// The values: `None` for `none`, else each ε (finite and > 0).
-    fn values(&self) -> Result<Vec<Option<f64>>, String> {
+    fn values(&self) -> Result<Vec<Option<f64>>, Usage> {
         if self.0.trim().eq_ignore_ascii_case("none") {
             return Ok(vec![None]);
         }
@@ -390,10 +393,7 @@ impl EpsArg {
             .split(',')
             .map(|v| match v.trim().parse::<f64>() {
                 Ok(e) if e.is_finite() && e > 0.0 => Ok(Some(e)),
-                _ => Err(format!(
-                    "--eps '{}' is not an ε: give numbers > 0, e.g. 1 or 0.5,1,2 (or none)",
-                    v.trim()
-                )),
+                _ => Err(Usage::NotAnEpsilon(v.trim().to_string())),
             })
             .collect()
     }
@@ -620,7 +620,7 @@ fn main() -> ExitCode {
                 let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
                 say!("wrote {}", names.join(", "));
             })
-            .map_err(|e| e.to_string()),
+            .map_err(CliError::from),
         Some(Command::Reproduce { quick, data, out, report_copy }) => {
             reproduce_all(quick, data, out, report_copy)
         }
@@ -634,7 +634,7 @@ fn main() -> ExitCode {
         Some(Command::Privatise { eps, reports, b, r, seed }) => {
             privatise(PrivatiseConfig { epsilon: eps, reports, b, r, seed })
                 .map(|s| print!("{s}"))
-                .map_err(|e| e.to_string())
+                .map_err(CliError::from)
         }
     };
     match result {
@@ -674,22 +674,19 @@ fn list() {
 
 /// `run`, or with `merge_from` the merge of those shard directories (every job from their
 /// checkpoints, none computed). A list of ε runs once per value (a sweep).
-fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
-    let file = match &cli.config {
+fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> {
+    let settings = match &cli.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-            toml::from_str::<RunArgs>(&text).map_err(|e| format!("config {}: {e}", path.display()))?
+            let text = std::fs::read_to_string(path).map_err(file(FileOp::ReadConfig, path))?;
+            toml::from_str::<RunArgs>(&text)
+                .map_err(|e| CliError::Settings { path: path.clone(), source: Box::new(e) })?
         }
         None => RunArgs::default(),
     };
     // The command line wins over the file, setting by setting.
-    let args = cli.or(file);
-    let name =
-        args.experiment.clone().ok_or("name an experiment: host-sim run <name> (see host-sim list)")?;
-    let experiment = experiments::find(&name).ok_or_else(|| {
-        format!("unknown experiment '{name}': see host-sim list (custom runs your own data)")
-    })?;
+    let args = cli.or(settings);
+    let name = args.experiment.clone().ok_or(Usage::NoExperiment)?;
+    let experiment = experiments::find(&name).ok_or(Usage::UnknownExperiment(name))?;
     let values = match &args.eps {
         Some(e) => e.values()?,
         None => vec![experiment.epsilon],
@@ -698,9 +695,7 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
         return run_one(&args, experiment, values[0], merge_from).map(|_| ());
     }
     if args.shard.is_some() || !merge_from.is_empty() {
-        return Err(
-            "an ε sweep cannot be sharded: shard each ε's run (--eps one value, --out its own)".into()
-        );
+        return Err(Usage::SweepSharded.into());
     }
     let base = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(experiment.name));
     let mut table = String::from("eps,algorithm,final_regret_mean,final_regret_std,vs_uniform\n");
@@ -716,8 +711,7 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
         }
     }
     let path = base.join("sweep.csv");
-    std::fs::write(&path, &table)
-        .map_err(|e| format!("cannot write {}: {e} (check --out)", path.display()))?;
+    std::fs::write(&path, &table).map_err(file(FileOp::Write, &path))?;
     say!("wrote {} (final regret per ε and learner)", path.display());
     Ok(())
 }
@@ -727,7 +721,7 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), String> {
 fn problem_files(
     args: &RunArgs,
     experiment: &experiments::Experiment,
-) -> Result<Option<ProblemFiles>, String> {
+) -> Result<Option<ProblemFiles>, CliError> {
     let custom = matches!(experiment.env, experiments::EnvKind::Table);
     let given = [
         ("--arms", args.arms.is_some()),
@@ -742,34 +736,33 @@ fn problem_files(
     ];
     if !custom {
         return match given.iter().find(|(_, g)| *g) {
-            Some((flag, _)) => Err(format!(
-                "{flag} describes your own problem: use it with `host-sim run custom --arms FILE.csv`, not {}",
-                experiment.name
-            )),
+            Some((flag, _)) => Err(Usage::NotCustom { flag, experiment: experiment.name }.into()),
             None => Ok(None),
         };
     }
-    let arms = args.arms.clone().ok_or(
-        "custom runs on your data: give --arms FILE.csv (one column per arm, one row per observation)",
-    )?;
+    let arms = args.arms.clone().ok_or(Usage::NoArms)?;
     let kernel = (args.kernel.is_some() || args.lengthscale.is_some())
         .then(|| KernelChoice { name: args.kernel.unwrap_or_default(), lengthscale: args.lengthscale });
     if kernel.is_some() && args.coords.is_none() {
-        return Err("--kernel and --lengthscale need --coords FILE.csv (the arms' coordinates)".into());
+        return Err(Usage::KernelWithoutCoords.into());
     }
-    let check = |flag: &str, value: Option<f64>, zero_ok: bool| match value {
-        Some(x) if !(x.is_finite() && (x > 0.0 || (zero_ok && x == 0.0))) => {
-            Err(format!("{flag} must be a finite number {} 0, got {x}", if zero_ok { ">=" } else { ">" }))
+    check("--b", args.b, Sign::Positive)?;
+    check("--r", args.r, Sign::NonNegative)?;
+    check("--v", args.v, Sign::Positive)?;
+    check("--c", args.c, Sign::Positive)?;
+    check("--lengthscale", args.lengthscale, Sign::Positive)?;
+    let overrides = Overrides { b: args.b, r: args.r, v: args.v, c: args.c };
+    Ok(Some(ProblemFiles::new(arms, args.coords.clone(), kernel, overrides)?))
+}
+
+/// A number flag, if given, must be finite and of its sign.
+fn check(flag: &'static str, value: Option<f64>, sign: Sign) -> Result<(), Usage> {
+    match value {
+        Some(x) if !(x.is_finite() && (x > 0.0 || (sign == Sign::NonNegative && x == 0.0))) => {
+            Err(Usage::Number { flag, value: x, sign })
         }
         _ => Ok(()),
-    };
-    check("--b", args.b, false)?;
-    check("--r", args.r, true)?;
-    check("--v", args.v, false)?;
-    check("--c", args.c, false)?;
-    check("--lengthscale", args.lengthscale, false)?;
-    let overrides = Overrides { b: args.b, r: args.r, v: args.v, c: args.c };
-    ProblemFiles::new(arms, args.coords.clone(), kernel, overrides).map(Some).map_err(|e| e.to_string())
+    }
 }
 
 /// One run of `experiment` at `epsilon`; its results unless it was a shard.
@@ -778,28 +771,22 @@ fn run_one(
     experiment: &'static experiments::Experiment,
     epsilon: Option<f64>,
     merge_from: &[PathBuf],
-) -> Result<Vec<AlgorithmResult>, String> {
+) -> Result<Vec<AlgorithmResult>, CliError> {
     let name = experiment.name;
     let problem = problem_files(args, experiment)?;
     let epsilon = match (experiment.epsilon, epsilon) {
-        (None, Some(_)) => return Err(format!("{name} is non-private: --eps does not apply")),
-        (Some(_), None) if problem.is_none() => {
-            return Err(format!("--eps none applies to custom; {name} is private (fig2d-f are non-private)"));
-        }
+        (None, Some(_)) => return Err(Usage::EpsNonPrivate(name).into()),
+        (Some(_), None) if problem.is_none() => return Err(Usage::EpsNone(name).into()),
         (_, e) => e,
     };
     let constants = constants_of(args.constants.unwrap_or(ConstantsArg::Calibrated));
     let defaults = experiment.default_config();
     let algorithms = match (&problem, args.family) {
         (Some(files), Some(FamilyArg::Bandit)) => {
-            let arms = Table::read(&files.arms).map_err(|e| e.to_string())?.names.len();
-            if arms > bandit::policies::MAX_ARMS {
-                return Err(format!(
-                    "--family bandit runs on at most {} arms and {} has {arms}: use --family gp (its learners share \
-                     what they learn between arms)",
-                    bandit::policies::MAX_ARMS,
-                    files.arms.display()
-                ));
+            let arms = Table::read(&files.arms)?.names.len();
+            let max = bandit::policies::MAX_ARMS;
+            if arms > max {
+                return Err(Usage::TooManyArms { file: files.arms.clone(), arms, max }.into());
             }
             let learner = if epsilon.is_some() { bandit::LDP_RSE } else { bandit::ROBUST_UCB };
             vec![learner, host_sim::bo::UCB1]
@@ -815,7 +802,7 @@ fn run_one(
         beta_scale: args.beta_scale.unwrap_or(defaults.beta_scale),
         constants,
         device: match &args.device {
-            Some(text) => runner::DeviceKind::parse(text).map_err(|e| e.to_string())?,
+            Some(text) => runner::DeviceKind::parse(text)?,
             None => runner::DeviceKind::InProcess,
         },
         algorithms,
@@ -823,53 +810,41 @@ fn run_one(
         problem,
         ..defaults
     };
-    if !(config.beta_scale.is_finite() && config.beta_scale >= 0.0) {
-        return Err(format!("--beta-scale must be finite and >= 0, got {}", config.beta_scale));
-    }
+    check("--beta-scale", Some(config.beta_scale), Sign::NonNegative)?;
     if let runner::DeviceKind::Fleet { .. } | runner::DeviceKind::Mqtt { .. } = config.device {
         if let runner::DeviceKind::Mqtt { .. } = config.device {
             if args.shard.is_some() {
-                return Err(
-                    "--shard: an MQTT fleet answers one learner at a time; run the whole run against it"
-                        .into(),
-                );
+                return Err(Usage::ShardOverMqtt.into());
             }
             if args.user_budget.is_some() {
-                return Err("--user-budget: the devices of an MQTT fleet set their own (host-sim fleet devices --user-budget)".into());
+                return Err(Usage::UserBudgetOverMqtt.into());
             }
             if matches!(experiment.env, experiments::EnvKind::Synthetic { .. }) && config.trials > 1 {
-                return Err(runner::ConfigError::FleetTrials.to_string());
+                return Err(runner::ConfigError::FleetTrials.into());
             }
             config.threads = Some(1); // one fleet, one conversation at a time
         }
-        if let Some(b) = args.user_budget
-            && !(b.is_finite() && b > 0.0)
-        {
-            return Err(format!("--user-budget must be finite and > 0, got {b}"));
-        }
+        check("--user-budget", args.user_budget, Sign::Positive)?;
         config.fleet = Some(host_sim::fleet::FleetSpec {
             routing: args.routing.unwrap_or_default(),
             user_budget: args.user_budget,
             ledger_dir: None,
         });
     } else if args.routing.is_some() || args.user_budget.is_some() {
-        return Err("--routing and --user-budget apply to a fleet: add --device fleet:N".into());
+        return Err(Usage::FleetOnly.into());
     } else if config.device != runner::DeviceKind::InProcess
         && !matches!(experiment.env, experiments::EnvKind::Sensor)
     {
-        return Err(format!(
-            "{} keeps its reward model on the host; a device on the wire reads its own sensor: use the device experiment",
-            experiment.name
-        ));
+        return Err(Usage::HostRewards(experiment.name).into());
     }
     if let runner::DeviceKind::Serial { .. } | runner::DeviceKind::Tcp { .. } = config.device {
         config.threads = Some(1); // one device, one conversation at a time
     }
     if config.trials == 0 || config.horizon == 0 {
-        return Err("--trials and --horizon must be at least 1".into());
+        return Err(runner::ConfigError::NothingToRun.into());
     }
     let shard = match &args.shard {
-        Some(text) => Shard::parse(text).map_err(|e| e.to_string())?,
+        Some(text) => Shard::parse(text)?,
         None => Shard::WHOLE,
     };
     // What a shard's directory records for `merge`: every setting that changes results.
@@ -901,22 +876,18 @@ fn run_one(
     let noise_name = args.noise.clone();
     if let Some(name) = &noise_name {
         let name = name.as_str();
-        let noise = experiments::noise_by_name(name)
-            .ok_or_else(|| format!("unknown --noise '{name}': use uniform, student-t, pareto or gaussian"))?;
+        let noise = experiments::noise_by_name(name).ok_or_else(|| Usage::UnknownNoise(name.to_string()))?;
         match &mut env {
             experiments::EnvKind::Synthetic { noise: n, .. } => *n = noise,
             _ => {
-                return Err(format!(
-                    "--noise applies to synthetic experiments only, not {}",
-                    experiment.name
-                ));
+                return Err(Usage::NoiseNotSynthetic(experiment.name).into());
             }
         }
     }
     if let (Some(_), experiments::EnvKind::Synthetic { noise, .. }) = (epsilon, env)
         && noise.bound().is_none()
     {
-        return Err("a private run needs bounded noise (CTL clamps to B + R): use --noise uniform".into());
+        return Err(Usage::UnboundedPrivate.into());
     }
     let privacy = epsilon.map_or("non-private".to_string(), |e| format!("eps = {e}"));
     let noise = noise_name.map_or(String::new(), |n| format!(", {n} noise"));
@@ -926,17 +897,16 @@ fn run_one(
     };
     let start = Instant::now();
     if !shard.is_whole() {
-        let text =
-            toml::to_string(&settings).map_err(|e| format!("cannot record the shard's settings: {e}"))?;
+        let text = toml::to_string(&settings)?;
         let path = out.join(SHARD_SETTINGS);
         std::fs::create_dir_all(&out)
             .and_then(|()| std::fs::write(&path, text))
-            .map_err(|e| format!("cannot write {}: {e} (check --out)", path.display()))?;
+            .map_err(file(FileOp::Write, &path))?;
     }
     let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };
     let plot = PlotOptions { log_log: args.log_log };
     let mode = Mode { progress: !args.quiet, announce: true, shard, merge_from, plot };
-    match reproduce::run_experiment_as(&run, mode).map_err(|e| e.to_string())? {
+    match reproduce::run_experiment_as(&run, mode)? {
         Finished::Complete(results, files) => {
             let table = output::render_table(&results, config.trials, args.format.unwrap_or_default());
             say!("{table}");
@@ -962,30 +932,22 @@ fn run_one(
 
 /// `merge`: the settings every shard directory recorded must agree; the run with those
 /// settings is then finished from the shards' jobs alone.
-fn merge(dirs: Vec<PathBuf>, out: Option<PathBuf>, data: Option<PathBuf>) -> Result<(), String> {
+fn merge(dirs: Vec<PathBuf>, out: Option<PathBuf>, data: Option<PathBuf>) -> Result<(), CliError> {
     let mut settings: Option<(PathBuf, RunArgs)> = None;
     for dir in &dirs {
         let path = dir.join(SHARD_SETTINGS);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            format!(
-                "cannot read {}: {e}: give the --out directories of `host-sim run ... --shard i/n`",
-                path.display()
-            )
-        })?;
-        let these: RunArgs = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(file(FileOp::ReadShard, &path))?;
+        let these: RunArgs = toml::from_str(&text)
+            .map_err(|e| CliError::Settings { path: path.clone(), source: Box::new(e) })?;
         match &settings {
             None => settings = Some((dir.clone(), these)),
             Some((first, s)) if *s != these => {
-                return Err(format!(
-                    "{} and {} are shards of runs with different settings: merge the shards of one run",
-                    first.display(),
-                    dir.display()
-                ));
+                return Err(Usage::ShardsDiffer { first: first.clone(), other: dir.clone() }.into());
             }
             Some(_) => {}
         }
     }
-    let (_, mut args) = settings.ok_or("name the shard directories to merge")?;
+    let (_, mut args) = settings.ok_or(Usage::NoShards)?;
     args.out = out;
     args.quiet = true;
     // `--data` is not recorded: the shards' machines may keep the data in other places.
@@ -998,7 +960,7 @@ fn reproduce_all(
     data: Option<PathBuf>,
     out: Option<PathBuf>,
     report_copy: Option<PathBuf>,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let data = data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
     let out = out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results/reproduce" }));
     let start = Instant::now();
@@ -1006,23 +968,24 @@ fn reproduce_all(
     let verdicts = reproduce::claims(&outcomes);
     let write = |path: &std::path::Path, prefix: &str| {
         let text = reproduce::report(&outcomes, &verdicts, quick, prefix);
-        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        std::fs::write(path, text).map_err(file(FileOp::Write, path))
     };
     let report = out.join("REPORT.md");
     write(&report, "")?;
     if let Some(copy) = &report_copy {
         // The copy carries its plots: <dir>/<stem>/<run>/regret.svg beside <dir>/<stem>.md.
         let dir = copy.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        let stem = copy.file_stem().map(|s| s.to_string_lossy().into_owned()).ok_or_else(|| {
-            format!("--report-copy {}: give a file name, e.g. docs/results.md", copy.display())
-        })?;
+        let stem = copy
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .ok_or_else(|| Usage::ReportCopyName(copy.clone()))?;
         for o in &outcomes {
             let plot = out.join(o.planned.key).join("regret.svg");
             if plot.is_file() {
                 let to = dir.join(&stem).join(o.planned.key);
                 std::fs::create_dir_all(&to)
                     .and_then(|()| std::fs::copy(&plot, to.join("regret.svg")))
-                    .map_err(|e| format!("cannot copy {} to {}: {e}", plot.display(), to.display()))?;
+                    .map_err(file(FileOp::CopyTo(to.clone()), &plot))?;
             }
         }
         write(copy, &format!("{stem}/"))?;
@@ -1039,12 +1002,10 @@ fn reproduce_all(
     Ok(())
 }
 
-fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Result<(), String> {
+fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Result<(), CliError> {
     use host_sim::audit;
     if samples < 1000 || qemu.is_some_and(|q| q < 1000) {
-        return Err(format!(
-            "--samples and --qemu-samples must be at least 1000, got {samples} and {qemu:?}"
-        ));
+        return Err(Usage::AuditSamples { samples, qemu }.into());
     }
     let alpha = 1e-6;
     eprintln!("auditing with {samples} draws per neighbour, Clopper-Pearson at alpha = {alpha} ...");
@@ -1052,17 +1013,14 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
     if let Some(qemu_samples) = qemu {
         let elf = host_sim::runner::default_firmware_elf();
         if !elf.is_file() {
-            return Err(format!(
-                "no firmware at {}: build it with (cd firmware-example && cargo build --release)",
-                elf.display()
-            ));
+            return Err(runner::ConfigError::NoFirmware(elf).into());
         }
         eprintln!("auditing the firmware under QEMU with {qemu_samples} draws per neighbour ...");
         verdicts.extend(audit::audit_all(&audit::firmware_cases(&elf), qemu_samples, alpha, seed));
     }
     print!("{}", audit::table(&verdicts));
     let dir = out.unwrap_or_else(|| PathBuf::from("results").join("audit"));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(file(FileOp::CreateDir, &dir))?;
     let path = dir.join("audit.json");
     let record = serde_json::json!({
         "samples_per_neighbour": samples,
@@ -1071,48 +1029,40 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
         "seed": seed,
         "verdicts": verdicts,
     });
-    let json = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
-    std::fs::write(&path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let json = serde_json::to_string_pretty(&record)?;
+    std::fs::write(&path, json).map_err(file(FileOp::Write, &path))?;
     say!("wrote {}", path.display());
-    let wrong: Vec<&str> = verdicts.iter().filter(|v| v.passed != v.ours).map(|v| v.name.as_str()).collect();
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("audit verdicts contrary to expectation: {}", wrong.join(", ")))
-    }
+    let wrong: Vec<String> = verdicts.iter().filter(|v| v.passed != v.ours).map(|v| v.name.clone()).collect();
+    if wrong.is_empty() { Ok(()) } else { Err(Usage::AuditContrary(wrong).into()) }
 }
 
 /// `host-sim live`: the learner against the user's device, until the horizon or the device's
 /// budget; prints the most played action and writes live.csv, live.json and actions.csv.
-fn live(args: LiveArgs) -> Result<(), String> {
+fn live(args: LiveArgs) -> Result<(), CliError> {
     use host_sim::live::{self, Actions, LiveSpec};
     use host_sim::transport::{QemuDevice, SerialLink, TcpLink, WireClient};
 
-    let epsilon = ldp_core::Epsilon::new(args.eps).map_err(|e| format!("--eps {}: {e}", args.eps))?;
+    let epsilon = ldp_core::Epsilon::new(args.eps).map_err(|_| Usage::NotAnEpsilon(args.eps.to_string()))?;
     let learners = [&host_sim::bo::GP_EXPERIMENT_ALGORITHMS[..], &[bandit::LDP_RSE]].concat();
     let learner = learners
         .iter()
         .find(|a| host_sim::executor::names_learner(&args.learner, a.label(true)))
         .copied()
-        .ok_or_else(|| {
-            let names: Vec<&str> = learners.iter().map(|a| a.label(true)).collect();
-            format!("unknown --learner '{}': use one of {}", args.learner, names.join(", "))
+        .ok_or_else(|| Usage::UnknownLearner {
+            name: args.learner.clone(),
+            valid: learners.iter().map(|a| a.label(true)).collect(),
         })?;
     let actions = match (&args.coords, args.actions) {
-        (Some(path), _) => Actions::file(path.clone()).map_err(|e| e.to_string())?,
-        (None, Some(count)) => Actions::Grid { count },
-        (None, None) => return Err("give the device's actions: --actions N or --coords FILE.csv".into()),
+        (Some(path), _) => Actions::file(path.clone())?,
+        // clap requires one of the two.
+        (None, count) => Actions::Grid { count: count.unwrap_or(0) },
     };
+    check("--lengthscale", args.lengthscale, Sign::Positive)?;
     let lengthscale = match (&actions, args.lengthscale) {
-        (_, Some(l)) if !(l.is_finite() && l > 0.0) => {
-            return Err(format!("--lengthscale must be a finite number > 0, got {l}"));
-        }
         (Actions::Grid { .. }, None) => Some(host_sim::env::sensor::SENSOR_PRIOR_LENGTHSCALE),
         (_, l) => l,
     };
-    if !(args.beta_scale.is_finite() && args.beta_scale >= 0.0) {
-        return Err(format!("--beta-scale must be finite and >= 0, got {}", args.beta_scale));
-    }
+    check("--beta-scale", Some(args.beta_scale), Sign::NonNegative)?;
     let spec = LiveSpec {
         learner,
         actions,
@@ -1133,28 +1083,28 @@ fn live(args: LiveArgs) -> Result<(), String> {
             );
         }
     };
-    let device = runner::DeviceKind::parse(&args.device).map_err(|e| e.to_string())?;
-    let session = host_sim::fleet::session_start().map_err(|e| e.to_string())?;
+    let device = runner::DeviceKind::parse(&args.device)?;
+    let session = host_sim::fleet::session_start().map_err(CliError::System)?;
     let outcome = match device {
         runner::DeviceKind::Serial { path } => {
-            let link = SerialLink::open(&path).map_err(|e| format!("cannot open {path}: {e}"))?;
+            let link =
+                SerialLink::open(&path).map_err(|source| CliError::Connect { target: path, source })?;
             live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
         }
         runner::DeviceKind::Tcp { addr } => {
             let link = TcpLink::connect(&addr, std::time::Duration::from_secs(5))
-                .map_err(|e| format!("cannot connect to {addr}: {e}"))?;
+                .map_err(|source| CliError::Connect { target: addr, source })?;
             live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
         }
         runner::DeviceKind::Qemu { elf } => {
             let dir = args.out.join("device");
-            let _lock = host_sim::fleet::lock_device_dir(&dir).map_err(|e| e.to_string())?;
-            let mut qemu = QemuDevice::start(&elf, &dir).map_err(|e| e.to_string())?;
-            let link = qemu.connect().map_err(|e| e.to_string())?;
+            let _lock = host_sim::fleet::lock_device_dir(&dir).map_err(file(FileOp::Lock, &dir))?;
+            let mut qemu = QemuDevice::start(&elf, &dir).map_err(CliError::System)?;
+            let link = qemu.connect().map_err(CliError::System)?;
             live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
         }
-        _ => return Err("live runs on one device: --device serial:PATH, tcp:HOST:PORT or qemu[:ELF]".into()),
-    }
-    .map_err(|e| e.to_string())?;
+        _ => return Err(Usage::LiveDevice.into()),
+    }?;
     let spent: f64 = outcome.rounds[outcome.resumed..].iter().map(|r| r.epsilon_effective).sum();
     if outcome.budget_exhausted {
         say!(
@@ -1181,17 +1131,16 @@ const DEFAULT_USER_BUDGET_REPORTS: f64 = 100.0;
 
 /// `host-sim fleet devices`: boots the devices, serves them until stdin closes or --seconds
 /// pass, prints one line per device at the start and a summary at the end.
-fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
+fn fleet_devices(args: DevicesArgs) -> Result<(), CliError> {
     use host_sim::experiments::experiment_env;
     use host_sim::mqtt::{BrokerUrl, Devices, DevicesSpec, Seeds};
 
-    let broker = BrokerUrl::parse(&args.broker).map_err(|e| e.to_string())?;
+    let broker = BrokerUrl::parse(&args.broker)?;
     if args.count == 0 {
-        return Err("--count must be at least 1".into());
+        return Err(Usage::NoDevices.into());
     }
     let data = args.data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
-    let (env, experiment_eps) = experiment_env(&args.experiment, args.seed, args.trial, data.as_deref())
-        .map_err(|e| e.to_string())?;
+    let (env, experiment_eps) = experiment_env(&args.experiment, args.seed, args.trial, data.as_deref())?;
     let epsilon = args.eps.unwrap_or(experiment_eps);
     let user_budget = args.user_budget.unwrap_or(DEFAULT_USER_BUDGET_REPORTS * epsilon);
     let mut spec = DevicesSpec::new(broker.clone(), &args.dir, args.count, env, epsilon, user_budget);
@@ -1201,7 +1150,7 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
         let trial_seed = host_sim::settings::derive_seed(args.seed, args.trial, 0);
         spec.seeds = Seeds::Simulated { trial_seed };
     }
-    let devices = Devices::open(&spec).map_err(|e| e.to_string())?;
+    let devices = Devices::open(&spec)?;
     for d in devices.status() {
         say!(
             "device {}: boot {}, budget left {} (eps {epsilon} per report), state {}",
@@ -1219,7 +1168,7 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), String> {
         }
     }
     let stop = stop_flag(args.seconds);
-    let stats = devices.serve(&stop).map_err(|e| e.to_string())?;
+    let stats = devices.serve(&stop)?;
     say!(
         "stopped: {} replies ({} late), {} connection(s), {} publishes dropped",
         stats.replies,
@@ -1253,13 +1202,13 @@ fn stop_flag(seconds: Option<u64>) -> std::sync::Arc<std::sync::atomic::AtomicBo
 
 /// `host-sim fleet bridge`: connects to the board, prints its hello, bridges it until stdin
 /// closes or --seconds pass, prints a summary.
-fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
+fn fleet_bridge(args: BridgeArgs) -> Result<(), CliError> {
     use host_sim::bridge::{Bridge, BridgeStats};
     use host_sim::mqtt::BrokerUrl;
     use host_sim::transport::{Link, QemuDevice, SerialLink, TcpLink, build_firmware};
 
-    fn serve<L: Link>(link: L, broker: &BrokerUrl, seconds: Option<u64>) -> Result<BridgeStats, String> {
-        let bridge = Bridge::new(link).map_err(|e| e.to_string())?;
+    fn serve<L: Link>(link: L, broker: &BrokerUrl, seconds: Option<u64>) -> Result<BridgeStats, CliError> {
+        let bridge = Bridge::new(link)?;
         let hello = *bridge.hello();
         say!(
             "board {} (topics ldp/{}/...): B = {}, R = {}, eps {} per report, budget left {} of {}",
@@ -1275,16 +1224,16 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
             Some(s) => say!("bridging it to {broker} for {s} s"),
             None => say!("bridging it to {broker} until stdin closes (Ctrl-D)"),
         }
-        bridge.serve(broker, &stop_flag(seconds)).map_err(|e| e.to_string())
+        Ok(bridge.serve(broker, &stop_flag(seconds))?)
     }
 
-    let broker = BrokerUrl::parse(&args.broker).map_err(|e| e.to_string())?;
+    let broker = BrokerUrl::parse(&args.broker)?;
     let stats = if let Some(elf) = args.qemu {
         let elf = match elf {
             Some(elf) => elf,
             None => {
                 say!("building the firmware ...");
-                build_firmware(&[]).map_err(|e| e.to_string())?
+                build_firmware(&[])?
             }
         };
         let fresh = args.dir.is_none();
@@ -1296,27 +1245,28 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
         });
         // One board, one process; a board is created only when asked, and never again once it
         // has lost its state (QEMU would provision a fresh one: a fresh budget).
-        let _lock = host_sim::fleet::lock_device_dir(&dir).map_err(|e| e.to_string())?;
+        let _lock = host_sim::fleet::lock_device_dir(&dir).map_err(file(FileOp::Lock, &dir))?;
         let marker = dir.join("board.txt");
         let new =
             host_sim::fleet::may_provision(&dir.join("ldp-state.bin"), &marker, fresh || args.provision)
-                .map_err(|why| format!("the board in {} {why}", dir.display()))?;
+                .map_err(|why| Usage::Provision { dir: dir.clone(), why })?;
         if new {
             host_sim::fleet::write_synced(&marker, &format!("firmware = {}\n", elf.display()))
-                .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+                .map_err(file(FileOp::Write, &marker))?;
         }
         say!("booting {} under QEMU in {}", elf.display(), dir.display());
-        let mut qemu = QemuDevice::start(&elf, &dir).map_err(|e| e.to_string())?;
-        let link = qemu.connect().map_err(|e| e.to_string())?;
+        let mut qemu = QemuDevice::start(&elf, &dir).map_err(CliError::System)?;
+        let link = qemu.connect().map_err(CliError::System)?;
         serve(link, &broker, args.seconds)?
     } else if let Some(path) = args.serial {
-        serve(SerialLink::open(&path).map_err(|e| e.to_string())?, &broker, args.seconds)?
+        let link = SerialLink::open(&path).map_err(|source| CliError::Connect { target: path, source })?;
+        serve(link, &broker, args.seconds)?
     } else if let Some(addr) = args.tcp {
         let link = TcpLink::connect(&addr, std::time::Duration::from_secs(10))
-            .map_err(|e| format!("cannot connect to the board at {addr}: {e}"))?;
+            .map_err(|source| CliError::Connect { target: format!("the board at {addr}"), source })?;
         serve(link, &broker, args.seconds)?
     } else {
-        return Err("give the board: --qemu [ELF], --serial PATH or --tcp HOST:PORT".into());
+        return Err(Usage::NoBoard.into());
     };
     say!(
         "stopped: {} queries to the board ({} dropped: retained, or not one frame), {} frames from it, {} hellos, \
@@ -1333,15 +1283,12 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), String> {
 }
 
 /// `host-sim fleet bench`: runs the benchmark, prints the table, writes --json.
-fn fleet_bench(args: BenchArgs) -> Result<(), String> {
+fn fleet_bench(args: BenchArgs) -> Result<(), CliError> {
     use host_sim::fleet_bench::{BenchSpec, run_bench};
     use host_sim::mqtt::BrokerUrl;
 
-    let broker = if args.broker.eq_ignore_ascii_case("none") {
-        None
-    } else {
-        Some(BrokerUrl::parse(&args.broker).map_err(|e| e.to_string())?)
-    };
+    let broker =
+        if args.broker.eq_ignore_ascii_case("none") { None } else { Some(BrokerUrl::parse(&args.broker)?) };
     let spec = BenchSpec {
         broker,
         sizes: args.devices,
@@ -1351,11 +1298,11 @@ fn fleet_bench(args: BenchArgs) -> Result<(), String> {
         queries: args.queries,
         in_process: args.in_process,
     };
-    let report = run_bench(&spec, |what| eprintln!("{what}")).map_err(|e| e.to_string())?;
+    let report = run_bench(&spec, |what| eprintln!("{what}"))?;
     print!("{}", report.table());
     if let Some(path) = args.json {
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(&path, text + "\n").map_err(file(FileOp::Write, &path))?;
         say!("wrote {}", path.display());
     }
     Ok(())

@@ -1,0 +1,359 @@
+//! Why a `host-sim` command failed: the command line's own refusals ([`Usage`]), the library's
+//! typed errors, and files that could not be read or written. `main` prints one line,
+//! `error: <this>`, and exits non-zero.
+
+use std::io;
+use std::path::PathBuf;
+
+use host_sim::bridge::BridgeError;
+use host_sim::demo::PrivatiseError;
+use host_sim::env::table::TableError;
+use host_sim::fleet_bench::BenchError;
+use host_sim::live::LiveError;
+use host_sim::mqtt_error::MqttError;
+use host_sim::output::OutputError;
+use host_sim::runner::{ConfigError, RunError};
+use host_sim::transport::FirmwareError;
+
+/// A command failed.
+#[derive(Debug)]
+pub enum CliError {
+    /// The command line asks for something that cannot be done.
+    Usage(Usage),
+    /// A run setting the library refused.
+    Config(ConfigError),
+    /// A run stopped.
+    Run(RunError),
+    /// A data or coordinates file cannot be used.
+    Table(TableError),
+    /// A result file could not be written.
+    Output(OutputError),
+    /// A live run stopped.
+    Live(LiveError),
+    /// The broker or an MQTT fleet failed.
+    Mqtt(MqttError),
+    /// A bridge failed.
+    Bridge(BridgeError),
+    /// The fleet benchmark failed.
+    Bench(BenchError),
+    /// `privatise` failed.
+    Privatise(PrivatiseError),
+    /// The firmware could not be built.
+    Firmware(FirmwareError),
+    /// A file could not be read, written, created or copied.
+    File {
+        /// What was being done.
+        op: FileOp,
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// A settings file is not TOML of run settings.
+    Settings {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said (line, column, key).
+        source: Box<toml::de::Error>,
+    },
+    /// A shard's settings could not be recorded.
+    RecordSettings(toml::ser::Error),
+    /// A JSON record could not be made.
+    Json(serde_json::Error),
+    /// A device could not be reached.
+    Connect {
+        /// The port or address.
+        target: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The emulator could not be started or reached, or no OS entropy.
+    System(io::Error),
+}
+
+/// What was being done to a file.
+#[derive(Debug)]
+pub enum FileOp {
+    /// Reading a settings file.
+    ReadConfig,
+    /// Reading a shard's recorded settings.
+    ReadShard,
+    /// Writing (a result, the shard's settings, a marker).
+    Write,
+    /// Creating a directory.
+    CreateDir,
+    /// Copying a plot to this destination.
+    CopyTo(PathBuf),
+    /// Locking a device's directory.
+    Lock,
+}
+
+/// Whether a number must be > 0 or ≥ 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sign {
+    /// Finite and > 0.
+    Positive,
+    /// Finite and ≥ 0.
+    NonNegative,
+}
+
+/// What the command line asks for that cannot be done, in its own words.
+#[derive(Debug, PartialEq)]
+pub enum Usage {
+    /// `run` without an experiment.
+    NoExperiment,
+    /// No experiment of this name.
+    UnknownExperiment(String),
+    /// An `--eps` value that is not an ε.
+    NotAnEpsilon(String),
+    /// A list of ε with `--shard` or `merge`.
+    SweepSharded,
+    /// A setting of `custom` given to another experiment.
+    NotCustom {
+        /// The flag.
+        flag: &'static str,
+        /// The experiment.
+        experiment: &'static str,
+    },
+    /// `custom` without `--arms`.
+    NoArms,
+    /// `--kernel`/`--lengthscale` without `--coords`.
+    KernelWithoutCoords,
+    /// A number out of its range.
+    Number {
+        /// The flag.
+        flag: &'static str,
+        /// The value given.
+        value: f64,
+        /// What it must be.
+        sign: Sign,
+    },
+    /// `--eps` for a non-private experiment.
+    EpsNonPrivate(&'static str),
+    /// `--eps none` for a private experiment other than `custom`.
+    EpsNone(&'static str),
+    /// `--family bandit` with too many arms.
+    TooManyArms {
+        /// The arms file.
+        file: PathBuf,
+        /// Its arms.
+        arms: usize,
+        /// The most the bandit learners take.
+        max: usize,
+    },
+    /// `--shard` with an MQTT fleet.
+    ShardOverMqtt,
+    /// `--user-budget` with an MQTT fleet.
+    UserBudgetOverMqtt,
+    /// `--routing`/`--user-budget` without a fleet.
+    FleetOnly,
+    /// A wire device for an experiment whose rewards are on the host.
+    HostRewards(&'static str),
+    /// No noise of this name.
+    UnknownNoise(String),
+    /// `--noise` for a non-synthetic experiment.
+    NoiseNotSynthetic(&'static str),
+    /// A private run with unbounded noise.
+    UnboundedPrivate,
+    /// Shards of different runs.
+    ShardsDiffer {
+        /// The first shard.
+        first: PathBuf,
+        /// The one that differs.
+        other: PathBuf,
+    },
+    /// `merge` without directories.
+    NoShards,
+    /// `--report-copy` without a file name.
+    ReportCopyName(PathBuf),
+    /// Too few audit samples.
+    AuditSamples {
+        /// `--samples`.
+        samples: u64,
+        /// `--qemu-samples`, with `--qemu`.
+        qemu: Option<u64>,
+    },
+    /// The audit's verdicts are not what they should be (the mechanisms named).
+    AuditContrary(Vec<String>),
+    /// `fleet devices --count 0`.
+    NoDevices,
+    /// A board directory that may not be provisioned (why: the fleet's rule).
+    Provision {
+        /// The board's directory.
+        dir: PathBuf,
+        /// Why.
+        why: &'static str,
+    },
+    /// `fleet bridge` without a board.
+    NoBoard,
+    /// `live --learner` names no learner.
+    UnknownLearner {
+        /// The name.
+        name: String,
+        /// The learners.
+        valid: Vec<&'static str>,
+    },
+    /// `live` on a device that is not one board.
+    LiveDevice,
+}
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoExperiment => f.write_str("name an experiment: host-sim run <name> (see host-sim list)"),
+            Self::UnknownExperiment(name) => {
+                write!(f, "unknown experiment '{name}': see host-sim list (custom runs your own data)")
+            }
+            Self::NotAnEpsilon(text) => {
+                write!(f, "--eps '{text}' is not an ε: give numbers > 0, e.g. 1 or 0.5,1,2 (or none)")
+            }
+            Self::SweepSharded => {
+                f.write_str("an ε sweep cannot be sharded: shard each ε's run (--eps one value, --out its own)")
+            }
+            Self::NotCustom { flag, experiment } => write!(
+                f,
+                "{flag} describes your own problem: use it with `host-sim run custom --arms FILE.csv`, not {experiment}"
+            ),
+            Self::NoArms => f.write_str(
+                "custom runs on your data: give --arms FILE.csv (one column per arm, one row per observation)",
+            ),
+            Self::KernelWithoutCoords => {
+                f.write_str("--kernel and --lengthscale need --coords FILE.csv (the arms' coordinates)")
+            }
+            Self::Number { flag, value, sign } => {
+                let rule = match sign {
+                    Sign::Positive => ">",
+                    Sign::NonNegative => ">=",
+                };
+                write!(f, "{flag} must be a finite number {rule} 0, got {value}")
+            }
+            Self::EpsNonPrivate(name) => write!(f, "{name} is non-private: --eps does not apply"),
+            Self::EpsNone(name) => {
+                write!(f, "--eps none applies to custom; {name} is private (fig2d-f are non-private)")
+            }
+            Self::TooManyArms { file, arms, max } => write!(
+                f,
+                "--family bandit runs on at most {max} arms and {} has {arms}: use --family gp (its learners share what they learn between arms)",
+                file.display()
+            ),
+            Self::ShardOverMqtt => {
+                f.write_str("--shard: an MQTT fleet answers one learner at a time; run the whole run against it")
+            }
+            Self::UserBudgetOverMqtt => f.write_str(
+                "--user-budget: the devices of an MQTT fleet set their own (host-sim fleet devices --user-budget)",
+            ),
+            Self::FleetOnly => f.write_str("--routing and --user-budget apply to a fleet: add --device fleet:N"),
+            Self::HostRewards(name) => write!(
+                f,
+                "{name} keeps its reward model on the host; a device on the wire reads its own sensor: use the device experiment"
+            ),
+            Self::UnknownNoise(name) => {
+                write!(f, "unknown --noise '{name}': use uniform, student-t, pareto or gaussian")
+            }
+            Self::NoiseNotSynthetic(name) => {
+                write!(f, "--noise applies to synthetic experiments only, not {name}")
+            }
+            Self::UnboundedPrivate => {
+                f.write_str("a private run needs bounded noise (CTL clamps to B + R): use --noise uniform")
+            }
+            Self::ShardsDiffer { first, other } => write!(
+                f,
+                "{} and {} are shards of runs with different settings: merge the shards of one run",
+                first.display(),
+                other.display()
+            ),
+            Self::NoShards => f.write_str("name the shard directories to merge"),
+            Self::ReportCopyName(path) => {
+                write!(f, "--report-copy {}: give a file name, e.g. docs/results.md", path.display())
+            }
+            Self::AuditSamples { samples, qemu } => write!(
+                f,
+                "--samples and --qemu-samples must be at least 1000, got {samples} and {}",
+                qemu.map_or("none".to_string(), |q| q.to_string())
+            ),
+            Self::AuditContrary(names) => {
+                write!(f, "audit verdicts contrary to expectation: {}", names.join(", "))
+            }
+            Self::NoDevices => f.write_str("--count must be at least 1"),
+            Self::Provision { dir, why } => write!(f, "the board in {} {why}", dir.display()),
+            Self::NoBoard => f.write_str("give the board: --qemu [ELF], --serial PATH or --tcp HOST:PORT"),
+            Self::UnknownLearner { name, valid } => {
+                write!(f, "unknown --learner '{name}': use one of {}", valid.join(", "))
+            }
+            Self::LiveDevice => {
+                f.write_str("live runs on one device: --device serial:PATH, tcp:HOST:PORT or qemu[:ELF]")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Usage(e) => write!(f, "{e}"),
+            Self::Config(e) => write!(f, "{e}"),
+            Self::Run(e) => write!(f, "{e}"),
+            Self::Table(e) => write!(f, "{e}"),
+            Self::Output(e) => write!(f, "{e}"),
+            Self::Live(e) => write!(f, "{e}"),
+            Self::Mqtt(e) => write!(f, "{e}"),
+            Self::Bridge(e) => write!(f, "{e}"),
+            Self::Bench(e) => write!(f, "{e}"),
+            Self::Privatise(e) => write!(f, "{e}"),
+            Self::Firmware(e) => write!(f, "{e}"),
+            Self::File { op, path, source } => match op {
+                FileOp::ReadConfig => write!(f, "cannot read config {}: {source}", path.display()),
+                FileOp::ReadShard => write!(
+                    f,
+                    "cannot read {}: {source}: give the --out directories of `host-sim run ... --shard i/n`",
+                    path.display()
+                ),
+                FileOp::Write => write!(f, "cannot write {}: {source} (check --out)", path.display()),
+                FileOp::CreateDir => write!(f, "cannot create {}: {source}", path.display()),
+                FileOp::CopyTo(to) => {
+                    write!(f, "cannot copy {} to {}: {source}", path.display(), to.display())
+                }
+                FileOp::Lock => write!(f, "{}: {source}", path.display()),
+            },
+            Self::Settings { path, source } => write!(f, "config {}: {source}", path.display()),
+            Self::RecordSettings(e) => write!(f, "cannot record the shard's settings: {e}"),
+            Self::Json(e) => write!(f, "cannot make the JSON record: {e}"),
+            Self::Connect { target, source } => write!(f, "cannot connect to {target}: {source}"),
+            Self::System(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
+macro_rules! from {
+    ($($t:ty => $v:ident),* $(,)?) => {
+        $(impl From<$t> for CliError {
+            fn from(e: $t) -> Self {
+                Self::$v(e)
+            }
+        })*
+    };
+}
+
+from! {
+    Usage => Usage,
+    ConfigError => Config,
+    RunError => Run,
+    TableError => Table,
+    OutputError => Output,
+    LiveError => Live,
+    MqttError => Mqtt,
+    BridgeError => Bridge,
+    BenchError => Bench,
+    PrivatiseError => Privatise,
+    FirmwareError => Firmware,
+    serde_json::Error => Json,
+    toml::ser::Error => RecordSettings,
+}
+
+/// A file error: `file(op, path)` makes the `map_err` closure.
+pub fn file(op: FileOp, path: &std::path::Path) -> impl FnOnce(io::Error) -> CliError {
+    let path = path.to_path_buf();
+    move |source| CliError::File { op, path, source }
+}
