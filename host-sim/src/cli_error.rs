@@ -289,18 +289,10 @@ impl std::fmt::Display for Usage {
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(e) = self.wrapped() {
+            return write!(f, "{e}");
+        }
         match self {
-            Self::Usage(e) => write!(f, "{e}"),
-            Self::Config(e) => write!(f, "{e}"),
-            Self::Run(e) => write!(f, "{e}"),
-            Self::Table(e) => write!(f, "{e}"),
-            Self::Output(e) => write!(f, "{e}"),
-            Self::Live(e) => write!(f, "{e}"),
-            Self::Mqtt(e) => write!(f, "{e}"),
-            Self::Bridge(e) => write!(f, "{e}"),
-            Self::Bench(e) => write!(f, "{e}"),
-            Self::Privatise(e) => write!(f, "{e}"),
-            Self::Firmware(e) => write!(f, "{e}"),
             Self::File { op, path, source } => match op {
                 FileOp::ReadConfig => write!(f, "cannot read config {}: {source}", path.display()),
                 FileOp::ReadShard => write!(
@@ -319,24 +311,36 @@ impl std::fmt::Display for CliError {
             Self::RecordSettings(e) => write!(f, "cannot record the shard's settings: {e}"),
             Self::Json(e) => write!(f, "cannot make the JSON record: {e}"),
             Self::Connect { target, source } => write!(f, "cannot connect to {target}: {source}"),
-            Self::System(e) => write!(f, "{e}"),
+            _ => Ok(()), // every other variant wraps an error that says it all (`wrapped`)
         }
     }
 }
 
 impl std::error::Error for CliError {}
 
-macro_rules! from {
+/// The variants that wrap another error whose message is the whole message: `From` for each,
+/// and [`CliError::wrapped`].
+macro_rules! wrapping {
     ($($t:ty => $v:ident),* $(,)?) => {
         $(impl From<$t> for CliError {
             fn from(e: $t) -> Self {
                 Self::$v(e)
             }
         })*
+
+        impl CliError {
+            /// The wrapped error, for the variants that are one.
+            fn wrapped(&self) -> Option<&dyn std::fmt::Display> {
+                match self {
+                    $(Self::$v(e) => Some(e),)*
+                    _ => None,
+                }
+            }
+        }
     };
 }
 
-from! {
+wrapping! {
     Usage => Usage,
     ConfigError => Config,
     RunError => Run,
@@ -348,8 +352,19 @@ from! {
     BenchError => Bench,
     PrivatiseError => Privatise,
     FirmwareError => Firmware,
-    serde_json::Error => Json,
-    toml::ser::Error => RecordSettings,
+    io::Error => System,
+}
+
+impl From<serde_json::Error> for CliError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Json(e)
+    }
+}
+
+impl From<toml::ser::Error> for CliError {
+    fn from(e: toml::ser::Error) -> Self {
+        Self::RecordSettings(e)
+    }
 }
 
 /// A file error: `file(op, path)` makes the `map_err` closure.

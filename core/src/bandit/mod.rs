@@ -203,11 +203,20 @@ fn check_eta(eta: f64) -> Result<f64, ParamError> {
     if eta.is_finite() && eta > 0.0 { Ok(eta) } else { Err(ParamError::LearningRateInvalid) }
 }
 
-/// Index of the largest score, first on ties; NaN scores lose.
-fn argmax<const K: usize>(score: impl Fn(usize) -> f64) -> usize {
+/// Index of the largest `score(i)` for `i` in `0..n`, first on ties; NaN scores lose (0 if
+/// every score is NaN or `n = 0`). The one argmax of the workspace: the host's learners use it
+/// too.
+///
+/// ```
+/// use ldp_core::bandit::argmax;
+/// let s = [1.0, f64::NAN, 3.0, 3.0];
+/// assert_eq!(argmax(4, |i| s[i]), 2);
+/// assert_eq!(argmax(0, |_| 1.0), 0);
+/// ```
+pub fn argmax(n: usize, score: impl Fn(usize) -> f64) -> usize {
     let mut best = 0;
     let mut best_score = f64::NEG_INFINITY;
-    for i in 0..K {
+    for i in 0..n {
         let s = score(i);
         if s > best_score {
             best = i;
@@ -276,6 +285,6 @@ mod tests {
     #[test]
     fn argmax_takes_the_first_of_ties_and_ignores_nan() {
         let s = [1.0, f64::NAN, 3.0, 3.0];
-        assert_eq!(argmax::<4>(|i| s[i]), 2);
+        assert_eq!(argmax(4, |i| s[i]), 2);
     }
 }

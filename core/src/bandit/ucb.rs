@@ -99,7 +99,7 @@ impl<const K: usize> RobustUcb<K> {
     pub fn select(&self) -> usize {
         match self.counts.iter().position(|&n| n == 0) {
             Some(arm) => arm,
-            None => argmax::<K>(|a| self.index(a)),
+            None => argmax(K, |a| self.index(a)),
         }
     }
 
@@ -251,7 +251,7 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
             Some(arm) => arm,
             None => {
                 let log_common = self.log_common();
-                argmax::<K>(|a| self.index_with(a, log_common))
+                argmax(K, |a| self.index_with(a, log_common))
             }
         }
     }

@@ -191,19 +191,8 @@ impl std::fmt::Display for PolicyError {
 
 impl std::error::Error for PolicyError {}
 
-/// Index of the largest `score(i)` for i in 0..n (first on ties; NaN scores lose).
-pub fn argmax(n: usize, score: impl Fn(usize) -> f64) -> usize {
-    let mut best = 0;
-    let mut best_score = f64::NEG_INFINITY;
-    for i in 0..n {
-        let s = score(i);
-        if s > best_score {
-            best = i;
-            best_score = s;
-        }
-    }
-    best
-}
+/// Index of the largest `score(i)` for i in 0..n (first on ties; NaN scores lose): `ldp-core`'s.
+pub use ldp_core::bandit::argmax;
 
 /// The UCB arm argmax μ(x) + β σ(x), σ = √(`variances`) (first on ties; NaN scores lose).
 pub(crate) fn ucb_arm(means: &DVector<f64>, variances: &DVector<f64>, beta: f64) -> usize {
