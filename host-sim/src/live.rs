@@ -16,6 +16,7 @@
 //!   the learner, checking that it chooses the recorded actions again, and continues.
 //! - `live.csv`: one row per release, written and flushed as it arrives: `round, action,
 //!   release, epsilon_effective, budget_remaining`.
+//! - `live.svg`, `live.png`: the action played in each round.
 //! - `actions.csv`: per action, the number of releases, their mean (an unbiased estimate of
 //!   f(action) while readings lie within B + R) and its standard error.
 
@@ -32,6 +33,7 @@ use crate::bo::{AlgorithmSpec, Policy, PolicyError};
 use crate::env::RewardBounds;
 use crate::env::custom::{KernelChoice, kernel_prior};
 use crate::env::table::{TableError, TableProblem, fnv1a, read_points};
+use crate::plot::{LivePlot, write_live_plot};
 use crate::runner::{RunConfig, RunError, problem_from};
 use crate::settings::{OutputError, write_whole};
 use crate::transport::{Link, LinkError, WireClient};
@@ -411,6 +413,11 @@ pub fn run<L: Link>(
         outcome.rounds.push(r);
         progress(&r, spec.horizon);
     }
+    let actions: Vec<usize> = outcome.rounds.iter().map(|r| r.action).collect();
+    let title =
+        format!("{} on device {:#x}, eps = {}", spec.learner.label(true), device.id, spec.epsilon.get());
+    let plot = LivePlot { title: &title, actions: &actions, count: points.len() };
+    outcome.files.extend(write_live_plot(out, &plot).map_err(LiveError::Output)?);
     let summary = out.join(ACTIONS_CSV);
     write_whole(&summary, action_table(&outcome.rounds, points.len()).as_bytes())
         .map_err(LiveError::Output)?;

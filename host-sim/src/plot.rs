@@ -102,7 +102,8 @@ pub fn write_plots(
         .iter()
         .map(|r| Curve { label: &r.label, mean: &r.mean, std: &r.std, reference: r.reference })
         .collect();
-    write_figure(dir, &Figure { title, curves, trials: Some(trials) }, options)
+    let figure = Figure { title, curves, trials: Some(trials) };
+    write_figure(dir, (SVG_FILE, PNG_FILE), &Regret { figure: &figure, options })
 }
 
 /// Redraws `regret.svg` and `regret.png` in `dir` from its `regret.csv` alone, as the run drew
@@ -136,7 +137,8 @@ pub fn replot(dir: &Path, options: &PlotOptions) -> Result<Vec<PathBuf>, OutputE
         })
         .collect();
     let trials = record.and_then(|r| r.trials);
-    write_figure(dir, &Figure { title: &title, curves, trials }, options)
+    let figure = Figure { title: &title, curves, trials };
+    write_figure(dir, (SVG_FILE, PNG_FILE), &Regret { figure: &figure, options })
 }
 
 /// The rounds (0-based indices) a curve of `horizon` rounds is drawn through: evenly spaced,
@@ -180,17 +182,45 @@ fn register_embedded_font() -> Result<(), String> {
     }
 }
 
-fn write_figure(dir: &Path, figure: &Figure, options: &PlotOptions) -> Result<Vec<PathBuf>, OutputError> {
-    let svg_path = dir.join(SVG_FILE);
-    let png_path = dir.join(PNG_FILE);
+/// A picture drawn the same way into the SVG and into the PNG's bitmap.
+trait Drawing {
+    /// Width and height in pixels.
+    fn size(&self) -> (u32, u32);
+    /// Draws it on `root`.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
+}
+
+/// The regret figure with its options.
+struct Regret<'a> {
+    figure: &'a Figure<'a>,
+    options: &'a PlotOptions,
+}
+
+impl Drawing for Regret<'_> {
+    fn size(&self) -> (u32, u32) {
+        (PLOT_SIZE.0 + legend_width(self.figure), PLOT_SIZE.1)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        draw(root, self.figure, self.options)
+    }
+}
+
+/// Writes `drawing` into `dir` as the SVG and PNG files `names`; returns their paths.
+fn write_figure(
+    dir: &Path,
+    names: (&str, &str),
+    drawing: &impl Drawing,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let svg_path = dir.join(names.0);
+    let png_path = dir.join(names.1);
     register_embedded_font().map_err(|m| OutputError::write(&svg_path, m))?;
-    let legend_width = legend_width(figure);
-    let size = (PLOT_SIZE.0 + legend_width, PLOT_SIZE.1);
+    let size = drawing.size();
 
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        draw(&root, figure, options).and_then(|()| root.present().map_err(text))
+        drawing.draw(&root).and_then(|()| root.present().map_err(text))
     }
     .map_err(|m| OutputError::write(&svg_path, m))?;
     crate::settings::write_whole(&svg_path, svg.as_bytes())?;
@@ -200,12 +230,65 @@ fn write_figure(dir: &Path, figure: &Figure, options: &PlotOptions) -> Result<Ve
     let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
-        draw(&root, figure, options).and_then(|()| root.present().map_err(text))
+        drawing.draw(&root).and_then(|()| root.present().map_err(text))
     }
     .map_err(|m| OutputError::write(&png_path, m))?;
     let png = encode_png(&rgb, size).map_err(|e| OutputError::write(&png_path, e.to_string()))?;
     crate::settings::write_whole(&png_path, &png)?;
     Ok(vec![svg_path, png_path])
+}
+
+/// The actions a live run played, round by round (`host-sim live`): a dot per round at its
+/// action, so one sees where the learner settles.
+pub struct LivePlot<'a> {
+    /// The title.
+    pub title: &'a str,
+    /// The action of each round, in order.
+    pub actions: &'a [usize],
+    /// Number of actions.
+    pub count: usize,
+}
+
+impl Drawing for LivePlot<'_> {
+    fn size(&self) -> (u32, u32) {
+        PLOT_SIZE
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        root.fill(&WHITE).map_err(text)?;
+        let area = root.titled(self.title, (FAMILY, 18)).map_err(text)?;
+        let rounds = self.actions.len().max(1) as f64;
+        let top = self.count.max(2) as f64 - 0.5;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.5f64..rounds + 0.5, -0.5f64..top)
+            .map_err(text)?;
+        chart
+            .configure_mesh()
+            .x_desc("round")
+            .y_desc("action played")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .label_style((FAMILY, 13))
+            .axis_desc_style((FAMILY, 14))
+            .draw()
+            .map_err(text)?;
+        let colour = PALETTE[0];
+        let dots = self
+            .actions
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| Circle::new(((i + 1) as f64, a as f64), 2, colour.filled()));
+        chart.draw_series(dots).map_err(text)?;
+        Ok(())
+    }
+}
+
+/// Writes `live.svg` and `live.png` into `dir`; returns their paths.
+pub fn write_live_plot(dir: &Path, plot: &LivePlot) -> Result<Vec<PathBuf>, OutputError> {
+    write_figure(dir, ("live.svg", "live.png"), plot)
 }
 
 /// An 8-bit RGB image as PNG bytes.
@@ -560,13 +643,17 @@ mod tests {
         for log_log in [false, true] {
             for reference in [false, true] {
                 let figure = Figure { title: "t", curves: curves(reference), trials: Some(1) };
-                let files = write_figure(&dir, &figure, &PlotOptions { log_log }).unwrap();
+                let options = PlotOptions { log_log };
+                let files =
+                    write_figure(&dir, (SVG_FILE, PNG_FILE), &Regret { figure: &figure, options: &options })
+                        .unwrap();
                 let svg = std::fs::read_to_string(&files[0]).unwrap();
                 assert!(!svg.contains("NaN") && !svg.contains("inf"), "log_log {log_log}");
             }
         }
         let only_zeros = Figure { title: "t", curves: curves(true)[..1].to_vec(), trials: None };
-        write_figure(&dir, &only_zeros, &PlotOptions { log_log: true }).unwrap();
+        let options = PlotOptions { log_log: true };
+        write_figure(&dir, (SVG_FILE, PNG_FILE), &Regret { figure: &only_zeros, options: &options }).unwrap();
         let _ = std::fs::remove_dir_all(dir);
     }
 

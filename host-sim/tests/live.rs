@@ -79,6 +79,9 @@ fn every_release_is_kept_and_charged() {
         table.lines().skip(1).map(|l| l.split(',').nth(1).unwrap().parse::<usize>().unwrap()).sum();
     assert_eq!(pulls, 60);
     assert_eq!(table.lines().count(), 21);
+    let names: Vec<_> = out.files.iter().filter_map(|p| p.file_name()?.to_str()).collect();
+    assert_eq!(names, ["live.json", "live.csv", "live.svg", "live.png", "actions.csv"]);
+    assert!(out.files.iter().all(|p| p.is_file()));
 }
 
 #[test]
