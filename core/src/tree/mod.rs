@@ -86,13 +86,16 @@ use core::fmt;
 
 use crate::error::ParamError;
 use crate::grid::Grid;
-use crate::mechanism::{MAX_RELEASE_INDEX, SCALE_DENOMINATOR};
+use crate::mechanism::SCALE_DENOMINATOR;
 use crate::params::{Bound, Epsilon};
 use crate::sampler::{DiscreteLaplace, MAX_SCALE_NUMERATOR};
 
 mod adaptive;
+pub(crate) mod psums;
 mod scalar;
 mod vector;
+
+use psums::PSums;
 
 pub use adaptive::{Adaptive, AdaptiveTree};
 pub use scalar::{Scalar, Tree};
@@ -322,55 +325,6 @@ fn node_epsilon(sensitivity: i64, noise: DiscreteLaplace) -> f64 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The p-sum bookkeeping, shared by all trees.
-
-/// Exact and noisy p-sums, one per level, each a `D`-vector of grid indices.
-struct PSums<const D: usize, const L: usize> {
-    exact: [[i64; D]; L],
-    noisy: [[i64; D]; L],
-}
-
-impl<const D: usize, const L: usize> PSums<D, L> {
-    const fn new() -> Self {
-        Self { exact: [[0; D]; L], noisy: [[0; D]; L] }
-    }
-
-    /// Seed 004 Alg. 2, lines 6–12, at time `1 ≤ t < 2^L`: close the node at level
-    /// `i = trailing_zeros(t)` with `noise(i)` added to each coordinate, and return Ŝ(t).
-    fn push(&mut self, t: u64, x: &[i64; D], mut noise: impl FnMut(usize) -> i64) -> [i64; D] {
-        let level = t.trailing_zeros() as usize;
-        let mut alpha = *x;
-        for (exact, noisy) in self.exact.iter_mut().zip(self.noisy.iter_mut()).take(level) {
-            for (a, e) in alpha.iter_mut().zip(exact.iter()) {
-                *a = a.saturating_add(*e);
-            }
-            *exact = [0; D];
-            *noisy = [0; D];
-        }
-        if let (Some(exact), Some(noisy)) = (self.exact.get_mut(level), self.noisy.get_mut(level)) {
-            *exact = alpha;
-            for (n, a) in noisy.iter_mut().zip(alpha) {
-                *n = a.saturating_add(noise(level));
-            }
-        }
-        self.prefix(t)
-    }
-
-    /// Ŝ(t) = Σ_{j : Bin_j(t) = 1} α̂_j, each coordinate clamped to ±2^52.
-    fn prefix(&self, t: u64) -> [i64; D] {
-        let mut out = [0i64; D];
-        for (j, node) in self.noisy.iter().enumerate() {
-            if (t >> j) & 1 == 1 {
-                for (o, n) in out.iter_mut().zip(node.iter()) {
-                    *o = o.saturating_add(*n);
-                }
-            }
-        }
-        out.map(|o| o.clamp(-MAX_RELEASE_INDEX, MAX_RELEASE_INDEX))
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // The tree, written once for every kind.
 
 mod sealed {
@@ -496,20 +450,24 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     }
 
     /// Closes the node of the next t with noise `noise(level, dist)` on each coordinate and
-    /// returns Ŝ(t). The caller has checked the insert ([`check_insert`]).
+    /// returns Ŝ(t). The caller has checked the insert ([`check_insert`]), so t ≤ T < 2^L and
+    /// the p-sums hold it; were they not to, the insert is refused as the tree being full.
     fn push(
         &mut self,
         indices: &[i64; D],
         dist: DiscreteLaplace,
         mut noise: impl FnMut(usize, DiscreteLaplace) -> i64,
-    ) -> [i64; D] {
-        self.time += 1;
-        self.sums.push(self.time, indices, |level| noise(level, dist))
+    ) -> Result<[i64; D], TreeInsertError> {
+        let t = self.time + 1;
+        let sums = self.sums.push(t, indices, |level| noise(level, dist));
+        let sums = sums.map_err(|_| TreeInsertError::HorizonReached)?;
+        self.time = t;
+        Ok(sums)
     }
 
     /// Ŝ(t) for the current t again (no new noise), or `None` before the first insert.
     fn last_sums(&self) -> Option<[i64; D]> {
-        (self.time > 0).then(|| self.sums.prefix(self.time))
+        if self.time == 0 { None } else { self.sums.prefix(self.time).ok() }
     }
 
     /// Seed 004 Lemma 2 for this tree: for every t and δ ∈ (0, 1/2], with probability ≥ 1 − δ,
@@ -614,6 +572,7 @@ mod tests {
     //! The p-sum bookkeeping with the noise replaced through `insert_with`: exact prefix sums
     //! with zero noise, the number of noise terms per release, and the node count per element.
     use super::*;
+    use crate::mechanism::MAX_RELEASE_INDEX;
     use crate::params::literal::{bnd, eps};
     use rand_core::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
@@ -760,7 +719,7 @@ mod tests {
         let mut sums = PSums::<1, 32>::new();
         let mut last = 0;
         for t in 1..=(1u64 << 12) {
-            last = sums.push(t, &[-(1 << 20)], |_| 0)[0];
+            last = sums.push(t, &[-(1 << 20)], |_| 0).unwrap()[0];
         }
         assert_eq!(last, -(1i64 << 32));
     }
