@@ -15,7 +15,8 @@
 //!  and reservation written to the state store first  ──► Release { index, k } ──► learner
 //! ```
 //!
-//! - [`params`]: validated ε, δ, bounds and truncation levels;
+//! - [`params`]: validated ε, δ (of a release, and of an error bound), bounds and truncation
+//!   levels;
 //! - [`grid`]: the one public power-of-two grid every release lives on;
 //! - [`mechanism`]: CTL(ε) of Zhou & Tan (seed 000, Curator 1) and the other Laplace
 //!   releases, built on a **floating-point-safe** discrete Laplace on a power-of-two grid;
@@ -105,7 +106,7 @@ pub mod wire;
 pub use budget::{Accountant, BudgetPolicy};
 pub use error::{BudgetError, ParamError, ReleaseError, ReportError};
 pub use mechanism::{LaplaceMechanism, Preprocess, Release};
-pub use params::{Bound, Delta, Epsilon, TruncationLevel};
+pub use params::{Bound, Delta, Epsilon, ErrorBoundDelta, TruncationLevel};
 pub use public::{DeviceConfig, Report};
 pub use reporter::Reporter;
 pub use state::{DeviceState, LogMedium, LogStore, MemoryStore, StateError, StateStore};

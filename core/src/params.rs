@@ -57,6 +57,48 @@ impl Delta {
     }
 }
 
+/// The δ of a high-probability error bound: "with probability ≥ 1 − δ" in seed 004 Lemma 2
+/// ([`lemma2_error_bound`](crate::tree::lemma2_error_bound), the trees' `error_bound`), in
+/// `(0, 1/2]`, the range where that lemma holds as we read it (see there: it is false for δ
+/// near 1). Not a privacy parameter: a release's δ is [`Delta`].
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ErrorBoundDelta(f64);
+
+impl ErrorBoundDelta {
+    /// The largest δ accepted, 1/2.
+    pub const MAX: f64 = 0.5;
+
+    /// Validates δ.
+    ///
+    /// ```
+    /// use ldp_core::{ErrorBoundDelta, ParamError};
+    /// assert_eq!(ErrorBoundDelta::new(0.1).map(ErrorBoundDelta::get), Ok(0.1));
+    /// assert!(ErrorBoundDelta::new(ErrorBoundDelta::MAX).is_ok());
+    /// assert_eq!(ErrorBoundDelta::new(0.51), Err(ParamError::ErrorBoundDeltaOutOfRange));
+    /// assert_eq!(ErrorBoundDelta::new(0.0), Err(ParamError::ErrorBoundDeltaOutOfRange));
+    /// assert_eq!(ErrorBoundDelta::new(f64::NAN), Err(ParamError::ErrorBoundDeltaOutOfRange));
+    /// ```
+    pub const fn new(delta: f64) -> Result<Self, ParamError> {
+        // `!(a < x && x <= b)` also rejects NaN.
+        if !(delta > 0.0 && delta <= Self::MAX) {
+            Err(ParamError::ErrorBoundDeltaOutOfRange)
+        } else {
+            Ok(Self(delta))
+        }
+    }
+
+    /// The value of δ.
+    pub const fn get(self) -> f64 {
+        self.0
+    }
+
+    /// `log₂(1/δ) ≥ 1`.
+    pub(crate) fn log2_inverse(self) -> f64 {
+        -libm::log2(self.0)
+    }
+}
+
 /// A bound on a magnitude — B on |f(x)|, R on |η| (seed 000 §3): finite and ≥ 0.
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

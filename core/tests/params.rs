@@ -2,7 +2,8 @@
 
 use ldp_core::mechanism::sub_weibull_noise_bound;
 use ldp_core::{
-    Bound, BudgetPolicy, Delta, Epsilon, LaplaceMechanism, ParamError, Preprocess, TruncationLevel,
+    Bound, BudgetPolicy, Delta, Epsilon, ErrorBoundDelta, LaplaceMechanism, ParamError, Preprocess,
+    TruncationLevel,
 };
 
 #[test]
@@ -22,6 +23,9 @@ fn each_invalid_parameter_has_its_own_error() {
         (Delta::new(0.0).map(drop), DeltaOutOfRange),
         (Delta::new(1.0).map(drop), DeltaOutOfRange),
         (Delta::new(f64::NAN).map(drop), DeltaOutOfRange),
+        (ErrorBoundDelta::new(0.0).map(drop), ErrorBoundDeltaOutOfRange),
+        (ErrorBoundDelta::new(0.5 + f64::EPSILON).map(drop), ErrorBoundDeltaOutOfRange),
+        (ErrorBoundDelta::new(f64::NAN).map(drop), ErrorBoundDeltaOutOfRange),
         (Bound::new(f64::NAN).map(drop), BoundNotFinite),
         (Bound::new(f64::NEG_INFINITY).map(drop), BoundNotFinite),
         (Bound::new(-0.5).map(drop), BoundNegative),

@@ -4,13 +4,13 @@
 
 mod common;
 
-use common::{bnd, eps};
+use common::{bnd, edel, eps};
 use core::mem::size_of;
 
 use ldp_core::tree::{
     AdaptiveTree, MAX_LEVELS, Tree, TreeInsertError, VectorTree, lemma2_error_bound, levels_for,
 };
-use ldp_core::{Bound, Epsilon, ParamError};
+use ldp_core::{Bound, Epsilon, ErrorBoundDelta, ParamError};
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -81,11 +81,11 @@ fn invalid_parameters_get_their_own_error_variants() {
     assert!(Tree::<32>::new(eps(1e-5), bnd(1.0), 1 << 31).is_ok());
     assert_eq!(VectorTree::<512, 32>::new(eps(1e-5), bnd(1.0), 1 << 31).err(), Some(EpsilonTooSmall));
     // The pure error bound.
-    assert_eq!(lemma2_error_bound(bnd(1.0), eps(1.0), 10, 0.0), Err(ErrorBoundDeltaOutOfRange));
-    assert_eq!(lemma2_error_bound(bnd(1.0), eps(1.0), 10, 0.51), Err(ErrorBoundDeltaOutOfRange));
-    assert_eq!(lemma2_error_bound(bnd(1.0), eps(1.0), 10, f64::NAN), Err(ErrorBoundDeltaOutOfRange));
-    assert_eq!(lemma2_error_bound(bnd(1.0), eps(1.0), 0, 0.1), Err(HorizonZero));
-    assert_eq!(lemma2_error_bound(bnd(0.0), eps(1.0), 10, 0.1), Err(BoundNotPositive));
+    for delta in [0.0, -0.1, 0.51, 1.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(ErrorBoundDelta::new(delta), Err(ErrorBoundDeltaOutOfRange), "δ = {delta}");
+    }
+    assert_eq!(lemma2_error_bound(bnd(1.0), eps(1.0), 0, edel(0.1)), Err(HorizonZero));
+    assert_eq!(lemma2_error_bound(bnd(0.0), eps(1.0), 10, edel(0.1)), Err(BoundNotPositive));
     // Every error explains itself.
     for e in [EpsilonNotFinite, EpsilonTooSmall, HorizonAboveCapacity, ErrorBoundDeltaOutOfRange] {
         assert!(e.to_string().len() > 20);
@@ -229,17 +229,16 @@ fn noise_is_calibrated_to_depth_and_to_l1_sensitivity() {
 fn error_bound_is_the_paper_formula_at_the_effective_bound() {
     let tree = Tree::<10>::new(eps(0.5), bnd(2.0), 1000).unwrap();
     for delta in [0.5, 0.1, 1e-6] {
-        let ours = tree.error_bound(delta).unwrap();
-        let paper = lemma2_error_bound(bnd(tree.effective_bound()), eps(0.5), 1000, delta).unwrap();
+        let ours = tree.error_bound(edel(delta));
+        let paper = lemma2_error_bound(bnd(tree.effective_bound()), eps(0.5), 1000, edel(delta)).unwrap();
         let grid_term = 10.0 * (tree.grid_log2() as f64).exp2();
         assert!(ours >= paper + grid_term);
         assert!(ours <= (paper + grid_term) * (1.0 + 1e-6));
     }
-    assert_eq!(tree.error_bound(0.7), Err(ParamError::ErrorBoundDeltaOutOfRange));
     // log T = depth: positive at T = 1, where log₂ T = 0 would claim an exact release.
-    assert!(lemma2_error_bound(bnd(1.0), eps(1.0), 1, 0.5).unwrap() > 0.0);
+    assert!(lemma2_error_bound(bnd(1.0), eps(1.0), 1, edel(0.5)).unwrap() > 0.0);
     // Monotone in everything the paper says it grows with.
-    let e = |b, eps, t, d| lemma2_error_bound(bnd(b), common::eps(eps), t, d).unwrap();
+    let e = |b, eps, t, d| lemma2_error_bound(bnd(b), common::eps(eps), t, edel(d)).unwrap();
     assert!(e(2.0, 1.0, 100, 0.1) > e(1.0, 1.0, 100, 0.1));
     assert!(e(1.0, 0.5, 100, 0.1) > e(1.0, 1.0, 100, 0.1));
     assert!(e(1.0, 1.0, 1000, 0.1) > e(1.0, 1.0, 100, 0.1));

@@ -52,7 +52,7 @@ fn fixed_bound_tree_errors_respect_lemma_2_and_the_natural_log_reading_does_not(
     let template = Tree::<7>::new(common::eps(eps), bnd(b), HORIZON).unwrap();
     let g = (template.grid_log2() as f64).exp2();
     let m = (b / g).floor() as i64; // stay inside [−B, B]: no clamping
-    let bounds = DELTAS.map(|d| template.error_bound(d).unwrap());
+    let bounds = DELTAS.map(|d| template.error_bound(edel(d)));
     // The natural-log reading of log(1/δ), same everything else.
     let depth = template.depth() as f64;
     let ln_bound = |d: f64| template.node_noise_scale() * depth.sqrt() * (1.0 / d).ln() + depth * g;
@@ -126,7 +126,7 @@ fn adaptive_tree_errors_respect_lemma_2_at_the_current_bound() {
             let Some(row) = TIMES.iter().position(|&s| s == t) else { continue };
             let err = (r.index - exact).unsigned_abs() as f64 * g;
             for (v, d) in violations[row].iter_mut().zip([0.5, 0.1]) {
-                *v += u64::from(err > tree.error_bound(d).unwrap());
+                *v += u64::from(err > tree.error_bound(edel(d)));
             }
         }
     }
@@ -145,7 +145,7 @@ fn vector_tree_errors_respect_lemma_2_per_coordinate() {
     let template = VectorTree::<3, 7>::new(common::eps(eps), bnd(b), HORIZON).unwrap();
     let g = (template.grid_log2() as f64).exp2();
     let m = (b / g).floor() as i64;
-    let bounds = [0.5, 0.1].map(|d| template.error_bound(d).unwrap());
+    let bounds = [0.5, 0.1].map(|d| template.error_bound(edel(d)));
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(73);
     let mut violations = [[0u64; 2]; 3]; // [coordinate][δ] at t = 127
     for _ in 0..runs {

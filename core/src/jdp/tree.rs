@@ -14,9 +14,9 @@
 //! whose top-left F×F block is Σ̃ and whose last column (first F entries) is ũ (seed 003 §5.1).
 //! Each node noise `W_j` is symmetric with independent N_ℤ(0, σ²) entries on and above the
 //! diagonal (the form of Lemma 5's `N_t`; Alg. 2's `(v + vᵀ)/√2` differs only by doubling the
-//! diagonal variance). The p-sum bookkeeping is that of [`crate::tree`] (seed 004 Alg. 2):
-//! one node closes per insert, a release sums `popcount(t)` nodes, and the state is one exact
-//! and one noisy p-sum per level.
+//! diagonal variance). The p-sum bookkeeping is that of [`crate::tree`] (seed 004 Alg. 2), the
+//! same code over this tree's run-time sized storage: one node closes per insert, a release
+//! sums `popcount(t)` nodes, and the state is one exact and one noisy p-sum per level.
 //!
 //! # Floating-point safety
 //!
@@ -63,10 +63,9 @@ use rand_core::Rng;
 use super::confidence::{self, ShiftRule};
 use super::zcdp;
 use super::{Grid, JdpError, MAX_MATRIX_DIM, ParamError};
-use crate::mechanism::MAX_RELEASE_INDEX;
 use crate::params::{Bound, Delta, Epsilon};
 use crate::sampler::DiscreteGaussian;
-use crate::tree::levels_for;
+use crate::tree::{levels_for, psums};
 
 /// The largest horizon: `2^32 − 1` (32 levels).
 pub const MAX_TREE_HORIZON: u64 = (1 << 32) - 1;
@@ -204,7 +203,7 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
     }
 
     /// [`Self::insert`] with each noise entry of the closed node drawn by `noise(level)`.
-    fn insert_with(&mut self, row: &[f64], mut noise: impl FnMut(usize) -> i64) -> Result<(), JdpError> {
+    fn insert_with(&mut self, row: &[f64], noise: impl FnMut(usize) -> i64) -> Result<(), JdpError> {
         if self.time >= self.config.horizon {
             return Err(JdpError::HorizonReached);
         }
@@ -213,37 +212,22 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
         }
         let scale = clip_scale(row, self.config.row_bound.get())?;
         let t = self.time + 1;
-        let level = t.trailing_zeros() as usize;
-        let (m, packed, grid) = (self.dim, self.packed, self.grid);
-        let (exact, noisy) = self.storage.as_mut().split_at_mut(self.depth * packed);
-        let (lower, rest) = exact.split_at_mut(level * packed);
-        let Some(node) = rest.get_mut(..packed) else {
-            return Err(JdpError::BufferLength);
-        };
-        // The new leaf: the rounded outer product.
-        let mut e = 0;
-        for i in 0..m {
-            let zi = row[i] * scale;
-            for &zj in &row[i..] {
-                node[e] = grid.index(zi * (zj * scale));
-                e += 1;
+        let (m, grid) = (self.dim, self.grid);
+        let storage = self.storage.as_mut();
+        let (exact, noisy) =
+            storage.split_at_mut_checked(self.depth * self.packed).ok_or(JdpError::BufferLength)?;
+        // The new leaf, written into the node slot: the rounded outer product.
+        let leaf = |node: &mut [i64]| {
+            let mut e = 0;
+            for i in 0..m {
+                let zi = row[i] * scale;
+                for &zj in &row[i..] {
+                    node[e] = grid.index(zi * (zj * scale));
+                    e += 1;
+                }
             }
-        }
-        // α_level ← Σ_{j < level} α_j + leaf; the lower levels are emptied.
-        for chunk in lower.chunks_exact_mut(packed) {
-            for (a, c) in node.iter_mut().zip(chunk.iter_mut()) {
-                *a = a.saturating_add(*c);
-                *c = 0;
-            }
-        }
-        let (noisy_lower, noisy_rest) = noisy.split_at_mut(level * packed);
-        noisy_lower.fill(0);
-        let Some(noisy_node) = noisy_rest.get_mut(..packed) else {
-            return Err(JdpError::BufferLength);
         };
-        for (n, a) in noisy_node.iter_mut().zip(node.iter()) {
-            *n = a.saturating_add(noise(level));
-        }
+        psums::close(exact, noisy, self.packed, t, leaf, noise).map_err(|_| JdpError::BufferLength)?;
         self.time = t;
         Ok(())
     }
@@ -251,22 +235,8 @@ impl<S: AsRef<[i64]> + AsMut<[i64]>> SymmetricTree<S> {
     /// Write the release `Ñ_t` (packed upper triangle, grid indices, each clamped to ±2^52)
     /// into `out` of length `m(m+1)/2`. All zeros before the first insert.
     pub fn release_into(&self, out: &mut [i64]) -> Result<(), JdpError> {
-        if out.len() != self.packed {
-            return Err(JdpError::BufferLength);
-        }
-        out.fill(0);
-        let noisy = &self.storage.as_ref()[self.depth * self.packed..];
-        for (j, node) in noisy.chunks_exact(self.packed).enumerate() {
-            if (self.time >> j) & 1 == 1 {
-                for (o, v) in out.iter_mut().zip(node) {
-                    *o = o.saturating_add(*v);
-                }
-            }
-        }
-        for o in out.iter_mut() {
-            *o = (*o).clamp(-MAX_RELEASE_INDEX, MAX_RELEASE_INDEX);
-        }
-        Ok(())
+        let noisy = self.storage.as_ref().get(self.depth * self.packed..).ok_or(JdpError::BufferLength)?;
+        psums::release_into(noisy, self.packed, self.time, out).map_err(|_| JdpError::BufferLength)
     }
 
     /// `index·2^k`, exact.

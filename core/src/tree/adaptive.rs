@@ -104,7 +104,7 @@ impl<const L: usize> BinaryTree<Adaptive, 1, L> {
         // B_max noise (more noise) keeps the node private even so.
         let dist = node_noise(max_index, 1, self.depth, self.epsilon).unwrap_or(self.noise);
         let index = self.grid.index_within(value.clamp(-bound, bound), max_index);
-        let [sum] = self.push(&[index], dist, noise);
+        let [sum] = self.push(&[index], dist, noise)?;
         let kind = &mut self.kind;
         kind.last_bound = bound;
         kind.last_noise = Some(dist);

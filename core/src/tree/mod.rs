@@ -86,13 +86,16 @@ use core::fmt;
 
 use crate::error::ParamError;
 use crate::grid::Grid;
-use crate::mechanism::{MAX_RELEASE_INDEX, SCALE_DENOMINATOR};
-use crate::params::{Bound, Epsilon};
+use crate::mechanism::SCALE_DENOMINATOR;
+use crate::params::{Bound, Epsilon, ErrorBoundDelta};
 use crate::sampler::{DiscreteLaplace, MAX_SCALE_NUMERATOR};
 
 mod adaptive;
+pub(crate) mod psums;
 mod scalar;
 mod vector;
+
+use psums::PSums;
 
 pub use adaptive::{Adaptive, AdaptiveTree};
 pub use scalar::{Scalar, Tree};
@@ -102,8 +105,9 @@ pub use vector::{Vector, VectorRelease, VectorTree};
 pub const MAX_LEVELS: usize = 32;
 /// The largest vector dimension of a [`VectorTree`].
 pub const MAX_DIMENSION: usize = 1 << 16;
-/// The largest δ for which [`lemma2_error_bound`] is claimed (see there).
-pub const MAX_LEMMA2_DELTA: f64 = 0.5;
+/// The largest δ for which [`lemma2_error_bound`] is claimed (see there):
+/// [`ErrorBoundDelta::MAX`].
+pub const MAX_LEMMA2_DELTA: f64 = ErrorBoundDelta::MAX;
 
 /// The number of tree levels a horizon needs: `⌊log₂ T⌋ + 1 = ⌈log₂(T + 1)⌉` for T ≥ 1 (0 for
 /// T = 0). This is the `depth` of the privacy argument and the smallest `L` whose tree holds T.
@@ -173,7 +177,7 @@ impl core::error::Error for TreeInsertError {}
 ///
 /// computed with **`log T = depth = ⌊log₂ T⌋ + 1`** (the same "log T" as in ε' = ε/log T, see
 /// the module docs; `log₂ T` itself gives 0 at T = 1, which is false) and **`log(1/δ) =
-/// log₂(1/δ)`**, for `δ ∈ (0, 1/2]`.
+/// log₂(1/δ)`**, for `δ ∈ (0, 1/2]` (an [`ErrorBoundDelta`], validated when it is made).
 ///
 /// The paper leaves the bases open (the lemma is Chan et al.'s O(·) bound with constants). With
 /// Laplace noise of scale `b = 2B·depth/ε` on each of `k ≤ depth` nodes, the error in units of b
@@ -194,20 +198,21 @@ impl core::error::Error for TreeInsertError {}
 /// actual node scale and add `depth·2^k` for the discreteness of the noise.
 ///
 /// ```
-/// use ldp_core::tree::{lemma2_error_bound};
-/// use ldp_core::{Bound, Epsilon, ParamError};
+/// use ldp_core::tree::lemma2_error_bound;
+/// use ldp_core::{Bound, Epsilon, ErrorBoundDelta, ParamError};
 /// // B = 1, ε = 1, T = 1000 (depth 10), δ = 1/8: 2·10^1.5·3.
 /// let (b1, e1) = (Bound::new(1.0)?, Epsilon::new(1.0)?);
-/// let b = lemma2_error_bound(b1, e1, 1000, 0.125)?;
+/// let b = lemma2_error_bound(b1, e1, 1000, ErrorBoundDelta::new(0.125)?)?;
 /// assert!((b - 2.0 * 10f64.powf(1.5) * 3.0).abs() < 1e-9);
-/// assert_eq!(lemma2_error_bound(b1, e1, 1000, 0.9), Err(ParamError::ErrorBoundDeltaOutOfRange));
+/// assert_eq!(ErrorBoundDelta::new(0.9), Err(ParamError::ErrorBoundDeltaOutOfRange));
+/// assert_eq!(lemma2_error_bound(b1, e1, 0, ErrorBoundDelta::new(0.1)?), Err(ParamError::HorizonZero));
 /// # Ok::<(), ParamError>(())
 /// ```
 pub fn lemma2_error_bound(
     bound: Bound,
     epsilon: Epsilon,
     horizon: u64,
-    delta: f64,
+    delta: ErrorBoundDelta,
 ) -> Result<f64, ParamError> {
     let bound = bound.get();
     if bound == 0.0 {
@@ -216,25 +221,14 @@ pub fn lemma2_error_bound(
     if horizon == 0 {
         return Err(ParamError::HorizonZero);
     }
-    let log_delta = log2_inverse_delta(delta)?;
     let depth = levels_for(horizon) as f64;
-    Ok(2.0 * bound / epsilon.get() * depth * libm::sqrt(depth) * log_delta)
-}
-
-/// `log₂(1/δ)` for δ ∈ (0, 1/2].
-fn log2_inverse_delta(delta: f64) -> Result<f64, ParamError> {
-    // `!(a < x && x <= b)` also rejects NaN.
-    if !(delta > 0.0 && delta <= MAX_LEMMA2_DELTA) {
-        return Err(ParamError::ErrorBoundDeltaOutOfRange);
-    }
-    Ok(-libm::log2(delta))
+    Ok(2.0 * bound / epsilon.get() * depth * libm::sqrt(depth) * delta.log2_inverse())
 }
 
 /// Lemma 2 for a tree: node scale `b` (value units), `depth` levels, grid `2^k`.
-fn tree_error_bound(node_scale: f64, depth: usize, grid_log2: i32, delta: f64) -> Result<f64, ParamError> {
-    let log_delta = log2_inverse_delta(delta)?;
+fn tree_error_bound(node_scale: f64, depth: usize, grid_log2: i32, delta: ErrorBoundDelta) -> f64 {
     let depth_f = depth as f64;
-    Ok(node_scale * libm::sqrt(depth_f) * log_delta + libm::scalbn(depth_f, grid_log2))
+    node_scale * libm::sqrt(depth_f) * delta.log2_inverse() + libm::scalbn(depth_f, grid_log2)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,55 +313,6 @@ const fn node_noise(
 fn node_epsilon(sensitivity: i64, noise: DiscreteLaplace) -> f64 {
     let (num, den) = noise.scale_fraction();
     sensitivity as f64 * den as f64 / num as f64
-}
-
-// ---------------------------------------------------------------------------------------------
-// The p-sum bookkeeping, shared by all trees.
-
-/// Exact and noisy p-sums, one per level, each a `D`-vector of grid indices.
-struct PSums<const D: usize, const L: usize> {
-    exact: [[i64; D]; L],
-    noisy: [[i64; D]; L],
-}
-
-impl<const D: usize, const L: usize> PSums<D, L> {
-    const fn new() -> Self {
-        Self { exact: [[0; D]; L], noisy: [[0; D]; L] }
-    }
-
-    /// Seed 004 Alg. 2, lines 6–12, at time `1 ≤ t < 2^L`: close the node at level
-    /// `i = trailing_zeros(t)` with `noise(i)` added to each coordinate, and return Ŝ(t).
-    fn push(&mut self, t: u64, x: &[i64; D], mut noise: impl FnMut(usize) -> i64) -> [i64; D] {
-        let level = t.trailing_zeros() as usize;
-        let mut alpha = *x;
-        for (exact, noisy) in self.exact.iter_mut().zip(self.noisy.iter_mut()).take(level) {
-            for (a, e) in alpha.iter_mut().zip(exact.iter()) {
-                *a = a.saturating_add(*e);
-            }
-            *exact = [0; D];
-            *noisy = [0; D];
-        }
-        if let (Some(exact), Some(noisy)) = (self.exact.get_mut(level), self.noisy.get_mut(level)) {
-            *exact = alpha;
-            for (n, a) in noisy.iter_mut().zip(alpha) {
-                *n = a.saturating_add(noise(level));
-            }
-        }
-        self.prefix(t)
-    }
-
-    /// Ŝ(t) = Σ_{j : Bin_j(t) = 1} α̂_j, each coordinate clamped to ±2^52.
-    fn prefix(&self, t: u64) -> [i64; D] {
-        let mut out = [0i64; D];
-        for (j, node) in self.noisy.iter().enumerate() {
-            if (t >> j) & 1 == 1 {
-                for (o, n) in out.iter_mut().zip(node.iter()) {
-                    *o = o.saturating_add(*n);
-                }
-            }
-        }
-        out.map(|o| o.clamp(-MAX_RELEASE_INDEX, MAX_RELEASE_INDEX))
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -496,20 +441,24 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     }
 
     /// Closes the node of the next t with noise `noise(level, dist)` on each coordinate and
-    /// returns Ŝ(t). The caller has checked the insert ([`check_insert`]).
+    /// returns Ŝ(t). The caller has checked the insert ([`check_insert`]), so t ≤ T < 2^L and
+    /// the p-sums hold it; were they not to, the insert is refused as the tree being full.
     fn push(
         &mut self,
         indices: &[i64; D],
         dist: DiscreteLaplace,
         mut noise: impl FnMut(usize, DiscreteLaplace) -> i64,
-    ) -> [i64; D] {
-        self.time += 1;
-        self.sums.push(self.time, indices, |level| noise(level, dist))
+    ) -> Result<[i64; D], TreeInsertError> {
+        let t = self.time + 1;
+        let sums = self.sums.push(t, indices, |level| noise(level, dist));
+        let sums = sums.map_err(|_| TreeInsertError::HorizonReached)?;
+        self.time = t;
+        Ok(sums)
     }
 
     /// Ŝ(t) for the current t again (no new noise), or `None` before the first insert.
     fn last_sums(&self) -> Option<[i64; D]> {
-        (self.time > 0).then(|| self.sums.prefix(self.time))
+        if self.time == 0 { None } else { self.sums.prefix(self.time).ok() }
     }
 
     /// Seed 004 Lemma 2 for this tree: for every t and δ ∈ (0, 1/2], with probability ≥ 1 − δ,
@@ -524,18 +473,22 @@ impl<K: Kind, const D: usize, const L: usize> BinaryTree<K, D, L> {
     ///
     /// ```
     /// use ldp_core::tree::{lemma2_error_bound, AdaptiveTree, Tree};
-    /// use ldp_core::{Bound, Epsilon};
+    /// use ldp_core::{Bound, Epsilon, ErrorBoundDelta};
     /// let (e, b) = (Epsilon::new(1.0)?, Bound::new(1.0)?);
     /// let tree = Tree::<10>::new(e, b, 1000)?;
-    /// let ours = tree.error_bound(0.01)?;
-    /// let paper = lemma2_error_bound(b, e, 1000, 0.01)?;
+    /// let delta = ErrorBoundDelta::new(0.01)?;
+    /// let ours = tree.error_bound(delta);
+    /// let paper = lemma2_error_bound(b, e, 1000, delta)?;
     /// assert!(ours >= paper && ours < paper * 1.001);
-    /// assert_eq!(AdaptiveTree::<10>::new(e, Bound::new(8.0)?, 1000)?.error_bound(0.1)?, 0.0);
+    /// let adaptive = AdaptiveTree::<10>::new(e, Bound::new(8.0)?, 1000)?;
+    /// assert_eq!(adaptive.error_bound(ErrorBoundDelta::new(0.1)?), 0.0);
     /// # Ok::<(), ldp_core::ParamError>(())
     /// ```
-    pub fn error_bound(&self, delta: f64) -> Result<f64, ParamError> {
-        let bound = tree_error_bound(self.node_noise_scale(), self.depth, self.grid.log2(), delta)?;
-        Ok(if K::NO_BOUND_BEFORE_FIRST && self.time == 0 { 0.0 } else { bound })
+    pub fn error_bound(&self, delta: ErrorBoundDelta) -> f64 {
+        if K::NO_BOUND_BEFORE_FIRST && self.time == 0 {
+            return 0.0;
+        }
+        tree_error_bound(self.node_noise_scale(), self.depth, self.grid.log2(), delta)
     }
 
     /// The ε asked for at construction.
@@ -614,6 +567,7 @@ mod tests {
     //! The p-sum bookkeeping with the noise replaced through `insert_with`: exact prefix sums
     //! with zero noise, the number of noise terms per release, and the node count per element.
     use super::*;
+    use crate::mechanism::MAX_RELEASE_INDEX;
     use crate::params::literal::{bnd, eps};
     use rand_core::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
@@ -760,7 +714,7 @@ mod tests {
         let mut sums = PSums::<1, 32>::new();
         let mut last = 0;
         for t in 1..=(1u64 << 12) {
-            last = sums.push(t, &[-(1 << 20)], |_| 0)[0];
+            last = sums.push(t, &[-(1 << 20)], |_| 0).unwrap()[0];
         }
         assert_eq!(last, -(1i64 << 32));
     }

@@ -44,7 +44,7 @@ impl<const L: usize> BinaryTree<Scalar, 1, L> {
         check_insert(self.time, self.horizon, value.is_finite())?;
         let b = self.grid.bound();
         let index = self.grid.index(value.clamp(-b, b));
-        let [sum] = self.push(&[index], self.noise, noise);
+        let [sum] = self.push(&[index], self.noise, noise)?;
         Ok(Release { index: sum, grid_log2: self.grid.log2() })
     }
 

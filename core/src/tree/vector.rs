@@ -85,7 +85,7 @@ impl<const D: usize, const L: usize> BinaryTree<Vector, D, L> {
         check_insert(self.time, self.horizon, value.iter().all(|v| v.is_finite()))?;
         let grid = self.grid;
         let indices = value.map(|v| grid.index(v.clamp(-grid.bound(), grid.bound())));
-        let sums = self.push(&indices, self.noise, noise);
+        let sums = self.push(&indices, self.noise, noise)?;
         Ok(VectorRelease { indices: sums, grid_log2: grid.log2() })
     }
 

@@ -97,3 +97,11 @@ pub const fn del(x: f64) -> ldp_core::Delta {
         Err(_) => panic!("an invalid delta in a test"),
     }
 }
+
+/// The δ of an error bound for a test.
+pub const fn edel(x: f64) -> ldp_core::ErrorBoundDelta {
+    match ldp_core::ErrorBoundDelta::new(x) {
+        Ok(d) => d,
+        Err(_) => panic!("an invalid error-bound delta in a test"),
+    }
+}
