@@ -176,19 +176,25 @@ pub fn dp_rse_epoch_with(
     u: f64,
     v: f64,
 ) -> RseEpoch {
-    let tau_f = f64::from(tau.max(1));
     let e = epsilon.get();
-    let d = libm::pow(2.0, -tau_f);
-    let l = libm::log(4.0 * f64::from(active) * tau_f * tau_f / beta);
+    let (d, l) = gap_and_log(tau, active, beta, 4.0);
     let p = (1.0 + v) / v;
     let r = libm::ceil(libm::pow(u, 1.0 / v) * libm::pow(kappa, p) * l / (e * libm::pow(d, p)) + 1.0);
     let err = libm::pow(u, 1.0 / (1.0 + v)) * libm::pow(l / (r * e), v / (1.0 + v));
-    RseEpoch {
-        pulls: (r as u64).max(1),
-        level: libm::pow(u * r * e / l, 1.0 / (1.0 + v)),
-        err,
-        threshold: 0.5 * kappa * err,
-    }
+    epoch_of(r, libm::pow(u * r * e / l, 1.0 / (1.0 + v)), err, kappa)
+}
+
+/// D_τ = 2^{−τ} (τ ≥ 1) and ln(c·|S|·τ²/β): the gap and the log factor both schedules start
+/// from (c = 4 in Alg. 3, 8 in Alg. 4).
+fn gap_and_log(tau: u32, active: u32, beta: f64, c: f64) -> (f64, f64) {
+    let tau_f = f64::from(tau.max(1));
+    (libm::pow(2.0, -tau_f), libm::log(c * f64::from(active) * tau_f * tau_f / beta))
+}
+
+/// The epoch of `r` pulls (at least one) with truncation level `level`, error bound `err` and
+/// elimination threshold κ·err/2.
+fn epoch_of(r: f64, level: f64, err: f64, kappa: f64) -> RseEpoch {
+    RseEpoch { pulls: (r as u64).max(1), level, err, threshold: 0.5 * kappa * err }
 }
 
 /// LDP robust successive elimination with the paper's κ = 28, epoch `tau ≥ 1` with `active`
@@ -238,17 +244,10 @@ pub fn ldp_rse_epoch_with(
     u: f64,
     v: f64,
 ) -> RseEpoch {
-    let tau_f = f64::from(tau.max(1));
     let e = epsilon.get();
-    let d = libm::pow(2.0, -tau_f);
-    let l = libm::log(8.0 * f64::from(active) * tau_f * tau_f / beta);
+    let (d, l) = gap_and_log(tau, active, beta, 8.0);
     let p = 2.0 * (1.0 + v) / v;
     let r = libm::ceil(libm::pow(u, 2.0 / v) * libm::pow(kappa, p) * l / (e * e * libm::pow(d, p)) + l);
     let err = libm::pow(u, 1.0 / (1.0 + v)) * libm::pow(libm::sqrt(l / r) / e, v / (1.0 + v));
-    RseEpoch {
-        pulls: (r as u64).max(1),
-        level: libm::pow(u * libm::sqrt(r) * e / libm::sqrt(l), 1.0 / (1.0 + v)),
-        err,
-        threshold: 0.5 * kappa * err,
-    }
+    epoch_of(r, libm::pow(u * libm::sqrt(r) * e / libm::sqrt(l), 1.0 / (1.0 + v)), err, kappa)
 }

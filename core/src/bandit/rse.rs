@@ -305,6 +305,42 @@ impl<const K: usize> Elimination<K> {
     }
 }
 
+/// The public view of the elimination state machine that both learners share (`self.machine`):
+/// epoch, schedule, survivors, passes and the last release (`$last` documents that one).
+macro_rules! elimination_view {
+    ($last:literal) => {
+        /// The current epoch τ (≥ 1).
+        pub fn tau(&self) -> u32 {
+            self.machine.tau
+        }
+
+        /// The current epoch's schedule (R_τ, B_τ, err_τ, threshold).
+        pub fn epoch(&self) -> RseEpoch {
+            self.machine.epoch
+        }
+
+        /// The surviving arms S.
+        pub fn active(&self) -> [bool; K] {
+            self.machine.active
+        }
+
+        /// The survivor, once only one arm is left.
+        pub fn committed(&self) -> Option<usize> {
+            self.machine.committed
+        }
+
+        /// Completed passes over S in the current epoch.
+        pub fn passes(&self) -> u64 {
+            self.machine.passes
+        }
+
+        #[doc = $last]
+        pub fn last_release(&self) -> Option<EpochRelease<K>> {
+            self.machine.last
+        }
+    };
+}
+
 /// DP robust successive elimination, seed 004 Alg. 3: ε-differentially private (event level)
 /// for any horizon.
 ///
@@ -399,35 +435,7 @@ impl<const K: usize> DpRobustSe<K> {
         Ok(())
     }
 
-    /// The current epoch τ (≥ 1).
-    pub fn tau(&self) -> u32 {
-        self.machine.tau
-    }
-
-    /// The current epoch's schedule (R_τ, B_τ, err_τ, threshold).
-    pub fn epoch(&self) -> RseEpoch {
-        self.machine.epoch
-    }
-
-    /// The surviving arms S.
-    pub fn active(&self) -> [bool; K] {
-        self.machine.active
-    }
-
-    /// The survivor, once only one arm is left.
-    pub fn committed(&self) -> Option<usize> {
-        self.machine.committed
-    }
-
-    /// Completed passes over S in the current epoch.
-    pub fn passes(&self) -> u64 {
-        self.machine.passes
-    }
-
-    /// The last finished epoch's private means and eliminations.
-    pub fn last_release(&self) -> Option<EpochRelease<K>> {
-        self.machine.last
-    }
+    elimination_view!("The last finished epoch's private means and eliminations.");
 
     /// The ε each released mean guarantees in the current epoch (`< ε`).
     pub fn epsilon_effective(&self) -> f64 {
@@ -510,33 +518,5 @@ impl<const K: usize> LdpRobustSe<K> {
         Ok(())
     }
 
-    /// The current epoch τ (≥ 1).
-    pub fn tau(&self) -> u32 {
-        self.machine.tau
-    }
-
-    /// The current epoch's schedule (R_τ, B_τ, err_τ, threshold).
-    pub fn epoch(&self) -> RseEpoch {
-        self.machine.epoch
-    }
-
-    /// The surviving arms S.
-    pub fn active(&self) -> [bool; K] {
-        self.machine.active
-    }
-
-    /// The survivor, once only one arm is left.
-    pub fn committed(&self) -> Option<usize> {
-        self.machine.committed
-    }
-
-    /// Completed passes over S in the current epoch.
-    pub fn passes(&self) -> u64 {
-        self.machine.passes
-    }
-
-    /// The last finished epoch's means and eliminations.
-    pub fn last_release(&self) -> Option<EpochRelease<K>> {
-        self.machine.last
-    }
+    elimination_view!("The last finished epoch's means and eliminations.");
 }
