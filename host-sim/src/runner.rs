@@ -417,8 +417,12 @@ impl QemuWire {
         if !elf.exists() {
             return Err(ConfigError::NoFirmware(elf.to_path_buf()).into());
         }
-        let dir =
-            std::env::temp_dir().join(format!("ldp-qemu-{}-{trial_seed:016x}-{algo}", std::process::id()));
+        // One directory per device: a sweep's points share trial seeds and learner indices, and
+        // their jobs may run at once.
+        static DEVICES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = DEVICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir()
+            .join(format!("ldp-qemu-{}-{trial_seed:016x}-{algo}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let mut qemu = if config.feed {
             let total = epsilon * config.horizon.max(1) as f64;
