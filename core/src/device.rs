@@ -8,6 +8,14 @@
 //!   ─► Report / Refusal ─► COBS frame ─► bytes out ... held until the reply slot ends
 //! ```
 //!
+//! # Hardware in the loop
+//!
+//! A [`FedQuery`](crate::wire::FedQuery) carries the raw reading from a host that simulates the
+//! world. A device whose source says [`RewardSource::accepts_fed`] (a simulation:
+//! [`FedSource`]) releases it instead of reading its source, through the same
+//! [`Reporter::report_reserved`] call a sensor reading takes; any other device answers
+//! [`Refusal::FeedRefused`], reading, drawing and spending nothing.
+//!
 //! # Timing
 //!
 //! [`DeviceApp::on_byte`] does all of a query's work when its last byte arrives: reading the
@@ -103,6 +111,37 @@ pub trait RewardSource {
     /// called with any action a learner sends, also outside `0..actions()` (whose reading is
     /// then dropped): it must accept any `u32` without panicking.
     fn read(&mut self, action: u32) -> Option<f64>;
+
+    /// Whether the device takes readings fed by the learner with the query instead of reading
+    /// this source (hardware-in-the-loop: [`FedQuery`](crate::wire::FedQuery)), read once when
+    /// the [`DeviceApp`] is built. `false` unless a source says otherwise, and it must stay
+    /// `false` for a real sensor: a device that accepted fed readings would release the
+    /// learner's number in place of the sensor's. Only a simulation wraps its source in
+    /// [`FedSource`].
+    fn accepts_fed(&self) -> bool {
+        false
+    }
+}
+
+/// A simulation's reward source that also takes fed readings (hardware-in-the-loop): plain
+/// queries read `R`; a [`FedQuery`](crate::wire::FedQuery) is released from its own reading
+/// through the same reporter path. For emulated devices (the QEMU firmware, tests) only — never
+/// around a real sensor.
+#[derive(Debug)]
+pub struct FedSource<R>(pub R);
+
+impl<R: RewardSource> RewardSource for FedSource<R> {
+    fn actions(&self) -> u32 {
+        self.0.actions()
+    }
+
+    fn read(&mut self, action: u32) -> Option<f64> {
+        self.0.read(action)
+    }
+
+    fn accepts_fed(&self) -> bool {
+        true
+    }
 }
 
 /// The private objective and noise the device alone knows, standing in for a sensor: arm `a` of
@@ -205,6 +244,8 @@ pub struct DeviceApp<S, R> {
     source: R,
     /// The source's action set, fixed at construction.
     actions: u32,
+    /// Whether the source takes fed readings, fixed at construction.
+    accepts_fed: bool,
     device_id: u64,
     reader: StreamReader,
     cache: ReplyCache,
@@ -219,6 +260,7 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
         Self {
             reporter,
             actions: source.actions(),
+            accepts_fed: source.accepts_fed(),
             source,
             device_id,
             reader: StreamReader::new(),
@@ -235,8 +277,18 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
         };
         let hello = self.reporter.hello(self.device_id);
         let (reporter, source, actions) = (&mut self.reporter, &mut self.source, self.actions);
+        let accepts_fed = self.accepts_fed;
         // Queries are answered from budget reserved ahead: no store write in a reply.
-        let reply = self.cache.respond(&frame, hello, |query| {
+        let reply = self.cache.respond(&frame, hello, |query, fed| {
+            if let Some(reading) = fed {
+                // Public: the refusal depends on the message type and this build alone, and
+                // nothing is read or spent. A fed reading takes the sensor reading's path
+                // (sanitise, clamp/truncate, grid, noise, charge); its action is informative.
+                if !accepts_fed {
+                    return Message::Refusal(Refusal::FeedRefused);
+                }
+                return reporter.report_reserved(reading, query.epsilon, query.level).into();
+            }
             // Read first, whatever the answer, so the source's own draws do not depend on it.
             let reading = source.read(query.action);
             if query.action >= actions {

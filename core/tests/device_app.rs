@@ -1,9 +1,10 @@
 //! The device application (what the firmware runs between UART bytes): handshake, reports, a
 //! retry answered without a second spend, an out-of-range action refused, the sensor model, and
-//! what it does with the readings of a user's own `RewardSource` — NaN, ±∞, huge values, `None`.
+//! what it does with the readings of a user's own `RewardSource` — NaN, ±∞, huge values, `None`
+//! — and with readings fed by a hardware-in-the-loop host (`FedQuery`).
 
-use ldp_core::device::{DeviceApp, RewardSource, SensorModel, SimulatedSensor};
-use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
+use ldp_core::device::{DeviceApp, FedSource, RewardSource, SensorModel, SimulatedSensor};
+use ldp_core::wire::{FedQuery, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter, StateStore, TruncationLevel,
 };
@@ -284,4 +285,100 @@ fn non_finite_and_huge_readings_reply_exactly_as_their_substitute() {
         assert_eq!(a.reporter().accountant().spent(), 3.0, "{bad}: every report charged");
         assert_eq!(b.reporter().accountant().spent(), 3.0);
     }
+}
+
+fn fed_at(action: u32, epsilon: f64, level: Option<f64>, reading: f64) -> Message {
+    let Message::Query(query) = query_at(action, epsilon, level) else { unreachable!() };
+    Message::FedQuery(FedQuery::new(query, reading))
+}
+
+/// Readings a host may feed: ordinary, out of range, huge, non-finite, signed zero, subnormal.
+const FED: [f64; 10] =
+    [0.3, -0.7, 2.5, -1e300, f64::MAX, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 5e-324];
+
+/// A device that reads its own sensor (every `RewardSource` unless it says otherwise, here a
+/// user's source and the simulated sensor) refuses a fed query with the same `FeedRefused`,
+/// byte for byte, whatever the reading, the ε, the level or the budget left: nothing is read,
+/// released or spent, and the fed reading never stands in for the sensor's. The refusal is not
+/// confused with a plain query of the same number.
+#[test]
+fn a_production_source_refuses_fed_readings_whatever_the_reading() {
+    let mut sensor = app(1.0);
+    let mut app = app_with(Fixed::new(0.25), 1.0);
+    let mut refusal = None;
+    for (i, &reading) in FED.iter().enumerate() {
+        for (epsilon, level) in [(1.0, None), (2.0, None), (0.5, Some(1.5)), (1e-300, None)] {
+            for action in [0, 3, 10, u32::MAX] {
+                let request = Repr::new(9, fed_at(action, epsilon, level, reading));
+                let (reply, bytes) = exchange(&mut app, &request);
+                assert_eq!(reply, Repr::new(9, Message::Refusal(Refusal::FeedRefused)), "{i}: {reading}");
+                assert_eq!(exchange(&mut sensor, &request).1, bytes, "{reading}");
+                assert_eq!(*refusal.get_or_insert_with(|| bytes.clone()), bytes, "{reading}");
+            }
+        }
+    }
+    assert_eq!(app.source().reads, 0, "a fed query reads nothing");
+    assert_eq!(app.reporter().accountant().spent(), 0.0);
+    assert_eq!(sensor.reporter().accountant().spent(), 0.0);
+    // The budget is whole: the plain query with the same number is answered fresh, from the
+    // sensor; after it the budget is spent and a fed query is still refused the same way.
+    let (report, _) = exchange(&mut app, &Repr::new(9, query_at(0, 1.0, None)));
+    assert!(matches!(report.message, Message::Report(r) if r.budget_remaining == 0.0), "{report:?}");
+    assert_eq!(app.source().reads, 1);
+    let (after, bytes) = exchange(&mut app, &Repr::new(9, fed_at(0, 1.0, None, 0.3)));
+    assert_eq!(after.message, Message::Refusal(Refusal::FeedRefused));
+    assert_eq!(Some(bytes), refusal);
+}
+
+/// A simulation's source (`FedSource`) releases a fed reading `y` exactly as a device whose
+/// sensor read `y` releases it — byte for byte, for NaN, ±∞ and huge readings too (the same
+/// sanitising, clamp or truncation, grid, noise and charge) — and as the in-process reporter
+/// releases the raw reward `y` with the same keys.
+#[test]
+fn a_fed_reading_is_released_exactly_as_a_sensor_reading_of_it() {
+    for level in [None, Some(1.5)] {
+        let mut fed = app_with(FedSource(Fixed::new(0.0)), 100.0);
+        let mut direct = {
+            let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(100.0).unwrap()).unwrap();
+            let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
+            Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap()
+        };
+        for (seq, &y) in (1..).zip(FED.iter()) {
+            // A device whose sensor reads y, with the same keys and the same history.
+            let mut sensor = app_with(Fixed::new(y), 100.0);
+            for earlier in 1..seq {
+                let _ = exchange(&mut sensor, &Repr::new(earlier, query_at(0, 1.0, level)));
+            }
+            let (reply, bytes) = exchange(&mut fed, &Repr::new(seq, fed_at(0, 1.0, level, y)));
+            assert_eq!(bytes, exchange(&mut sensor, &Repr::new(seq, query_at(0, 1.0, level))).1, "{y}");
+            let eps = Epsilon::new(1.0).unwrap();
+            let report = direct.report(y, eps, level.map(|b| TruncationLevel::new(b).unwrap())).unwrap();
+            assert_eq!(reply, Repr::new(seq, Message::Report(report)), "{y} at level {level:?}");
+        }
+        assert_eq!(fed.source().0.reads, 0, "a fed query does not read the source");
+        assert!((fed.reporter().accountant().spent() - FED.len() as f64).abs() < 1e-9, "ε per report");
+    }
+}
+
+/// A fed query repeated with the same number is a retry whatever its reading: the cached reply,
+/// no second release, no second spend. Its action is informative (not checked against the
+/// source's set), plain queries still read the source, and a refused fed query spends nothing.
+#[test]
+fn a_repeated_fed_query_with_another_reading_gets_the_cached_reply() {
+    let mut app = app_with(FedSource(Fixed::new(0.25)), 3.0);
+    let (first, bytes) = exchange(&mut app, &Repr::new(5, fed_at(7, 1.0, None, -0.9)));
+    assert!(matches!(first.message, Message::Report(r) if r.budget_remaining == 2.0), "{first:?}");
+    for other in [0.9, f64::NAN, f64::INFINITY, -0.9] {
+        assert_eq!(exchange(&mut app, &Repr::new(5, fed_at(7, 1.0, None, other))).1, bytes, "{other}");
+    }
+    assert_eq!(app.reporter().accountant().spent(), 1.0);
+    // The plain query with that number is another query: the source is read and charged.
+    let (plain, _) = exchange(&mut app, &Repr::new(5, query_at(7, 1.0, None)));
+    assert_eq!(plain.message, Message::Refusal(Refusal::Malformed), "action 7 is outside the source's set");
+    let (plain, _) = exchange(&mut app, &Repr::new(6, query_at(1, 1.0, None)));
+    assert!(matches!(plain.message, Message::Report(r) if r.budget_remaining == 1.0));
+    assert_eq!(app.source().0.reads, 2);
+    let (weak, _) = exchange(&mut app, &Repr::new(7, fed_at(1, 2.0, None, 0.1)));
+    assert_eq!(weak.message, Message::Refusal(Refusal::AboveDeviceLimit { requested: 2.0, limit: 1.0 }));
+    assert_eq!(app.reporter().accountant().spent(), 2.0);
 }

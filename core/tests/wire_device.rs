@@ -40,7 +40,10 @@ impl Device {
             let Some(Ok(frame)) = self.reader.push(b) else { continue };
             let (reporter, sensor) = (&mut self.reporter, self.sensor);
             let hello = reporter.hello(DEVICE_ID);
-            let reply = self.cache.respond(&frame, hello, |q| reporter.answer(q, sensor(q.action)));
+            let reply = self.cache.respond(&frame, hello, |q, fed| match fed {
+                None => reporter.answer(q, sensor(q.action)),
+                Some(_) => Message::Refusal(Refusal::FeedRefused),
+            });
             let mut buf = [0u8; MAX_ENCODED_LEN];
             out.extend_from_slice(reply.emit_framed(&mut buf).unwrap());
         }
@@ -236,7 +239,7 @@ fn decode_errors_are_checked_in_order() {
     assert_eq!(Frame::new_checked(&raw[..9]), Err(DecodeError::Truncated));
     assert_eq!(Frame::new_checked(&[0u8; MAX_FRAME_LEN + 1][..]), Err(DecodeError::Overlong));
     let mut bad = raw.clone();
-    bad[0] = 2;
+    bad[0] = wire::VERSION + 1;
     assert_eq!(Frame::new_checked(&bad[..]), Err(DecodeError::Checksum));
     let fix = |mut b: Vec<u8>| {
         let n = b.len() - 4;
@@ -246,7 +249,7 @@ fn decode_errors_are_checked_in_order() {
     };
     assert_eq!(fix(bad), Err(DecodeError::UnsupportedVersion));
     let mut bad = raw.clone();
-    bad[1] = 0x03;
+    bad[1] = 0x04;
     assert_eq!(fix(bad), Err(DecodeError::UnknownType));
     let mut bad = raw.clone();
     bad[1] = 0x01; // a hello request with a query's payload

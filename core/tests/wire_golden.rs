@@ -2,7 +2,7 @@
 //! truncated or corrupted frame of them is rejected, raw and on the stream.
 
 use ldp_core::wire::{
-    self, DecodeError, FrameReader, Hello, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Refusal, Repr,
+    self, DecodeError, FedQuery, FrameReader, Hello, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Refusal, Repr,
     StreamReader,
 };
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, ParamError, Release, Report, TruncationLevel};
@@ -15,6 +15,11 @@ fn unhex(s: &str) -> Vec<u8> {
     s.split_whitespace().map(|b| u8::from_str_radix(b, 16).unwrap()).collect()
 }
 
+/// Round `round`, action 3, ε = 0.5, no level.
+fn query(round: u32) -> wire::Query {
+    wire::Query { round, action: 3, epsilon: eps(0.5), level: None }
+}
+
 /// (message, raw frame, COBS-framed bytes), as in docs/wire-format.md.
 fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
     let config = DeviceConfig {
@@ -25,25 +30,25 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
     let cases = [
         (
             Repr::new(1, Message::HelloRequest),
-            "01 01 01 00 00 00 87 D2 4E 5D",
-            "04 01 01 01 01 01 05 87 D2 4E 5D 00",
+            "02 01 01 00 00 00 5D 19 F2 69",
+            "04 02 01 01 01 01 05 5D 19 F2 69 00",
         ),
         (
             Repr::new(
                 1,
                 Message::Hello(Hello { device_id: 0x0123_4567_89AB_CDEF, config, budget_remaining: 10.0 }),
             ),
-            "01 81 01 00 00 00 EF CD AB 89 67 45 23 01 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 F0 3F \
-             00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 24 40 00 00 00 00 00 00 24 40 F4 C0 F3 9E",
-            "04 01 81 01 01 01 09 EF CD AB 89 67 45 23 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 F0 \
-             3F 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 24 40 01 01 01 01 01 07 24 40 F4 C0 F3 9E 00",
+            "02 81 01 00 00 00 EF CD AB 89 67 45 23 01 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 F0 3F \
+             00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 24 40 00 00 00 00 00 00 24 40 0F 1B C5 81",
+            "04 02 81 01 01 01 09 EF CD AB 89 67 45 23 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 F0 \
+             3F 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 24 40 01 01 01 01 01 07 24 40 0F 1B C5 81 00",
         ),
         (
             Repr::new(2, Message::Query(wire::Query { round: 1, action: 3, epsilon: eps(0.5), level: None })),
-            "01 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             0C 2B 38 0C",
-            "04 01 02 02 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             05 0C 2B 38 0C 00",
+            "02 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             17 E8 F5 32",
+            "04 02 02 02 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             05 17 E8 F5 32 00",
         ),
         (
             Repr::new(
@@ -55,10 +60,10 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     level: Some(TruncationLevel::new(2.5).unwrap()),
                 }),
             ),
-            "01 02 03 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 04 40 \
-             B4 06 39 E6",
-            "04 01 02 03 01 01 02 07 01 01 01 01 01 01 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 07 04 \
-             40 B4 06 39 E6 00",
+            "02 02 03 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 04 40 \
+             AF C5 F4 D8",
+            "04 02 02 03 01 01 02 07 01 01 01 01 01 01 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 07 04 \
+             40 AF C5 F4 D8 00",
         ),
         (
             Repr::new(
@@ -70,20 +75,39 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     budget_remaining: 9.5,
                 }),
             ),
-            "01 82 02 00 00 00 2E FB FF FF FF FF FF FF F5 FF 00 00 00 00 00 00 E0 3F 00 00 00 00 00 F8 \
-             DF 3F 00 00 00 00 00 00 23 40 E0 86 9C 81",
-            "04 01 82 02 01 01 0B 2E FB FF FF FF FF FF FF F5 FF 01 01 01 01 01 03 E0 3F 01 01 01 01 04 \
-             F8 DF 3F 01 01 01 01 01 07 23 40 E0 86 9C 81 00",
+            "02 82 02 00 00 00 2E FB FF FF FF FF FF FF F5 FF 00 00 00 00 00 00 E0 3F 00 00 00 00 00 F8 \
+             DF 3F 00 00 00 00 00 00 23 40 6C CF 30 E2",
+            "04 02 82 02 01 01 0B 2E FB FF FF FF FF FF FF F5 FF 01 01 01 01 01 03 E0 3F 01 01 01 01 04 \
+             F8 DF 3F 01 01 01 01 01 07 23 40 6C CF 30 E2 00",
         ),
         (
             Repr::new(4, Message::Refusal(Refusal::BudgetExhausted { requested: 1.0, remaining: 0.25 })),
-            "01 83 04 00 00 00 04 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 D0 3F 99 EF 19 A7",
-            "04 01 83 04 01 01 02 04 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 07 D0 3F 99 EF 19 A7 00",
+            "02 83 04 00 00 00 04 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 D0 3F FA DE 25 6C",
+            "04 02 83 04 01 01 02 04 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 07 D0 3F FA DE 25 6C 00",
         ),
         (
             Repr::new(5, Message::Refusal(Refusal::Param(ParamError::EpsilonNotFinite))),
-            "01 83 05 00 00 00 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 93 35 E9 F7",
-            "04 01 83 05 01 01 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 05 93 35 E9 F7 00",
+            "02 83 05 00 00 00 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 04 D5 3C",
+            "04 02 83 05 01 01 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 05 F0 04 D5 3C 00",
+        ),
+        (
+            Repr::new(6, Message::FedQuery(FedQuery::new(query(1), 0.75))),
+            "02 03 06 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             00 00 00 00 00 00 E8 3F E6 A2 DD 58",
+            "04 02 03 06 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             01 01 01 01 01 01 07 E8 3F E6 A2 DD 58 00",
+        ),
+        (
+            Repr::new(7, Message::FedQuery(FedQuery::new(query(2), f64::NAN))),
+            "02 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             00 00 00 00 00 00 F8 7F 3A 84 44 53",
+            "04 02 03 07 01 01 02 02 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             01 01 01 01 01 01 07 F8 7F 3A 84 44 53 00",
+        ),
+        (
+            Repr::new(6, Message::Refusal(Refusal::FeedRefused)),
+            "02 83 06 00 00 00 0B 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 7D FE 95 E2",
+            "04 02 83 06 01 01 02 0B 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 05 7D FE 95 E2 00",
         ),
     ];
     cases.into_iter().map(|(m, raw, framed)| (m, unhex(raw), unhex(framed))).collect()
@@ -121,7 +145,7 @@ fn single_byte_corruptions(bytes: &[u8]) -> impl Iterator<Item = (usize, u8, Vec
 fn sizes_are_known_at_compile_time() {
     const _: () = assert!(MAX_FRAME_LEN == 58 && MAX_ENCODED_LEN == 60);
     let lens: Vec<usize> = wire::MessageType::ALL.iter().map(|t| t.frame_len()).collect();
-    assert_eq!(lens, [10, 34, 58, 44, 28]);
+    assert_eq!(lens, [10, 34, 42, 58, 44, 28]);
 }
 
 #[test]
@@ -225,4 +249,41 @@ fn empty_frames_are_ignored_and_garbage_is_one_error() {
     let (ok, err) = read_stream(&stream);
     assert_eq!(ok, vec![repr]);
     assert_eq!(err.len(), 1, "{err:?}");
+}
+
+/// A fed reading travels as any `f64` bits except a NaN other than `f64::NAN`'s: ±∞ and
+/// subnormals are accepted (the device sanitises them as it does a sensor's), every other NaN
+/// bit pattern is rejected, so an accepted frame re-emits to the same bytes.
+#[test]
+fn a_fed_reading_has_one_nan_and_any_other_value() {
+    let frame = |bits: u64| {
+        let mut raw = unhex(
+            "02 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00",
+        );
+        raw.extend_from_slice(&bits.to_le_bytes());
+        raw.extend_from_slice(&wire::checksum(&raw).to_le_bytes());
+        raw
+    };
+    let fed = |x: f64| Ok(Repr::new(7, Message::FedQuery(FedQuery { query: query(2), reading: x })));
+    for x in [f64::INFINITY, f64::NEG_INFINITY, -0.0, 5e-324, f64::MAX, -1e300, f64::NAN] {
+        assert_eq!(Repr::from_bytes(&frame(x.to_bits())), fed(x), "{x}");
+    }
+    for bits in [0x7FF8_0000_0000_0001, 0xFFF8_0000_0000_0000, 0x7FF0_0000_0000_0001, u64::MAX] {
+        assert!(f64::from_bits(bits).is_nan());
+        assert_eq!(Repr::from_bytes(&frame(bits)), Err(DecodeError::InvalidField), "{bits:#x}");
+        let other =
+            Repr::new(7, Message::FedQuery(FedQuery { query: query(2), reading: f64::from_bits(bits) }));
+        assert_eq!(other.emit(&mut [0u8; MAX_FRAME_LEN]), Err(wire::EncodeError::InvalidField));
+    }
+    // `FedQuery::new` makes any NaN the one the wire carries.
+    let made = FedQuery::new(query(2), f64::from_bits(0xFFF8_0000_0000_0001));
+    assert_eq!(made.reading.to_bits(), f64::NAN.to_bits());
+}
+
+/// A version-1 learner's frame (before fed queries) is answered "unsupported version", as the
+/// stability rule says: the old golden hello request, seq 1.
+#[test]
+fn a_version_1_frame_is_unsupported() {
+    let old = unhex("01 01 01 00 00 00 87 D2 4E 5D");
+    assert_eq!(Repr::from_bytes(&old), Err(DecodeError::UnsupportedVersion));
 }

@@ -2,8 +2,8 @@
 //! panics on any bytes, the encoding is canonical, and the stream reader resynchronises.
 
 use ldp_core::wire::{
-    self, EncodeError, Frame, Hello, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, MessageType, Refusal, Repr,
-    StreamReader,
+    self, EncodeError, FedQuery, Frame, Hello, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, MessageType, Refusal,
+    Repr, StreamReader,
 };
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, ParamError, Release, Report, TruncationLevel,
@@ -43,6 +43,11 @@ fn query() -> impl Strategy<Value = wire::Query> {
             level: level.map(|b| TruncationLevel::new(b).unwrap()),
         },
     )
+}
+
+fn fed_query() -> impl Strategy<Value = FedQuery> {
+    (query(), prop_oneof![any_f64(), Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY)])
+        .prop_map(|(query, reading)| FedQuery::new(query, reading))
 }
 
 fn hello() -> impl Strategy<Value = Hello> {
@@ -106,6 +111,7 @@ fn refusal() -> impl Strategy<Value = Refusal> {
         Just(Refusal::UnsupportedVersion),
         Just(Refusal::Malformed),
         Just(Refusal::Unexpected),
+        Just(Refusal::FeedRefused),
     ]
 }
 
@@ -113,6 +119,7 @@ fn repr() -> impl Strategy<Value = Repr> {
     let message = prop_oneof![
         Just(Message::HelloRequest),
         query().prop_map(Message::Query),
+        fed_query().prop_map(Message::FedQuery),
         hello().prop_map(Message::Hello),
         report().prop_map(Message::Report),
         refusal().prop_map(Message::Refusal),
@@ -144,6 +151,7 @@ fn checksummed_frame() -> impl Strategy<Value = Vec<u8>> {
     let ty = prop_oneof![
         4 => proptest::sample::select(&MessageType::ALL[..]),
         1 => Just(MessageType::Query),
+        1 => Just(MessageType::FedQuery),
     ];
     let random = (
         prop_oneof![4 => Just(wire::VERSION), 1 => any::<u8>()],

@@ -46,13 +46,17 @@ const EPS_TOTAL: f64 = 1000.0;
 const DEVICE_ID: u64 = 0x4C44_5030_0000_0001;
 
 /// Provisions a blank state store with `seed`, when this build or the host asked for it; a
-/// store that is not blank is left alone (provisioning never resets a budget).
-fn provision_if_blank<M: LogMedium>(store: &mut LogStore<M>, seed: Option<[u8; 32]>) {
+/// store that is not blank is left alone (provisioning never resets a budget). Returns whether
+/// it provisioned.
+fn provision_if_blank<M: LogMedium>(store: &mut LogStore<M>, seed: Option<[u8; 32]>) -> bool {
     match store.is_blank() {
-        Ok(false) => {}
+        Ok(false) => false,
         Ok(true) => match seed {
             Some(seed) => match store.provision(seed) {
-                Ok(()) => defmt::info!("provisioned a new device state"),
+                Ok(()) => {
+                    defmt::info!("provisioned a new device state");
+                    true
+                }
                 Err(_) => defmt::panic!("provisioning failed: the state store is not writable"),
             },
             None => defmt::panic!("the state store is blank: this device was never provisioned"),
@@ -71,20 +75,25 @@ fn main() -> ! {
     let mut slot = slot::ReplySlot::new(cp.SYST);
 
     #[cfg(feature = "hardware")]
-    let (entropy, store) = {
+    let (entropy, store, [b, r, limit, total]) = {
         let Some((entropy, seed)) = hardware::entropy(&dp.RCC, &dp.RNG) else {
             defmt::panic!("TRNG failed: refusing to run without fresh randomness");
         };
         let mut store = LogStore::new(hardware::FlashMedium::new(dp.FLASH));
         // Only an image built with `--features provision` (`cargo provision-board`) provisions.
         provision_if_blank(&mut store, cfg!(feature = "provision").then_some(seed));
-        (Some(entropy), store)
+        (Some(entropy), store, [B, R, EPS_LIMIT, EPS_TOTAL])
     };
+    // Under QEMU the host may provision a new device with its own B, R and budget (a
+    // hardware-in-the-loop run's); a device that exists keeps what it was provisioned with.
     #[cfg(feature = "qemu")]
-    let (entropy, store) = {
+    let (entropy, store, [b, r, limit, total]) = {
         let mut store = LogStore::new(semihosting::FileMedium::new());
-        provision_if_blank(&mut store, semihosting::provisioning_seed());
-        (semihosting::entropy(), store)
+        if provision_if_blank(&mut store, semihosting::provisioning_seed()) {
+            let _ = semihosting::provision_config();
+        }
+        let config = semihosting::config().unwrap_or([B, R, EPS_LIMIT, EPS_TOTAL]);
+        (semihosting::entropy(), store, config)
     };
     #[cfg(feature = "qemu")]
     let mut probe = (semihosting::TimingProbe::new(), uart::Ticks::start(dp.TIM2, &dp.RCC));
@@ -93,12 +102,12 @@ fn main() -> ! {
     };
 
     let (Ok(b), Ok(r), Ok(limit), Ok(total)) =
-        (Bound::new(B), Bound::new(R), Epsilon::new(EPS_LIMIT), Epsilon::new(EPS_TOTAL))
+        (Bound::new(b), Bound::new(r), Epsilon::new(limit), Epsilon::new(total))
     else {
-        defmt::panic!("invalid built-in configuration");
+        defmt::panic!("invalid configuration");
     };
     let Ok(policy) = BudgetPolicy::new(limit, total) else {
-        defmt::panic!("invalid built-in budget policy");
+        defmt::panic!("invalid budget policy");
     };
     #[cfg(not(feature = "adc"))]
     let Some(sensor) = SensorModel::new(ARMS, r) else {
@@ -120,6 +129,10 @@ fn main() -> ! {
         world_rng.set_stream(u64::MAX);
         SimulatedSensor::new(sensor, world_rng)
     };
+    // Under QEMU the device is a simulation: it also takes readings fed by a host that
+    // simulates its world (hardware in the loop). A board's image never does: it refuses them.
+    #[cfg(feature = "qemu")]
+    let source = ldp_core::device::FedSource(source);
     // A real sensor: ADC1 on PC0–PC5, one channel per action (src/adc.rs).
     #[cfg(feature = "adc")]
     let source = adc::AdcSource::new(dp.ADC1, dp.GPIOC, &dp.RCC, B + R);

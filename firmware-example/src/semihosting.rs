@@ -3,8 +3,9 @@
 //!
 //! | file | who writes it | what it is |
 //! |---|---|---|
-//! | `ldp-state.bin` | this firmware | the device state: two 64-byte record slots, written alternately ([`FileMedium`]) |
+//! | `ldp-state.bin` | this firmware | the device state: two 64-byte record slots, written alternately ([`FileMedium`]); then, if the host provisioned one, the configuration (B, R, per-report limit, total ε: four `f64` LE, 32 bytes) |
 //! | `ldp-provision.bin` | the host (`qemu-run.sh`, host-sim), only for a new device | 32 bytes of secret seed material; used once to provision a blank state, then deleted |
+//! | `ldp-config.bin` | the host (host-sim), optionally, only for a new device | B, R, per-report ε limit and total ε (four `f64` LE): read only while the state is blank, copied into `ldp-state.bin`, deleted; a device that exists keeps its configuration |
 //! | `ldp-entropy.bin` | the host, before every boot | 32 fresh bytes of OS entropy (QEMU's STM32 has no TRNG); read once and deleted |
 //! | `ldp-timing.bin` | the host creates it empty to ask for it (tests) | per reply, the query → reply latency in TIM2 ticks (`u32` LE) |
 #![allow(unsafe_code)] // semihosting is a trap into the debugger/emulator: raw pointers by design
@@ -16,6 +17,7 @@ use ldp_core::state::RECORD_LEN;
 const STATE_FILE: &[u8] = b"ldp-state.bin\0";
 const PROVISION_FILE: &[u8] = b"ldp-provision.bin\0";
 const ENTROPY_FILE: &[u8] = b"ldp-entropy.bin\0";
+const CONFIG_FILE: &[u8] = b"ldp-config.bin\0";
 const TIMING_FILE: &[u8] = b"ldp-timing.bin\0";
 
 /// A host file, opened per operation (the file name must end in a NUL byte).
@@ -77,6 +79,39 @@ pub fn entropy() -> Option<[u8; 32]> {
 /// The seed material of a provisioning request (`ldp-provision.bin`, deleted once read).
 pub fn provisioning_seed() -> Option<[u8; 32]> {
     take(PROVISION_FILE)
+}
+
+/// Where `ldp-state.bin` keeps a provisioned configuration: after the two record slots.
+const CONFIG_AT: usize = 2 * RECORD_LEN;
+
+/// Provisioning a new device: moves the host's `ldp-config.bin` (if any) into the state file.
+/// Call only when the state was blank and has just been provisioned; `None` if there was no
+/// request or it could not be kept.
+pub fn provision_config() -> Option<()> {
+    let config = take(CONFIG_FILE)?;
+    let fd = open(STATE_FILE, nr::open::RW_BINARY)?;
+    let written = write_at(fd, CONFIG_AT, &config);
+    close(fd);
+    written
+}
+
+/// The configuration provisioned with this device (B, R, per-report limit, total ε), or
+/// `None` for a device provisioned without one (it uses the built-in configuration).
+pub fn config() -> Option<[f64; 4]> {
+    let fd = open(STATE_FILE, nr::open::R_BINARY)?;
+    let mut bytes = [0u8; 32];
+    let n = read_at(fd, CONFIG_AT, &mut bytes);
+    close(fd);
+    if n != Some(32) {
+        return None;
+    }
+    let mut out = [0.0; 4];
+    for (x, chunk) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        *x = f64::from_le_bytes(word);
+    }
+    Some(out)
 }
 
 /// The device state in `ldp-state.bin`: two slots of one record each, written alternately in

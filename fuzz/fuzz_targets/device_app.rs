@@ -1,10 +1,10 @@
 //! The whole device application on an arbitrary byte stream from a hostile learner: never a
 //! panic, never a reply that does not decode, never more budget spent (or reserved) than the
-//! total.
+//! total. The source takes fed readings (a simulation's), so fed queries reach the reporter.
 #![no_main]
 
 use ldp_core::StateStore;
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
+use ldp_core::device::{DeviceApp, FedSource, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Repr, StreamReader};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 use libfuzzer_sys::fuzz_target;
@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
     let reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap();
     let source = SimulatedSensor::new(SensorModel::new(10, ldp_core::Bound::new(1.0).unwrap()).unwrap(), ChaCha20Rng::seed_from_u64(2));
-    let mut app = DeviceApp::new(reporter, source, 1);
+    let mut app = DeviceApp::new(reporter, FedSource(source), 1);
     for &b in data {
         if let Some(reply) = app.on_byte(b) {
             let mut reader = StreamReader::new();

@@ -49,6 +49,7 @@ fn trials(c: &mut Criterion) {
             select: Vec::new(),
             fleet: None,
             problem: None,
+            feed: false,
         };
         let mut group = c.benchmark_group(format!("fig2a_trial_T{horizon}"));
         group.sample_size(10);

@@ -147,8 +147,6 @@ pub enum Usage {
     UserBudgetOverMqtt,
     /// `--routing`/`--user-budget` without a fleet.
     FleetOnly,
-    /// A wire device for an experiment whose rewards are on the host.
-    HostRewards(&'static str),
     /// No noise of this name.
     UnknownNoise(String),
     /// `--noise` for a non-synthetic experiment.
@@ -243,10 +241,6 @@ impl std::fmt::Display for Usage {
                 "--user-budget: the devices of an MQTT fleet set their own (host-sim fleet devices --user-budget)",
             ),
             Self::FleetOnly => f.write_str("--routing and --user-budget apply to a fleet: add --device fleet:N"),
-            Self::HostRewards(name) => write!(
-                f,
-                "{name} keeps its reward model on the host; a device on the wire reads its own sensor: use the device experiment"
-            ),
             Self::UnknownNoise(name) => {
                 write!(f, "unknown --noise '{name}': use uniform, student-t, pareto or gaussian")
             }

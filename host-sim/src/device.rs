@@ -16,7 +16,7 @@ use crate::env::{Environment, SimRng};
 use crate::mqtt_error::MqttError;
 use crate::transport::{Link, LinkError, WireClient};
 use ldp_core::TruncationLevel;
-use ldp_core::wire::Refusal;
+use ldp_core::wire::{Query, Refusal};
 
 /// A device refused or failed a query.
 #[derive(Debug)]
@@ -188,7 +188,8 @@ impl Device for RawDevice<'_> {
 }
 
 /// A device on the wire (QEMU, a real board, or the loopback device application): the learner
-/// sends the arm and ε, the device reads its own sensor and answers with a report.
+/// sends the arm and ε, the device reads its own sensor and answers with a report. For a device
+/// whose world the host simulates, see [`FedWireDevice`].
 pub struct WireDevice<L> {
     client: WireClient<L>,
     epsilon: Epsilon,
@@ -219,6 +220,49 @@ impl<L: Link> Device for WireDevice<L> {
         let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
         let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
         match self.client.query(self.round, action, self.epsilon, level) {
+            Ok(Ok(report)) => Ok(report.release.value()),
+            Ok(Err(refusal)) => Err(DeviceError::Refusal(refusal)),
+            Err(e) => Err(DeviceError::Link(e)),
+        }
+    }
+}
+
+/// A device on the wire in hardware-in-the-loop mode: the host simulates the device's world.
+/// For each query it samples the raw reward of the arm from the environment — with the world
+/// generator the in-process device uses (`world_seed`) — and sends it with the query
+/// ([`FedQuery`](ldp_core::wire::FedQuery)); the device privatises it through its production
+/// path and answers with an ordinary report. Only a simulation image (the QEMU firmware)
+/// accepts fed readings: a board refuses them ([`Refusal::FeedRefused`]).
+///
+/// The reading travels to the device in the clear, so this is a test of the device, never a
+/// private deployment: whoever simulates the world knows the rewards anyway.
+pub struct FedWireDevice<'a, L> {
+    device: WireDevice<L>,
+    env: &'a dyn Environment,
+    world: SimRng,
+}
+
+impl<'a, L: Link> FedWireDevice<'a, L> {
+    /// `device` fed with the rewards of `env`, its noise drawn from `world_seed`.
+    pub fn new(device: WireDevice<L>, env: &'a dyn Environment, world_seed: u64) -> Self {
+        Self { device, env, world: SimRng::seed_from_u64(world_seed) }
+    }
+
+    /// The protocol client (link statistics).
+    pub fn client(&self) -> &WireClient<L> {
+        &self.device.client
+    }
+}
+
+impl<L: Link> Device for FedWireDevice<'_, L> {
+    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
+        let d = &mut self.device;
+        d.round = d.round.wrapping_add(1);
+        let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
+        let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
+        let reading = self.env.sample(arm, &mut self.world);
+        let query = Query { round: d.round, action, epsilon: d.epsilon, level };
+        match d.client.fed_query(query, reading) {
             Ok(Ok(report)) => Ok(report.release.value()),
             Ok(Err(refusal)) => Err(DeviceError::Refusal(refusal)),
             Err(e) => Err(DeviceError::Link(e)),

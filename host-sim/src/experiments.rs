@@ -149,6 +149,13 @@ pub fn task(
     if matches!(config.device, DeviceKind::Fleet { .. } | DeviceKind::Mqtt { .. }) && !task.fleet_ready() {
         return Err(ConfigError::FleetUnsupported(experiment.name).into());
     }
+    // A device on the wire answers exactly the jobs a fleet answers: the bandit loop's, locally
+    // private (hardware in the loop feeds it the environment's rewards).
+    if matches!(config.device, DeviceKind::Qemu { .. } | DeviceKind::Serial { .. } | DeviceKind::Tcp { .. })
+        && !task.fleet_ready()
+    {
+        return Err(ConfigError::WireUnsupported(experiment.name).into());
+    }
     if config.select.is_empty() {
         return Ok(task);
     }

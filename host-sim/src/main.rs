@@ -832,10 +832,11 @@ fn run_one(
         });
     } else if args.routing.is_some() || args.user_budget.is_some() {
         return Err(Usage::FleetOnly.into());
-    } else if config.device != runner::DeviceKind::InProcess
-        && !matches!(experiment.env, experiments::EnvKind::Sensor)
-    {
-        return Err(Usage::HostRewards(experiment.name).into());
+    } else if config.device != runner::DeviceKind::InProcess {
+        // Hardware in the loop: the device privatises the rewards of the experiment's own
+        // environment, sent with each query; the device experiment's device reads its own sensor.
+        // (Experiments whose jobs do not query a local-DP device are refused with the task.)
+        config.feed = !matches!(experiment.env, experiments::EnvKind::Sensor);
     }
     if let runner::DeviceKind::Serial { .. } | runner::DeviceKind::Tcp { .. } = config.device {
         config.threads = Some(1); // one device, one conversation at a time

@@ -17,7 +17,9 @@ use crate::bo::calibrated;
 use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, Privacy, Problem};
 use crate::checkpoint::Checkpoint;
-use crate::device::{Device, DeviceError, InProcessDevice, MemberRecord, RawDevice, WireDevice};
+use crate::device::{
+    Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, WireDevice, device_config,
+};
 use crate::env::{EnvError, EnvFactory, Environment, RewardBounds};
 use crate::executor::{Executor, Progress, Task};
 use crate::fleet::{self, Fleet, Member, Routing};
@@ -117,17 +119,18 @@ pub fn run_trial_with_ledger(
                 .map_err(RunError::Device)?,
         ),
         (Some(eps), DeviceKind::Qemu { elf }) => {
-            Box::new(QemuWire::start(env, elf, eps, trial_seed, algo_index)?)
+            let qemu = QemuWire::start(env, elf, eps, config, trial_seed, algo_index)?;
+            feed_if(config, qemu.device, env, world_seed, qemu.qemu)
         }
         (Some(eps), DeviceKind::Serial { path }) => {
             let link = SerialLink::open(path)
                 .map_err(|source| DeviceError::Connect { target: path.clone(), source })?;
-            Box::new(checked_wire_device(env, link, eps)?)
+            feed_if(config, checked_wire_device(env, link, eps)?, env, world_seed, ())
         }
         (Some(eps), DeviceKind::Tcp { addr }) => {
             let link = TcpLink::connect(addr, std::time::Duration::from_secs(5))
                 .map_err(|source| DeviceError::Connect { target: addr.clone(), source })?;
-            Box::new(checked_wire_device(env, link, eps)?)
+            feed_if(config, checked_wire_device(env, link, eps)?, env, world_seed, ())
         }
         (Some(eps), &DeviceKind::Fleet { devices }) => {
             let spec = config.fleet.clone().unwrap_or_default();
@@ -374,12 +377,41 @@ impl Device for MqttRun {
     }
 }
 
+/// A wire device as the learner's device: fed with `env`'s rewards (hardware in the loop) when
+/// `config` says so, else reading its own sensor. `keep` lives as long as the device (the
+/// emulator behind it).
+fn feed_if<'a, L: Link + 'a, K: 'a>(
+    config: &RunConfig,
+    device: WireDevice<L>,
+    env: &'a dyn Environment,
+    world_seed: u64,
+    keep: K,
+) -> Box<dyn Device + 'a> {
+    if config.feed {
+        Box::new(Keeping(FedWireDevice::new(device, env, world_seed), keep))
+    } else {
+        Box::new(Keeping(device, keep))
+    }
+}
+
+/// A device and what must live as long as it (an emulator).
+struct Keeping<D, K>(D, K);
+
+impl<D: Device, K> Device for Keeping<D, K> {
+    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
+        self.0.query(arm, level)
+    }
+}
+
 /// The firmware under QEMU for one trial: a new device in its own working directory, provisioned
 /// and seeded from OS entropy (never from the trial seed: the learner must not know the noise,
-/// so QEMU runs are not reproducible; the in-process device is).
+/// so QEMU runs are not reproducible; the in-process device is). In a hardware-in-the-loop run
+/// the new device is provisioned with the experiment's B and R, a per-report limit of ε and a
+/// lifetime budget of T·ε (what the in-process device gets); the device experiment's keeps the
+/// firmware's own configuration.
 struct QemuWire {
     device: WireDevice<TcpLink>,
-    _qemu: QemuDevice,
+    qemu: QemuDevice,
 }
 
 impl QemuWire {
@@ -387,6 +419,7 @@ impl QemuWire {
         env: &dyn Environment,
         elf: &Path,
         epsilon: f64,
+        config: &RunConfig,
         trial_seed: u64,
         algo: u64,
     ) -> Result<Self, RunError> {
@@ -394,17 +427,21 @@ impl QemuWire {
         if !elf.exists() {
             return Err(ConfigError::NoFirmware(elf.to_path_buf()).into());
         }
-        let dir =
-            std::env::temp_dir().join(format!("ldp-qemu-{}-{trial_seed:016x}-{algo}", std::process::id()));
+        // One directory per device: a sweep's points share trial seeds and learner indices, and
+        // their jobs may run at once.
+        static DEVICES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = DEVICES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir()
+            .join(format!("ldp-qemu-{}-{trial_seed:016x}-{algo}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let mut qemu = QemuDevice::start(elf, &dir).map_err(link_err)?;
+        let mut qemu = if config.feed {
+            let total = epsilon * config.horizon.max(1) as f64;
+            let provision = device_config(env, epsilon, total).map_err(RunError::Device)?;
+            QemuDevice::start_provisioned(elf, &dir, &provision).map_err(link_err)?
+        } else {
+            QemuDevice::start(elf, &dir).map_err(link_err)?
+        };
         let link = qemu.connect().map_err(link_err)?;
-        Ok(Self { device: checked_wire_device(env, link, epsilon)?, _qemu: qemu })
-    }
-}
-
-impl Device for QemuWire {
-    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
-        self.device.query(arm, level)
+        Ok(Self { device: checked_wire_device(env, link, epsilon)?, qemu })
     }
 }

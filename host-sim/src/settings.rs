@@ -154,6 +154,11 @@ pub struct RunConfig {
     /// The user's own problem (`custom`): its files and choices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<crate::env::custom::ProblemFiles>,
+    /// Hardware in the loop: a device on the wire (QEMU, serial, TCP) gets each raw reward from
+    /// the experiment's environment with the query ([`crate::device::FedWireDevice`]) instead of
+    /// reading its own sensor. Set for every wire run but the device experiment's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub feed: bool,
 }
 
 impl Default for RunConfig {
@@ -177,6 +182,7 @@ impl Default for RunConfig {
             select: Vec::new(),
             fleet: None,
             problem: None,
+            feed: false,
         }
     }
 }
@@ -323,6 +329,9 @@ pub enum ConfigError {
     /// The experiment's jobs do not all query a device that privatises, so a fleet cannot
     /// answer them.
     FleetUnsupported(&'static str),
+    /// A device on the wire (QEMU, serial, TCP) was asked for an experiment whose jobs do not
+    /// all query a locally private device.
+    WireUnsupported(&'static str),
     /// A fleet over MQTT serves one environment: a run whose trials each draw their own
     /// cannot use it with more than one trial.
     FleetTrials,
@@ -376,6 +385,10 @@ impl std::fmt::Display for ConfigError {
                     "--device fleet:{n}: give the number of devices, a whole number >= 1, e.g. fleet:100"
                 )
             }
+            Self::WireUnsupported(name) => write!(
+                f,
+                "{name} does not query a locally private device in every job (it is central or non-private, or runs its own devices), so a device on the wire cannot answer it: drop --device, or pick a local-DP experiment (seed 000's private figures, custom, device, tao-ldp)"
+            ),
             Self::FleetUnsupported(name) => write!(
                 f,
                 "{name} does not query a locally private device in every job (it is central or non-private, or runs its own devices), so a fleet cannot answer it: drop --device, or pick a local-DP experiment (seed 000's private figures, custom, device, tao-ldp)"

@@ -18,8 +18,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ldp_core::device::{DeviceApp, RewardSource};
-use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
-use ldp_core::{Epsilon, Report, StateStore, TruncationLevel};
+use ldp_core::wire::{FedQuery, Hello, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
+use ldp_core::{DeviceConfig, Epsilon, Report, StateStore, TruncationLevel};
 use rand::RngExt;
 use rand_core::SeedableRng;
 
@@ -300,7 +300,18 @@ impl<L: Link> WireClient<L> {
         epsilon: Epsilon,
         level: Option<TruncationLevel>,
     ) -> Result<Result<Report, Refusal>, LinkError> {
-        match self.request(Message::Query(Query { round, action, epsilon, level }))? {
+        Self::outcome(self.request(Message::Query(Query { round, action, epsilon, level }))?)
+    }
+
+    /// One fed query (hardware in the loop): the device privatises `reading` instead of reading
+    /// its sensor, and answers with its report, or its refusal ([`Refusal::FeedRefused`] from a
+    /// device that reads its own sensor). A retry resends the same reading.
+    pub fn fed_query(&mut self, query: Query, reading: f64) -> Result<Result<Report, Refusal>, LinkError> {
+        Self::outcome(self.request(Message::FedQuery(FedQuery::new(query, reading)))?)
+    }
+
+    fn outcome(reply: Message) -> Result<Result<Report, Refusal>, LinkError> {
+        match reply {
             Message::Report(r) => Ok(Ok(r)),
             Message::Refusal(r) => Ok(Err(r)),
             other => Err(LinkError::Unexpected(other)),
@@ -343,6 +354,21 @@ impl QemuDevice {
     /// Boots `elf` in `workdir` (created if needed).
     pub fn start(elf: &Path, workdir: &Path) -> io::Result<Self> {
         Self::start_with(elf, workdir, &[], None)
+    }
+
+    /// [`start`](Self::start), and, if `workdir` holds no device yet, provisions the new one
+    /// with `config` (B, R, per-report limit, total ε: `ldp-config.bin`, which the firmware
+    /// reads only while its state is blank) instead of the firmware's built-in configuration.
+    /// A device that exists keeps the configuration it was provisioned with.
+    pub fn start_provisioned(elf: &Path, workdir: &Path, config: &DeviceConfig) -> io::Result<Self> {
+        if !workdir.join("ldp-state.bin").exists() {
+            std::fs::create_dir_all(workdir)?;
+            let p = &config.policy;
+            let words = [config.b.get(), config.r.get(), p.per_report_limit().get(), p.total().get()];
+            let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
+            std::fs::write(workdir.join("ldp-config.bin"), bytes)?;
+        }
+        Self::start(elf, workdir)
     }
 
     /// [`start`](Self::start) with extra QEMU arguments (e.g. `-icount shift=0`), and, for the

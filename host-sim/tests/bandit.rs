@@ -41,6 +41,7 @@ fn config(
         select: Vec::new(),
         fleet: None,
         problem: None,
+        feed: false,
     }
 }
 

@@ -29,7 +29,7 @@ fn bad_input_gives_a_one_line_error() {
         &["run", "fig2b", "--noise", "pareto", "--out", &out],
         &["run", "fig2a", "--noise", "student-t", "--out", &out],
         &["run", "fig2a", "--beta-scale", "-1", "--out", &out],
-        &["run", "fig2a", "--device", "qemu", "--out", &out],
+        &["run", "fig2d", "--device", "qemu", "--out", &out], // non-private: no device to feed
         &["run", "device", "--device", "usb", "--out", &out],
         &["fleet", "bridge", "--broker", "http://x", "--tcp", "127.0.0.1:1"],
         &["fleet", "bench", "--broker", "none", "--devices", "0"],

@@ -36,6 +36,7 @@ fn config(trials: usize, horizon: usize, threads: usize) -> RunConfig {
         select: Vec::new(),
         fleet: None,
         problem: None,
+        feed: false,
     }
 }
 

@@ -24,6 +24,7 @@ fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
         select: Vec::new(),
         fleet: None,
         problem: None,
+        feed: false,
     }
 }
 

@@ -45,6 +45,7 @@ fn config() -> RunConfig {
         select: Vec::new(),
         fleet: None,
         problem: None,
+        feed: false,
     }
 }
 

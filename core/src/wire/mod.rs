@@ -26,6 +26,7 @@
 //! |---|---|---|---|
 //! | hello request | `0x01` | learner → device | none |
 //! | [`Query`] | `0x02` | learner → device | round, action, ε, truncation level |
+//! | [`FedQuery`] | `0x03` | learner → device | a query and the raw reading for it (hardware-in-the-loop) |
 //! | [`Hello`] | `0x81` | device → learner | device id, B, R, ε limit, total ε, budget left |
 //! | [`Report`](crate::Report) | `0x82` | device → learner | grid index, grid exponent, ε, ε_eff, budget left |
 //! | [`Refusal`] | `0x83` | device → learner | reason, detail |
@@ -59,7 +60,7 @@
 //! # A device's main loop
 //!
 //! ```
-//! use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, ReplyCache, Repr, StreamReader};
+//! use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, Refusal, ReplyCache, Repr, StreamReader};
 //! use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 //!
 //! let policy = BudgetPolicy::new(Epsilon::new(1.0)?, Epsilon::new(10.0)?)?;
@@ -78,7 +79,11 @@
 //! for &byte in uart.iter() {
 //!     let Some(Ok(frame)) = reader.push(byte) else { continue }; // bad frames: stay silent
 //!     let hello = reporter.hello(0xD1CE);
-//!     let reply = cache.respond(&frame, hello, |q| reporter.answer(q, sensor(q.action)));
+//!     // A device that reads its own sensor refuses fed readings (hardware-in-the-loop).
+//!     let reply = cache.respond(&frame, hello, |q, fed| match fed {
+//!         None => reporter.answer(q, sensor(q.action)),
+//!         Some(_) => Message::Refusal(Refusal::FeedRefused),
+//!     });
 //!     // Write the framed reply to the UART; here the learner reads it back.
 //!     for &b in reply.emit_framed(&mut out)?.iter() {
 //!         if let Some(frame) = learner.push(b) {
@@ -101,12 +106,12 @@ mod stream;
 pub use error::{DecodeError, EncodeError};
 pub use frame::{CHECKSUM_LEN, Frame, HEADER_LEN, MIN_FRAME_LEN, checksum, field};
 pub use replay::{REPLY_CACHE_LEN, ReplyCache};
-pub use repr::{DeviceStorageError, Hello, Message, MessageType, Query, Refusal, Repr};
+pub use repr::{DeviceStorageError, FedQuery, Hello, Message, MessageType, Query, Refusal, Repr};
 pub use stream::{FrameReader, StreamReader};
 
 /// The protocol version this build speaks. Bumped on any change to the layout of a payload;
 /// the header (version, type, sequence number) and the CRC-32C trailer never change.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 
 /// The longest frame of this version (a [`Hello`]), before COBS stuffing.
 pub const MAX_FRAME_LEN: usize = {

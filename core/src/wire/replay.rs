@@ -1,6 +1,6 @@
 //! The device's answer to a retried query: the same reply, without spending budget twice.
 
-use super::{Frame, Hello, Message, Query, Refusal, Repr};
+use super::{FedQuery, Frame, Hello, Message, Query, Refusal, Repr};
 
 /// The device's memory of its last answered query: `(seq, query, reply)`.
 ///
@@ -16,9 +16,15 @@ use super::{Frame, Hello, Message, Query, Refusal, Repr};
 /// [`REPLY_CACHE_LEN`] queries are remembered, so a duplicate that a link delays behind a few
 /// later queries is still answered without a second spend; the learner must not pipeline more
 /// queries than that.
+///
+/// **Fed queries** ([`FedQuery`], hardware-in-the-loop) are keyed on the sequence number, the
+/// query and the fact that they are fed — *not* on the reading. A fed query that repeats an
+/// answered one with another reading is a retry: it gets the stored reply, never a second fresh
+/// release under the same number. A plain query and a fed query never share an entry.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ReplyCache {
-    entries: [Option<(u32, Query, Message)>; REPLY_CACHE_LEN],
+    /// `(seq, query, fed, reply)`.
+    entries: [Option<(u32, Query, bool, Message)>; REPLY_CACHE_LEN],
     next: usize,
 }
 
@@ -31,8 +37,12 @@ impl ReplyCache {
         Self { entries: [None; REPLY_CACHE_LEN], next: 0 }
     }
 
-    fn find(&self, seq: u32, query: &Query) -> Option<Message> {
-        self.entries.iter().flatten().find(|(s, q, _)| *s == seq && q == query).map(|(_, _, reply)| *reply)
+    fn find(&self, seq: u32, query: &Query, fed: bool) -> Option<Message> {
+        self.entries
+            .iter()
+            .flatten()
+            .find(|(s, q, f, _)| *s == seq && q == query && *f == fed)
+            .map(|(_, _, _, reply)| *reply)
     }
 
     /// Answers query `seq`: the stored reply if it repeats one of the last
@@ -40,18 +50,37 @@ impl ReplyCache {
     /// stored. `fresh` is where the device reads its sensor and spends budget, e.g.
     /// `|q| reporter.answer(q, sensor.read(q.action))`.
     pub fn answer(&mut self, seq: u32, query: &Query, fresh: impl FnOnce(&Query) -> Message) -> Repr {
-        if let Some(reply) = self.find(seq, query) {
+        self.answer_keyed(seq, query, None, |q, _| fresh(q))
+    }
+
+    /// [`ReplyCache::answer`] for a query that is plain (`reading` `None`) or fed: a fed query is
+    /// keyed without its reading (type docs), and `fresh` gets the reading.
+    fn answer_keyed(
+        &mut self,
+        seq: u32,
+        query: &Query,
+        reading: Option<f64>,
+        fresh: impl FnOnce(&Query, Option<f64>) -> Message,
+    ) -> Repr {
+        let fed = reading.is_some();
+        if let Some(reply) = self.find(seq, query, fed) {
             return Repr::new(seq, reply);
         }
-        let reply = fresh(query);
-        self.entries[self.next] = Some((seq, *query, reply));
+        let reply = fresh(query, reading);
+        self.entries[self.next] = Some((seq, *query, fed, reply));
         self.next = (self.next + 1) % REPLY_CACHE_LEN;
         Repr::new(seq, reply)
     }
 
-    /// Whether `(seq, query)` would be answered from the cache.
+    /// Whether the plain query `(seq, query)` would be answered from the cache.
     pub fn is_retry(&self, seq: u32, query: &Query) -> bool {
-        self.find(seq, query).is_some()
+        self.find(seq, query, false).is_some()
+    }
+
+    /// Whether the fed query `fed` with number `seq` would be answered from the cache, whatever
+    /// its reading.
+    pub fn is_fed_retry(&self, seq: u32, fed: &FedQuery) -> bool {
+        self.find(seq, &fed.query, true).is_some()
     }
 
     /// The device's whole answer to a checked frame, one mapping for every firmware:
@@ -59,7 +88,9 @@ impl ReplyCache {
     /// - a hello request → `Hello(hello)` (cheap to build each time:
     ///   [`Reporter::hello`](crate::reporter::Reporter::hello) copies the configuration and
     ///   the remaining budget);
-    /// - a query → [`ReplyCache::answer`] with `fresh`;
+    /// - a query → [`ReplyCache::answer`] with `fresh(query, None)`;
+    /// - a fed query → the same, keyed as the type docs say, with `fresh(query, Some(reading))`
+    ///   (the device decides whether it takes fed readings: [`Refusal::FeedRefused`] if not);
     /// - an intact frame that does not parse → a [`Refusal`] (see `From<DecodeError>`);
     /// - a device → learner message → [`Refusal::Unexpected`].
     ///
@@ -70,12 +101,15 @@ impl ReplyCache {
         &mut self,
         frame: &Frame<T>,
         hello: Hello,
-        fresh: impl FnOnce(&Query) -> Message,
+        fresh: impl FnOnce(&Query, Option<f64>) -> Message,
     ) -> Repr {
         let seq = frame.seq();
         match Repr::parse(frame) {
             Ok(Repr { message: Message::HelloRequest, .. }) => Repr::new(seq, Message::Hello(hello)),
-            Ok(Repr { message: Message::Query(q), .. }) => self.answer(seq, &q, fresh),
+            Ok(Repr { message: Message::Query(q), .. }) => self.answer_keyed(seq, &q, None, fresh),
+            Ok(Repr { message: Message::FedQuery(f), .. }) => {
+                self.answer_keyed(seq, &f.query, Some(f.reading), fresh)
+            }
             Ok(_) => Repr::new(seq, Message::Refusal(Refusal::Unexpected)),
             Err(e) => Repr::new(seq, Message::Refusal(e.into())),
         }

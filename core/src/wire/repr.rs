@@ -20,6 +20,9 @@ pub enum MessageType {
     HelloRequest = 0x01,
     /// Learner → device: play an action and report its reward privately ([`Query`]).
     Query = 0x02,
+    /// Learner → device, hardware-in-the-loop: a query with the raw reading the host's simulated
+    /// world gives for it ([`FedQuery`]). Only a simulation image accepts it.
+    FedQuery = 0x03,
     /// Device → learner: protocol version, identity, public configuration ([`Hello`]).
     Hello = 0x81,
     /// Device → learner: a privatised reward ([`Report`]).
@@ -30,13 +33,15 @@ pub enum MessageType {
 
 impl MessageType {
     /// Every message type of this version.
-    pub const ALL: [Self; 5] = [Self::HelloRequest, Self::Query, Self::Hello, Self::Report, Self::Refusal];
+    pub const ALL: [Self; 6] =
+        [Self::HelloRequest, Self::Query, Self::FedQuery, Self::Hello, Self::Report, Self::Refusal];
 
     /// The type with this byte, if any.
     pub const fn from_byte(byte: u8) -> Option<Self> {
         Some(match byte {
             0x01 => Self::HelloRequest,
             0x02 => Self::Query,
+            0x03 => Self::FedQuery,
             0x81 => Self::Hello,
             0x82 => Self::Report,
             0x83 => Self::Refusal,
@@ -49,6 +54,7 @@ impl MessageType {
         match self {
             Self::HelloRequest => 0,
             Self::Query => Query::PAYLOAD_LEN,
+            Self::FedQuery => FedQuery::PAYLOAD_LEN,
             Self::Hello => Hello::PAYLOAD_LEN,
             Self::Report => REPORT_PAYLOAD_LEN,
             Self::Refusal => Refusal::PAYLOAD_LEN,
@@ -109,6 +115,64 @@ impl Query {
             bits => Some(TruncationLevel::new(f64::from_bits(bits)).map_err(DecodeError::Param)?),
         };
         Ok(Self { round, action, epsilon, level })
+    }
+}
+
+/// Learner → device, hardware-in-the-loop (HIL): a [`Query`] together with the raw reading
+/// the host's simulated world gives for it, which the device privatises through exactly its
+/// production path (sanitise, clamp or truncate, grid, noise, budget) instead of reading its
+/// own sensor.
+///
+/// | offset | size | field | encoding |
+/// |---|---|---|---|
+/// | 0 | 24 | `query` | as a [`Query`] payload |
+/// | 24 | 8 | `reading` | `f64` bits, LE: any finite value, ±∞, or the one NaN of `f64::NAN` (`0x7FF8_0000_0000_0000`) |
+///
+/// Only a device whose reward source is built for it
+/// ([`RewardSource::accepts_fed`](crate::device::RewardSource::accepts_fed)) answers it with a
+/// report; every other device answers [`Refusal::FeedRefused`], spending nothing. Equality
+/// compares the reading's bits, so the one NaN equals itself.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct FedQuery {
+    /// The query.
+    pub query: Query,
+    /// The raw reading for the query's action, as the host's simulated world gave it. NaN and
+    /// ±∞ are released as a sensor's would be ([`crate::reporter::sanitize`]).
+    pub reading: f64,
+}
+
+impl PartialEq for FedQuery {
+    fn eq(&self, other: &Self) -> bool {
+        self.query == other.query && self.reading.to_bits() == other.reading.to_bits()
+    }
+}
+
+impl FedQuery {
+    /// Payload length.
+    pub const PAYLOAD_LEN: usize = Query::PAYLOAD_LEN + 8;
+
+    /// `query` fed with `reading`, any NaN made the one NaN the wire carries.
+    pub fn new(query: Query, reading: f64) -> Self {
+        Self { query, reading: if reading.is_nan() { f64::NAN } else { reading } }
+    }
+
+    /// Canonical: one NaN, so that every accepted frame re-emits to the same bytes.
+    fn check(&self) -> Result<(), DecodeError> {
+        let ok = !self.reading.is_nan() || self.reading.to_bits() == f64::NAN.to_bits();
+        if ok { Ok(()) } else { Err(DecodeError::InvalidField) }
+    }
+
+    fn emit_payload(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        self.check().map_err(|_| EncodeError::InvalidField)?;
+        self.query.emit_payload(w)?;
+        w.f64(self.reading)
+    }
+
+    fn parse_payload(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let fed = Self { query: Query::parse_payload(r)?, reading: r.f64()? };
+        fed.check()?;
+        Ok(fed)
     }
 }
 
@@ -222,7 +286,7 @@ fn parse_report(r: &mut Reader<'_>) -> Result<Report, DecodeError> {
 ///
 /// Reasons: 1 `Param`, 2 `NonFiniteReward`, 3 `AboveDeviceLimit`, 4 `BudgetExhausted`,
 /// 5 `CorruptState`, 6 `StorageFailed`, 7 `UnsupportedVersion`, 8 `Malformed`, 9 `Unexpected`,
-/// 10 `BelowDeviceFloor` (a = `requested`, b = `floor`).
+/// 10 `BelowDeviceFloor` (a = `requested`, b = `floor`), 11 `FeedRefused`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -265,6 +329,10 @@ pub enum Refusal {
     Malformed,
     /// The device received a message only a device sends.
     Unexpected,
+    /// The device received a [`FedQuery`] but reads its own sensor: only a simulation image
+    /// (hardware-in-the-loop) takes readings from the learner. Nothing was read, released or
+    /// spent; the refusal depends on the message type alone.
+    FeedRefused,
 }
 
 impl Refusal {
@@ -283,6 +351,7 @@ impl Refusal {
             Self::Malformed => (8, 0, 0.0, 0.0),
             Self::Unexpected => (9, 0, 0.0, 0.0),
             Self::BelowDeviceFloor { requested, floor } => (10, 0, requested, floor),
+            Self::FeedRefused => (11, 0, 0.0, 0.0),
         }
     }
 
@@ -318,6 +387,7 @@ impl Refusal {
             8 => Self::Malformed,
             9 => Self::Unexpected,
             10 => Self::BelowDeviceFloor { requested: a, floor: b },
+            11 => Self::FeedRefused,
             _ => return Err(DecodeError::InvalidField),
         };
         refusal.check()?;
@@ -349,6 +419,9 @@ impl fmt::Display for Refusal {
             Self::UnsupportedVersion => f.write_str("device refused: unsupported protocol version"),
             Self::Malformed => f.write_str("device refused: the query could not be parsed"),
             Self::Unexpected => f.write_str("device refused: it only answers hello requests and queries"),
+            Self::FeedRefused => f.write_str(
+                "device refused a fed reading: it reads its own sensor; hardware-in-the-loop runs need a simulation image (the QEMU firmware)",
+            ),
         }
     }
 }
@@ -485,7 +558,8 @@ impl<E> From<ReportError<E>> for Refusal {
 
 impl TryFrom<Refusal> for ReportError<DeviceStorageError> {
     /// The protocol's own refusals ([`Refusal::UnsupportedVersion`], [`Refusal::Malformed`],
-    /// [`Refusal::Unexpected`]) are not report errors; they are handed back.
+    /// [`Refusal::Unexpected`], [`Refusal::FeedRefused`]) are not report errors; they are handed
+    /// back.
     type Error = Refusal;
 
     /// The learner's mapping back to the device's error.
@@ -504,7 +578,9 @@ impl TryFrom<Refusal> for ReportError<DeviceStorageError> {
             }
             Refusal::CorruptState => Self::Budget(BudgetError::CorruptState),
             Refusal::StorageFailed => Self::Budget(BudgetError::Storage(DeviceStorageError)),
-            Refusal::UnsupportedVersion | Refusal::Malformed | Refusal::Unexpected => return Err(r),
+            Refusal::UnsupportedVersion | Refusal::Malformed | Refusal::Unexpected | Refusal::FeedRefused => {
+                return Err(r);
+            }
         })
     }
 }
@@ -529,6 +605,8 @@ pub enum Message {
     HelloRequest,
     /// Learner → device: report a reward.
     Query(Query),
+    /// Learner → device, hardware-in-the-loop: privatise this fed reading.
+    FedQuery(FedQuery),
     /// Device → learner: the answer to a hello request.
     Hello(Hello),
     /// Device → learner: a privatised reward.
@@ -543,6 +621,7 @@ impl Message {
         match self {
             Self::HelloRequest => MessageType::HelloRequest,
             Self::Query(_) => MessageType::Query,
+            Self::FedQuery(_) => MessageType::FedQuery,
             Self::Hello(_) => MessageType::Hello,
             Self::Report(_) => MessageType::Report,
             Self::Refusal(_) => MessageType::Refusal,
@@ -568,7 +647,7 @@ impl<E> From<Result<Report, ReportError<E>>> for Message {
 /// let hello = Repr::new(7, Message::HelloRequest);
 /// let mut buf = [0u8; MAX_FRAME_LEN];
 /// let bytes = hello.emit(&mut buf)?;
-/// assert_eq!(bytes, [0x01, 0x01, 0x07, 0x00, 0x00, 0x00, 0xF5, 0xC0, 0x0B, 0x99]);
+/// assert_eq!(bytes, [0x02, 0x01, 0x07, 0x00, 0x00, 0x00, 0x2F, 0x0B, 0xB7, 0xAD]);
 /// assert_eq!(Repr::from_bytes(bytes), Ok(hello));
 /// # Ok::<(), Box<dyn core::error::Error>>(())
 /// ```
@@ -602,6 +681,7 @@ impl Repr {
         let message = match ty {
             MessageType::HelloRequest => Message::HelloRequest,
             MessageType::Query => Message::Query(Query::parse_payload(&mut r)?),
+            MessageType::FedQuery => Message::FedQuery(FedQuery::parse_payload(&mut r)?),
             MessageType::Hello => Message::Hello(Hello::parse_payload(&mut r)?),
             MessageType::Report => Message::Report(parse_report(&mut r)?),
             MessageType::Refusal => Message::Refusal(Refusal::parse_payload(&mut r)?),
@@ -632,6 +712,7 @@ impl Repr {
         match &self.message {
             Message::HelloRequest => {}
             Message::Query(q) => q.emit_payload(&mut w)?,
+            Message::FedQuery(q) => q.emit_payload(&mut w)?,
             Message::Hello(h) => h.emit_payload(&mut w)?,
             Message::Report(r) => emit_report(r, &mut w)?,
             Message::Refusal(r) => r.emit_payload(&mut w)?,
@@ -774,7 +855,7 @@ mod tests {
             assert_eq!(MessageType::from_byte(t as u8), Some(t));
         }
         let requests: Vec<bool> = MessageType::ALL.iter().map(|t| t.is_request()).collect();
-        assert_eq!(requests, [true, true, false, false, false]);
+        assert_eq!(requests, [true, true, true, false, false, false]);
     }
 
     #[test]

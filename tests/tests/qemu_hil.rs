@@ -1,0 +1,105 @@
+//! Hardware in the loop under QEMU: a small fig2a against the emulated firmware. The host
+//! samples each raw reward from the experiment's environment and feeds it with the query; the
+//! device, provisioned with the experiment's B, R and a budget of T·ε, privatises it through its
+//! production path. Every release is on the device's CTL grid, the budget goes down by exactly
+//! ε per report, an exhausted budget refuses, and a restarted device keeps the budget and the
+//! configuration it was provisioned with. Regret is not compared with the in-process run: the
+//! device keys its noise from OS entropy.
+//!
+//! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
+//! REQUIRE_QEMU=1 (CI), when that is a failure.
+
+mod common;
+
+use host_sim::bo::Policy;
+use host_sim::bo::gp_ucb::{Constants, GpUcb};
+use host_sim::device::device_config;
+use host_sim::env::{Environment, SimRng};
+use host_sim::experiments;
+use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial};
+use host_sim::transport::{QemuDevice, WireClient};
+use ldp_core::mechanism::MAX_RELEASE_INDEX;
+use ldp_core::wire::{Query, Refusal};
+use ldp_core::{Bound, Epsilon, LaplaceMechanism};
+use rand_core::SeedableRng;
+
+const ROUNDS: usize = 120;
+
+fn fig2a() -> (&'static experiments::Experiment, Box<dyn Environment>, f64) {
+    let fig2a = experiments::find("fig2a").unwrap();
+    let env = experiments::env_factory(fig2a.env, None).unwrap()(derive_seed(0, 0, 0)).unwrap();
+    (fig2a, env, fig2a.epsilon.unwrap())
+}
+
+#[test]
+fn fig2a_against_the_emulated_firmware_with_fed_rewards() {
+    let Some(elf) = common::firmware(&[]) else { return };
+    let (fig2a, env, eps) = fig2a();
+    let total = eps * ROUNDS as f64;
+    let provision = device_config(env.as_ref(), eps, total).unwrap();
+    let workdir = common::fresh_dir("hil");
+    let mut qemu = QemuDevice::start_provisioned(&elf, &workdir, &provision).unwrap();
+    let mut client = WireClient::new(qemu.connect().unwrap());
+    let hello = client.hello().unwrap();
+    assert_eq!(hello.config, provision, "the device runs with the experiment's B, R and budget");
+    assert_eq!(hello.budget_remaining, total);
+
+    let bounds = env.bounds();
+    let epsilon = Epsilon::new(eps).unwrap();
+    let ctl =
+        LaplaceMechanism::ctl(epsilon, Bound::new(bounds.b).unwrap(), Bound::new(bounds.r.unwrap()).unwrap())
+            .unwrap();
+    let config = RunConfig { horizon: ROUNDS, constants: Constants::Practical, ..fig2a.default_config() };
+    let mut policy =
+        GpUcb::tgp_ucb(&problem_for(env.as_ref(), &config).unwrap(), Constants::Practical).unwrap();
+    let mut world = SimRng::seed_from_u64(1);
+    let mut left = total;
+    for t in 1..=ROUNDS as u32 {
+        let arm = policy.select();
+        // The last reading is NaN: released as a sensor's NaN is (as 0), and charged.
+        let reading = if t == ROUNDS as u32 { f64::NAN } else { env.sample(arm, &mut world) };
+        let query = Query { round: t, action: arm as u32, epsilon, level: None };
+        let report = client.fed_query(query, reading).unwrap().unwrap_or_else(|r| panic!("round {t}: {r}"));
+        assert_eq!(report.release.grid_log2, ctl.grid_log2(), "round {t}: off the device's grid");
+        assert!(report.release.index.abs() <= MAX_RELEASE_INDEX, "round {t}");
+        assert_eq!((report.epsilon, report.epsilon_effective), (eps, ctl.epsilon_effective()), "round {t}");
+        // Exactly ε per report (the accountant counts whole nano-ε; ε = 1 here).
+        assert!((left - report.budget_remaining - eps).abs() < 1e-9, "round {t}: {report:?} after {left}");
+        left = report.budget_remaining;
+        policy.observe(arm, report.release.value()).unwrap();
+    }
+    assert!(left.abs() < 1e-9, "T reports spent T·ε: {left} left");
+    let over = client.fed_query(Query { round: 0, action: 0, epsilon, level: None }, 0.5).unwrap();
+    assert!(matches!(over, Err(Refusal::BudgetExhausted { .. })), "{over:?}");
+
+    // A restart (a power cycle) keeps the device: its spent budget and its configuration, even
+    // when the host asks to provision another one.
+    qemu.kill();
+    drop(qemu);
+    let other = device_config(env.as_ref(), eps / 2.0, 1000.0).unwrap();
+    let mut qemu = QemuDevice::start_provisioned(&elf, &workdir, &other).unwrap();
+    let hello = WireClient::new(qemu.connect().unwrap()).hello().unwrap();
+    assert_eq!(hello.config, provision);
+    assert!(hello.budget_remaining.abs() < 1e-9, "{hello:?}");
+    let _ = std::fs::remove_dir_all(&workdir);
+}
+
+/// The bandit loop itself (`host-sim run fig2a --device qemu`): a fed trial runs to its horizon
+/// on a device provisioned with T·ε, which the trial spends exactly.
+#[test]
+fn the_runner_feeds_a_qemu_device() {
+    let Some(elf) = common::firmware(&[]) else { return };
+    let (fig2a, env, _) = fig2a();
+    let horizon = 40;
+    let config = RunConfig {
+        horizon,
+        trials: 1,
+        threads: Some(1),
+        device: DeviceKind::Qemu { elf },
+        feed: true,
+        ..fig2a.default_config()
+    };
+    let curve = run_trial(env.as_ref(), &config.algorithms[1], &config, derive_seed(0, 0, 0), 1).unwrap();
+    assert_eq!(curve.len(), horizon);
+    assert!(curve.windows(2).all(|w| w[1] >= w[0] && w[1].is_finite()), "{curve:?}");
+}
