@@ -33,6 +33,13 @@ impl Epsilon {
     }
 }
 
+/// ε as the number it is (`1`, `0.5`): what `f64`'s `Display` prints.
+impl core::fmt::Display for Epsilon {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Display::fmt(&self.0, f)
+    }
+}
+
 /// A failure probability δ in the open interval (0, 1).
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

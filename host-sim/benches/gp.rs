@@ -38,7 +38,7 @@ fn trials(c: &mut Criterion) {
             horizon,
             seed: 0,
             threads: Some(1),
-            epsilon: Some(1.0),
+            epsilon: Some(ldp_core::Epsilon::new(1.0).expect("eps")),
             central: false,
             lambda: 1.0,
             delta: 0.1,

@@ -14,6 +14,7 @@ use host_sim::gp::SquaredExponential;
 use host_sim::output::{Writer, summary_table};
 use host_sim::results::AlgorithmResult;
 use host_sim::runner::{Loop, RunConfig};
+use ldp_core::Epsilon;
 
 fn main() -> Result<(), Box<dyn Error>> {
     let out = std::env::args().nth(1).map_or(PathBuf::from("results/own-objective"), PathBuf::from);
@@ -33,7 +34,7 @@ pub fn run(out: &Path, trials: usize, horizon: usize) -> Result<Vec<AlgorithmRes
     let config = RunConfig {
         trials,
         horizon,
-        epsilon: Some(1.0), // every report is ε-LDP, privatised by the in-process device
+        epsilon: Some(Epsilon::new(1.0)?), // every report is ε-LDP, privatised by the in-process device
         algorithms: vec![SEED000_ALGORITHMS[3], UCB1], // LDP-MoMA-GP-UCB and the UCB1 baseline
         ..RunConfig::default()
     };

@@ -105,15 +105,18 @@ pub struct MemberRecord {
 
 /// The public configuration of a device over `env`: its B and R, per-report limit `epsilon`
 /// and lifetime budget `total` (both ε).
-pub fn device_config(env: &dyn Environment, epsilon: f64, total: f64) -> Result<DeviceConfig, DeviceError> {
+pub fn device_config(
+    env: &dyn Environment,
+    epsilon: Epsilon,
+    total: f64,
+) -> Result<DeviceConfig, DeviceError> {
     let bounds = env.bounds();
     let r = bounds.r.ok_or(DeviceError::UnboundedNoise)?;
     let c = DeviceError::Config;
     Ok(DeviceConfig {
         b: Bound::new(bounds.b).map_err(c)?,
         r: Bound::new(r).map_err(c)?,
-        policy: BudgetPolicy::new(Epsilon::new(epsilon).map_err(c)?, Epsilon::new(total).map_err(c)?)
-            .map_err(c)?,
+        policy: BudgetPolicy::new(epsilon, Epsilon::new(total).map_err(c)?).map_err(c)?,
     })
 }
 
@@ -132,12 +135,12 @@ impl<'a> InProcessDevice<'a> {
     /// drives the environment's noise, `device_seed` the reporter's ChaCha20.
     pub fn new(
         env: &'a dyn Environment,
-        epsilon: f64,
+        epsilon: Epsilon,
         horizon: usize,
         world_seed: u64,
         device_seed: u64,
     ) -> Result<Self, DeviceError> {
-        let config = device_config(env, epsilon, epsilon * horizon.max(1) as f64)?;
+        let config = device_config(env, epsilon, epsilon.get() * horizon.max(1) as f64)?;
         let eps = config.policy.per_report_limit();
         let reporter = simulated_reporter(config, device_seed)
             .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
@@ -198,9 +201,8 @@ pub struct WireDevice<L> {
 
 impl<L: Link> WireDevice<L> {
     /// A device behind `client`, queried at `epsilon`.
-    pub fn new(client: WireClient<L>, epsilon: f64) -> Result<Self, DeviceError> {
-        let epsilon = Epsilon::new(epsilon).map_err(DeviceError::Config)?;
-        Ok(Self { client, epsilon, round: 0 })
+    pub fn new(client: WireClient<L>, epsilon: Epsilon) -> Self {
+        Self { client, epsilon, round: 0 }
     }
 
     /// The protocol client (link statistics).

@@ -5,11 +5,22 @@
 
 use std::path::Path;
 
+use ldp_core::Epsilon;
+
 use crate::bo::AlgorithmSpec;
 pub use crate::env::EnvFactory;
 use crate::env::{EnvError, Noise, SyntheticKernel};
 use crate::executor::Task;
 use crate::settings::{RunConfig, RunError};
+
+/// ε of an experiment table, a literal: an invalid one fails the build (the tables are
+/// `const`).
+pub const fn listed_epsilon(epsilon: f64) -> Epsilon {
+    match Epsilon::new(epsilon) {
+        Ok(e) => e,
+        Err(_) => panic!("an experiment table lists an invalid epsilon"),
+    }
+}
 
 /// Where an experiment's environment comes from.
 #[derive(Clone, Copy, Debug)]
@@ -51,7 +62,7 @@ pub struct Experiment {
     /// The environment.
     pub env: EnvKind,
     /// ε, or `None` for non-private.
-    pub epsilon: Option<f64>,
+    pub epsilon: Option<Epsilon>,
     /// Central DP (the learner privatises) rather than local DP (the device privatises).
     pub central: bool,
     /// The learners compared.

@@ -28,10 +28,11 @@ use std::sync::Arc;
 use crate::bo::GP_EXPERIMENT_ALGORITHMS;
 use crate::env::{EnvError, Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs, shared};
 use crate::executor::{Select, Task};
-pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder};
+pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder, listed_epsilon};
 use crate::mqtt::MqttError;
 use crate::runner::Loop;
 use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
+use ldp_core::Epsilon;
 use rand_core::SeedableRng;
 
 const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
@@ -49,7 +50,10 @@ const fn seed000(
         name,
         description,
         env,
-        epsilon,
+        epsilon: match epsilon {
+            Some(e) => Some(listed_epsilon(e)),
+            None => None,
+        },
         central: false,
         algorithms: &GP_EXPERIMENT_ALGORITHMS,
         default_trials: 10,
@@ -203,7 +207,7 @@ pub fn experiment_env(
     seed: u64,
     trial: u64,
     data: Option<&Path>,
-) -> Result<(Arc<dyn Environment>, f64), MqttError> {
+) -> Result<(Arc<dyn Environment>, Epsilon), MqttError> {
     let bad = |reason| MqttError::Experiment { name: name.to_string(), reason };
     let experiment = all().find(|e| e.name == name).ok_or(bad("no such experiment (host-sim list)"))?;
     let epsilon = experiment.epsilon.ok_or(bad("it is non-private; pick a private (LDP) experiment"))?;

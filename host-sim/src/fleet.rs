@@ -455,7 +455,7 @@ pub fn in_process<'a>(
     env: &'a dyn Environment,
     trial_seed: u64,
     devices: usize,
-    epsilon: f64,
+    epsilon: Epsilon,
     user_budget: f64,
 ) -> Result<Vec<Member<SimLink<'a>>>, DeviceError> {
     let config = device_config(env, epsilon, user_budget)?;
@@ -486,7 +486,7 @@ mod tests {
     }
 
     fn fleet<'a>(env: &'a dyn Environment, n: usize, budget: f64, routing: Routing) -> Fleet<SimLink<'a>> {
-        let members = in_process(env, 42, n, 1.0, budget).expect("members");
+        let members = in_process(env, 42, n, Epsilon::new(1.0).expect("eps"), budget).expect("members");
         Fleet::new(members, Epsilon::new(1.0).expect("eps"), routing, 7)
     }
 
@@ -564,7 +564,8 @@ mod tests {
     #[test]
     fn a_silent_member_is_skipped_and_its_rounds_answered_by_the_others() {
         let env = sensor();
-        let members = in_process(env.as_ref(), 42, 4, 1.0, 100.0).expect("members");
+        let members =
+            in_process(env.as_ref(), 42, 4, Epsilon::new(1.0).expect("eps"), 100.0).expect("members");
         let members: Vec<Member<Either<'_>>> = members
             .into_iter()
             .map(|m| {
@@ -610,19 +611,23 @@ mod tests {
         let env = sensor();
         for seed in 0..20 {
             let on = std::rc::Rc::new(std::cell::Cell::new(false));
-            let members: Vec<Member<Switched<'_>>> = in_process(env.as_ref(), 42, 4, 1.0, 100.0)
-                .expect("members")
-                .into_iter()
-                .map(|m| {
-                    let hello = m.client.link().app().reporter().hello(m.id);
-                    let link =
-                        if m.id == 1 { Either::Sim(Box::new(m.client.into_link())) } else { Either::Dead };
-                    let mut client = WireClient::new(Switched { on: on.clone(), link });
-                    client.timeout = Duration::from_millis(1);
-                    client.tries = 1;
-                    Member::new(client, &hello)
-                })
-                .collect();
+            let members: Vec<Member<Switched<'_>>> =
+                in_process(env.as_ref(), 42, 4, Epsilon::new(1.0).expect("eps"), 100.0)
+                    .expect("members")
+                    .into_iter()
+                    .map(|m| {
+                        let hello = m.client.link().app().reporter().hello(m.id);
+                        let link = if m.id == 1 {
+                            Either::Sim(Box::new(m.client.into_link()))
+                        } else {
+                            Either::Dead
+                        };
+                        let mut client = WireClient::new(Switched { on: on.clone(), link });
+                        client.timeout = Duration::from_millis(1);
+                        client.tries = 1;
+                        Member::new(client, &hello)
+                    })
+                    .collect();
             let mut f = Fleet::new(members, Epsilon::new(1.0).expect("eps"), Routing::Random, seed);
             assert!(matches!(f.query(0, None), Err(DeviceError::FleetExhausted { .. })), "no one answers");
             assert!(f.ledger().iter().all(|r| r.skipped == 1), "each asked once: {:?}", f.ledger());

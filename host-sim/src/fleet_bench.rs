@@ -191,11 +191,10 @@ pub fn run_bench(spec: &BenchSpec, mut progress: impl FnMut(&str)) -> Result<Ben
         return Err(BenchError::Settings("--rounds and --inflight must be at least 1".into()));
     }
     let load_before = load_average();
-    let (env, epsilon) = experiment_env("device", 0, 0, None)?;
-    let eps = Epsilon::new(epsilon).map_err(|e| BenchError::Settings(e.to_string()))?;
+    let (env, eps) = experiment_env("device", 0, 0, None)?;
     // A budget no phase can use up: every query of every phase to one device, and then some.
     let per_device = (spec.warmup + spec.rounds + spec.queries.unwrap_or(0) + 4 * spec.rounds) as f64;
-    let budget = epsilon * (per_device + 10_000.0);
+    let budget = eps.get() * (per_device + 10_000.0);
     let mut rows = Vec::new();
     for (index, &n) in spec.sizes.iter().enumerate() {
         if let Some(url) = &spec.broker {
@@ -210,7 +209,7 @@ pub fn run_bench(spec: &BenchSpec, mut progress: impl FnMut(&str)) -> Result<Ben
         }
     }
     progress("the GP learner's update ...");
-    let policy = policy_cost(env.as_ref(), epsilon, spec.warmup + spec.rounds)?;
+    let policy = policy_cost(env.as_ref(), eps, spec.warmup + spec.rounds)?;
     Ok(BenchReport {
         rows,
         policy,
@@ -245,7 +244,7 @@ fn over_mqtt(
 ) -> Result<BenchRow, BenchError> {
     let setup = Instant::now();
     let dir = state_dir(n);
-    let mut devices = DevicesSpec::new(url.clone(), &dir, n, Arc::clone(env), eps.get(), budget);
+    let mut devices = DevicesSpec::new(url.clone(), &dir, n, Arc::clone(env), eps, budget);
     devices.first_id = first_id;
     devices.seeds = Seeds::Simulated { trial_seed: n as u64 };
     devices.provision = true; // new devices in a fresh directory
@@ -321,7 +320,7 @@ fn in_memory(
     let setup = Instant::now();
     let env: &dyn Environment = env.as_ref();
     let waited = Arc::new(AtomicU64::new(0));
-    let build = || in_process(env, n as u64, n, eps.get(), budget).map_err(BenchError::Device);
+    let build = || in_process(env, n as u64, n, eps, budget).map_err(BenchError::Device);
     let members = build()?
         .into_iter()
         .map(|m| {
@@ -437,7 +436,7 @@ fn throughput<L: Link + Send>(
 }
 
 /// LDP-TGP-UCB's `select` + `observe` per round over `rounds` rounds on `env`.
-fn policy_cost(env: &dyn Environment, epsilon: f64, rounds: usize) -> Result<PolicyCost, BenchError> {
+fn policy_cost(env: &dyn Environment, epsilon: Epsilon, rounds: usize) -> Result<PolicyCost, BenchError> {
     let config = RunConfig { epsilon: Some(epsilon), horizon: rounds, ..RunConfig::default() };
     let problem = problem_for(env, &config).map_err(|e| BenchError::Settings(e.to_string()))?;
     let mut policy =

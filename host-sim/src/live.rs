@@ -313,7 +313,7 @@ fn learner(spec: &LiveSpec, prior: DMatrix<f64>, hello: &Hello) -> Result<Box<dy
         trials: 1,
         horizon: spec.horizon,
         seed: spec.seed,
-        epsilon: Some(spec.epsilon.get()),
+        epsilon: Some(spec.epsilon),
         beta_scale: spec.beta_scale,
         constants: spec.constants,
         ..RunConfig::default()

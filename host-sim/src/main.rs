@@ -385,15 +385,15 @@ impl std::str::FromStr for EpsArg {
 
 impl EpsArg {
     /// The values: `None` for `none`, else each ε (finite and > 0).
-    fn values(&self) -> Result<Vec<Option<f64>>, Usage> {
+    fn values(&self) -> Result<Vec<Option<ldp_core::Epsilon>>, Usage> {
         if self.0.trim().eq_ignore_ascii_case("none") {
             return Ok(vec![None]);
         }
         self.0
             .split(',')
-            .map(|v| match v.trim().parse::<f64>() {
-                Ok(e) if e.is_finite() && e > 0.0 => Ok(Some(e)),
-                _ => Err(Usage::NotAnEpsilon(v.trim().to_string())),
+            .map(|v| {
+                let e = v.trim().parse::<f64>().ok().and_then(|e| ldp_core::Epsilon::new(e).ok());
+                e.map(Some).ok_or_else(|| Usage::NotAnEpsilon(v.trim().to_string()))
             })
             .collect()
     }
@@ -769,7 +769,7 @@ fn check(flag: &'static str, value: Option<f64>, sign: Sign) -> Result<(), Usage
 fn run_one(
     args: &RunArgs,
     experiment: &'static experiments::Experiment,
-    epsilon: Option<f64>,
+    epsilon: Option<ldp_core::Epsilon>,
     merge_from: &[PathBuf],
 ) -> Result<Vec<AlgorithmResult>, CliError> {
     let name = experiment.name;
@@ -1142,8 +1142,11 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), CliError> {
     }
     let data = args.data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
     let (env, experiment_eps) = experiment_env(&args.experiment, args.seed, args.trial, data.as_deref())?;
-    let epsilon = args.eps.unwrap_or(experiment_eps);
-    let user_budget = args.user_budget.unwrap_or(DEFAULT_USER_BUDGET_REPORTS * epsilon);
+    let epsilon = match args.eps {
+        Some(e) => ldp_core::Epsilon::new(e).map_err(|_| Usage::NotAnEpsilon(e.to_string()))?,
+        None => experiment_eps,
+    };
+    let user_budget = args.user_budget.unwrap_or(DEFAULT_USER_BUDGET_REPORTS * epsilon.get());
     let mut spec = DevicesSpec::new(broker.clone(), &args.dir, args.count, env, epsilon, user_budget);
     spec.first_id = args.first_id;
     spec.provision = args.provision;

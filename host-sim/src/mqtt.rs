@@ -55,6 +55,8 @@
 //! own login).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use ldp_core::Epsilon;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -709,7 +711,7 @@ pub struct DevicesSpec {
     /// Every device's private world: its readings are this environment's rewards.
     pub env: Arc<dyn Environment>,
     /// Per-report ε limit.
-    pub epsilon: f64,
+    pub epsilon: Epsilon,
     /// Each device's lifetime budget (ε).
     pub user_budget: f64,
     /// Where keys come from.
@@ -727,7 +729,7 @@ impl DevicesSpec {
         dir: &Path,
         count: usize,
         env: Arc<dyn Environment>,
-        epsilon: f64,
+        epsilon: Epsilon,
         user_budget: f64,
     ) -> Self {
         Self {
@@ -1212,7 +1214,7 @@ mod tests {
         let env: Arc<dyn Environment> =
             Arc::new(crate::env::SensorEnv::new(10, 1.0).expect("a sensor environment"));
         let url = BrokerUrl::parse("mqtt://127.0.0.1:1").expect("a URL");
-        DevicesSpec::new(url, dir, 3, env, 1.0, budget)
+        DevicesSpec::new(url, dir, 3, env, Epsilon::new(1.0).expect("eps"), budget)
     }
 
     fn temp(tag: &str) -> PathBuf {

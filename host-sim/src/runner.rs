@@ -54,15 +54,12 @@ pub fn problem_from(
         Some(eps) => {
             let r = bounds.r.ok_or(RunError::Device(DeviceError::UnboundedNoise))?;
             let cfg = |e| RunError::Device(DeviceError::Config(e));
-            let (eps_v, b, rb) = (
-                Epsilon::new(eps).map_err(cfg)?,
-                Bound::new(bounds.b).map_err(cfg)?,
-                Bound::new(r).map_err(cfg)?,
-            );
-            let mechanism = LaplaceMechanism::ctl(eps_v, b, rb).map_err(cfg)?;
-            let v = ldp_second_moment(b, rb, eps_v);
-            let c = r * r + 8.0 * (bounds.b + r).powi(2) / (eps * eps);
-            (v, c, Some(Privacy { epsilon: eps, laplace_scale: mechanism.noise_scale() }))
+            let (b, rb) = (Bound::new(bounds.b).map_err(cfg)?, Bound::new(r).map_err(cfg)?);
+            let mechanism = LaplaceMechanism::ctl(eps, b, rb).map_err(cfg)?;
+            let v = ldp_second_moment(b, rb, eps);
+            let e = eps.get();
+            let c = r * r + 8.0 * (bounds.b + r).powi(2) / (e * e);
+            (v, c, Some(Privacy { epsilon: e, laplace_scale: mechanism.noise_scale() }))
         }
     };
 
@@ -80,7 +77,7 @@ pub fn problem_from(
         lambda: config.lambda,
         delta: config.delta,
         privacy,
-        central_epsilon: if config.central { config.epsilon } else { None },
+        central_epsilon: if config.central { config.epsilon.map(Epsilon::get) } else { None },
         beta_scale: config.beta_scale,
     };
     if config.constants == Constants::Calibrated {
@@ -134,11 +131,10 @@ pub fn run_trial_with_ledger(
         }
         (Some(eps), &DeviceKind::Fleet { devices }) => {
             let spec = config.fleet.clone().unwrap_or_default();
-            let budget = spec.user_budget.unwrap_or(eps * config.horizon.div_ceil(devices) as f64);
+            let budget = spec.user_budget.unwrap_or(eps.get() * config.horizon.div_ceil(devices) as f64);
             let members =
                 fleet::in_process(env, trial_seed, devices, eps, budget).map_err(RunError::Device)?;
-            let epsilon = Epsilon::new(eps).map_err(|e| RunError::Device(DeviceError::Config(e)))?;
-            Box::new(Fleet::new(members, epsilon, spec.routing, derive_seed(trial_seed, algo_index, 4)))
+            Box::new(Fleet::new(members, eps, spec.routing, derive_seed(trial_seed, algo_index, 4)))
         }
         (Some(eps), DeviceKind::Mqtt { url }) => {
             let spec = config.fleet.clone().unwrap_or_default();
@@ -309,12 +305,12 @@ fn derived_constants(
 fn checked_wire_device<L: Link>(
     env: &dyn Environment,
     link: L,
-    epsilon: f64,
+    epsilon: Epsilon,
 ) -> Result<WireDevice<L>, RunError> {
     let mut client = WireClient::new(link);
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
     check_bounds(env, &hello)?;
-    WireDevice::new(client, epsilon).map_err(RunError::Device)
+    Ok(WireDevice::new(client, epsilon))
 }
 
 /// A device's public B and R must be the environment's (what the learner assumes).
@@ -342,7 +338,7 @@ impl MqttRun {
     fn connect(
         env: &dyn Environment,
         url: &str,
-        epsilon: f64,
+        epsilon: Epsilon,
         routing: Routing,
         seed: u64,
     ) -> Result<Self, RunError> {
@@ -359,7 +355,6 @@ impl MqttRun {
                 fleet::session_start().map_err(|e| RunError::Device(DeviceError::Link(LinkError::Io(e))))?;
             members.push(Member::new(WireClient::new(link).starting_after(start), &hello));
         }
-        let epsilon = Epsilon::new(epsilon).map_err(|e| RunError::Device(DeviceError::Config(e)))?;
         Ok(Self { fleet: Fleet::new(members, epsilon, routing, seed), _connection: connection })
     }
 }
@@ -418,7 +413,7 @@ impl QemuWire {
     fn start(
         env: &dyn Environment,
         elf: &Path,
-        epsilon: f64,
+        epsilon: Epsilon,
         config: &RunConfig,
         trial_seed: u64,
         algo: u64,
@@ -435,7 +430,7 @@ impl QemuWire {
             .join(format!("ldp-qemu-{}-{trial_seed:016x}-{algo}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let mut qemu = if config.feed {
-            let total = epsilon * config.horizon.max(1) as f64;
+            let total = epsilon.get() * config.horizon.max(1) as f64;
             let provision = device_config(env, epsilon, total).map_err(RunError::Device)?;
             QemuDevice::start_provisioned(elf, &dir, &provision).map_err(link_err)?
         } else {

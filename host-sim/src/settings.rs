@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ldp_core::Epsilon;
 use serde::Serialize;
 
 use crate::bo::gp_ucb::Constants;
@@ -125,8 +126,9 @@ pub struct RunConfig {
     /// Worker threads (`None`: rayon's default).
     pub threads: Option<usize>,
     /// ε per report (local model) or of the learner's outputs (central model); `None` for a
-    /// non-private run.
-    pub epsilon: Option<f64>,
+    /// non-private run. Validated once, where the run is set up.
+    #[serde(serialize_with = "ser_epsilon")]
+    pub epsilon: Option<Epsilon>,
     /// Central DP: the device passes raw rewards and the learner privatises what it computes
     /// (seed 004 Alg. 1, 3; seed 002). Local DP (the default): the device privatises.
     pub central: bool,
@@ -190,13 +192,21 @@ impl Default for RunConfig {
 impl RunConfig {
     /// ε of the device's reports: `epsilon` in the local model, `None` in the central model
     /// (the device passes raw rewards) or a non-private run.
-    pub fn local_epsilon(&self) -> Option<f64> {
+    pub fn local_epsilon(&self) -> Option<Epsilon> {
         if self.central { None } else { self.epsilon }
     }
 }
 
 fn ser_constants<S: serde::Serializer>(c: &Constants, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(c.name())
+}
+
+/// ε as the number it is (`null` for none), as `run.json` has always recorded it.
+fn ser_epsilon<S: serde::Serializer>(e: &Option<Epsilon>, s: S) -> Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_some(&e.get()),
+        None => s.serialize_none(),
+    }
 }
 
 /// Why a run stopped.

@@ -30,7 +30,7 @@ fn config(
         horizon,
         seed: 2024,
         threads: None,
-        epsilon,
+        epsilon: epsilon.map(|e| Epsilon::new(e).unwrap()),
         lambda: 1.0,
         delta: 0.1,
         beta_scale: 1.0,
@@ -131,7 +131,7 @@ fn ldp_rse_eliminates_a_bad_arm_on_privatised_reports() {
     let mut learner = LdpRobustSe::<2>::new(params);
     let pulls = learner.epoch().pulls;
     assert!((1000..3000).contains(&pulls), "R_1 = {pulls}");
-    let mut device = InProcessDevice::new(&env, 10.0, 10_000, 1, 2).unwrap();
+    let mut device = InProcessDevice::new(&env, Epsilon::new(10.0).unwrap(), 10_000, 1, 2).unwrap();
     let mut levels = Vec::new();
     for _ in 0..2 * pulls {
         let arm = learner.select();
@@ -168,8 +168,8 @@ fn private_hedge_pays_for_privacy_and_less_so_as_epsilon_grows() {
     let cfg = config(8, 5000, Some(1.0), true, &[]);
     let algorithms = [
         ExpertsAlgorithm::Hedge,
-        ExpertsAlgorithm::PrivateHedge { epsilon: 0.5 },
-        ExpertsAlgorithm::PrivateHedge { epsilon: 20.0 },
+        ExpertsAlgorithm::PrivateHedge { epsilon: Epsilon::new(0.5).unwrap() },
+        ExpertsAlgorithm::PrivateHedge { epsilon: Epsilon::new(20.0).unwrap() },
     ];
     let results = run_experts_with(&cfg, &algorithms).unwrap();
     assert_eq!(results[2].label, "Private-Hedge eps=20");
@@ -189,7 +189,7 @@ fn results_do_not_depend_on_the_thread_count() {
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x.finals, y.finals);
     }
-    let experts = [ExpertsAlgorithm::PrivateHedge { epsilon: 1.0 }];
+    let experts = [ExpertsAlgorithm::PrivateHedge { epsilon: Epsilon::new(1.0).unwrap() }];
     let (c, d) = (run_experts_with(&one, &experts).unwrap(), run_experts_with(&two, &experts).unwrap());
     assert_eq!(c[0].mean, d[0].mean);
 }
@@ -197,7 +197,7 @@ fn results_do_not_depend_on_the_thread_count() {
 #[test]
 fn every_bandit_experiment_runs_its_sweep() {
     for e in &BANDIT_EXPERIMENTS {
-        let cfg = config(2, 300, e.epsilon, e.central, e.algorithms);
+        let cfg = config(2, 300, e.epsilon.map(Epsilon::get), e.central, e.algorithms);
         let results = run_own(e, &cfg);
         // Plus one uniform-play row per distinct uniform curve (labelled without ε).
         let (expected, uniform) = match e.name {
@@ -226,9 +226,12 @@ fn every_bandit_experiment_runs_its_sweep() {
     }
     // --eps restricts a sweep to one ε; the listed ε runs the grid.
     let cfg = config(1, 10, Some(0.7), true, &[]);
-    assert_eq!(sweep_epsilons(&cfg, 1.0, &[0.5, 1.0]).unwrap(), vec![0.7]);
+    let values = |cfg: &RunConfig| -> Vec<f64> {
+        sweep_epsilons(cfg, 1.0, &[0.5, 1.0]).unwrap().iter().map(|e| e.get()).collect()
+    };
+    assert_eq!(values(&cfg), vec![0.7]);
     let cfg = config(1, 10, Some(1.0), true, &[]);
-    assert_eq!(sweep_epsilons(&cfg, 1.0, &[0.5, 1.0]).unwrap(), vec![0.5, 1.0]);
+    assert_eq!(values(&cfg), vec![0.5, 1.0]);
     let labels: Vec<String> = run_own(&BANDIT_EXPERIMENTS[0], &config(1, 50, Some(0.5), true, &[]))
         .into_iter()
         .map(|r| r.label)

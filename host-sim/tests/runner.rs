@@ -13,7 +13,7 @@ fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
         horizon: 200,
         seed: 7,
         threads: Some(threads),
-        epsilon,
+        epsilon: epsilon.map(|e| ldp_core::Epsilon::new(e).unwrap()),
         lambda: 1.0,
         delta: 0.1,
         beta_scale: 1.0,

@@ -78,7 +78,7 @@ fn a_bridged_qemu_board_answers_a_learner_over_mqtt_and_survives_a_broker_restar
     let bounds = env.bounds();
     assert_eq!((hello.config.b.get(), hello.config.r.get()), (1.0, 1.0));
     assert_eq!((hello.config.b.get(), Some(hello.config.r.get())), (bounds.b, bounds.r));
-    assert_eq!(hello.config.policy.per_report_limit().get(), epsilon);
+    assert_eq!(hello.config.policy.per_report_limit(), epsilon);
     assert_eq!(hello.config.policy.total().get(), FIRMWARE_TOTAL);
     assert_eq!(hello.budget_remaining, FIRMWARE_TOTAL, "a fresh board");
     let id = hello.device_id;
@@ -136,17 +136,17 @@ fn a_mixed_fleet_of_simulated_devices_and_a_bridged_board_answers_round_robin() 
     assert_eq!(members.len(), 4);
     let board = members[3].id();
     assert!(board > 3, "the board's id follows the simulated devices' 1, 2, 3: {board:#x}");
-    let mut fleet = Fleet::new(members, Epsilon::new(epsilon).expect("ε"), Routing::RoundRobin, 0);
+    let mut fleet = Fleet::new(members, epsilon, Routing::RoundRobin, 0);
     for round in 0..8 {
         fleet.query(round % 10, None).expect("a report");
     }
     for record in fleet.ledger() {
         assert_eq!(record.reports, 2, "{record:?}");
         assert_eq!(record.skipped, 0, "{record:?}");
-        assert!((record.spent - 2.0 * epsilon).abs() < 1e-9, "{record:?}");
+        assert!((record.spent - 2.0 * epsilon.get()).abs() < 1e-9, "{record:?}");
     }
     common::hello_until(&mqtt, board, Duration::from_secs(60), |b| {
-        (b - (FIRMWARE_TOTAL - 2.0 * epsilon)).abs() < 1e-9
+        (b - (FIRMWARE_TOTAL - 2.0 * epsilon.get())).abs() < 1e-9
     });
 
     drop(fleet);

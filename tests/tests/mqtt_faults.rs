@@ -53,6 +53,10 @@ const DEVICES: u64 = 100;
 /// Devices 1..=GROUP_A run in a thread of this process, the rest in a child process.
 const GROUP_A: u64 = 90;
 const EPSILON: f64 = 1.0;
+
+fn eps() -> Epsilon {
+    Epsilon::new(EPSILON).expect("ε")
+}
 const USER_BUDGET: f64 = 50.0;
 const EQUAL_ROUNDS: usize = 300;
 /// The broker goes down before this round of the equality phase…
@@ -79,7 +83,7 @@ fn config() -> RunConfig {
         trials: 1,
         horizon: EQUAL_ROUNDS + KILL_ROUNDS + RESUME_ROUNDS,
         seed: RUN_SEED,
-        epsilon: Some(EPSILON),
+        epsilon: Some(eps()),
         device: DeviceKind::Fleet { devices: DEVICES as usize },
         fleet: Some(FleetSpec {
             routing: Routing::RoundRobin,
@@ -92,7 +96,7 @@ fn config() -> RunConfig {
 
 fn env() -> Arc<dyn Environment> {
     let (env, epsilon) = experiment_env("device", RUN_SEED, 0, None).expect("the device experiment");
-    assert_eq!(epsilon, EPSILON);
+    assert_eq!(epsilon, eps());
     env
 }
 
@@ -161,7 +165,7 @@ impl BudgetWatch {
 /// Devices `first_id..first_id + count`, new ones created (`provision`) or only existing ones
 /// reopened.
 fn spec(url: &BrokerUrl, dir: &Path, first_id: u64, count: u64, provision: bool) -> DevicesSpec {
-    let mut spec = DevicesSpec::new(url.clone(), dir, count as usize, env(), EPSILON, USER_BUDGET);
+    let mut spec = DevicesSpec::new(url.clone(), dir, count as usize, env(), eps(), USER_BUDGET);
     spec.first_id = first_id;
     spec.seeds = Seeds::Simulated { trial_seed: trial_seed() };
     spec.provision = provision;
@@ -297,8 +301,7 @@ fn faults_measured() {
     let fleet_seed = derive_seed(trial_seed(), LEARNER as u64, 4);
 
     // The reference: the in-process fleet of the same trial, no faults.
-    let members =
-        fleet::in_process(env, trial_seed(), DEVICES as usize, EPSILON, USER_BUDGET).expect("members");
+    let members = fleet::in_process(env, trial_seed(), DEVICES as usize, eps, USER_BUDGET).expect("members");
     let mut reference = Fleet::new(members, eps, Routing::RoundRobin, fleet_seed);
     let mut expected = Learner::new(env, &config);
     for _ in 0..EQUAL_ROUNDS {

@@ -32,8 +32,8 @@ fn fresh_dir(name: &str) -> PathBuf {
 
 fn spec(broker: &Broker, dir: &Path, count: usize, seeds: Seeds) -> DevicesSpec {
     let (env, epsilon) = experiment_env("device", 7, 0, None).expect("the device experiment's environment");
-    assert_eq!(epsilon, EPSILON);
-    let mut spec = DevicesSpec::new(broker.url(), dir, count, env, EPSILON, BUDGET);
+    assert_eq!(epsilon.get(), EPSILON);
+    let mut spec = DevicesSpec::new(broker.url(), dir, count, env, epsilon, BUDGET);
     spec.seeds = seeds;
     spec.provision = true;
     spec

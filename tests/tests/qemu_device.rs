@@ -34,7 +34,7 @@ fn config() -> RunConfig {
         horizon: ROUNDS,
         seed: 0,
         threads: Some(1),
-        epsilon: Some(1.0),
+        epsilon: Some(ldp_core::Epsilon::new(1.0).unwrap()),
         lambda: 1.0,
         delta: 0.1,
         beta_scale: 1.0,
@@ -111,7 +111,7 @@ fn firmware_under_qemu_answers_the_learner() {
     let env = SensorEnv::new(ARMS, 1.0).unwrap();
     let problem = problem_for(&env, &config()).unwrap();
     let mut policy = GpUcb::tgp_ucb(&problem, Constants::Practical).unwrap();
-    let mut device = WireDevice::new(client, 1.0).unwrap();
+    let mut device = WireDevice::new(client, ldp_core::Epsilon::new(1.0).unwrap());
     let start = Instant::now();
     let mut regret = 0.0;
     for _ in 0..ROUNDS {

@@ -28,7 +28,7 @@ const ROUNDS: usize = 120;
 fn fig2a() -> (&'static experiments::Experiment, Box<dyn Environment>, f64) {
     let fig2a = experiments::find("fig2a").unwrap();
     let env = experiments::env_factory(fig2a.env, None).unwrap()(derive_seed(0, 0, 0)).unwrap();
-    (fig2a, env, fig2a.epsilon.unwrap())
+    (fig2a, env, fig2a.epsilon.unwrap().get())
 }
 
 #[test]
@@ -36,7 +36,7 @@ fn fig2a_against_the_emulated_firmware_with_fed_rewards() {
     let Some(elf) = common::firmware(&[]) else { return };
     let (fig2a, env, eps) = fig2a();
     let total = eps * ROUNDS as f64;
-    let provision = device_config(env.as_ref(), eps, total).unwrap();
+    let provision = device_config(env.as_ref(), Epsilon::new(eps).unwrap(), total).unwrap();
     let workdir = common::fresh_dir("hil");
     let mut qemu = QemuDevice::start_provisioned(&elf, &workdir, &provision).unwrap();
     let mut client = WireClient::new(qemu.connect().unwrap());
@@ -76,7 +76,7 @@ fn fig2a_against_the_emulated_firmware_with_fed_rewards() {
     // when the host asks to provision another one.
     qemu.kill();
     drop(qemu);
-    let other = device_config(env.as_ref(), eps / 2.0, 1000.0).unwrap();
+    let other = device_config(env.as_ref(), Epsilon::new(eps / 2.0).unwrap(), 1000.0).unwrap();
     let mut qemu = QemuDevice::start_provisioned(&elf, &workdir, &other).unwrap();
     let hello = WireClient::new(qemu.connect().unwrap()).hello().unwrap();
     assert_eq!(hello.config, provision);

@@ -39,7 +39,7 @@ pub enum ExpertsAlgorithm {
     /// Seed 002 Alg. 1 + 2 at the given ε.
     PrivateHedge {
         /// ε of the whole sequence of predictions.
-        epsilon: f64,
+        epsilon: Epsilon,
     },
 }
 
@@ -81,7 +81,6 @@ pub fn experts_trial(
         ExpertsAlgorithm::Hedge => Learner::Plain(Hedge::new(eta).map_err(bad)?),
         ExpertsAlgorithm::Uniform => Learner::Uniform,
         ExpertsAlgorithm::PrivateHedge { epsilon } => {
-            let epsilon = Epsilon::new(epsilon).map_err(bad)?;
             Learner::Private(Box::new(PrivateHedge::new(epsilon, t, eta, &mut noise_rng).map_err(bad)?))
         }
     };

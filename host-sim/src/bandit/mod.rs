@@ -40,10 +40,12 @@
 
 use std::path::Path;
 
+use ldp_core::Epsilon;
+
 use crate::bo::AlgorithmSpec;
 use crate::env::{EnvError, EnvFactory, shared};
 use crate::executor::{Executor, Task};
-use crate::experiment::{EnvKind, Experiment};
+use crate::experiment::{EnvKind, Experiment, listed_epsilon};
 use crate::results::{AlgorithmResult, UNIFORM_LABEL};
 use crate::runner::{Loop, LoopTask};
 use crate::settings::{ConfigError, RunConfig, RunError};
@@ -100,11 +102,13 @@ fn bernoulli_env(_: Option<&Path>) -> Result<EnvFactory, EnvError> {
 
 /// The ε values a sweep runs: the grid if the run's ε is the experiment's listed one, else
 /// just the run's ε.
-pub fn sweep_epsilons(config: &RunConfig, listed: f64, grid: &[f64]) -> Result<Vec<f64>, RunError> {
+pub fn sweep_epsilons(config: &RunConfig, listed: f64, grid: &[f64]) -> Result<Vec<Epsilon>, RunError> {
     match config.epsilon {
-        Some(e) if (e - listed).abs() <= f64::EPSILON * listed => Ok(grid.to_vec()),
-        Some(e) if e.is_finite() && e > 0.0 => Ok(vec![e]),
-        _ => Err(ConfigError::SweepEpsilon.into()),
+        Some(e) if (e.get() - listed).abs() <= f64::EPSILON * listed => {
+            grid.iter().map(|&g| Epsilon::new(g).map_err(|_| ConfigError::SweepEpsilon.into())).collect()
+        }
+        Some(e) => Ok(vec![e]),
+        None => Err(ConfigError::SweepEpsilon.into()),
     }
 }
 
@@ -113,7 +117,7 @@ pub struct SweepPoint {
     /// Appended to each algorithm's label after a space (nothing if empty).
     pub suffix: String,
     /// ε of the run (`None`: non-private).
-    pub epsilon: Option<f64>,
+    pub epsilon: Option<Epsilon>,
     /// Central DP (the learner privatises) or local (the device privatises).
     pub central: bool,
     /// The environments.
@@ -321,7 +325,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         name: "tao-s1",
         description: "central DP, Pareto S1: DP-RUCB vs DP-RSE over v in {0.5, 0.9}, eps in {0.5, 1} (seed 004 Fig. 1)",
         env: EnvKind::Custom(s1_env),
-        epsilon: Some(1.0),
+        epsilon: Some(listed_epsilon(1.0)),
         central: true,
         algorithms: &[DP_RUCB, DP_RSE, ROBUST_UCB],
         default_trials: DEFAULT_TRIALS,
@@ -332,7 +336,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         name: "tao-s2",
         description: "central DP, Pareto S2: DP-RUCB vs DP-RSE over v in {0.5, 0.9}, eps in {0.5, 1} (seed 004 Fig. 3)",
         env: EnvKind::Custom(s2_env),
-        epsilon: Some(1.0),
+        epsilon: Some(listed_epsilon(1.0)),
         central: true,
         algorithms: &[DP_RUCB, DP_RSE, ROBUST_UCB],
         default_trials: DEFAULT_TRIALS,
@@ -343,7 +347,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         name: "tao-s3",
         description: "central DP, Pareto S3: DP-RUCB vs DP-RSE over v in {0.5, 0.9}, eps in {0.5, 1} (seed 004 Fig. 4)",
         env: EnvKind::Custom(s3_env),
-        epsilon: Some(1.0),
+        epsilon: Some(listed_epsilon(1.0)),
         central: true,
         algorithms: &[DP_RUCB, DP_RSE, ROBUST_UCB],
         default_trials: DEFAULT_TRIALS,
@@ -354,7 +358,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         name: "tao-ldp",
         description: "LDP, Pareto S3: LDP-RSE over v in {0.5, 0.9}, eps in {5, 10, 20} (seed 004 Fig. 2)",
         env: EnvKind::Custom(s3_env),
-        epsilon: Some(10.0),
+        epsilon: Some(listed_epsilon(10.0)),
         central: false,
         algorithms: &[LDP_RSE_S3],
         default_trials: DEFAULT_TRIALS,
@@ -365,7 +369,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         name: "agarwal-bandit",
         description: "central DP, 5 Bernoulli arms: EXP3 vs private EXP3, eps in {0.5, 1, 2} (seed 002 Thm 4.1)",
         env: EnvKind::Custom(bernoulli_env),
-        epsilon: Some(1.0),
+        epsilon: Some(listed_epsilon(1.0)),
         central: true,
         algorithms: &[EXP3, PRIVATE_EXP3],
         default_trials: DEFAULT_TRIALS,
@@ -376,7 +380,7 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         name: "agarwal-experts",
         description: "central DP, 10 Bernoulli experts: Hedge vs private Hedge, eps in {0.5, 1, 2, 5} (seed 002 Cor. 3.2)",
         env: EnvKind::Custom(bernoulli_env),
-        epsilon: Some(1.0),
+        epsilon: Some(listed_epsilon(1.0)),
         central: true,
         algorithms: &[],
         default_trials: DEFAULT_TRIALS,

@@ -51,15 +51,15 @@ use std::fmt;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use ldp_core::ParamError;
 use ldp_core::jdp::JdpError;
+use ldp_core::{Epsilon, ParamError};
 use rand_core::SeedableRng;
 
 use crate::bo::PolicyError;
 use crate::env::EnvFactory;
 use crate::env::{Environment, SimRng};
 use crate::executor::Task;
-use crate::experiment::{EnvKind, Experiment};
+use crate::experiment::{EnvKind, Experiment, listed_epsilon};
 use crate::results::AlgorithmResult;
 use crate::settings::{RunConfig, RunError};
 
@@ -151,7 +151,7 @@ impl DubeyError {
 
 /// The α values a sweep runs: the whole grid, or only `--eps` if it names another value.
 fn sweep(config: &RunConfig, grid: &[f64]) -> Vec<f64> {
-    match config.epsilon {
+    match config.epsilon.map(Epsilon::get) {
         Some(e) if (e - LISTED_ALPHA).abs() > 1e-12 => vec![e],
         _ => grid.to_vec(),
     }
@@ -175,7 +175,7 @@ pub fn alpha_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
 
 /// `dubey-beta`: JDP at each β, α = `--eps` (default 1), on §6.1.
 pub fn beta_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
-    let alpha = config.epsilon.unwrap_or(LISTED_ALPHA);
+    let alpha = config.epsilon.map_or(LISTED_ALPHA, Epsilon::get);
     let variants: Vec<Variant> = BETAS
         .iter()
         .map(|&delta| Variant {
@@ -294,7 +294,7 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         name: "dubey-alpha",
         description: "JDP approximate GP-UCB (QFF), Bernoulli RKHS sets of 25: alpha in {0.1, 0.5, 1, 10}, beta = 0.1, and non-private (seed 003 Fig. 1)",
         env: EnvKind::Custom(rkhs_factory),
-        epsilon: Some(LISTED_ALPHA),
+        epsilon: Some(listed_epsilon(LISTED_ALPHA)),
         central: true,
         algorithms: &[],
         default_trials: 20,
@@ -305,7 +305,7 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         name: "dubey-beta",
         description: "JDP approximate GP-UCB (QFF), Bernoulli RKHS sets of 25: beta in {0.01, 0.1, 0.5, 0.99}, alpha = 1 (seed 003 Fig. 2)",
         env: EnvKind::Custom(rkhs_factory),
-        epsilon: Some(LISTED_ALPHA),
+        epsilon: Some(listed_epsilon(LISTED_ALPHA)),
         central: true,
         algorithms: &[],
         default_trials: 20,
@@ -316,7 +316,7 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         name: "dubey-table1",
         description: "JDP approximate GP-UCB (QFF) on camel, styb-20, mw-10: non-private and alpha in {10, 1, 0.1} (seed 003 Table 1)",
         env: EnvKind::Custom(camel_factory),
-        epsilon: Some(LISTED_ALPHA),
+        epsilon: Some(listed_epsilon(LISTED_ALPHA)),
         central: true,
         algorithms: &[],
         default_trials: 10,
@@ -327,7 +327,7 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         name: "dubey-local",
         description: "local JDP (device client) vs JDP vs non-private approximate GP-UCB, Bernoulli RKHS sets of 25, alpha in {1, 10} (seed 003 Alg. 3)",
         env: EnvKind::Custom(rkhs_factory),
-        epsilon: Some(LISTED_ALPHA),
+        epsilon: Some(listed_epsilon(LISTED_ALPHA)),
         central: true,
         algorithms: &[],
         default_trials: 20,
