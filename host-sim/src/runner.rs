@@ -406,7 +406,18 @@ impl<D: Device, K> Device for Keeping<D, K> {
 /// firmware's own configuration.
 struct QemuWire {
     device: WireDevice<TcpLink>,
-    qemu: QemuDevice,
+    qemu: Emulator,
+}
+
+/// One job's emulator: stopped, and its working directory (the device's files) removed, when
+/// the job is done.
+struct Emulator(QemuDevice);
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.0.kill();
+        let _ = std::fs::remove_dir_all(self.0.workdir());
+    }
 }
 
 impl QemuWire {
@@ -429,14 +440,14 @@ impl QemuWire {
         let dir = std::env::temp_dir()
             .join(format!("ldp-qemu-{}-{trial_seed:016x}-{algo}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let mut qemu = if config.feed {
+        let mut qemu = Emulator(if config.feed {
             let total = epsilon.get() * config.horizon.max(1) as f64;
             let provision = device_config(env, epsilon, total).map_err(RunError::Device)?;
             QemuDevice::start_provisioned(elf, &dir, &provision).map_err(link_err)?
         } else {
             QemuDevice::start(elf, &dir).map_err(link_err)?
-        };
-        let link = qemu.connect().map_err(link_err)?;
+        });
+        let link = qemu.0.connect().map_err(link_err)?;
         Ok(Self { device: checked_wire_device(env, link, epsilon)?, qemu })
     }
 }
