@@ -33,7 +33,15 @@ impl Epsilon {
     }
 }
 
-/// ε as the number it is (`1`, `0.5`): what `f64`'s `Display` prints.
+/// ε as the number it is: what `f64`'s `Display` prints, so labels and file names made from an
+/// `Epsilon` read as they did from the `f64`.
+///
+/// ```
+/// use ldp_core::Epsilon;
+/// assert_eq!(Epsilon::new(1.0)?.to_string(), "1");
+/// assert_eq!(format!("eps={}", Epsilon::new(0.5)?), "eps=0.5");
+/// # Ok::<(), ldp_core::ParamError>(())
+/// ```
 impl core::fmt::Display for Epsilon {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         core::fmt::Display::fmt(&self.0, f)
