@@ -53,7 +53,8 @@ pub const REPLY_SLOT_CYCLES: u32 = 400_000;
 /// Where the device's private reward comes from: a sensor, a measurement, a user's response.
 ///
 /// [`DeviceApp`] calls [`RewardSource::read`] once for each fresh query (a retry answered from
-/// the reply cache does not read again; a hello or an unparseable frame never reads), with the
+/// the reply cache does not read again; a hello, an unparseable frame or a fresh fed query —
+/// [`FedQuery`](crate::wire::FedQuery), answered or refused — never reads), with the
 /// query's action — before the reporter checks the query's ε and the budget, so a query that
 /// is then refused has read too. What happens to the value:
 ///
@@ -281,7 +282,7 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
         // Queries are answered from budget reserved ahead: no store write in a reply.
         let reply = self.cache.respond(&frame, hello, |query, fed| {
             if let Some(reading) = fed {
-                // Public: the refusal depends on the message type and this build alone, and
+                // Public: the refusal depends on the frame sent and this build alone, and
                 // nothing is read or spent. A fed reading takes the sensor reading's path
                 // (sanitise, clamp/truncate, grid, noise, charge); its action is informative.
                 if !accepts_fed {
