@@ -12,9 +12,11 @@
 //!
 //! A [`FedQuery`](crate::wire::FedQuery) carries the raw reading from a host that simulates the
 //! world. A device whose source says [`RewardSource::accepts_fed`] (a simulation:
-//! [`FedSource`]) releases it instead of reading its source, through the same
+//! `FedSource`) releases it instead of reading its source, through the same
 //! [`Reporter::report_reserved`] call a sensor reading takes; any other device answers
-//! [`Refusal::FeedRefused`], reading, drawing and spending nothing.
+//! [`Refusal::FeedRefused`], reading, drawing and spending nothing. `FedSource` exists only
+//! with the `hil` feature (emulated devices); built without it, every device refuses fed
+//! readings, whatever its source says.
 //!
 //! # Timing
 //!
@@ -118,7 +120,8 @@ pub trait RewardSource {
     /// the [`DeviceApp`] is built. `false` unless a source says otherwise, and it must stay
     /// `false` for a real sensor: a device that accepted fed readings would release the
     /// learner's number in place of the sensor's. Only a simulation wraps its source in
-    /// [`FedSource`].
+    /// `FedSource` (feature `hil`); without that feature this is ignored and every fed query
+    /// is refused.
     fn accepts_fed(&self) -> bool {
         false
     }
@@ -127,10 +130,12 @@ pub trait RewardSource {
 /// A simulation's reward source that also takes fed readings (hardware-in-the-loop): plain
 /// queries read `R`; a [`FedQuery`](crate::wire::FedQuery) is released from its own reading
 /// through the same reporter path. For emulated devices (the QEMU firmware, tests) only — never
-/// around a real sensor.
+/// around a real sensor. Only with the `hil` feature, which a board's build never enables.
+#[cfg(feature = "hil")]
 #[derive(Debug)]
 pub struct FedSource<R>(pub R);
 
+#[cfg(feature = "hil")]
 impl<R: RewardSource> RewardSource for FedSource<R> {
     fn actions(&self) -> u32 {
         self.0.actions()
@@ -261,7 +266,8 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
         Self {
             reporter,
             actions: source.actions(),
-            accepts_fed: source.accepts_fed(),
+            // Without `hil` no source can opt in, whatever it says.
+            accepts_fed: cfg!(feature = "hil") && source.accepts_fed(),
             source,
             device_id,
             reader: StreamReader::new(),

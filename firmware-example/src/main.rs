@@ -186,6 +186,8 @@ fn main() -> ! {
 compile_error!("choose one of the features `qemu` (default) and `hardware`");
 #[cfg(not(any(feature = "qemu", feature = "hardware")))]
 compile_error!("choose a feature: `qemu` (default) or `hardware` (with --no-default-features)");
+#[cfg(all(feature = "hil", feature = "hardware"))]
+compile_error!("`hil` releases readings fed by the host: never on hardware, whose reading is its sensor's");
 #[cfg(all(feature = "provision", not(feature = "hardware")))]
 compile_error!("`provision` is for the hardware build; under QEMU the host provisions (qemu-run.sh)");
 #[cfg(all(feature = "fixture-unslotted", feature = "hardware"))]
