@@ -461,3 +461,42 @@ impl QemuWire {
         Ok(Self { device: checked_wire_device(env, link, epsilon, provision.as_ref())?, qemu })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::SensorEnv;
+    use crate::transport::LoopbackLink;
+    use ldp_core::MemoryStore;
+    use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    /// An in-process device (B = R = 1) provisioned with `total`.
+    fn device(env: &SensorEnv, total: f64) -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
+        let config = device_config(env, Epsilon::new(1.0).unwrap(), total).unwrap();
+        let reporter = ldp_core::Reporter::open(config, MemoryStore::provisioned([3; 32]), [4; 32]).unwrap();
+        let model = SensorModel::new(10, Bound::new(1.0).unwrap()).unwrap();
+        let source = SimulatedSensor::new(model, ChaCha20Rng::seed_from_u64(5));
+        LoopbackLink::new(DeviceApp::new(reporter, source, 7))
+    }
+
+    /// A device this run provisioned must report the whole configuration it was given: one with
+    /// the right B and R but another total (a device left from elsewhere) is refused, typed.
+    #[test]
+    fn a_provisioned_device_must_report_its_whole_configuration() {
+        let env = SensorEnv::new(10, 1.0).unwrap();
+        let eps = Epsilon::new(1.0).unwrap();
+        let provisioned = device_config(&env, eps, 40.0).unwrap();
+        assert!(checked_wire_device(&env, device(&env, 40.0), eps, Some(&provisioned)).is_ok());
+        assert!(checked_wire_device(&env, device(&env, 1e6), eps, None).is_ok(), "B and R alone");
+        let Err(err) = checked_wire_device(&env, device(&env, 1e6), eps, Some(&provisioned)) else {
+            panic!("a device with another total was accepted");
+        };
+        let RunError::Config(ConfigError::DeviceNotProvisioned { device, provisioned: p }) = &err else {
+            panic!("{err}");
+        };
+        assert_eq!((device.policy.total().get(), *p), (1e6, provisioned));
+        assert!(err.to_string().contains("total 1000000 but was provisioned with"), "{err}");
+    }
+}

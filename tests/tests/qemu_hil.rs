@@ -117,7 +117,11 @@ fn assert_halted(qemu: &mut QemuDevice, what: &str) {
     let mut client = WireClient::new(qemu.connect().unwrap());
     client.tries = 3;
     let hello = client.hello();
-    assert!(matches!(hello, Err(LinkError::Timeout { .. })), "{what}: the device answered {hello:?}");
+    assert!(
+        matches!(hello, Err(LinkError::Timeout { .. })),
+        "{what}: the device answered {hello:?}; {:?}",
+        qemu.exited()
+    );
     let query = Query { round: 1, action: 0, epsilon: Epsilon::new(1.0).unwrap(), level: None };
     let released = client.fed_query(query, 0.5);
     assert!(matches!(released, Err(LinkError::Timeout { .. })), "{what}: the device answered {released:?}");
