@@ -12,9 +12,11 @@
 //!
 //! A [`FedQuery`](crate::wire::FedQuery) carries the raw reading from a host that simulates the
 //! world. A device whose source says [`RewardSource::accepts_fed`] (a simulation:
-//! [`FedSource`]) releases it instead of reading its source, through the same
+//! `FedSource`) releases it instead of reading its source, through the same
 //! [`Reporter::report_reserved`] call a sensor reading takes; any other device answers
-//! [`Refusal::FeedRefused`], reading, drawing and spending nothing.
+//! [`Refusal::FeedRefused`], reading, drawing and spending nothing. `FedSource` exists only
+//! with the `hil` feature (emulated devices); built without it, every device refuses fed
+//! readings, whatever its source says.
 //!
 //! # Timing
 //!
@@ -53,7 +55,8 @@ pub const REPLY_SLOT_CYCLES: u32 = 400_000;
 /// Where the device's private reward comes from: a sensor, a measurement, a user's response.
 ///
 /// [`DeviceApp`] calls [`RewardSource::read`] once for each fresh query (a retry answered from
-/// the reply cache does not read again; a hello or an unparseable frame never reads), with the
+/// the reply cache does not read again; a hello, an unparseable frame or a fresh fed query —
+/// [`FedQuery`](crate::wire::FedQuery), answered or refused — never reads), with the
 /// query's action — before the reporter checks the query's ε and the budget, so a query that
 /// is then refused has read too. What happens to the value:
 ///
@@ -117,7 +120,8 @@ pub trait RewardSource {
     /// the [`DeviceApp`] is built. `false` unless a source says otherwise, and it must stay
     /// `false` for a real sensor: a device that accepted fed readings would release the
     /// learner's number in place of the sensor's. Only a simulation wraps its source in
-    /// [`FedSource`].
+    /// `FedSource` (feature `hil`); without that feature this is ignored and every fed query
+    /// is refused.
     fn accepts_fed(&self) -> bool {
         false
     }
@@ -126,10 +130,12 @@ pub trait RewardSource {
 /// A simulation's reward source that also takes fed readings (hardware-in-the-loop): plain
 /// queries read `R`; a [`FedQuery`](crate::wire::FedQuery) is released from its own reading
 /// through the same reporter path. For emulated devices (the QEMU firmware, tests) only — never
-/// around a real sensor.
+/// around a real sensor. Only with the `hil` feature, which a board's build never enables.
+#[cfg(feature = "hil")]
 #[derive(Debug)]
 pub struct FedSource<R>(pub R);
 
+#[cfg(feature = "hil")]
 impl<R: RewardSource> RewardSource for FedSource<R> {
     fn actions(&self) -> u32 {
         self.0.actions()
@@ -260,7 +266,8 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
         Self {
             reporter,
             actions: source.actions(),
-            accepts_fed: source.accepts_fed(),
+            // Without `hil` no source can opt in, whatever it says.
+            accepts_fed: cfg!(feature = "hil") && source.accepts_fed(),
             source,
             device_id,
             reader: StreamReader::new(),
@@ -281,7 +288,7 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
         // Queries are answered from budget reserved ahead: no store write in a reply.
         let reply = self.cache.respond(&frame, hello, |query, fed| {
             if let Some(reading) = fed {
-                // Public: the refusal depends on the message type and this build alone, and
+                // Public: the refusal depends on the frame sent and this build alone, and
                 // nothing is read or spent. A fed reading takes the sensor reading's path
                 // (sanitise, clamp/truncate, grid, noise, charge); its action is informative.
                 if !accepts_fed {

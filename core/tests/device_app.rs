@@ -1,9 +1,13 @@
 //! The device application (what the firmware runs between UART bytes): handshake, reports, a
 //! retry answered without a second spend, an out-of-range action refused, the sensor model, and
 //! what it does with the readings of a user's own `RewardSource` — NaN, ±∞, huge values, `None`
-//! — and with readings fed by a hardware-in-the-loop host (`FedQuery`).
+//! — and with readings fed by a hardware-in-the-loop host (`FedQuery`; released only with the
+//! `hil` feature, which `cargo test` at the workspace root enables through host-sim; refused
+//! in `cargo test -p ldp-core`, a board's build).
 
-use ldp_core::device::{DeviceApp, FedSource, RewardSource, SensorModel, SimulatedSensor};
+#[cfg(feature = "hil")]
+use ldp_core::device::FedSource;
+use ldp_core::device::{DeviceApp, RewardSource, SensorModel, SimulatedSensor};
 use ldp_core::wire::{FedQuery, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter, StateStore, TruncationLevel,
@@ -335,6 +339,7 @@ fn a_production_source_refuses_fed_readings_whatever_the_reading() {
 /// sanitising, clamp or truncation, grid, noise and charge) — and as the in-process reporter
 /// releases the raw reward `y` with the same keys.
 #[test]
+#[cfg(feature = "hil")]
 fn a_fed_reading_is_released_exactly_as_a_sensor_reading_of_it() {
     for level in [None, Some(1.5)] {
         let mut fed = app_with(FedSource(Fixed::new(0.0)), 100.0);
@@ -364,6 +369,7 @@ fn a_fed_reading_is_released_exactly_as_a_sensor_reading_of_it() {
 /// no second release, no second spend. Its action is informative (not checked against the
 /// source's set), plain queries still read the source, and a refused fed query spends nothing.
 #[test]
+#[cfg(feature = "hil")]
 fn a_repeated_fed_query_with_another_reading_gets_the_cached_reply() {
     let mut app = app_with(FedSource(Fixed::new(0.25)), 3.0);
     let (first, bytes) = exchange(&mut app, &Repr::new(5, fed_at(7, 1.0, None, -0.9)));
@@ -381,4 +387,37 @@ fn a_repeated_fed_query_with_another_reading_gets_the_cached_reply() {
     let (weak, _) = exchange(&mut app, &Repr::new(7, fed_at(1, 2.0, None, 0.1)));
     assert_eq!(weak.message, Message::Refusal(Refusal::AboveDeviceLimit { requested: 2.0, limit: 1.0 }));
     assert_eq!(app.reporter().accountant().spent(), 2.0);
+}
+
+/// A source that claims to take fed readings without `FedSource`.
+struct Claims(Fixed);
+
+impl RewardSource for Claims {
+    fn actions(&self) -> u32 {
+        self.0.actions()
+    }
+
+    fn read(&mut self, action: u32) -> Option<f64> {
+        self.0.read(action)
+    }
+
+    fn accepts_fed(&self) -> bool {
+        true
+    }
+}
+
+/// Built without `hil` (a board's build), a source that says it takes fed readings is refused
+/// like any other: only the feature lets a device release a learner's number. With `hil` the
+/// claim is honoured, as `FedSource`'s is.
+#[test]
+fn only_the_hil_feature_lets_a_source_take_fed_readings() {
+    let mut app = app_with(Claims(Fixed::new(0.25)), 3.0);
+    let (reply, _) = exchange(&mut app, &Repr::new(1, fed_at(0, 1.0, None, 0.5)));
+    if cfg!(feature = "hil") {
+        assert!(matches!(reply.message, Message::Report(r) if r.budget_remaining == 2.0), "{reply:?}");
+    } else {
+        assert_eq!(reply.message, Message::Refusal(Refusal::FeedRefused));
+        assert_eq!(app.reporter().accountant().spent(), 0.0);
+    }
+    assert_eq!(app.source().0.reads, 0, "a fed query never reads the source");
 }

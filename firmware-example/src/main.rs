@@ -65,6 +65,17 @@ fn provision_if_blank<M: LogMedium>(store: &mut LogStore<M>, seed: Option<[u8; 3
     }
 }
 
+/// B, R, per-report limit and total ε as a validated configuration, or `None`.
+fn device_config([b, r, limit, total]: [f64; 4]) -> Option<DeviceConfig> {
+    let (Ok(b), Ok(r), Ok(limit), Ok(total)) =
+        (Bound::new(b), Bound::new(r), Epsilon::new(limit), Epsilon::new(total))
+    else {
+        return None;
+    };
+    let policy = BudgetPolicy::new(limit, total).ok()?;
+    Some(DeviceConfig { b, r, policy })
+}
+
 #[entry]
 fn main() -> ! {
     let (Some(dp), Some(cp)) = (stm32f4::stm32f405::Peripherals::take(), cortex_m::Peripherals::take())
@@ -85,14 +96,30 @@ fn main() -> ! {
         (Some(entropy), store, [B, R, EPS_LIMIT, EPS_TOTAL])
     };
     // Under QEMU the host may provision a new device with its own B, R and budget (a
-    // hardware-in-the-loop run's); a device that exists keeps what it was provisioned with.
+    // hardware-in-the-loop run's); a device that exists keeps what it was provisioned with. The
+    // configuration is checked before anything is provisioned, and kept in the state file with
+    // a CRC: a missing or damaged one halts the device, as a torn record does.
     #[cfg(feature = "qemu")]
     let (entropy, store, [b, r, limit, total]) = {
         let mut store = LogStore::new(semihosting::FileMedium::new());
-        if provision_if_blank(&mut store, semihosting::provisioning_seed()) {
-            let _ = semihosting::provision_config();
+        let Ok(blank) = store.is_blank() else { defmt::panic!("the state store is not readable") };
+        if blank {
+            let config = match semihosting::requested_config() {
+                Ok(Some(config)) => config,
+                Ok(None) => [B, R, EPS_LIMIT, EPS_TOTAL],
+                Err(_) => defmt::panic!("ldp-config.bin is unreadable or not 32 bytes: not provisioning"),
+            };
+            if device_config(config).is_none() {
+                defmt::panic!("ldp-config.bin is not a valid configuration: not provisioning");
+            }
+            provision_if_blank(&mut store, semihosting::provisioning_seed());
+            if semihosting::write_config(config).is_err() {
+                defmt::panic!("the configuration could not be written to the state file");
+            }
         }
-        let config = semihosting::config().unwrap_or([B, R, EPS_LIMIT, EPS_TOTAL]);
+        let Ok(config) = semihosting::config() else {
+            defmt::panic!("device state unusable: its configuration is missing or corrupt");
+        };
         (semihosting::entropy(), store, config)
     };
     #[cfg(feature = "qemu")]
@@ -101,19 +128,14 @@ fn main() -> ! {
         defmt::panic!("no boot entropy: refusing to run without fresh randomness");
     };
 
-    let (Ok(b), Ok(r), Ok(limit), Ok(total)) =
-        (Bound::new(b), Bound::new(r), Epsilon::new(limit), Epsilon::new(total))
-    else {
+    let Some(config) = device_config([b, r, limit, total]) else {
         defmt::panic!("invalid configuration");
     };
-    let Ok(policy) = BudgetPolicy::new(limit, total) else {
-        defmt::panic!("invalid budget policy");
-    };
     #[cfg(not(feature = "adc"))]
-    let Some(sensor) = SensorModel::new(ARMS, r) else {
+    let Some(sensor) = SensorModel::new(ARMS, config.r) else {
         defmt::panic!("invalid built-in sensor model");
     };
-    let reporter = match Reporter::open(DeviceConfig { b, r, policy }, store, entropy) {
+    let reporter = match Reporter::open(config, store, entropy) {
         Ok(reporter) => reporter,
         Err(e) => defmt::panic!("device state unusable: {}", e),
     };
@@ -164,6 +186,8 @@ fn main() -> ! {
 compile_error!("choose one of the features `qemu` (default) and `hardware`");
 #[cfg(not(any(feature = "qemu", feature = "hardware")))]
 compile_error!("choose a feature: `qemu` (default) or `hardware` (with --no-default-features)");
+#[cfg(all(feature = "hil", feature = "hardware"))]
+compile_error!("`hil` releases readings fed by the host: never on hardware, whose reading is its sensor's");
 #[cfg(all(feature = "provision", not(feature = "hardware")))]
 compile_error!("`provision` is for the hardware build; under QEMU the host provisions (qemu-run.sh)");
 #[cfg(all(feature = "fixture-unslotted", feature = "hardware"))]

@@ -3,11 +3,16 @@
 //!
 //! | file | who writes it | what it is |
 //! |---|---|---|
-//! | `ldp-state.bin` | this firmware | the device state: two 64-byte record slots, written alternately ([`FileMedium`]); then, if the host provisioned one, the configuration (B, R, per-report limit, total ε: four `f64` LE, 32 bytes) |
+//! | `ldp-state.bin` | this firmware | the device state: two 64-byte record slots, written alternately ([`FileMedium`]); then the configuration it was provisioned with: `LDPC`, B, R, per-report limit, total ε (four `f64` LE), CRC-32C of the 36 bytes before (40 bytes at offset 128; missing or damaged: the device halts) |
 //! | `ldp-provision.bin` | the host (`qemu-run.sh`, host-sim), only for a new device | 32 bytes of secret seed material; used once to provision a blank state, then deleted |
-//! | `ldp-config.bin` | the host (host-sim), optionally, only for a new device | B, R, per-report ε limit and total ε (four `f64` LE): read only while the state is blank, copied into `ldp-state.bin`, deleted; a device that exists keeps its configuration |
+//! | `ldp-config.bin` | the host (host-sim), optionally, only for a new device | B, R, per-report ε limit and total ε (four `f64` LE): read and validated only while the state is blank (unreadable, not 32 bytes or invalid: the device halts without provisioning), copied into `ldp-state.bin`, deleted once copied; without it a new device gets the built-in configuration; a device that exists keeps its configuration |
 //! | `ldp-entropy.bin` | the host, before every boot | 32 fresh bytes of OS entropy (QEMU's STM32 has no TRNG); read once and deleted |
 //! | `ldp-timing.bin` | the host creates it empty to ask for it (tests) | per reply, the query → reply latency in TIM2 ticks (`u32` LE) |
+//!
+//! The configuration tail's CRC, like the records', is against torn writes and accidental
+//! damage: a host that can write `ldp-state.bin` can recompute it. The emulated device's files
+//! belong to the host; what the tail adds is that a truncated or damaged file halts the device
+//! instead of handing it the built-in configuration and a fresh budget.
 #![allow(unsafe_code)] // semihosting is a trap into the debugger/emulator: raw pointers by design
 
 use cortex_m_semihosting::{nr, syscall};
@@ -81,37 +86,73 @@ pub fn provisioning_seed() -> Option<[u8; 32]> {
     take(PROVISION_FILE)
 }
 
-/// Where `ldp-state.bin` keeps a provisioned configuration: after the two record slots.
+/// Where `ldp-state.bin` keeps the device's configuration: after the two record slots.
 const CONFIG_AT: usize = 2 * RECORD_LEN;
+/// The configuration tail's first bytes.
+const CONFIG_MAGIC: [u8; 4] = *b"LDPC";
+/// The tail: magic, B, R, per-report limit and total ε (four `f64` LE), CRC-32C of all before.
+const TAIL_LEN: usize = 4 + 32 + 4;
 
-/// Provisioning a new device: moves the host's `ldp-config.bin` (if any) into the state file.
-/// Call only when the state was blank and has just been provisioned; `None` if there was no
-/// request or it could not be kept.
-pub fn provision_config() -> Option<()> {
-    let config = take(CONFIG_FILE)?;
-    let fd = open(STATE_FILE, nr::open::RW_BINARY)?;
-    let written = write_at(fd, CONFIG_AT, &config);
+/// The host's provisioning configuration (`ldp-config.bin`, left in place): `Ok(None)` if there
+/// is none, `Err` if it cannot be read or is not exactly 32 bytes (the firmware then refuses to
+/// provision).
+pub fn requested_config() -> Result<Option<[f64; 4]>, FileError> {
+    let Some(fd) = open(CONFIG_FILE, nr::open::R_BINARY) else { return Ok(None) };
+    let mut bytes = [0u8; 33]; // one more than a configuration: a longer file is refused
+    let n = read_at(fd, 0, &mut bytes);
     close(fd);
-    written
+    match n {
+        Some(32) => Ok(Some(words(&bytes[..32]))),
+        _ => Err(FileError),
+    }
 }
 
-/// The configuration provisioned with this device (B, R, per-report limit, total ε), or
-/// `None` for a device provisioned without one (it uses the built-in configuration).
-pub fn config() -> Option<[f64; 4]> {
-    let fd = open(STATE_FILE, nr::open::R_BINARY)?;
-    let mut bytes = [0u8; 32];
-    let n = read_at(fd, CONFIG_AT, &mut bytes);
-    close(fd);
-    if n != Some(32) {
-        return None;
-    }
+/// Four `f64` LE.
+fn words(bytes: &[u8]) -> [f64; 4] {
     let mut out = [0.0; 4];
     for (x, chunk) in out.iter_mut().zip(bytes.chunks_exact(8)) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
         *x = f64::from_le_bytes(word);
     }
-    Some(out)
+    out
+}
+
+/// Writes `config` as the tail of a just-provisioned `ldp-state.bin`, then deletes
+/// `ldp-config.bin` (only once the tail is written: a failure leaves the request in place and a
+/// state without a tail, which every later boot refuses).
+pub fn write_config(config: [f64; 4]) -> Result<(), FileError> {
+    let mut tail = [0u8; TAIL_LEN];
+    tail[..4].copy_from_slice(&CONFIG_MAGIC);
+    for (chunk, x) in tail[4..36].chunks_exact_mut(8).zip(config) {
+        chunk.copy_from_slice(&x.to_le_bytes());
+    }
+    let crc = ldp_core::checksum::crc32c(&tail[..36]);
+    tail[36..].copy_from_slice(&crc.to_le_bytes());
+    let fd = open(STATE_FILE, nr::open::RW_BINARY).ok_or(FileError)?;
+    let written = write_at(fd, CONFIG_AT, &tail);
+    close(fd);
+    written.ok_or(FileError)?;
+    remove(CONFIG_FILE);
+    Ok(())
+}
+
+/// The configuration this device was provisioned with (B, R, per-report limit, total ε), from
+/// the tail of `ldp-state.bin`. A missing, short, wrong-magic or wrong-CRC tail is an error: the
+/// state is corrupt, and the firmware halts as it does for a torn record, never falling back to
+/// a built-in configuration. Like the records' CRC, this one guards against torn writes and
+/// accidental damage, not against a host that rewrites the file on purpose: such a host can
+/// recompute it (the emulated device's files are the host's; a board keeps them in its flash).
+pub fn config() -> Result<[f64; 4], FileError> {
+    let fd = open(STATE_FILE, nr::open::R_BINARY).ok_or(FileError)?;
+    let mut tail = [0u8; TAIL_LEN];
+    let n = read_at(fd, CONFIG_AT, &mut tail);
+    close(fd);
+    let crc = u32::from_le_bytes([tail[36], tail[37], tail[38], tail[39]]);
+    if n != Some(TAIL_LEN) || tail[..4] != CONFIG_MAGIC || crc != ldp_core::checksum::crc32c(&tail[..36]) {
+        return Err(FileError);
+    }
+    Ok(words(&tail[4..36]))
 }
 
 /// The device state in `ldp-state.bin`: two slots of one record each, written alternately in

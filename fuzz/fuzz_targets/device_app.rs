@@ -1,22 +1,31 @@
 //! The whole device application on an arbitrary byte stream from a hostile learner: never a
 //! panic, never a reply that does not decode, never more budget spent (or reserved) than the
-//! total. The source takes fed readings (a simulation's), so fed queries reach the reporter.
+//! total. The first input byte chooses the source: odd, a simulation's that takes fed readings
+//! (`FedSource`: fed queries reach the reporter); even, a real board's, which refuses them
+//! (`FeedRefused`: the path every `hardware` and `adc` image takes).
 #![no_main]
 
-use ldp_core::StateStore;
-use ldp_core::device::{DeviceApp, FedSource, SensorModel, SimulatedSensor};
+use ldp_core::device::{DeviceApp, FedSource, RewardSource, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Repr, StreamReader};
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter, StateStore};
 use libfuzzer_sys::fuzz_target;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
 fuzz_target!(|data: &[u8]| {
+    let Some((&kind, data)) = data.split_first() else { return };
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(5.0).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
     let reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32]).unwrap();
-    let source = SimulatedSensor::new(SensorModel::new(10, ldp_core::Bound::new(1.0).unwrap()).unwrap(), ChaCha20Rng::seed_from_u64(2));
-    let mut app = DeviceApp::new(reporter, FedSource(source), 1);
+    let source = SimulatedSensor::new(SensorModel::new(10, Bound::new(1.0).unwrap()).unwrap(), ChaCha20Rng::seed_from_u64(2));
+    if kind % 2 == 1 {
+        run(DeviceApp::new(reporter, FedSource(source), 1), data);
+    } else {
+        run(DeviceApp::new(reporter, source, 1), data);
+    }
+});
+
+fn run<R: RewardSource>(mut app: DeviceApp<MemoryStore, R>, data: &[u8]) {
     for &b in data {
         if let Some(reply) = app.on_byte(b) {
             let mut reader = StreamReader::new();
@@ -34,4 +43,4 @@ fuzz_target!(|data: &[u8]| {
         let mut store = *app.reporter().accountant().store();
         assert!(store.load().is_ok_and(|s| s.reserved_units <= 5_000_000_000));
     }
-});
+}

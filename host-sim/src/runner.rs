@@ -11,7 +11,7 @@ use std::path::Path;
 use nalgebra::DMatrix;
 
 use ldp_core::truncation::ldp_second_moment;
-use ldp_core::{Bound, Epsilon, LaplaceMechanism};
+use ldp_core::{Bound, DeviceConfig, Epsilon, LaplaceMechanism};
 
 use crate::bo::calibrated;
 use crate::bo::gp_ucb::Constants;
@@ -122,12 +122,12 @@ pub fn run_trial_with_ledger(
         (Some(eps), DeviceKind::Serial { path }) => {
             let link = SerialLink::open(path)
                 .map_err(|source| DeviceError::Connect { target: path.clone(), source })?;
-            feed_if(config, checked_wire_device(env, link, eps)?, env, world_seed, ())
+            feed_if(config, checked_wire_device(env, link, eps, None)?, env, world_seed, ())
         }
         (Some(eps), DeviceKind::Tcp { addr }) => {
             let link = TcpLink::connect(addr, std::time::Duration::from_secs(5))
                 .map_err(|source| DeviceError::Connect { target: addr.clone(), source })?;
-            feed_if(config, checked_wire_device(env, link, eps)?, env, world_seed, ())
+            feed_if(config, checked_wire_device(env, link, eps, None)?, env, world_seed, ())
         }
         (Some(eps), &DeviceKind::Fleet { devices }) => {
             let spec = config.fleet.clone().unwrap_or_default();
@@ -301,15 +301,22 @@ fn derived_constants(
 }
 
 /// A wire device after the handshake, with its public configuration checked against what the
-/// learner assumes (B and R of the environment).
+/// learner assumes (B and R of the environment) and, for a device this run provisioned, against
+/// the whole configuration it was provisioned with (B, R, per-report limit, total ε).
 fn checked_wire_device<L: Link>(
     env: &dyn Environment,
     link: L,
     epsilon: Epsilon,
+    provisioned: Option<&DeviceConfig>,
 ) -> Result<WireDevice<L>, RunError> {
     let mut client = WireClient::new(link);
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
     check_bounds(env, &hello)?;
+    if let Some(&provisioned) = provisioned
+        && hello.config != provisioned
+    {
+        return Err(ConfigError::DeviceNotProvisioned { device: hello.config, provisioned }.into());
+    }
     Ok(WireDevice::new(client, epsilon))
 }
 
@@ -440,14 +447,56 @@ impl QemuWire {
         let dir = std::env::temp_dir()
             .join(format!("ldp-qemu-{}-{trial_seed:016x}-{algo}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let mut qemu = Emulator(if config.feed {
+        let provision = if config.feed {
             let total = epsilon.get() * config.horizon.max(1) as f64;
-            let provision = device_config(env, epsilon, total).map_err(RunError::Device)?;
-            QemuDevice::start_provisioned(elf, &dir, &provision).map_err(link_err)?
+            Some(device_config(env, epsilon, total).map_err(RunError::Device)?)
         } else {
-            QemuDevice::start(elf, &dir).map_err(link_err)?
+            None
+        };
+        let mut qemu = Emulator(match &provision {
+            Some(provision) => QemuDevice::start_provisioned(elf, &dir, provision).map_err(link_err)?,
+            None => QemuDevice::start(elf, &dir).map_err(link_err)?,
         });
         let link = qemu.0.connect().map_err(link_err)?;
-        Ok(Self { device: checked_wire_device(env, link, epsilon)?, qemu })
+        Ok(Self { device: checked_wire_device(env, link, epsilon, provision.as_ref())?, qemu })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::SensorEnv;
+    use crate::transport::LoopbackLink;
+    use ldp_core::MemoryStore;
+    use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    /// An in-process device (B = R = 1) provisioned with `total`.
+    fn device(env: &SensorEnv, total: f64) -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
+        let config = device_config(env, Epsilon::new(1.0).unwrap(), total).unwrap();
+        let reporter = ldp_core::Reporter::open(config, MemoryStore::provisioned([3; 32]), [4; 32]).unwrap();
+        let model = SensorModel::new(10, Bound::new(1.0).unwrap()).unwrap();
+        let source = SimulatedSensor::new(model, ChaCha20Rng::seed_from_u64(5));
+        LoopbackLink::new(DeviceApp::new(reporter, source, 7))
+    }
+
+    /// A device this run provisioned must report the whole configuration it was given: one with
+    /// the right B and R but another total (a device left from elsewhere) is refused, typed.
+    #[test]
+    fn a_provisioned_device_must_report_its_whole_configuration() {
+        let env = SensorEnv::new(10, 1.0).unwrap();
+        let eps = Epsilon::new(1.0).unwrap();
+        let provisioned = device_config(&env, eps, 40.0).unwrap();
+        assert!(checked_wire_device(&env, device(&env, 40.0), eps, Some(&provisioned)).is_ok());
+        assert!(checked_wire_device(&env, device(&env, 1e6), eps, None).is_ok(), "B and R alone");
+        let Err(err) = checked_wire_device(&env, device(&env, 1e6), eps, Some(&provisioned)) else {
+            panic!("a device with another total was accepted");
+        };
+        let RunError::Config(ConfigError::DeviceNotProvisioned { device, provisioned: p }) = &err else {
+            panic!("{err}");
+        };
+        assert_eq!((device.policy.total().get(), *p), (1e6, provisioned));
+        assert!(err.to_string().contains("total 1000000 but was provisioned with"), "{err}");
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ldp_core::Epsilon;
+use ldp_core::{DeviceConfig, Epsilon};
 use serde::Serialize;
 
 use crate::bo::gp_ucb::Constants;
@@ -322,6 +322,14 @@ pub enum ConfigError {
         /// R the experiment assumes.
         r: Option<f64>,
     },
+    /// A device this run provisioned (QEMU, hardware in the loop) answered with another
+    /// configuration than the one it was given.
+    DeviceNotProvisioned {
+        /// The configuration the device's hello reports.
+        device: DeviceConfig,
+        /// The configuration the run provisioned it with.
+        provisioned: DeviceConfig,
+    },
     /// No firmware image where one was expected.
     NoFirmware(PathBuf),
     /// A sweep's ε must be finite and > 0.
@@ -374,6 +382,23 @@ impl std::fmt::Display for ConfigError {
                 "the device reports B = {device_b}, R = {device_r} but the experiment assumes B = {b}, R = {}: run the device experiment",
                 r.map_or("unbounded".to_string(), |r| r.to_string())
             ),
+            Self::DeviceNotProvisioned { device, provisioned } => {
+                let show = |c: &DeviceConfig| {
+                    format!(
+                        "B = {}, R = {}, per-report limit {}, total {}",
+                        c.b.get(),
+                        c.r.get(),
+                        c.policy.per_report_limit().get(),
+                        c.policy.total().get()
+                    )
+                };
+                write!(
+                    f,
+                    "the emulated device reports {} but was provisioned with {}: its state directory held another device; delete it and run again",
+                    show(device),
+                    show(provisioned)
+                )
+            }
             Self::NoFirmware(path) => write!(
                 f,
                 "no firmware at {}: build it with (cd firmware-example && cargo build --release)",

@@ -3,7 +3,8 @@
 //! device, provisioned with the experiment's B, R and a budget of T·ε, privatises it through its
 //! production path. Every release is on the device's CTL grid, the budget goes down by exactly
 //! ε per report, an exhausted budget refuses, and a restarted device keeps the budget and the
-//! configuration it was provisioned with. Regret is not compared with the in-process run: the
+//! configuration it was provisioned with — and one whose kept configuration was truncated or
+//! rewritten, or whose provisioning request is invalid, serves nothing. Regret is not compared with the in-process run: the
 //! device keys its noise from OS entropy.
 //!
 //! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
@@ -17,7 +18,7 @@ use host_sim::device::device_config;
 use host_sim::env::{Environment, SimRng};
 use host_sim::experiments;
 use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial};
-use host_sim::transport::{QemuDevice, WireClient};
+use host_sim::transport::{LinkError, QemuDevice, WireClient};
 use ldp_core::mechanism::MAX_RELEASE_INDEX;
 use ldp_core::wire::{Query, Refusal};
 use ldp_core::{Bound, Epsilon, LaplaceMechanism};
@@ -102,4 +103,101 @@ fn the_runner_feeds_a_qemu_device() {
     let curve = run_trial(env.as_ref(), &config.algorithms[1], &config, derive_seed(0, 0, 0), 1).unwrap();
     assert_eq!(curve.len(), horizon);
     assert!(curve.windows(2).all(|w| w[1] >= w[0] && w[1].is_finite()), "{curve:?}");
+}
+
+/// The state file's layout (firmware-example/src/semihosting.rs): two 64-byte record slots,
+/// then the configuration tail (magic, four `f64`, CRC-32C).
+const RECORDS: usize = 128;
+const TAIL: usize = 40;
+
+/// A device that must not serve: it answers no hello and no query (a halted firmware is
+/// silent; what it would say with a fresh budget is the attack), and it writes nothing.
+fn assert_halted(qemu: &mut QemuDevice, what: &str) {
+    let state = std::fs::read(qemu.workdir().join("ldp-state.bin")).ok();
+    let mut client = WireClient::new(qemu.connect().unwrap());
+    client.tries = 3;
+    let hello = client.hello();
+    assert!(
+        matches!(hello, Err(LinkError::Timeout { .. })),
+        "{what}: the device answered {hello:?}; {:?}",
+        qemu.exited()
+    );
+    let query = Query { round: 1, action: 0, epsilon: Epsilon::new(1.0).unwrap(), level: None };
+    let released = client.fed_query(query, 0.5);
+    assert!(matches!(released, Err(LinkError::Timeout { .. })), "{what}: the device answered {released:?}");
+    let after = std::fs::read(qemu.workdir().join("ldp-state.bin")).ok();
+    assert_eq!(after, state, "{what}: the halted device wrote its state");
+}
+
+/// The review's attack: an exhausted device's configuration tail truncated away, or its total
+/// rewritten to 10^6 ε, gave it a fresh budget after a reboot. Now the rebooted device halts as
+/// it does for a torn record; an intact one still answers, with nothing left.
+#[test]
+fn a_truncated_or_rewritten_configuration_halts_the_device() {
+    let Some(elf) = common::firmware(&[]) else { return };
+    let (_, env, eps) = fig2a();
+    let provision = device_config(env.as_ref(), Epsilon::new(eps).unwrap(), 2.0 * eps).unwrap();
+    let epsilon = Epsilon::new(eps).unwrap();
+    type Attack = fn(&mut Vec<u8>);
+    let attacks: [(&str, Attack); 3] = [
+        ("intact", |_| {}),
+        ("truncated to the records", |state| state.truncate(RECORDS)),
+        ("total rewritten to 1e6", |state| {
+            state[RECORDS + 4 + 24..RECORDS + 4 + 32].copy_from_slice(&1e6f64.to_le_bytes())
+        }),
+    ];
+    for (i, (what, attack)) in attacks.into_iter().enumerate() {
+        let workdir = common::fresh_dir(&format!("hil-tail-{i}"));
+        let mut qemu = QemuDevice::start_provisioned(&elf, &workdir, &provision).unwrap();
+        let mut client = WireClient::new(qemu.connect().unwrap());
+        assert_eq!(client.hello().unwrap().config, provision, "{what}");
+        for t in 1..=2 {
+            let query = Query { round: t, action: 0, epsilon, level: None };
+            client.fed_query(query, 0.5).unwrap().unwrap();
+        }
+        let over = client.fed_query(Query { round: 3, action: 0, epsilon, level: None }, 0.5).unwrap();
+        assert!(matches!(over, Err(Refusal::BudgetExhausted { .. })), "{what}: {over:?}");
+        drop(client);
+        qemu.kill();
+        drop(qemu);
+
+        let path = workdir.join("ldp-state.bin");
+        let mut state = std::fs::read(&path).unwrap();
+        assert_eq!(state.len(), RECORDS + TAIL, "{what}");
+        attack(&mut state);
+        std::fs::write(&path, &state).unwrap();
+        let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
+        if i == 0 {
+            let hello = WireClient::new(qemu.connect().unwrap()).hello().unwrap();
+            assert_eq!(hello.config, provision);
+            assert!(hello.budget_remaining.abs() < 1e-9, "{hello:?}");
+        } else {
+            assert_halted(&mut qemu, what);
+        }
+        drop(qemu);
+        let _ = std::fs::remove_dir_all(&workdir);
+    }
+}
+
+/// A provisioning request that is short or invalid (NaN, a per-report limit above the total)
+/// provisions nothing: the new device halts, and no state file is created.
+#[test]
+fn an_invalid_provisioning_request_provisions_nothing() {
+    let Some(elf) = common::firmware(&[]) else { return };
+    let words = |w: [f64; 4]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let requests = [
+        ("short", words([1.0, 1.0, 1.0, 10.0])[..31].to_vec()),
+        ("NaN", words([f64::NAN, 1.0, 1.0, 10.0])),
+        ("limit above the total", words([1.0, 1.0, 10.0, 1.0])),
+    ];
+    for (i, (what, request)) in requests.into_iter().enumerate() {
+        let workdir = common::fresh_dir(&format!("hil-request-{i}"));
+        std::fs::create_dir_all(&workdir).unwrap();
+        std::fs::write(workdir.join("ldp-config.bin"), &request).unwrap();
+        let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
+        assert_halted(&mut qemu, what);
+        assert!(!workdir.join("ldp-state.bin").exists(), "{what}: a device was provisioned");
+        drop(qemu);
+        let _ = std::fs::remove_dir_all(&workdir);
+    }
 }

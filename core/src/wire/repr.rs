@@ -331,7 +331,9 @@ pub enum Refusal {
     Unexpected,
     /// The device received a [`FedQuery`] but reads its own sensor: only a simulation image
     /// (hardware-in-the-loop) takes readings from the learner. Nothing was read, released or
-    /// spent; the refusal depends on the message type alone.
+    /// spent; the refusal depends on the frame the learner sent alone (a fed query with an
+    /// invalid ε gets [`Refusal::Param`], one with a non-canonical NaN [`Refusal::Malformed`]),
+    /// never on a private reading or the budget.
     FeedRefused,
 }
 
