@@ -214,18 +214,34 @@ impl<L: Link> WireDevice<L> {
     pub fn into_client(self) -> WireClient<L> {
         self.client
     }
-}
 
-impl<L: Link> Device for WireDevice<L> {
-    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
+    /// The next round's query for `arm`: plain, or fed with `reading` (hardware in the loop),
+    /// whose reading is drawn only once the query is known to be sendable.
+    fn send(
+        &mut self,
+        arm: usize,
+        level: Option<f64>,
+        reading: Option<&mut dyn FnMut() -> f64>,
+    ) -> Result<f64, DeviceError> {
         self.round = self.round.wrapping_add(1);
         let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
         let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
-        match self.client.query(self.round, action, self.epsilon, level) {
+        let query = Query { round: self.round, action, epsilon: self.epsilon, level };
+        let outcome = match reading {
+            None => self.client.query(query.round, action, query.epsilon, level),
+            Some(read) => self.client.fed_query(query, read()),
+        };
+        match outcome {
             Ok(Ok(report)) => Ok(report.release.value()),
             Ok(Err(refusal)) => Err(DeviceError::Refusal(refusal)),
             Err(e) => Err(DeviceError::Link(e)),
         }
+    }
+}
+
+impl<L: Link> Device for WireDevice<L> {
+    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
+        self.send(arm, level, None)
     }
 }
 
@@ -258,16 +274,7 @@ impl<'a, L: Link> FedWireDevice<'a, L> {
 
 impl<L: Link> Device for FedWireDevice<'_, L> {
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
-        let d = &mut self.device;
-        d.round = d.round.wrapping_add(1);
-        let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
-        let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
-        let reading = self.env.sample(arm, &mut self.world);
-        let query = Query { round: d.round, action, epsilon: d.epsilon, level };
-        match d.client.fed_query(query, reading) {
-            Ok(Ok(report)) => Ok(report.release.value()),
-            Ok(Err(refusal)) => Err(DeviceError::Refusal(refusal)),
-            Err(e) => Err(DeviceError::Link(e)),
-        }
+        let (env, world) = (self.env, &mut self.world);
+        self.device.send(arm, level, Some(&mut || env.sample(arm, world)))
     }
 }

@@ -1,6 +1,6 @@
 //! The device's answer to a retried query: the same reply, without spending budget twice.
 
-use super::{FedQuery, Frame, Hello, Message, Query, Refusal, Repr};
+use super::{Frame, Hello, Message, Query, Refusal, Repr};
 
 /// The device's memory of its last answered query: `(seq, query, reply)`.
 ///
@@ -17,7 +17,7 @@ use super::{FedQuery, Frame, Hello, Message, Query, Refusal, Repr};
 /// later queries is still answered without a second spend; the learner must not pipeline more
 /// queries than that.
 ///
-/// **Fed queries** ([`FedQuery`], hardware-in-the-loop) are keyed on the sequence number, the
+/// **Fed queries** ([`FedQuery`](super::FedQuery), hardware-in-the-loop) are keyed on the sequence number, the
 /// query and the fact that they are fed — *not* on the reading. A fed query that repeats an
 /// answered one with another reading is a retry: it gets the stored reply, never a second fresh
 /// release under the same number. A plain query and a fed query never share an entry.
@@ -75,12 +75,6 @@ impl ReplyCache {
     /// Whether the plain query `(seq, query)` would be answered from the cache.
     pub fn is_retry(&self, seq: u32, query: &Query) -> bool {
         self.find(seq, query, false).is_some()
-    }
-
-    /// Whether the fed query `fed` with number `seq` would be answered from the cache, whatever
-    /// its reading.
-    pub fn is_fed_retry(&self, seq: u32, fed: &FedQuery) -> bool {
-        self.find(seq, &fed.query, true).is_some()
     }
 
     /// The device's whole answer to a checked frame, one mapping for every firmware:
