@@ -68,10 +68,7 @@ impl Actions {
     /// The points of the actions.
     pub fn points(&self) -> Result<Vec<Vec<f64>>, LiveError> {
         let points = match self {
-            Self::Grid { count } => {
-                let last = count.saturating_sub(1).max(1) as f64;
-                (0..*count).map(|a| vec![a as f64 / last]).collect()
-            }
+            Self::Grid { count } => crate::env::unit_grid(*count),
             Self::File { path, .. } => read_points(path, None).map_err(LiveError::Points)?,
         };
         if points.len() < 2 {
@@ -310,9 +307,7 @@ fn learner(spec: &LiveSpec, prior: DMatrix<f64>, hello: &Hello) -> Result<Box<dy
     // v and c are derived from B, R and ε for privatised reports; these raw ones go unused.
     let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
     let config = RunConfig {
-        trials: 1,
         horizon: spec.horizon,
-        seed: spec.seed,
         epsilon: Some(spec.epsilon),
         beta_scale: spec.beta_scale,
         constants: spec.constants,

@@ -33,6 +33,12 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 /// The generator every simulation uses for environment randomness (rewards, noise, instances).
 pub type SimRng = Xoshiro256PlusPlus;
 
+/// `n` evenly spaced points of [0, 1], `a/(n − 1)` for arm `a` (`[0]` for one arm): the domain of
+/// the synthetic functions, the sensor, the papers' real-data arms and `live --actions N`.
+pub fn unit_grid(n: usize) -> Vec<Vec<f64>> {
+    (0..n).map(|a| vec![if n > 1 { a as f64 / (n - 1) as f64 } else { 0.0 }]).collect()
+}
+
 /// What the learner may know about the rewards' magnitudes (the paper's constants).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RewardBounds {

@@ -192,8 +192,7 @@ impl RealData {
         }
         let cells = columns.iter().map(Vec::len).sum::<usize>() as f64;
         let v = columns.iter().flatten().map(|y| y * y).sum::<f64>() / cells;
-        let points =
-            (0..arms).map(|a| vec![if arms > 1 { a as f64 / (arms - 1) as f64 } else { 0.0 }]).collect();
+        let points = super::unit_grid(arms);
         let b = means.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         // B = max |f| (= 1): the bound on |f| the clamp needs, not the RKHS norm (see the
         // module docs for both and for the original scripts' B = s).

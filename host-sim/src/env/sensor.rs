@@ -22,7 +22,7 @@ impl SensorEnv {
     pub fn new(arms: u32, r: f64) -> Result<Self, EnvError> {
         let bound = ldp_core::Bound::new(r).map_err(|_| EnvError::Sensor { arms, noise_bound: r })?;
         let model = SensorModel::new(arms, bound).ok_or(EnvError::Sensor { arms, noise_bound: r })?;
-        let points: Vec<Vec<f64>> = (0..arms).map(|a| vec![f64::from(a) / f64::from(arms - 1)]).collect();
+        let points = super::unit_grid(arms as usize);
         let means: Vec<f64> = (0..arms).map(|a| model.mean(a).unwrap_or(0.0)).collect();
         let kernel = SquaredExponential::new(SENSOR_PRIOR_LENGTHSCALE).map_err(EnvError::Kernel)?;
         let covariance = gram_matrix(&kernel, &points).map_err(EnvError::Kernel)?;

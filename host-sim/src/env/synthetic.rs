@@ -121,8 +121,7 @@ impl SyntheticRkhs {
     pub fn new(kernel: SyntheticKernel, noise: Noise, rng: &mut SimRng) -> Result<Self, SyntheticError> {
         let noise = noise.validate()?;
         let bounds = noise.reward_bounds(1.0, noise.default_alpha())?;
-        let points: Vec<Vec<f64>> =
-            (0..NUM_POINTS).map(|j| vec![j as f64 / (NUM_POINTS - 1) as f64]).collect();
+        let points = super::unit_grid(NUM_POINTS);
         let covariance = kernel.gram(&points)?;
         let coefficients: Vec<f64> = (0..NUM_POINTS).map(|_| rng.random_range(-1.0..=1.0)).collect();
         let raw = &covariance * DVector::from_column_slice(&coefficients);
