@@ -18,6 +18,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use host_sim::bandit;
 use host_sim::bo::gp_ucb::Constants;
 use host_sim::demo::{PrivatiseConfig, privatise};
+use host_sim::env::Prior;
 use host_sim::env::custom::{KernelChoice, KernelName, Overrides, ProblemFiles};
 use host_sim::env::table::Table;
 use host_sim::executor::Shard;
@@ -455,7 +456,7 @@ struct RunArgs {
     experiment: Option<String>,
     /// TOML file with any of these settings as keys (experiment, trials, horizon, eps, seed,
     /// threads, out, data, constants, noise, device, routing, user_budget, beta_scale,
-    /// algorithms, arms, coords, kernel, lengthscale, family, b, r, v, c); unknown keys are
+    /// algorithms, arms, coords, kernel, lengthscale, prior, family, b, r, v, c); unknown keys are
     /// refused.
     #[arg(long)]
     #[serde(skip)]
@@ -491,6 +492,12 @@ struct RunArgs {
     /// two arms].
     #[arg(long, allow_negative_numbers = true)]
     lengthscale: Option<f64>,
+    /// The prior over a data table's arms (custom without --coords and the real-data figures):
+    /// `independent` (K = I), `shrunk` (the table's correlation shrunk halfway to independent)
+    /// or `empirical` (the table's own correlation, seed 000's recipe; from the same table an
+    /// oracle a deployed learner would not have) [default: independent].
+    #[arg(long, value_enum)]
+    prior: Option<Prior>,
     /// `custom`: the learners, `gp` (GP-UCB and seed 000's three, UCB1) or `bandit` (K-armed,
     /// at most 10 arms: Robust-UCB, or LDP-RSE when private, and UCB1) [default: gp].
     #[arg(long, value_enum)]
@@ -579,6 +586,7 @@ impl RunArgs {
             coords: self.coords.or(file.coords),
             kernel: self.kernel.or(file.kernel),
             lengthscale: self.lengthscale.or(file.lengthscale),
+            prior: self.prior.or(file.prior),
             family: self.family.or(file.family),
             b: self.b.or(file.b),
             r: self.r.or(file.r),
@@ -793,7 +801,15 @@ fn run_one(
         }
         _ => defaults.algorithms.clone(),
     };
+    let prior = match (defaults.prior, args.prior) {
+        (None, Some(_)) => return Err(Usage::PriorNotTable(name).into()),
+        (Some(_), Some(_)) if args.coords.is_some() => return Err(Usage::PriorWithCoords.into()),
+        // With coordinates the kernel over them is the prior.
+        (Some(_), None) if args.coords.is_some() => None,
+        (default, given) => given.or(default),
+    };
     let mut config = RunConfig {
+        prior,
         trials: args.trials.unwrap_or(defaults.trials),
         horizon: args.horizon.unwrap_or(defaults.horizon),
         seed: args.seed.unwrap_or(defaults.seed),
@@ -911,6 +927,9 @@ fn run_one(
         Finished::Complete(results, files) => {
             let table = output::render_table(&results, config.trials, args.format.unwrap_or_default());
             say!("{table}");
+            if let Some(warning) = host_sim::results::worse_than_uniform_warning(&results) {
+                eprintln!("{warning}");
+            }
             say!(
                 "{:.1} s; wrote {}",
                 start.elapsed().as_secs_f64(),

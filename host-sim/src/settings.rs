@@ -161,6 +161,11 @@ pub struct RunConfig {
     /// reading its own sensor. Set for every wire run but the device experiment's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub feed: bool,
+    /// The prior over a data table's arms, for experiments whose prior is otherwise the
+    /// table's own empirical covariance (seed 000's real-data figures, `custom` without
+    /// coordinates); `None` elsewhere: the environment's prior is used as it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prior: Option<crate::env::Prior>,
 }
 
 impl Default for RunConfig {
@@ -185,6 +190,7 @@ impl Default for RunConfig {
             fleet: None,
             problem: None,
             feed: false,
+            prior: None,
         }
     }
 }

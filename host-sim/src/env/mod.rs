@@ -16,6 +16,7 @@
 pub mod custom;
 pub mod noise;
 pub mod objective;
+pub mod prior;
 pub mod real_data;
 pub mod sensor;
 pub mod synthetic;
@@ -23,6 +24,7 @@ pub mod table;
 
 pub use noise::{DEFAULT_STUDENT_T_NU, Noise, NoiseError};
 pub use objective::{Objective, ObjectiveError};
+pub use prior::Prior;
 pub use real_data::{RealData, RealDataError};
 pub use sensor::SensorEnv;
 pub use synthetic::{SyntheticError, SyntheticKernel, SyntheticRkhs};
