@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/choose-prior}
-data=${DATA:-../shared/data}
+data=${DATA:-data}
 cargo build --release -p host-sim --quiet
 bin=${CARGO_TARGET_DIR:-target}/release/host-sim
 python3 scripts/own-tables.py "$out/tables"

@@ -40,7 +40,7 @@ use cli_error::{CliError, FileOp, Sign, Usage, file};
     after_help = "Examples:\n  \
         host-sim                                   # the default experiment (seed 000 Fig. 2a)\n  \
         host-sim list                              # every experiment and its learners\n  \
-        host-sim run fig2b --data ../shared/data   # a paper's figure on real data\n  \
+        host-sim run fig2b                         # a paper's figure on real data\n  \
         host-sim run custom --arms my.csv          # your own table of rewards, one column per arm\n  \
         host-sim run custom --arms my.csv --eps 0.5,1,2 --algorithms ldp-moma-gp-ucb,ucb1"
 )]
@@ -78,7 +78,7 @@ enum Command {
         /// Output directory [default: results/<experiment>].
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Directory of the real data sets, as given to the shards [default: ../shared/data if
+        /// Directory of the real data sets, as given to the shards [default: the repository's data/ if
         /// it exists].
         #[arg(long)]
         data: Option<PathBuf>,
@@ -95,12 +95,12 @@ enum Command {
     },
     /// Run every experiment of the four seeds and write REPORT.md: each paper claim beside our
     /// figures, with a verdict by a stated rule.
-    #[command(after_help = "Example:\n  host-sim reproduce --quick --data ../shared/data")]
+    #[command(after_help = "Example:\n  host-sim reproduce --quick")]
     Reproduce {
         /// Fewer trials and shorter horizons where a full run takes long (minutes, not hours).
         #[arg(long)]
         quick: bool,
-        /// Directory of the real data sets [default: ../shared/data if it exists].
+        /// Directory of the real data sets [default: the repository's data/].
         #[arg(long)]
         data: Option<PathBuf>,
         /// Output directory [default: results/reproduce, results/quick with --quick].
@@ -315,7 +315,7 @@ struct DevicesArgs {
     /// becomes a fresh budget unnoticed.
     #[arg(long)]
     provision: bool,
-    /// Directory of the real data sets [default: ../shared/data if it exists].
+    /// Directory of the real data sets [default: the repository's data/].
     #[arg(long)]
     data: Option<PathBuf>,
     /// Stop after this many seconds instead of when stdin closes.
@@ -523,7 +523,7 @@ struct RunArgs {
     /// Output directory [default: results/<experiment>].
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Directory of the real data sets (light sensor, stocks).
+    /// Directory of the real data sets (light sensor, stocks) [default: the repository's data/].
     #[arg(long)]
     data: Option<PathBuf>,
     /// Calibrated constants (one documented rule for every experiment, docs/constants.md), the
@@ -971,7 +971,7 @@ fn merge(dirs: Vec<PathBuf>, out: Option<PathBuf>, data: Option<PathBuf>) -> Res
     args.out = out;
     args.quiet = true;
     // `--data` is not recorded: the shards' machines may keep the data in other places.
-    args.data = data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
+    args.data = data.or_else(host_sim::env::data::default_dir);
     run(args, &dirs)
 }
 
@@ -981,7 +981,7 @@ fn reproduce_all(
     out: Option<PathBuf>,
     report_copy: Option<PathBuf>,
 ) -> Result<(), CliError> {
-    let data = data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
+    let data = data.or_else(host_sim::env::data::default_dir);
     let out = out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results/reproduce" }));
     let start = Instant::now();
     let outcomes = reproduce::reproduce(&reproduce::plan(quick), data.as_deref(), &out);
@@ -1159,7 +1159,7 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), CliError> {
     if args.count == 0 {
         return Err(Usage::NoDevices.into());
     }
-    let data = args.data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
+    let data = args.data.or_else(host_sim::env::data::default_dir);
     let (env, experiment_eps) = experiment_env(&args.experiment, args.seed, args.trial, data.as_deref())?;
     let epsilon = match args.eps {
         Some(e) => ldp_core::Epsilon::new(e).map_err(|_| Usage::NotAnEpsilon(e.to_string()))?,

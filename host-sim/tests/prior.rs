@@ -132,7 +132,7 @@ fn prior_is_recorded_refused_where_it_means_nothing_and_the_guard_speaks_up() {
 /// says so in the table, finals.csv, run.json and one line; under the defaults none is.
 #[test]
 fn the_light_sensor_data_under_each_prior() {
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data");
     if !data.join("lightsensor_train.csv").is_file() {
         println!("skipping: the light-sensor data is not in {}", data.display());
         return;
