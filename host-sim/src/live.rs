@@ -176,6 +176,25 @@ pub struct LiveOutcome {
     pub files: Vec<PathBuf>,
 }
 
+impl LiveOutcome {
+    /// The ε the device spent in this session (the resumed rounds' not counted): 0 without a
+    /// new round (summed from +0, where an empty float sum gives −0).
+    pub fn spent(&self) -> f64 {
+        self.rounds[self.resumed.min(self.rounds.len())..].iter().fold(0.0, |s, r| s + r.epsilon_effective)
+    }
+
+    /// The line `host-sim live` ends with: rounds, resumed rounds, ε spent and budget left.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} rounds ({} resumed), {:.3} eps spent in this session, budget left {}",
+            self.rounds.len(),
+            self.resumed,
+            self.spent(),
+            self.rounds.last().map_or(f64::NAN, |r| r.budget_remaining)
+        )
+    }
+}
+
 /// Why a live run stopped with an error. Every round released before it is in `live.csv`.
 #[derive(Debug)]
 #[non_exhaustive]

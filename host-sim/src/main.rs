@@ -1106,19 +1106,13 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
         }
         _ => return Err(Usage::LiveDevice.into()),
     }?;
-    let spent: f64 = outcome.rounds[outcome.resumed..].iter().map(|r| r.epsilon_effective).sum();
     if outcome.budget_exhausted {
         say!(
             "the device's budget is exhausted after round {}: nothing more can be learned from it",
             outcome.rounds.len()
         );
     }
-    say!(
-        "{} rounds ({} resumed), {spent:.3} eps spent in this session, budget left {}",
-        outcome.rounds.len(),
-        outcome.resumed,
-        outcome.rounds.last().map_or(f64::NAN, |r| r.budget_remaining)
-    );
+    say!("{}", outcome.summary());
     if let Some((action, n)) = live::most_played(&outcome.rounds) {
         say!("most played: action {action} ({n} of {} rounds)", outcome.rounds.len());
     }
