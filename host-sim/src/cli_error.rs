@@ -80,8 +80,6 @@ pub enum FileOp {
     ReadShard,
     /// Writing (a result, the shard's settings, a marker).
     Write,
-    /// Creating a directory.
-    CreateDir,
     /// Copying a plot to this destination.
     CopyTo(PathBuf),
     /// Locking a device's directory.
@@ -308,7 +306,6 @@ impl std::fmt::Display for CliError {
                     path.display()
                 ),
                 FileOp::Write => write!(f, "cannot write {}: {source} (check --out)", path.display()),
-                FileOp::CreateDir => write!(f, "cannot create {}: {source}", path.display()),
                 FileOp::CopyTo(to) => {
                     write!(f, "cannot copy {} to {}: {source}", path.display(), to.display())
                 }

@@ -17,6 +17,7 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use host_sim::bandit;
 use host_sim::bo::gp_ucb::Constants;
+use host_sim::checkpoint::OutLock;
 use host_sim::demo::{PrivatiseConfig, privatise};
 use host_sim::env::Prior;
 use host_sim::env::custom::{KernelChoice, KernelName, Overrides, ProblemFiles};
@@ -25,7 +26,7 @@ use host_sim::executor::Shard;
 use host_sim::experiments;
 use host_sim::output::{self, TableFormat};
 use host_sim::plot::{PlotOptions, replot};
-use host_sim::reproduce::{self, Finished, Mode, Run};
+use host_sim::reproduce::{self, Finished, Mode, Run, SHARD_SETTINGS};
 use host_sim::results::AlgorithmResult;
 use host_sim::runner::{self, RunConfig};
 use serde::{Deserialize, Serialize};
@@ -610,9 +611,6 @@ impl RunArgs {
     }
 }
 
-/// The settings file a shard writes into its output directory, for `merge`.
-const SHARD_SETTINGS: &str = "shard.toml";
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -623,12 +621,12 @@ fn main() -> ExitCode {
         }
         Some(Command::Run(args)) => run(*args, &[]),
         Some(Command::Merge { dirs, out, data }) => merge(dirs, out, data),
-        Some(Command::Plot { dir, log_log }) => replot(&dir, &PlotOptions { log_log })
+        Some(Command::Plot { dir, log_log }) => lock_out(&dir)
+            .and_then(|_lock| replot(&dir, &PlotOptions { log_log }).map_err(CliError::from))
             .map(|files| {
                 let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
                 say!("wrote {}", names.join(", "));
-            })
-            .map_err(CliError::from),
+            }),
         Some(Command::Reproduce { quick, data, out, report_copy }) => {
             reproduce_all(quick, data, out, report_copy)
         }
@@ -680,6 +678,12 @@ fn list() {
     }
 }
 
+/// Holds the output directory `dir` for this command: another host-sim run writing there is
+/// refused, and refuses this one.
+fn lock_out(dir: &std::path::Path) -> Result<OutLock, CliError> {
+    OutLock::acquire(dir).map_err(|e| runner::RunError::Checkpoint(e).into())
+}
+
 /// `run`, or with `merge_from` the merge of those shard directories (every job from their
 /// checkpoints, none computed). A list of ε runs once per value (a sweep).
 fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> {
@@ -706,6 +710,7 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> {
         return Err(Usage::SweepSharded.into());
     }
     let base = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(experiment.name));
+    let _lock = lock_out(&base)?; // each ε's run locks its own directory below it
     let mut table = String::from("eps,algorithm,final_regret_mean,final_regret_std,vs_uniform\n");
     for epsilon in values {
         let e = epsilon.map_or("none".to_string(), |e| e.to_string());
@@ -913,16 +918,17 @@ fn run_one(
         None => format!("{} ({privacy}{noise})", experiment.description),
     };
     let start = Instant::now();
-    if !shard.is_whole() {
-        let text = toml::to_string(&settings)?;
-        let path = out.join(SHARD_SETTINGS);
-        std::fs::create_dir_all(&out)
-            .and_then(|()| std::fs::write(&path, text))
-            .map_err(file(FileOp::Write, &path))?;
-    }
+    let shard_settings = if shard.is_whole() { None } else { Some(toml::to_string(&settings)?) };
     let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };
     let plot = PlotOptions { log_log: args.log_log };
-    let mode = Mode { progress: !args.quiet, announce: true, shard, merge_from, plot };
+    let mode = Mode {
+        progress: !args.quiet,
+        announce: true,
+        shard,
+        merge_from,
+        plot,
+        shard_settings: shard_settings.as_deref(),
+    };
     match reproduce::run_experiment_as(&run, mode)? {
         Finished::Complete(results, files) => {
             let table = output::render_table(&results, config.trials, args.format.unwrap_or_default());
@@ -983,6 +989,7 @@ fn reproduce_all(
 ) -> Result<(), CliError> {
     let data = data.or_else(host_sim::env::data::default_dir);
     let out = out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results/reproduce" }));
+    let _lock = lock_out(&out)?; // each experiment's run locks its own directory below it
     let start = Instant::now();
     let outcomes = reproduce::reproduce(&reproduce::plan(quick), data.as_deref(), &out);
     let verdicts = reproduce::claims(&outcomes);
@@ -1027,6 +1034,8 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
     if samples < 1000 || qemu.is_some_and(|q| q < 1000) {
         return Err(Usage::AuditSamples { samples, qemu }.into());
     }
+    let dir = out.unwrap_or_else(|| PathBuf::from("results").join("audit"));
+    let _lock = lock_out(&dir)?;
     let alpha = 1e-6;
     eprintln!("auditing with {samples} draws per neighbour, Clopper-Pearson at alpha = {alpha} ...");
     let mut verdicts = audit::audit_all(&audit::cases(), samples, alpha, seed);
@@ -1039,8 +1048,6 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
         verdicts.extend(audit::audit_all(&audit::firmware_cases(&elf), qemu_samples, alpha, seed));
     }
     print!("{}", audit::table(&verdicts));
-    let dir = out.unwrap_or_else(|| PathBuf::from("results").join("audit"));
-    std::fs::create_dir_all(&dir).map_err(file(FileOp::CreateDir, &dir))?;
     let path = dir.join("audit.json");
     let record = serde_json::json!({
         "samples_per_neighbour": samples,
@@ -1125,19 +1132,13 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
         }
         _ => return Err(Usage::LiveDevice.into()),
     }?;
-    let spent: f64 = outcome.rounds[outcome.resumed..].iter().map(|r| r.epsilon_effective).sum();
     if outcome.budget_exhausted {
         say!(
             "the device's budget is exhausted after round {}: nothing more can be learned from it",
             outcome.rounds.len()
         );
     }
-    say!(
-        "{} rounds ({} resumed), {spent:.3} eps spent in this session, budget left {}",
-        outcome.rounds.len(),
-        outcome.resumed,
-        outcome.rounds.last().map_or(f64::NAN, |r| r.budget_remaining)
-    );
+    say!("{}", outcome.summary());
     if let Some((action, n)) = live::most_played(&outcome.rounds) {
         say!("most played: action {action} ({n} of {} rounds)", outcome.rounds.len());
     }
