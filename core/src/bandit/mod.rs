@@ -55,14 +55,20 @@ use rand_core::Rng;
 use crate::error::ParamError;
 use crate::tree::TreeInsertError;
 
+mod centred;
 mod exp3;
+mod geometric;
 mod hedge;
 mod rse;
+mod rule;
 mod ucb;
 
+pub use centred::{CalibratedDpRobustUcb, CalibratedRobustUcb};
 pub use exp3::{Exp3, Exp3Params, PrivateExp3};
+pub use geometric::{CalibratedDpRobustSe, CalibratedLdpRobustSe};
 pub use hedge::{Hedge, PrivateHedge, exponential_weights, hedge_learning_rate};
 pub use rse::{DpRobustSe, EpochRelease, LdpRobustSe, PrivateSum, RseParams};
+pub use rule::{Combined, DELTA, Estimator, KAPPA, Noise, Rule};
 pub use ucb::{DpRobustUcb, RobustUcb};
 
 /// Bubeck et al.'s constant in the robust-UCB index `μ̂ + 4u^{1/(1+v)}(ln(1/δ)/n)^{v/(1+v)}`
