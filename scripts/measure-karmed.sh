@@ -18,7 +18,7 @@ fi
 constants=${CONSTANTS:-calibrated}
 trials=${TRIALS:-30}
 horizons=${HORIZONS:-"1000 10000 100000"}
-mkdir -p "$out/tables"
+mkdir -p "$out/tables" "$out/$constants"
 DATA=$data python3 scripts/karmed-tables.py "$out/tables" 0
 tables=("$out/tables/stocks10.csv" "$data/stocks_adjclose.csv" "$data/lightsensor_train.csv"
   "$out/tables/close3.csv" "$out/tables/heavy6.csv" "$out/tables/clicks20.csv")
@@ -48,8 +48,10 @@ print("|---|---|---|")
 for name in sorted(os.listdir(root)):
     path = os.path.join(root, name, "run.json")
     if not os.path.isfile(path):
-        if name.endswith(".err") and os.path.getsize(os.path.join(root, name)):
-            print(f"| {name[:-4]} | – | not run: {open(os.path.join(root, name)).read().strip()[:90]} |")
+        err = os.path.join(root, name)
+        if name.endswith(".err") and not os.path.isfile(os.path.join(root, name[:-4], "run.json")):
+            lines = [l for l in open(err).read().splitlines() if l.startswith("error")]
+            print(f"| {name[:-4]} | – | not run: {(lines or ['?'])[0][:100]} |")
         continue
     run = json.load(open(path))
     refs = {r["label"]: r for r in run["results"] if r["reference"]}

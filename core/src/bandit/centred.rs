@@ -27,12 +27,9 @@ struct CentredArm {
     sum: f64,
     /// Σ of the rewards' variance bounds.
     variance: f64,
-    /// Σ of the rewards' bias bounds.
-    bias: f64,
-    /// The estimate: sum/m, its sd √variance/m and bias bias/m.
+    /// The estimate sum/m and its sd √variance/m.
     mean: f64,
     sd: f64,
-    mean_bias: f64,
 }
 
 impl CentredArm {
@@ -43,10 +40,8 @@ impl CentredArm {
         allowance: 0.0,
         sum: 0.0,
         variance: 0.0,
-        bias: 0.0,
         mean: 0.0,
         sd: f64::INFINITY,
-        mean_bias: 0.0,
     };
 }
 
@@ -58,8 +53,8 @@ impl CentredArm {
 ///                          radius (c·e^{ln-term(T)})^{1/(1+v)} (heavy tails); not averaged;
 /// its m-th reward after:  μ-sum += ĉ + clamp(x − ĉ, A + L_m),  L_m = R or (c m/z_T²)^{1/(1+v)};
 ///                          at m = 1, 2, 4, 8, …: ĉ = μ̂, A = R (bounded; nothing is ever cut)
-///                          or z_T·s + β (heavy tails);
-/// index (m ≥ 1):           μ̂_a + κ·(z_t·s_a + β_a),   s_a = √(Σ c·b_i^{1−v})/m,  β_a = Σ c/L_i^v / m
+///                          or z_T·s (heavy tails);
+/// index (m ≥ 1):           μ̂_a + κ·z_t·s_a,   s_a = √(Σ c·b_i^{1−v})/m
 /// ```
 ///
 /// Every quantity the choices depend on is a difference of rewards or a public constant, so a
@@ -115,7 +110,7 @@ impl<const K: usize> CalibratedRobustUcb<K> {
     fn index_with(&self, arm: usize, z: f64) -> f64 {
         match self.arms.get(arm) {
             Some(a) if a.used == 0 => f64::INFINITY,
-            Some(a) => a.mean + self.rule.radius(z, a.sd, a.mean_bias),
+            Some(a) => a.mean + self.rule.radius(z, a.sd),
             None => f64::NEG_INFINITY,
         }
     }
@@ -143,16 +138,14 @@ impl<const K: usize> CalibratedRobustUcb<K> {
         let level = a.allowance + noise;
         a.sum += a.centre + (reward - a.centre).clamp(-level, level);
         a.variance += rule.sample_variance(level);
-        a.bias += rule.bias(noise);
         let m = a.used as f64;
         a.mean = a.sum / m;
         a.sd = libm::sqrt(a.variance) / m;
-        a.mean_bias = a.bias / m;
         if a.used.is_power_of_two() {
             a.centre = a.mean;
             a.allowance = match rule.noise() {
                 Noise::Bounded { r, .. } => r,
-                Noise::Moment { .. } => Rule::allowance(z, a.sd, a.mean_bias),
+                Noise::Moment { .. } => Rule::allowance(z, a.sd),
             };
         }
         Ok(())
@@ -185,8 +178,8 @@ impl<const K: usize> CalibratedRobustUcb<K> {
 /// ```text
 /// arm a's n-th reward:  insert clamp(x, b_n) into Tree_a with bound b_n = B + L_n,
 ///                        L_n = R (bounded noise) or (c/(z_T·ρ_n))^{1/(1+v)},  ρ_n = 2√2·depth^{3/2}/(εn);
-/// index:                 Ŝ_a/n_a + κ·(z_t·s_a + β_a),
-///                        s_a² = (Σ_i c·b_i^{1−v} + popcount(n_a)·2·scale_n²)/n_a²,  β_a = Σ_i c/L_i^v / n_a
+/// index:                 Ŝ_a/n_a + κ·z_t·s_a,
+///                        s_a² = (Σ_i c·b_i^{1−v} + popcount(n_a)·2·scale_n²)/n_a²
 /// ```
 ///
 /// **Privacy is Alg. 2's, unchanged:** each reward enters exactly one tree (its arm's), with a
@@ -218,11 +211,10 @@ pub struct CalibratedDpRobustUcb<const K: usize, const L: usize> {
     trees: [AdaptiveTree<L>; K],
     counts: [u64; K],
     released: [f64; K],
-    /// Σ of each arm's rewards' variance and bias bounds.
+    /// Σ of each arm's rewards' variance bounds.
     variance: [f64; K],
-    bias: [f64; K],
-    /// Each arm's index without its confidence factor: (Ŝ/n, s, β).
-    estimates: [(f64, f64, f64); K],
+    /// Each arm's (Ŝ/n, s).
+    estimates: [(f64, f64); K],
     rounds: u64,
     epsilon: Epsilon,
     z_horizon: f64,
@@ -264,8 +256,7 @@ impl<const K: usize, const L: usize> CalibratedDpRobustUcb<K, L> {
             counts: [0; K],
             released: [0.0; K],
             variance: [0.0; K],
-            bias: [0.0; K],
-            estimates: [(0.0, f64::INFINITY, 0.0); K],
+            estimates: [(0.0, f64::INFINITY); K],
             rounds: 0,
             epsilon,
             z_horizon,
@@ -293,7 +284,7 @@ impl<const K: usize, const L: usize> CalibratedDpRobustUcb<K, L> {
     fn index_with(&self, arm: usize, z: f64) -> f64 {
         match (self.counts.get(arm), self.estimates.get(arm)) {
             (Some(0), _) => f64::INFINITY,
-            (Some(_), Some(&(mean, sd, bias))) => mean + self.rule.radius(z, sd, bias),
+            (Some(_), Some(&(mean, sd))) => mean + self.rule.radius(z, sd),
             _ => f64::NEG_INFINITY,
         }
     }
@@ -324,15 +315,10 @@ impl<const K: usize, const L: usize> CalibratedDpRobustUcb<K, L> {
         self.counts[arm] = n;
         self.rounds = self.rounds.saturating_add(1);
         self.variance[arm] += self.rule.sample_variance(level);
-        self.bias[arm] += self.rule.bias(noise);
         let nf = n as f64;
         let scale = self.trees[arm].node_noise_scale();
         let tree_variance = f64::from(n.count_ones()) * 2.0 * scale * scale;
-        self.estimates[arm] = (
-            self.released[arm] / nf,
-            libm::sqrt(self.variance[arm] + tree_variance) / nf,
-            self.bias[arm] / nf,
-        );
+        self.estimates[arm] = (self.released[arm] / nf, libm::sqrt(self.variance[arm] + tree_variance) / nf);
         Ok(())
     }
 

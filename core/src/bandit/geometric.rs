@@ -5,9 +5,10 @@
 //!
 //! ```text
 //! epoch τ = 1, 2, …  over the surviving arms S, n_τ = 2^{τ−1} pulls of each (round robin);
-//!   each arm's epoch estimate m_{τ,a} (a private release) with variance V and bias bound β
-//!   from the rule; combined over the epochs so far by inverse variance: μ̂_a, s_a, β_a;
-//!   w_a = κ·(z_τ·s_a + β_a);  remove a if μ̂_a + w_a < max_b (μ̂_b − w_b);
+//!   each arm's epoch estimate m_{τ,a} (a private release) with variance V from the rule;
+//!   combined over the epochs so far by inverse variance: μ̂_a, s_a;
+//!   w_a = κ·z_t·s_a at the round t of the check;
+//!   remove a if μ̂_a + w_a < max_b (μ̂_b − w_b);
 //! until |S| = 1, then pull the survivor forever.
 //! ```
 //!
@@ -46,6 +47,8 @@ struct Schedule<const K: usize> {
     passes: u64,
     cursor: usize,
     committed: Option<usize>,
+    /// Rewards observed so far (t of z_t).
+    rounds: u64,
     estimates: [Combined; K],
 }
 
@@ -59,6 +62,7 @@ impl<const K: usize> Schedule<K> {
             passes: 0,
             cursor: 0,
             committed: if K == 1 { Some(0) } else { None },
+            rounds: 0,
             estimates: [Combined::default(); K],
         }
     }
@@ -72,13 +76,19 @@ impl<const K: usize> Schedule<K> {
         if arm == expected { Ok(()) } else { Err(ObserveError::UnexpectedArm { expected, got: arm }) }
     }
 
-    /// z_τ of the current epoch.
+    /// z_t at the current round.
     fn z(&self) -> f64 {
-        self.rule.z(u64::from(self.tau))
+        self.rule.z(self.rounds.max(1))
+    }
+
+    /// Arm a's combined estimate (mean, sd).
+    fn estimate(&self, a: usize) -> (f64, f64) {
+        (self.estimates[a].mean(), self.estimates[a].sd())
     }
 
     /// Moves the round robin on after a pull; true when the epoch's last pull was just made.
     fn advance(&mut self) -> bool {
+        self.rounds = self.rounds.saturating_add(1);
         match (self.cursor + 1..K).find(|&a| self.active[a]) {
             Some(next) => {
                 self.cursor = next;
@@ -92,25 +102,28 @@ impl<const K: usize> Schedule<K> {
         }
     }
 
-    /// The radius `κ(z_τ s_a + β_a)` of arm a's combined estimate.
-    fn radius(&self, a: usize) -> f64 {
-        let e = &self.estimates[a];
-        self.rule.radius(self.z(), e.sd(), e.bias())
+    /// Arm a's estimate and its radius `κ·z_t·s_a`.
+    fn interval(&self, a: usize) -> (f64, f64) {
+        let (mean, sd) = self.estimate(a);
+        (mean, self.rule.radius(self.z(), sd))
     }
 
-    /// Adds each surviving arm's epoch estimate (mean, variance, bias bound), removes the arms
-    /// whose interval lies below another's, and commits or starts the next epoch.
-    fn finish_epoch(&mut self, epoch: &[(f64, f64, f64); K]) {
-        for (a, &(mean, variance, bias)) in epoch.iter().enumerate() {
+    /// Adds each surviving arm's epoch estimate (mean, variance), removes the arms whose
+    /// interval lies below another's, and commits or starts the next epoch.
+    fn finish_epoch(&mut self, epoch: &[(f64, f64); K]) {
+        for (a, &(mean, variance)) in epoch.iter().enumerate() {
             if self.active[a] {
-                self.estimates[a].add(mean, variance, bias);
+                self.estimates[a].add(mean, variance);
             }
         }
-        let lower = |a: usize| self.estimates[a].mean() - self.radius(a);
-        let best_lower = (0..K).filter(|&a| self.active[a]).map(lower).fold(f64::NEG_INFINITY, f64::max);
+        let intervals: [(f64, f64); K] = core::array::from_fn(|a| self.interval(a));
+        let best_lower = (0..K)
+            .filter(|&a| self.active[a])
+            .map(|a| intervals[a].0 - intervals[a].1)
+            .fold(f64::NEG_INFINITY, f64::max);
         let removed: [bool; K] = core::array::from_fn(|a| {
             // NaN comparisons are false: nothing is removed on a NaN estimate.
-            self.active[a] && self.estimates[a].mean() + self.radius(a) < best_lower
+            self.active[a] && intervals[a].0 + intervals[a].1 < best_lower
         });
         for (a, gone) in removed.iter().enumerate() {
             if *gone {
@@ -151,15 +164,12 @@ macro_rules! schedule_view {
             self.schedule.committed
         }
 
-        /// Arm `arm`'s combined estimate (mean, sd, bias bound) over the finished epochs it
-        /// took part in (`None` out of range or before its first epoch ended). Private in both
-        /// versions: post-processing of released values.
-        pub fn estimate(&self, arm: usize) -> Option<(f64, f64, f64)> {
-            self.schedule
-                .estimates
-                .get(arm)
-                .filter(|e| e.sd().is_finite())
-                .map(|e| (e.mean(), e.sd(), e.bias()))
+        /// Arm `arm`'s combined estimate (mean, sd) over the finished epochs it took part in
+        /// (`None` out of range or before its first epoch ended). Private in both versions:
+        /// post-processing of released values.
+        pub fn estimate(&self, arm: usize) -> Option<(f64, f64)> {
+            let known = self.schedule.estimates.get(arm).is_some_and(|e| e.sd().is_finite());
+            known.then(|| self.schedule.estimate(arm))
         }
 
         /// The rule.
@@ -173,11 +183,11 @@ macro_rules! schedule_view {
 /// horizon, with the privacy of seed 004 Alg. 3.
 ///
 /// ```text
-/// epoch τ, arm a:  centre ĉ_a = 0, A_a = B while the radius of μ̂_a at κ = 1 (z_τ s_a + β_a)
+/// epoch τ, arm a:  centre ĉ_a = 0, A_a = B while the radius of μ̂_a at κ = 1 (z_t·s_a)
 ///                  is ≥ B, else ĉ_a = μ̂_a, A_a = that radius;
-///                  level b_a = A_a + L_τ,  L_τ = R or (c/(z_τ·2√2/(ε n_τ)))^{1/(1+v)};
+///                  level b_a = A_a + L_τ,  L_τ = R or (c/(z_t·2√2/(ε n_τ)))^{1/(1+v)};
 ///                  PrivateSum of clamp(x − ĉ_a, b_a) over the n_τ rewards, released once:
-///                  m = ĉ_a + S̃/n_τ,  V = c·b_a^{1−v}/n_τ + Var(noise)/n_τ²,  β = c/L_τ^v (0 bounded)
+///                  m = ĉ_a + S̃/n_τ,  V = c·b_a^{1−v}/n_τ + Var(noise)/n_τ²
 /// ```
 ///
 /// **Privacy is Alg. 3's, unchanged:** each reward enters exactly one epoch's [`PrivateSum`]
@@ -212,8 +222,6 @@ pub struct CalibratedDpRobustSe<const K: usize> {
     schedule: Schedule<K>,
     epsilon: Epsilon,
     estimator: Estimator,
-    /// L_τ of the current epoch.
-    noise_level: f64,
     centres: [f64; K],
     sums: [PrivateSum; K],
 }
@@ -228,7 +236,6 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
             schedule: Schedule::new(rule),
             epsilon,
             estimator: Estimator::Sum { epsilon: epsilon.get() },
-            noise_level: 0.0,
             centres: [0.0; K],
             sums: [empty; K],
         };
@@ -244,15 +251,14 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
         let mut centres = self.centres;
         let mut sums = self.sums;
         for a in (0..K).filter(|&a| s.active[a]) {
-            let e = &s.estimates[a];
-            let radius = Rule::allowance(z, e.sd(), e.bias());
+            let (mean, sd) = s.estimate(a);
+            let radius = Rule::allowance(z, sd);
             let b = rule.signal_bound();
-            let (centre, allowance) = if radius < b { (e.mean(), radius) } else { (0.0, b) };
+            let (centre, allowance) = if radius < b { (mean, radius) } else { (0.0, b) };
             centres[a] = centre;
             sums[a] =
                 PrivateSum::clamped(TruncationLevel::new(clamp_level(allowance + noise))?, self.epsilon)?;
         }
-        self.noise_level = noise;
         self.centres = centres;
         self.sums = sums;
         Ok(())
@@ -303,15 +309,14 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
         next.schedule = schedule;
         let n = schedule.pulls as f64;
         let rule = schedule.rule;
-        let bias = rule.bias(next.noise_level);
-        let epoch: [(f64, f64, f64); K] = core::array::from_fn(|a| {
+        let epoch: [(f64, f64); K] = core::array::from_fn(|a| {
             if !schedule.active[a] {
-                return (0.0, f64::INFINITY, 0.0);
+                return (0.0, f64::INFINITY);
             }
             let s = &next.sums[a];
             let mean = next.centres[a] + s.release(rng).value() / n;
             let variance = rule.sample_variance(s.level()) / n + s.noise_variance() / (n * n);
-            (mean, variance, bias)
+            (mean, variance)
         });
         next.schedule.finish_epoch(&epoch);
         if next.schedule.committed.is_none() {
@@ -333,9 +338,9 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
 /// local model (seed 004 Alg. 4's device, unchanged).
 ///
 /// ```text
-/// epoch τ:  level b_τ = B + L_τ sent with every query,  L_τ = R or (c/(z_τ·2√2/(ε√n_τ)))^{1/(1+v)};
+/// epoch τ:  level b_τ = B + L_τ sent with every query,  L_τ = R or (c/(z_t·2√2/(ε√n_τ)))^{1/(1+v)};
 ///           the device reports x·1{|x| ≤ b_τ} + Lap(2b_τ/ε);
-///           m = mean of the n_τ reports,  V = (c·b_τ^{1−v} + Var(Lap))/n_τ,  β = c/L_τ^v (0 bounded)
+///           m = mean of the n_τ reports,  V = (c·b_τ^{1−v} + Var(Lap))/n_τ
 /// ```
 ///
 /// **Privacy is the device's:** each report is ε-LDP on its own for any public level
@@ -362,9 +367,8 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
 pub struct CalibratedLdpRobustSe<const K: usize> {
     schedule: Schedule<K>,
     epsilon: Epsilon,
-    /// b_τ and L_τ of the current epoch.
+    /// b_τ of the current epoch.
     level: f64,
-    noise_level: f64,
     sums: [f64; K],
 }
 
@@ -372,8 +376,7 @@ impl<const K: usize> CalibratedLdpRobustSe<K> {
     /// The learner at ε under `rule` (epoch 1 starts with all K arms).
     pub fn new(rule: Rule, epsilon: Epsilon) -> Self {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
-        let mut this =
-            Self { schedule: Schedule::new(rule), epsilon, level: 1.0, noise_level: 0.0, sums: [0.0; K] };
+        let mut this = Self { schedule: Schedule::new(rule), epsilon, level: 1.0, sums: [0.0; K] };
         this.start_epoch();
         this
     }
@@ -381,8 +384,7 @@ impl<const K: usize> CalibratedLdpRobustSe<K> {
     fn start_epoch(&mut self) {
         let s = &self.schedule;
         let estimator = Estimator::Local { epsilon: self.epsilon.get() };
-        self.noise_level = s.rule.noise_level(estimator, s.pulls, s.z());
-        self.level = clamp_level(s.rule.signal_bound() + self.noise_level);
+        self.level = clamp_level(s.rule.signal_bound() + s.rule.noise_level(estimator, s.pulls, s.z()));
         self.sums = [0.0; K];
     }
 
@@ -422,8 +424,7 @@ impl<const K: usize> CalibratedLdpRobustSe<K> {
                 .device_mechanism()
                 .map_or(8.0 * self.level * self.level / (e * e), |m| m.noise_variance());
             let variance = (rule.sample_variance(self.level) + noise) / n;
-            let bias = rule.bias(self.noise_level);
-            let epoch: [(f64, f64, f64); K] = core::array::from_fn(|a| (self.sums[a] / n, variance, bias));
+            let epoch: [(f64, f64); K] = core::array::from_fn(|a| (self.sums[a] / n, variance));
             self.schedule.finish_epoch(&epoch);
             if self.schedule.committed.is_none() {
                 self.start_epoch();

@@ -6,15 +6,16 @@
 //!    what enters it: per raw reward `c·b^{1−v}` (the Bernstein variance term of a value
 //!    clamped at b with `E|η|^{1+v} ≤ c`; `c`, the noise variance, for bounded noise), plus the
 //!    privacy noise at its actual scale (per report, per released sum, per tree node).
-//! 2. **Confidence radius.** `w = κ·(z_m·s + β)` with `z_m = √(2 ln(K m² π²/(6δ)))` (the
-//!    union over arms and m = 1, 2, … of GP-UCB's finite-domain schedule, Srinivas et al. 2010)
-//!    and β the truncation-bias bound; m counts rounds (UCB) or epochs (elimination).
+//! 2. **Confidence radius.** `w = κ·z_t·s` with `z_t = √(2 ln(K t² π²/(6δ)))` (the union over
+//!    arms and rounds of GP-UCB's finite-domain schedule, Srinivas et al. 2010); t counts the
+//!    rewards observed so far.
 //! 3. **Truncate noise, not signal.** Rewards are clamped around a centre at level `A + L`:
 //!    A covers the signal's distance from the centre (B around 0, the public range's centre;
 //!    or the radius of a centre estimated from released values), L the noise: R when the noise
-//!    is bounded (nothing is cut, β = 0), else the level at which the bias bound `c/L^v`
-//!    equals `z` times the noise it causes ([`Rule::noise_level`]), the papers' levels
-//!    (Bubeck et al. 2013; seed 004 Alg. 1, 3, 4) with the noise's moment for theirs.
+//!    is bounded (nothing is cut), else the level at which the bias bound `c/L^v` equals `z`
+//!    times the noise it causes ([`Rule::noise_level`]), the papers' levels (Bubeck et al.
+//!    2013; seed 004 Alg. 1, 3, 4) with the noise's moment for theirs. The bias is then of the
+//!    order of the radius's noise term and is not added to it (κ covers both).
 
 use super::{ParamError, check_constant};
 
@@ -191,8 +192,8 @@ impl Rule {
         }
     }
 
-    /// β: the bias bound of a clamp whose noise part is L (`c/L^v`; 0 for bounded noise,
-    /// which L = R never cuts).
+    /// The bias bound of a clamp whose noise part is L (`c/L^v`; 0 for bounded noise, which
+    /// L = R never cuts): what [`Rule::noise_level`] balances.
     pub fn bias(&self, noise_level: f64) -> f64 {
         match self.noise {
             Noise::Bounded { .. } => 0.0,
@@ -209,15 +210,15 @@ impl Rule {
         }
     }
 
-    /// The confidence radius `κ·(z·s + β)`.
-    pub fn radius(&self, z: f64, sd: f64, bias: f64) -> f64 {
-        self.kappa * (z * sd + bias)
+    /// The confidence radius `κ·z·s`.
+    pub fn radius(&self, z: f64, sd: f64) -> f64 {
+        self.kappa * z * sd
     }
 
-    /// The radius at κ = 1 (`z·s + β`): the allowance of a centre estimated from released
-    /// values, which must hold whatever κ is.
-    pub fn allowance(z: f64, sd: f64, bias: f64) -> f64 {
-        z * sd + bias
+    /// The radius at κ = 1 (`z·s`): the allowance of a centre estimated from released values,
+    /// which must hold whatever κ is.
+    pub fn allowance(z: f64, sd: f64) -> f64 {
+        z * sd
     }
 
     /// The allowance of a centre that is one raw reward: R for bounded noise, else the Markov
@@ -230,24 +231,24 @@ impl Rule {
     }
 }
 
-/// A running inverse-variance combination of independent estimates of one arm's mean, each
-/// with its variance and bias bound (successive elimination's epochs).
+/// A running inverse-variance combination of independent estimates of one arm's mean
+/// (successive elimination's epochs). With heavy tails a later epoch has a larger level but both
+/// a smaller variance and a smaller bias bound (both ∝ n^{−v/(1+v)} at the balanced level), so
+/// the weights favour the less biased estimates.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Combined {
     weighted_sum: f64,
     weight: f64,
-    weighted_bias: f64,
 }
 
 impl Combined {
-    /// Adds an estimate `mean` with `variance` (> 0) and bias bound `bias`.
-    pub fn add(&mut self, mean: f64, variance: f64, bias: f64) {
+    /// Adds an estimate `mean` with `variance` (> 0); a non-finite one is ignored.
+    pub fn add(&mut self, mean: f64, variance: f64) {
         let w = 1.0 / variance;
         if w.is_finite() && w > 0.0 && mean.is_finite() {
             self.weighted_sum += w * mean;
             self.weight += w;
-            self.weighted_bias += w * bias;
         }
     }
 
@@ -259,11 +260,6 @@ impl Combined {
     /// Its standard deviation `1/√Σw` (+∞ before any estimate).
     pub fn sd(&self) -> f64 {
         if self.weight > 0.0 { 1.0 / libm::sqrt(self.weight) } else { f64::INFINITY }
-    }
-
-    /// Its bias bound, the weighted mean of the estimates' (0 before any estimate).
-    pub fn bias(&self) -> f64 {
-        if self.weight > 0.0 { self.weighted_bias / self.weight } else { 0.0 }
     }
 }
 
@@ -295,8 +291,8 @@ mod tests {
         assert!(close(t.noise_per_level(1000), 2.0 * 2f64.sqrt() * 17f64.powf(1.5) / 1000.0));
         // Variance of a clamp at b = 16: c·16^{1/2} = 36.
         assert!(close(rule.sample_variance(16.0), 36.0));
-        // Radius κ(z s + β) = 0.5·(2·0.1 + 0.3).
-        assert!(close(rule.radius(2.0, 0.1, 0.3), 0.25));
+        // Radius κ z s = 0.5·2·0.1.
+        assert!(close(rule.radius(2.0, 0.1), 0.1));
         // A single reward's Markov radius at m = 1: (c·5π²/0.6)^{2/3}.
         let a = (9.0 * 5.0 * core::f64::consts::PI.powi(2) / 0.6).powf(2.0 / 3.0);
         assert!(close(rule.single_reward_allowance(1), a));
@@ -337,13 +333,13 @@ mod tests {
     fn combined_estimates_weigh_by_inverse_variance() {
         let mut c = Combined::default();
         assert!(c.sd().is_infinite());
-        c.add(1.0, 1.0, 0.2);
-        c.add(4.0, 0.5, 0.0);
-        // Weights 1 and 2: mean (1 + 8)/3 = 3, sd 1/√3, bias 0.2/3.
+        c.add(1.0, 1.0);
+        c.add(4.0, 0.5);
+        // Weights 1 and 2: mean (1 + 8)/3 = 3, sd 1/√3.
         assert!(close(c.mean(), 3.0));
         assert!(close(c.sd(), 1.0 / 3f64.sqrt()));
-        assert!(close(c.bias(), 0.2 / 3.0));
-        c.add(f64::NAN, 1.0, 0.0); // ignored
+        c.add(f64::NAN, 1.0); // ignored
+        c.add(5.0, 0.0); // ignored (infinite weight)
         assert!(close(c.mean(), 3.0));
     }
 }
