@@ -5,6 +5,7 @@
 //! | spec | core type | privacy | reads from the [`Problem`] |
 //! |---|---|---|---|
 //! | [`ROBUST_UCB`] "Robust-UCB" | [`RobustUcb`] | none (raw rewards) | u = `v`, v = `alpha`, T |
+//! | [`ROBUST_UCB_TABLE`] "Robust-UCB" | as [`ROBUST_UCB`] | none | as [`ROBUST_UCB`]; calibrated: B, R, c |
 //! | [`DP_RUCB`] "DP-RUCB" | [`DpRobustUcb`] | central ε (`central_epsilon`) | u, v, T, ε |
 //! | [`DP_RSE`] "DP-RSE" | [`DpRobustSe`] | central ε | u, v, T (β = 1/T), ε |
 //! | [`LDP_RSE_S3`] "LDP-RSE" | [`LdpRobustSe`] | local ε (`privacy`), device level B_τ | v, T, ε; u of S3 |
@@ -13,6 +14,14 @@
 //!
 //! `Constants::Paper` selects the papers' confidence constants (Bubeck et al.'s 4; 18; κ = 24,
 //! 28), `Constants::Practical` the practical ones of `ldp_core::bandit` (0.6; ½; κ = 2, 6).
+//! `Constants::Calibrated` (the default) builds the `Calibrated*` learners of
+//! `ldp_core::bandit` with one [`Rule`] ([`calibrated_rule`]: B of the Problem, K its arms,
+//! κ = [`KAPPA`] × `--beta-scale`): with seed 004's heavy-tailed noise for the tao experiments
+//! (E|X − μ|^{1+v} ≤ c, the Problem's c; for LDP-RSE on S3 `2^v(u + B^{1+v})`, since an LDP
+//! Problem's c is the reports'), and with a table's bounded noise (R, c) for
+//! `custom --family bandit` ([`ROBUST_UCB_TABLE`], [`LDP_RSE`]; LDP-RSE takes R² for the raw
+//! variance, as the GP learners' rule 1 does under CTL). EXP3 and Private-EXP3 have no
+//! calibrated variant.
 //!
 //! In an LDP run the runner replaces the Problem's moment bound by that of CTL-privatised
 //! rewards, so LDP-RSE cannot read u from it; [`LDP_RSE_S3`] uses S3's u
