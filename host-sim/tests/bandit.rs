@@ -265,15 +265,22 @@ fn specs_refuse_the_wrong_privacy_mode() {
 }
 
 /// `config` under the calibrated constants.
-fn calibrated(trials: usize, horizon: usize, epsilon: Option<f64>, central: bool, algorithms: &[AlgorithmSpec]) -> RunConfig {
+fn calibrated(
+    trials: usize,
+    horizon: usize,
+    epsilon: Option<f64>,
+    central: bool,
+    algorithms: &[AlgorithmSpec],
+) -> RunConfig {
     RunConfig { constants: Constants::Calibrated, ..config(trials, horizon, epsilon, central, algorithms) }
 }
 
 /// A data table's environment: `k` arms whose readings are `10 + 3·a/k` plus a small spread
 /// (values far from 0 with a small spread, as a temperature or a price).
 fn table_env(k: usize) -> host_sim::env::RealData {
-    let columns: Vec<Vec<f64>> =
-        (0..k).map(|a| (0..40).map(|i| 10.0 + 3.0 * a as f64 / k as f64 + 0.01 * (i % 7) as f64).collect()).collect();
+    let columns: Vec<Vec<f64>> = (0..k)
+        .map(|a| (0..40).map(|i| 10.0 + 3.0 * a as f64 / k as f64 + 0.01 * (i % 7) as f64).collect())
+        .collect();
     host_sim::env::RealData::from_columns("table", columns, nalgebra::DMatrix::identity(k, k)).unwrap()
 }
 
@@ -307,7 +314,8 @@ fn calibrated_k_armed_learners_learn_on_a_table_whose_values_sit_near_10() {
     let env = table_env(3);
     let factory = host_sim::env::shared(env);
     let raw = |constants| {
-        let c = RunConfig { constants, ..config(4, 3000, None, false, &[host_sim::bandit::ROBUST_UCB_TABLE]) };
+        let c =
+            RunConfig { constants, ..config(4, 3000, None, false, &[host_sim::bandit::ROBUST_UCB_TABLE]) };
         run(&c, &factory).remove(0)
     };
     let (practical, ours) = (raw(Constants::Practical).vs_uniform(), raw(Constants::Calibrated).vs_uniform());
