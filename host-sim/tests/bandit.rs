@@ -256,11 +256,13 @@ fn specs_refuse_the_wrong_privacy_mode() {
     for spec in [ROBUST_UCB, EXP3] {
         assert!((spec.build)(&non_private, Constants::Paper, 1).is_ok(), "{}", spec.name);
     }
-    let wide = KArmedEnv::bernoulli(&[0.5; 11]).unwrap();
+    // Above MAX_ARMS = 64 the adapters refuse the arm count (see also
+    // the_k_armed_learners_run_on_more_than_ten_arms).
+    let wide = KArmedEnv::bernoulli(&[0.5; 65]).unwrap();
     let problem = problem_for(&wide, &config(1, 100, None, false, &[])).unwrap();
     assert!(matches!(
         (EXP3.build)(&problem, Constants::Practical, 1).err(),
-        Some(PolicyError::ArmOutOfRange { .. })
+        Some(PolicyError::ArmOutOfRange { arm: 65, arms: 64 })
     ));
 }
 

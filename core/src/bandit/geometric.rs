@@ -344,7 +344,8 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
 /// ```
 ///
 /// **Privacy is the device's:** each report is ε-LDP on its own for any public level
-/// ([`LaplaceMechanism::truncated`]); the level depends on τ and public constants only. The
+/// ([`LaplaceMechanism::truncated`]); the level depends only on public constants, the epoch's
+/// length and the round it starts at (a function of earlier eliminations). The
 /// learner only averages reports (post-processing).
 ///
 /// **Shift:** the device truncates around 0, the only centre it knows; the level covers the
