@@ -339,7 +339,7 @@ struct LiveArgs {
     #[arg(long)]
     coords: Option<PathBuf>,
     /// The learner, as `host-sim list` names it: GP-UCB, LDP-TGP-UCB, LDP-ATA-GP-UCB,
-    /// LDP-MoMA-GP-UCB, UCB1, or LDP-RSE (at most 10 actions).
+    /// LDP-MoMA-GP-UCB, UCB1, or LDP-RSE (at most 64 actions).
     #[arg(long, default_value = "GP-UCB")]
     learner: String,
     /// ε per report (at most the device's per-report limit).
@@ -500,7 +500,7 @@ struct RunArgs {
     #[arg(long, value_enum)]
     prior: Option<Prior>,
     /// `custom`: the learners, `gp` (GP-UCB and seed 000's three, UCB1) or `bandit` (K-armed,
-    /// at most 10 arms: Robust-UCB, or LDP-RSE when private, and UCB1) [default: gp].
+    /// at most 64 arms: Robust-UCB, or LDP-RSE when private, and UCB1) [default: gp].
     #[arg(long, value_enum)]
     family: Option<FamilyArg>,
     /// `custom`: B, the bound on |f|, in place of the derived max |f| = 1.
@@ -801,7 +801,7 @@ fn run_one(
             if arms > max {
                 return Err(Usage::TooManyArms { file: files.arms.clone(), arms, max }.into());
             }
-            let learner = if epsilon.is_some() { bandit::LDP_RSE } else { bandit::ROBUST_UCB };
+            let learner = if epsilon.is_some() { bandit::LDP_RSE } else { bandit::ROBUST_UCB_TABLE };
             vec![learner, host_sim::bo::UCB1]
         }
         _ => defaults.algorithms.clone(),

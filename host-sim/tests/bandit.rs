@@ -257,10 +257,129 @@ fn specs_refuse_the_wrong_privacy_mode() {
     for spec in [ROBUST_UCB, EXP3] {
         assert!((spec.build)(&non_private, Constants::Paper, 1).is_ok(), "{}", spec.name);
     }
-    let wide = KArmedEnv::bernoulli(&[0.5; 11]).unwrap();
+    // Above MAX_ARMS = 64 the adapters refuse the arm count (see also
+    // the_k_armed_learners_run_on_more_than_ten_arms).
+    let wide = KArmedEnv::bernoulli(&[0.5; 65]).unwrap();
     let problem = problem_for(&wide, &config(1, 100, None, false, &[])).unwrap();
     assert!(matches!(
         (EXP3.build)(&problem, Constants::Practical, 1).err(),
-        Some(PolicyError::ArmOutOfRange { .. })
+        Some(PolicyError::ArmOutOfRange { arm: 65, arms: 64 })
     ));
+}
+
+/// `config` under the calibrated constants.
+fn calibrated(
+    trials: usize,
+    horizon: usize,
+    epsilon: Option<f64>,
+    central: bool,
+    algorithms: &[AlgorithmSpec],
+) -> RunConfig {
+    RunConfig { constants: Constants::Calibrated, ..config(trials, horizon, epsilon, central, algorithms) }
+}
+
+/// A data table's environment: `k` arms whose readings are `10 + 3·a/k` plus a small spread
+/// (values far from 0 with a small spread, as a temperature or a price).
+fn table_env(k: usize) -> host_sim::env::RealData {
+    let columns: Vec<Vec<f64>> = (0..k)
+        .map(|a| (0..40).map(|i| 10.0 + 3.0 * a as f64 / k as f64 + 0.01 * (i % 7) as f64).collect())
+        .collect();
+    host_sim::env::RealData::from_columns("table", columns, nalgebra::DMatrix::identity(k, k)).unwrap()
+}
+
+/// Whether a run's final regret is exactly uniform play's in every trial (a round robin over
+/// the K arms until T, T a multiple of K).
+fn is_round_robin(results: &[AlgorithmResult], learner: usize) -> bool {
+    let r = &results[learner];
+    r.finals.iter().zip(&r.uniform_finals).all(|(f, u)| (f - u).abs() <= 1e-9 * u)
+}
+
+#[test]
+fn calibrated_dp_rse_leaves_round_robin_on_the_pareto_instances_before_t_1e5() {
+    // Seed 004's DP-RSE at v = 0.5, ε = 1 (κ = 2) needs 145,325 pulls for its first epoch on
+    // S1–S3: round robin to T = 10⁵. The calibrated schedule checks after 5, 15, 35, … pulls.
+    for instance in [ParetoInstance::S1, ParetoInstance::S2, ParetoInstance::S3] {
+        let factory = pareto_factory(instance, 0.5).unwrap();
+        let practical = run(&config(1, 100_000, Some(1.0), true, &[DP_RSE]), &factory);
+        assert!(is_round_robin(&practical, 0), "{instance:?}: practical DP-RSE left round robin");
+        let ours = run(&calibrated(2, 100_000, Some(1.0), true, &[DP_RSE]), &factory);
+        assert!(!is_round_robin(&ours, 0), "{instance:?}: calibrated DP-RSE is a round robin");
+        let ratio = ours[0].vs_uniform().unwrap();
+        assert!(ratio < 1.0, "{instance:?}: {ratio}");
+    }
+}
+
+#[test]
+fn calibrated_k_armed_learners_learn_on_a_table_whose_values_sit_near_10() {
+    // Robust-UCB (practical) zeroes early rewards above √(u n/ln T²) and locks in on the
+    // lowest arm; LDP-RSE (practical) is a round robin to T. The calibrated learners keep the
+    // signal: Robust-UCB centres on each arm's own rewards, LDP-RSE's level covers B + R.
+    let env = table_env(3);
+    let factory = host_sim::env::shared(env);
+    let raw = |constants| {
+        let c =
+            RunConfig { constants, ..config(4, 3000, None, false, &[host_sim::bandit::ROBUST_UCB_TABLE]) };
+        run(&c, &factory).remove(0)
+    };
+    let (practical, ours) = (raw(Constants::Practical).vs_uniform(), raw(Constants::Calibrated).vs_uniform());
+    assert!(practical.unwrap() > 1.0, "practical Robust-UCB: {practical:?}");
+    assert!(ours.unwrap() < 0.2, "calibrated Robust-UCB: {ours:?}");
+    let private = run(&calibrated(2, 30_000, Some(4.0), false, &[host_sim::bandit::LDP_RSE]), &factory);
+    assert!(!is_round_robin(&private, 0));
+    let ratio = private[0].vs_uniform().unwrap();
+    assert!(ratio < 1.0, "calibrated LDP-RSE: {ratio}");
+}
+
+#[test]
+fn the_k_armed_learners_run_on_more_than_ten_arms() {
+    // The stock table has 29 columns, the light sensors 41: every K-armed learner is built for
+    // them (and 64 arms is the cap).
+    let env = table_env(41);
+    let factory = host_sim::env::shared(env);
+    for constants in [Constants::Calibrated, Constants::Practical] {
+        for (eps, central, spec) in [
+            (None, false, host_sim::bandit::ROBUST_UCB_TABLE),
+            (Some(1.0), false, host_sim::bandit::LDP_RSE),
+            (Some(1.0), true, DP_RSE),
+            (Some(1.0), true, DP_RUCB),
+        ] {
+            let c = RunConfig { constants, ..config(1, 500, eps, central, &[spec]) };
+            let results = run(&c, &factory);
+            assert_eq!(results[0].finals.len(), 1, "{} {constants:?}", spec.name);
+        }
+    }
+    let many = table_env(65);
+    let problem = problem_for(&many, &config(1, 10, Some(1.0), false, &[])).unwrap();
+    let built = (host_sim::bandit::LDP_RSE.build)(&problem, Constants::Calibrated, 0);
+    assert!(matches!(built, Err(PolicyError::ArmOutOfRange { arm: 65, arms: 64 })));
+}
+
+#[test]
+fn the_calibrated_constants_are_the_rules_from_public_quantities() {
+    // The table of `table_env(3)`: f = mean/max mean, B = 1, R = the largest |reading − f|.
+    let env = table_env(3);
+    let bounds = host_sim::env::Environment::bounds(&env);
+    let (b, r) = (bounds.b, bounds.r.unwrap());
+    let problem = problem_for(&env, &calibrated(1, 1000, Some(2.0), false, &[])).unwrap();
+    let policy = (host_sim::bandit::LDP_RSE.build)(&problem, Constants::Calibrated, 0).unwrap();
+    let constants: std::collections::HashMap<_, _> = policy.constants().into_iter().collect();
+    // κ = KAPPA (beta scale 1); the level covers the signal: B + R; the variance R².
+    assert_eq!(constants["kappa"], ldp_core::bandit::KAPPA);
+    assert_eq!(constants["B"], b);
+    assert_eq!(constants["R"], r);
+    assert_eq!(constants["c"], r * r);
+    assert_eq!(constants["level_1"], b + r);
+    assert_eq!(policy.device_level(), Some(b + r));
+    // Seed 004's DP-RSE: heavy tails with c = 2^v(u + B^{1+v}) of the Pareto instance; its first
+    // epoch (one pull, z_1 = √(2 ln(5π²/0.6))) is clamped at B + (c/(z_1·2√2/ε))^{1/(1+v)}.
+    let pareto = KArmedEnv::pareto(ParetoInstance::S1, 0.5).unwrap();
+    let problem = problem_for(&pareto, &calibrated(1, 1000, Some(1.0), true, &[])).unwrap();
+    let policy = (DP_RSE.build)(&problem, Constants::Calibrated, 0).unwrap();
+    let constants: std::collections::HashMap<_, _> = policy.constants().into_iter().collect();
+    let u = ParetoInstance::S1.moment_bound(0.5);
+    let c = 2f64.sqrt() * (u + 0.9f64.powf(1.5));
+    assert!((constants["c"] - c).abs() < 1e-12 && constants["v"] == 0.5);
+    let z1 = (2.0 * (5.0 * std::f64::consts::PI.powi(2) / 0.6).ln()).sqrt();
+    let level = 0.9 + (c / (z1 * 2.0 * 2f64.sqrt())).powf(1.0 / 1.5);
+    assert!((constants["level_1"] / level - 1.0).abs() < 1e-12, "{} vs {level}", constants["level_1"]);
 }

@@ -191,9 +191,9 @@ fn bad_input_is_named_in_the_users_words_and_leaves_no_results() {
     let empty = file("empty.csv", "");
     let one = file("one.csv", "Date,a\nmon,1\ntue,2\n");
     let good = file("good.csv", ARMS);
-    let eleven = file(
-        "eleven.csv",
-        &format!("{}\n{}\n{}\n", ["1"; 11].join(","), ["2"; 11].join(","), ["4"; 11].join(",")),
+    let sixty_five = file(
+        "sixty-five.csv",
+        &format!("{}\n{}\n{}\n", ["1"; 65].join(","), ["2"; 65].join(","), ["4"; 65].join(",")),
     );
     let missing = format!("{}/missing.csv", d.display());
     let unknown_key = file("bad.toml", "experiment = \"custom\"\narms = \"x.csv\"\ntrails = 3\n");
@@ -211,7 +211,7 @@ fn bad_input_is_named_in_the_users_words_and_leaves_no_results() {
         ),
         (vec!["--config", &unknown_key], vec!["unknown field `trails`".into(), "bad.toml".into()]),
         (vec![], vec!["--arms FILE.csv".into()]),
-        (vec!["--arms", &eleven, "--family", "bandit"], vec!["at most 10 arms".into()]),
+        (vec!["--arms", &sixty_five, "--family", "bandit"], vec!["at most 64 arms".into()]),
         (vec!["--arms", &good, "--kernel", "se"], vec!["need --coords".into()]),
         (vec!["--arms", &good, "--r", "-1"], vec!["--r must be".into()]),
         (vec!["--arms", &missing], vec!["cannot read".into(), "missing.csv".into()]),

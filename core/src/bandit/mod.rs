@@ -10,6 +10,8 @@
 //! | [`DpRobustUcb`] | seed 004 Alg. 1 + Alg. 2 | truncation at `B_n`, one [`AdaptiveTree`](crate::tree::AdaptiveTree) per arm, ε-DP |
 //! | [`DpRobustSe`] | seed 004 Alg. 3 | epochs of `R_τ` pulls, private epoch means ([`PrivateSum`]), elimination at `12·err_τ` |
 //! | [`LdpRobustSe`] | seed 004 Alg. 4 | the learner of the local model: publishes `B_τ`, averages ε-LDP reports, eliminates at `14·err_τ` |
+//! | [`CalibratedRobustUcb`], [`CalibratedDpRobustUcb`] | the calibrated [`Rule`] | Robust-UCB centred on each arm's own rewards (shift-invariant); DP-RUCB with levels `B + L_n` that cover the signal (Alg. 2's trees) |
+//! | [`CalibratedDpRobustSe`], [`CalibratedLdpRobustSe`] | the calibrated [`Rule`] | successive elimination in doubling epochs from one pull, estimates combined across epochs, elimination when intervals `κ·z_t·s` separate (Alg. 3's sums, Alg. 4's device) |
 //! | [`Exp3`], [`PrivateExp3`] | seed 002 Alg. 5, Alg. 4 + Thm 4.1 | exponential weights with uniform exploration; private by adding `Lap(1/ε)` to each observed loss |
 //! | [`Hedge`], [`PrivateHedge`] | seed 002 Alg. 1 + Alg. 2, Cor. 3.2 | experts: exponential weights on exact or tree-aggregated noisy cumulative losses |
 //!
@@ -39,7 +41,12 @@
 //! v = ½ and ε = 1).
 //! Every constant is a parameter; the `PAPER_*` and `PRACTICAL_*` constants below give both
 //! settings. The practical ones make each confidence width about three standard deviations of
-//! the privacy noise it has to cover (derivations at each constant).
+//! the privacy noise it has to cover (derivations at each constant); they keep the papers'
+//! epoch schedules, whose first epoch still outlasts practical horizons (K·R_1 > T).
+//!
+//! The `Calibrated*` learners take one [`Rule`] instead (`docs/constants.md`, "K-armed
+//! learners"): noise sd of the estimator × one multiplier [`KAPPA`] × a union-bound log, levels
+//! that truncate noise and not signal, and epochs that start at one pull and double.
 //!
 //! # What is not promised
 //!
@@ -55,14 +62,20 @@ use rand_core::Rng;
 use crate::error::ParamError;
 use crate::tree::TreeInsertError;
 
+mod centred;
 mod exp3;
+mod geometric;
 mod hedge;
 mod rse;
+mod rule;
 mod ucb;
 
+pub use centred::{CalibratedDpRobustUcb, CalibratedRobustUcb};
 pub use exp3::{Exp3, Exp3Params, PrivateExp3};
+pub use geometric::{CalibratedDpRobustSe, CalibratedLdpRobustSe};
 pub use hedge::{Hedge, PrivateHedge, exponential_weights, hedge_learning_rate};
 pub use rse::{DpRobustSe, EpochRelease, LdpRobustSe, PrivateSum, RseParams};
+pub use rule::{Combined, DELTA, Estimator, KAPPA, Noise, Rule};
 pub use ucb::{DpRobustUcb, RobustUcb};
 
 /// Bubeck et al.'s constant in the robust-UCB index `μ̂ + 4u^{1/(1+v)}(ln(1/δ)/n)^{v/(1+v)}`

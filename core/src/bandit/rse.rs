@@ -69,7 +69,27 @@ impl PrivateSum {
         Ok(Self { mechanism, sum: 0, count: 0 })
     }
 
-    /// Adds one value (truncated to zero outside `[−B, B]`, rounded to the grid). NaN/±∞ is
+    /// An empty sum for values clamped to `[−level, level]` (in place of truncation to zero),
+    /// released at `epsilon`: the same sensitivity 2M and the same release. The calibrated
+    /// DP-RSE clamps deviations from a centre, so that a centre off by more than the level
+    /// still moves the estimate toward the data instead of discarding it.
+    ///
+    /// ```
+    /// use ldp_core::bandit::PrivateSum;
+    /// use ldp_core::{Epsilon, TruncationLevel};
+    /// let mut sum = PrivateSum::clamped(TruncationLevel::new(2.0)?, Epsilon::new(1.0)?)?;
+    /// sum.add(7.0).map_err(|_| ldp_core::ParamError::SensitivityZero)?; // above B: counts as B
+    /// assert_eq!(sum.exact_value(), 2.0);
+    /// # Ok::<(), ldp_core::ParamError>(())
+    /// ```
+    pub fn clamped(level: TruncationLevel, epsilon: Epsilon) -> Result<Self, ParamError> {
+        let grid_log2 = libm::ilogb(level.get()) - SUM_GRID_BITS;
+        let mechanism = LaplaceMechanism::with_grid(level, epsilon, Preprocess::Clamp, grid_log2)?;
+        Ok(Self { mechanism, sum: 0, count: 0 })
+    }
+
+    /// Adds one value (truncated to zero outside `[−B, B]`, or clamped for [`PrivateSum::clamped`],
+    /// rounded to the grid). NaN/±∞ is
     /// refused and changes nothing.
     pub fn add(&mut self, value: f64) -> Result<(), ObserveError> {
         let index = self.mechanism.grid_index(value).map_err(|_| ObserveError::NonFiniteReward)?;
@@ -125,6 +145,11 @@ impl PrivateSum {
     /// The noise scale of the release in value units, `≈ 2B/ε`.
     pub fn noise_scale(&self) -> f64 {
         self.mechanism.noise_scale()
+    }
+
+    /// The variance of the release's noise in value units, `≈ 2(2B/ε)²`.
+    pub fn noise_variance(&self) -> f64 {
+        self.mechanism.noise_variance()
     }
 }
 

@@ -56,7 +56,7 @@ pub mod policies;
 
 pub use env::{ArmReward, KArmedEnv, KArmedError, ParetoInstance};
 pub use experts::{EXPERT_MEAN_LOSSES, EXPERTS, ExpertsAlgorithm, ExpertsTask, run_experts_with};
-pub use policies::{DP_RSE, DP_RUCB, EXP3, LDP_RSE, LDP_RSE_S3, PRIVATE_EXP3, ROBUST_UCB};
+pub use policies::{DP_RSE, DP_RUCB, EXP3, LDP_RSE, LDP_RSE_S3, PRIVATE_EXP3, ROBUST_UCB, ROBUST_UCB_TABLE};
 
 /// Moment orders of seed 004 §6.
 pub const TAO_V: [f64; 2] = [0.5, 0.9];

@@ -5,6 +5,7 @@
 //! | spec | core type | privacy | reads from the [`Problem`] |
 //! |---|---|---|---|
 //! | [`ROBUST_UCB`] "Robust-UCB" | [`RobustUcb`] | none (raw rewards) | u = `v`, v = `alpha`, T |
+//! | [`ROBUST_UCB_TABLE`] "Robust-UCB" | as [`ROBUST_UCB`] | none | as [`ROBUST_UCB`]; calibrated: B, R, c |
 //! | [`DP_RUCB`] "DP-RUCB" | [`DpRobustUcb`] | central ε (`central_epsilon`) | u, v, T, ε |
 //! | [`DP_RSE`] "DP-RSE" | [`DpRobustSe`] | central ε | u, v, T (β = 1/T), ε |
 //! | [`LDP_RSE_S3`] "LDP-RSE" | [`LdpRobustSe`] | local ε (`privacy`), device level B_τ | v, T, ε; u of S3 |
@@ -13,6 +14,14 @@
 //!
 //! `Constants::Paper` selects the papers' confidence constants (Bubeck et al.'s 4; 18; κ = 24,
 //! 28), `Constants::Practical` the practical ones of `ldp_core::bandit` (0.6; ½; κ = 2, 6).
+//! `Constants::Calibrated` (the default) builds the `Calibrated*` learners of
+//! `ldp_core::bandit` with one [`Rule`] ([`calibrated_rule`]: B of the Problem, K its arms,
+//! κ = [`KAPPA`] × `--beta-scale`): with seed 004's heavy-tailed noise for the tao experiments
+//! (E|X − μ|^{1+v} ≤ c, the Problem's c; for LDP-RSE on S3 `2^v(u + B^{1+v})`, since an LDP
+//! Problem's c is the reports'), and with a table's bounded noise (R, c) for
+//! `custom --family bandit` ([`ROBUST_UCB_TABLE`], [`LDP_RSE`]; LDP-RSE takes R² for the raw
+//! variance, as the GP learners' rule 1 does under CTL). EXP3 and Private-EXP3 have no
+//! calibrated variant.
 //!
 //! In an LDP run the runner replaces the Problem's moment bound by that of CTL-privatised
 //! rewards, so LDP-RSE cannot read u from it; [`LDP_RSE_S3`] uses S3's u
@@ -27,10 +36,11 @@
 use ldp_core::Epsilon;
 use ldp_core::ParamError;
 use ldp_core::bandit::{
-    DpRobustSe, DpRobustUcb, Exp3, Exp3Params, HeavyTail, LdpRobustSe, ObserveError, PAPER_DP_RSE_KAPPA,
+    CalibratedDpRobustSe, CalibratedDpRobustUcb, CalibratedLdpRobustSe, CalibratedRobustUcb, DpRobustSe,
+    DpRobustUcb, Exp3, Exp3Params, HeavyTail, KAPPA, LdpRobustSe, Noise, ObserveError, PAPER_DP_RSE_KAPPA,
     PAPER_DP_UCB_CONSTANT, PAPER_LDP_RSE_KAPPA, PAPER_ROBUST_UCB_CONSTANT, PRACTICAL_DP_RSE_KAPPA,
     PRACTICAL_DP_UCB_CONSTANT, PRACTICAL_LDP_RSE_KAPPA, PRACTICAL_ROBUST_UCB_CONSTANT, PrivateExp3,
-    RobustUcb, RseParams,
+    RobustUcb, RseParams, Rule,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -41,52 +51,23 @@ use crate::bo::{AlgorithmSpec, Policy, PolicyError, Problem};
 
 /// Levels of the host's privacy trees: horizons up to 2^32 − 1 (the noise follows T, not L).
 pub const HOST_TREE_LEVELS: usize = 32;
-/// The largest number of arms the adapters instantiate (K is a const generic in the core).
-pub const MAX_ARMS: usize = 10;
+/// The largest number of arms the adapters instantiate (K is a const generic in the core: one
+/// instance per K in `2..=MAX_ARMS`; the light-sensor table has 41 arms, the stocks 29).
+pub const MAX_ARMS: usize = 64;
 
 /// Evaluates `$body` with the const `$k` bound to the arm count (2..=MAX_ARMS), else the
 /// arm-count error.
 macro_rules! for_arms {
     ($arms:expr, $k:ident => $body:expr) => {
-        match $arms {
-            2 => {
-                const $k: usize = 2;
-                $body
+        seq_macro::seq!(N in 2..=64 {
+            match $arms {
+                #(N => {
+                    const $k: usize = N;
+                    $body
+                })*
+                n => Err(PolicyError::ArmOutOfRange { arm: n, arms: MAX_ARMS }),
             }
-            3 => {
-                const $k: usize = 3;
-                $body
-            }
-            4 => {
-                const $k: usize = 4;
-                $body
-            }
-            5 => {
-                const $k: usize = 5;
-                $body
-            }
-            6 => {
-                const $k: usize = 6;
-                $body
-            }
-            7 => {
-                const $k: usize = 7;
-                $body
-            }
-            8 => {
-                const $k: usize = 8;
-                $body
-            }
-            9 => {
-                const $k: usize = 9;
-                $body
-            }
-            10 => {
-                const $k: usize = 10;
-                $body
-            }
-            n => Err(PolicyError::ArmOutOfRange { arm: n, arms: MAX_ARMS }),
-        }
+        })
     };
 }
 
@@ -211,27 +192,159 @@ impl<const K: usize> Policy for PrivateExp3Policy<K> {
     }
 }
 
+/// The constants of a calibrated learner for `run.json`: κ, B, the noise's R and c (or c and
+/// v), and its first level.
+fn rule_constants(rule: &Rule, first_level: f64) -> Vec<(&'static str, f64)> {
+    let mut c = vec![("kappa", rule.kappa()), ("B", rule.signal_bound())];
+    match rule.noise() {
+        Noise::Bounded { r, c: var } => c.extend([("R", r), ("c", var)]),
+        Noise::Moment { c: m, v } => c.extend([("c", m), ("v", v)]),
+    }
+    c.push(("level_1", first_level));
+    c
+}
+
+struct CalibratedRobustUcbPolicy<const K: usize>(CalibratedRobustUcb<K>);
+
+impl<const K: usize> Policy for CalibratedRobustUcbPolicy<K> {
+    fn select(&mut self) -> usize {
+        self.0.select()
+    }
+    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
+        self.0.observe(arm, report).map_err(observe_error)
+    }
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        rule_constants(&self.0.rule(), f64::NAN)
+    }
+}
+
+struct CalibratedDpRucbPolicy<const K: usize> {
+    inner: CalibratedDpRobustUcb<K, HOST_TREE_LEVELS>,
+    rng: ChaCha20Rng,
+}
+
+impl<const K: usize> Policy for CalibratedDpRucbPolicy<K> {
+    fn select(&mut self) -> usize {
+        self.inner.select()
+    }
+    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
+        self.inner.observe(arm, report, &mut self.rng).map_err(observe_error)
+    }
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        rule_constants(&self.inner.rule(), self.inner.level(1))
+    }
+}
+
+struct CalibratedDpRsePolicy<const K: usize> {
+    inner: CalibratedDpRobustSe<K>,
+    rng: ChaCha20Rng,
+}
+
+impl<const K: usize> Policy for CalibratedDpRsePolicy<K> {
+    fn select(&mut self) -> usize {
+        self.inner.select()
+    }
+    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
+        self.inner.observe(arm, report, &mut self.rng).map_err(observe_error)
+    }
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        rule_constants(&self.inner.rule(), self.inner.level(0))
+    }
+}
+
+struct CalibratedLdpRsePolicy<const K: usize>(CalibratedLdpRobustSe<K>);
+
+impl<const K: usize> Policy for CalibratedLdpRsePolicy<K> {
+    fn select(&mut self) -> usize {
+        self.0.select()
+    }
+    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
+        self.0.observe(arm, report).map_err(observe_error)
+    }
+    /// b_τ = B + L_τ: the device truncates to zero outside [−b_τ, b_τ] and adds Lap(2b_τ/ε).
+    fn device_level(&self) -> Option<f64> {
+        Some(self.0.device_level())
+    }
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        rule_constants(&self.0.rule(), self.0.device_level())
+    }
+}
+
+/// The calibrated rule ([`ldp_core::bandit::Rule`]) for `problem` with `noise`: B of the
+/// problem, K its arms, κ = [`KAPPA`] × the run's `--beta-scale`.
+pub fn calibrated_rule(problem: &Problem, noise: Noise) -> Result<Rule, PolicyError> {
+    let arms = u32::try_from(problem.num_arms())
+        .map_err(|_| PolicyError::InvalidSetting("too many arms for a K-armed learner"))?;
+    Rule::new(problem.b, noise, arms, KAPPA * problem.beta_scale).map_err(config_error)
+}
+
+/// The noise of seed 004's problems: heavy tails with `E|X − μ|^{1+v} ≤ c` (the Problem's c;
+/// no bound is known, whatever clamp the environment gives its device).
+fn heavy_noise(problem: &Problem) -> Noise {
+    Noise::Moment { c: problem.c, v: problem.alpha }
+}
+
+/// The noise of a bounded problem (a data table): |η| ≤ R and E η² ≤ c of the raw rewards.
+fn bounded_noise(problem: &Problem) -> Result<Noise, PolicyError> {
+    let r = problem
+        .noise_bound
+        .ok_or(PolicyError::InvalidSetting("this learner needs bounded noise (a bound R)"))?;
+    Ok(Noise::Bounded { r, c: problem.c })
+}
+
 fn boxed(policy: impl Policy + 'static) -> Result<Box<dyn Policy>, PolicyError> {
     Ok(Box::new(policy))
 }
 
-/// Bubeck et al.'s robust UCB (non-private; ignores any ε) on raw rewards.
+/// Bubeck et al.'s robust UCB (non-private; ignores any ε) on raw rewards; under calibrated
+/// constants the shift-invariant [`CalibratedRobustUcb`] with seed 004's heavy-tailed noise.
 pub fn build_robust_ucb(
     problem: &Problem,
     constants: Constants,
-    _seed: u64,
+    seed: u64,
 ) -> Result<Box<dyn Policy>, PolicyError> {
-    let (tail, t) = (raw_tail(problem)?, horizon(problem));
+    robust_ucb(problem, constants, seed, heavy_noise(problem))
+}
+
+/// [`ROBUST_UCB_TABLE`]'s constructor: as [`build_robust_ucb`], with the bounded noise of a
+/// data table under calibrated constants.
+pub fn build_robust_ucb_table(
+    problem: &Problem,
+    constants: Constants,
+    seed: u64,
+) -> Result<Box<dyn Policy>, PolicyError> {
+    let noise = match constants {
+        Constants::Calibrated => bounded_noise(problem)?,
+        _ => heavy_noise(problem), // unused: paper and practical read u and v
+    };
+    robust_ucb(problem, constants, seed, noise)
+}
+
+fn robust_ucb(
+    problem: &Problem,
+    constants: Constants,
+    _seed: u64,
+    noise: Noise,
+) -> Result<Box<dyn Policy>, PolicyError> {
+    let t = horizon(problem);
     let c = match constants {
         Constants::Paper => PAPER_ROBUST_UCB_CONSTANT,
-        Constants::Practical | Constants::Calibrated => PRACTICAL_ROBUST_UCB_CONSTANT,
+        Constants::Practical => PRACTICAL_ROBUST_UCB_CONSTANT,
+        Constants::Calibrated => {
+            let rule = calibrated_rule(problem, noise)?;
+            return for_arms!(problem.num_arms(), K => {
+                boxed(CalibratedRobustUcbPolicy(CalibratedRobustUcb::<K>::new(rule, t).map_err(config_error)?))
+            });
+        }
     };
+    let tail = raw_tail(problem)?;
     for_arms!(problem.num_arms(), K => {
         boxed(RobustUcbPolicy(RobustUcb::<K>::new(tail, t, c).map_err(config_error)?))
     })
 }
 
-/// Seed 004 Alg. 1 at the Problem's central ε.
+/// Seed 004 Alg. 1 at the Problem's central ε (calibrated: [`CalibratedDpRobustUcb`] with
+/// seed 004's heavy-tailed noise).
 pub fn build_dp_rucb(
     problem: &Problem,
     constants: Constants,
@@ -240,7 +353,14 @@ pub fn build_dp_rucb(
     let (tail, eps, t) = (raw_tail(problem)?, central_epsilon(problem)?, horizon(problem));
     let c = match constants {
         Constants::Paper => PAPER_DP_UCB_CONSTANT,
-        Constants::Practical | Constants::Calibrated => PRACTICAL_DP_UCB_CONSTANT,
+        Constants::Practical => PRACTICAL_DP_UCB_CONSTANT,
+        Constants::Calibrated => {
+            let rule = calibrated_rule(problem, heavy_noise(problem))?;
+            return for_arms!(problem.num_arms(), K => {
+                let inner = CalibratedDpRobustUcb::<K, HOST_TREE_LEVELS>::new(rule, eps, t).map_err(config_error)?;
+                boxed(CalibratedDpRucbPolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
+            });
+        }
     };
     for_arms!(problem.num_arms(), K => {
         let inner = DpRobustUcb::<K, HOST_TREE_LEVELS>::new(eps, tail, t, c).map_err(config_error)?;
@@ -248,7 +368,8 @@ pub fn build_dp_rucb(
     })
 }
 
-/// Seed 004 Alg. 3 at the Problem's central ε, β = 1/T.
+/// Seed 004 Alg. 3 at the Problem's central ε, β = 1/T (calibrated: [`CalibratedDpRobustSe`]
+/// with seed 004's heavy-tailed noise).
 pub fn build_dp_rse(
     problem: &Problem,
     constants: Constants,
@@ -257,7 +378,14 @@ pub fn build_dp_rse(
     let (tail, eps, t) = (raw_tail(problem)?, central_epsilon(problem)?, horizon(problem));
     let kappa = match constants {
         Constants::Paper => PAPER_DP_RSE_KAPPA,
-        Constants::Practical | Constants::Calibrated => PRACTICAL_DP_RSE_KAPPA,
+        Constants::Practical => PRACTICAL_DP_RSE_KAPPA,
+        Constants::Calibrated => {
+            let rule = calibrated_rule(problem, heavy_noise(problem))?;
+            return for_arms!(problem.num_arms(), K => {
+                let inner = CalibratedDpRobustSe::<K>::new(rule, eps).map_err(config_error)?;
+                boxed(CalibratedDpRsePolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
+            });
+        }
     };
     let params = RseParams::new(eps, tail, RseParams::beta_for_horizon(t), kappa).map_err(config_error)?;
     for_arms!(problem.num_arms(), K => {
@@ -267,32 +395,50 @@ pub fn build_dp_rse(
 }
 
 /// Seed 004 Alg. 4's learner at the Problem's local ε, β = 1/T, u of `instance` at the
-/// Problem's v.
+/// Problem's v (calibrated: [`CalibratedLdpRobustSe`] with the instance's heavy-tailed noise,
+/// `E|X − μ|^{1+v} ≤ 2^v(u + B^{1+v})`).
 pub fn build_ldp_rse(
     problem: &Problem,
     constants: Constants,
     instance: ParetoInstance,
 ) -> Result<Box<dyn Policy>, PolicyError> {
-    ldp_rse(problem, constants, instance.moment_bound(problem.alpha))
+    let (u, v) = (instance.moment_bound(problem.alpha), problem.alpha);
+    // The LDP Problem's c is that of the reports; the raw rewards' is the instance's.
+    let noise = Noise::Moment { c: 2f64.powf(v) * (u + problem.b.powf(1.0 + v)), v };
+    ldp_rse(problem, constants, u, noise)
 }
 
-/// Seed 004 Alg. 4 with moment bound `u` (E|X|^{1+α} ≤ u).
-fn ldp_rse(problem: &Problem, constants: Constants, u: f64) -> Result<Box<dyn Policy>, PolicyError> {
+/// Seed 004 Alg. 4 with moment bound `u` (E|X|^{1+α} ≤ u); under calibrated constants the
+/// calibrated learner with `noise`.
+fn ldp_rse(
+    problem: &Problem,
+    constants: Constants,
+    u: f64,
+    noise: Noise,
+) -> Result<Box<dyn Policy>, PolicyError> {
     let eps = problem
         .privacy
         .and_then(|p| Epsilon::new(p.epsilon).ok())
         .ok_or(PolicyError::InvalidSetting("an LDP learner needs a local-DP run with a valid epsilon"))?;
-    let tail = HeavyTail::new(u, problem.alpha).map_err(config_error)?;
     let kappa = match constants {
         Constants::Paper => PAPER_LDP_RSE_KAPPA,
-        Constants::Practical | Constants::Calibrated => PRACTICAL_LDP_RSE_KAPPA,
+        Constants::Practical => PRACTICAL_LDP_RSE_KAPPA,
+        Constants::Calibrated => {
+            let rule = calibrated_rule(problem, noise)?;
+            return for_arms!(problem.num_arms(), K => {
+                boxed(CalibratedLdpRsePolicy(CalibratedLdpRobustSe::<K>::new(rule, eps)))
+            });
+        }
     };
+    let tail = HeavyTail::new(u, problem.alpha).map_err(config_error)?;
     let t = horizon(problem);
     let params = RseParams::new(eps, tail, RseParams::beta_for_horizon(t), kappa).map_err(config_error)?;
     for_arms!(problem.num_arms(), K => boxed(LdpRsePolicy(LdpRobustSe::<K>::new(params))))
 }
 
-/// [`LDP_RSE`]'s constructor: seed 004 Alg. 4 with u = (B + R)^{1+α}.
+/// [`LDP_RSE`]'s constructor: seed 004 Alg. 4 with u = (B + R)^{1+α}; calibrated: the
+/// calibrated learner with bounded noise (|η| ≤ R, and R² for its variance, as the GP
+/// learners' rule 1 takes under CTL: the LDP Problem's c is the reports').
 pub fn build_ldp_rse_bounded(
     problem: &Problem,
     constants: Constants,
@@ -301,7 +447,7 @@ pub fn build_ldp_rse_bounded(
     let r =
         problem.noise_bound.ok_or(PolicyError::InvalidSetting("LDP-RSE needs bounded noise (a bound R)"))?;
     let u = (problem.b + r).powf(1.0 + problem.alpha);
-    ldp_rse(problem, constants, u)
+    ldp_rse(problem, constants, u, Noise::Bounded { r, c: r * r })
 }
 
 /// EXP3 with Theorem 4.1's tuning at λ = 0 (non-private; ignores any ε).
@@ -329,6 +475,10 @@ pub fn build_private_exp3(
 /// Bubeck et al.'s robust UCB, the non-private baseline of seed 004.
 pub const ROBUST_UCB: AlgorithmSpec =
     AlgorithmSpec { name: "Robust-UCB", private_name: "Robust-UCB", build: build_robust_ucb };
+/// Robust UCB on a data table (`custom --family bandit --eps none`): as [`ROBUST_UCB`] under
+/// paper and practical constants; under calibrated ones with the table's bounded noise.
+pub const ROBUST_UCB_TABLE: AlgorithmSpec =
+    AlgorithmSpec { name: "Robust-UCB", private_name: "Robust-UCB", build: build_robust_ucb_table };
 /// DP robust UCB (seed 004 Alg. 1); needs a central-DP run.
 pub const DP_RUCB: AlgorithmSpec =
     AlgorithmSpec { name: "DP-RUCB", private_name: "DP-RUCB", build: build_dp_rucb };

@@ -1,0 +1,249 @@
+//! The K-armed learners under the calibrated rule: shift invariance (a constant added to every
+//! reward changes no choice), successive elimination that leaves round robin within a few
+//! thousand pulls, levels that depend on public values only, refusals that change nothing.
+
+use ldp_core::bandit::{
+    CalibratedDpRobustSe, CalibratedDpRobustUcb, CalibratedLdpRobustSe, CalibratedRobustUcb, Noise,
+    ObserveError, Rule,
+};
+use ldp_core::{Epsilon, LaplaceMechanism, TruncationLevel};
+use rand_chacha::ChaCha20Rng;
+use rand_core::{Rng, SeedableRng};
+
+fn eps(e: f64) -> Epsilon {
+    Epsilon::new(e).unwrap()
+}
+
+/// A reward of arm a: its mean plus k/1024 for k uniform in −128..=128, or (heavy) plus an
+/// occasional ±k/16 outlier; dyadic, so that adding a dyadic constant is exact.
+struct World {
+    rng: ChaCha20Rng,
+    means: Vec<f64>,
+    heavy: bool,
+}
+
+impl World {
+    fn new(seed: u64, means: &[f64], heavy: bool) -> Self {
+        Self { rng: ChaCha20Rng::seed_from_u64(seed), means: means.to_vec(), heavy }
+    }
+
+    fn draw(&mut self, arm: usize) -> f64 {
+        let k = (self.rng.next_u32() % 257) as f64 - 128.0;
+        let outlier = if self.heavy && self.rng.next_u32().is_multiple_of(50) { k / 16.0 } else { 0.0 };
+        self.means[arm] + k / 1024.0 + outlier
+    }
+}
+
+const MEANS: [f64; 4] = [0.25, 0.5, 0.625, 0.375];
+/// R of [`World`] without outliers.
+const R: f64 = 0.125;
+
+fn bounded_rule(b: f64) -> Rule {
+    Rule::new(b, Noise::Bounded { r: R, c: R * R / 3.0 }, 4, 0.5).unwrap()
+}
+
+fn heavy_rule(b: f64) -> Rule {
+    Rule::new(b, Noise::Moment { c: 0.2, v: 0.5 }, 4, 0.5).unwrap()
+}
+
+/// The arms Robust-UCB chooses over `rounds` rounds with every reward shifted by `shift`.
+fn robust_ucb_choices(rule: Rule, heavy: bool, shift: f64, rounds: usize) -> Vec<usize> {
+    let mut ucb = CalibratedRobustUcb::<4>::new(rule, rounds as u64).unwrap();
+    let mut world = World::new(11, &MEANS, heavy);
+    (0..rounds)
+        .map(|_| {
+            let arm = ucb.select();
+            ucb.observe(arm, world.draw(arm) + shift).unwrap();
+            arm
+        })
+        .collect()
+}
+
+#[test]
+fn calibrated_robust_ucb_is_shift_invariant() {
+    for (rule, heavy) in [(bounded_rule(1.0), false), (heavy_rule(1.0), true)] {
+        let base = robust_ucb_choices(rule, heavy, 0.0, 3000);
+        // Any shift: the rewards near 1000 are far outside the public range [−B, B].
+        for shift in [1000.0, -7.5, 10.25] {
+            let shifted = robust_ucb_choices(rule, heavy, shift, 3000);
+            assert_eq!(first_difference(&shifted, &base), None, "shift {shift}, heavy {heavy}");
+        }
+        // It learns: the best arm (2) is played most.
+        let best = base.iter().filter(|&&a| a == 2).count();
+        assert!(best > 1500, "{best} of 3000 on the best arm (heavy {heavy})");
+    }
+}
+
+/// The choices of the calibrated DP-RSE over `rounds` rounds, rewards shifted by `shift`.
+fn dp_rse_choices(rule: Rule, heavy: bool, shift: f64, rounds: usize) -> Vec<usize> {
+    let mut se = CalibratedDpRobustSe::<4>::new(rule, eps(1.0)).unwrap();
+    let (mut world, mut noise) = (World::new(5, &MEANS, heavy), ChaCha20Rng::seed_from_u64(6));
+    (0..rounds)
+        .map(|_| {
+            let arm = se.select();
+            se.observe(arm, world.draw(arm) + shift, &mut noise).unwrap();
+            arm
+        })
+        .collect()
+}
+
+/// The choices of the calibrated DP-RUCB.
+fn dp_rucb_choices(rule: Rule, heavy: bool, shift: f64, rounds: usize) -> Vec<usize> {
+    let mut ucb = CalibratedDpRobustUcb::<4, 16>::new(rule, eps(1.0), rounds as u64).unwrap();
+    let (mut world, mut noise) = (World::new(7, &MEANS, heavy), ChaCha20Rng::seed_from_u64(8));
+    (0..rounds)
+        .map(|_| {
+            let arm = ucb.select();
+            ucb.observe(arm, world.draw(arm) + shift, &mut noise).unwrap();
+            arm
+        })
+        .collect()
+}
+
+/// The choices of the calibrated LDP-RSE with a device that truncates at the level sent and
+/// adds its Laplace noise (the production mechanism), rewards shifted by `shift`.
+/// (ε = 8: at ε = 1 the device's noise for B = 4 needs ≈ 10⁶ rounds to separate these arms.)
+fn ldp_rse_choices(rule: Rule, heavy: bool, shift: f64, rounds: usize) -> Vec<usize> {
+    let mut se = CalibratedLdpRobustSe::<4>::new(rule, eps(8.0));
+    let (mut world, mut device) = (World::new(9, &MEANS, heavy), ChaCha20Rng::seed_from_u64(10));
+    (0..rounds)
+        .map(|_| {
+            let arm = se.select();
+            // The device's mechanism: truncation at the level the learner sends, Lap(2b/ε).
+            let m = LaplaceMechanism::truncated(eps(8.0), TruncationLevel::new(se.device_level()).unwrap())
+                .unwrap();
+            let report = m.release(world.draw(arm) + shift, &mut device).unwrap().value();
+            se.observe(arm, report).unwrap();
+            arm
+        })
+        .collect()
+}
+
+/// The first round at which two choice sequences differ (`None`: identical).
+fn first_difference(a: &[usize], b: &[usize]) -> Option<usize> {
+    (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i))
+}
+
+#[test]
+fn calibrated_central_and_local_learners_are_shift_invariant_within_the_public_range() {
+    // B = 4: the means (≤ 0.625) shifted by up to 2.5 stay within [−B, B], the rewards within
+    // B + R, so the levels (B + R around the public centre 0, then R plus the centre's radius
+    // around a released centre) cut nothing. With heavy tails the clamp around 0 cuts noise at
+    // a point that moves with the shift, so only Robust-UCB (whose centres are its own
+    // rewards) is invariant there.
+    type Choices = fn(Rule, bool, f64, usize) -> Vec<usize>;
+    let learners: [(&str, Choices, usize); 3] = [
+        ("DP-RSE", dp_rse_choices, 20_000),
+        ("DP-RUCB", dp_rucb_choices, 50_000),
+        ("LDP-RSE", ldp_rse_choices, 20_000),
+    ];
+    for (name, choices, rounds) in learners {
+        let rule = bounded_rule(4.0);
+        let base = choices(rule, false, 0.0, rounds);
+        let best = base.iter().filter(|&&a| a == 2).count();
+        assert!(best > rounds / 3, "{name}: {best} of {rounds} rounds on the best arm");
+        for shift in [2.5, -3.0, 0.75] {
+            let shifted = choices(rule, false, shift, rounds);
+            assert_eq!(first_difference(&shifted, &base), None, "{name}, shift {shift}");
+        }
+    }
+}
+
+#[test]
+fn calibrated_dp_rse_leaves_round_robin_and_keeps_the_best_arm() {
+    let rule = bounded_rule(1.0);
+    let mut se = CalibratedDpRobustSe::<4>::new(rule, eps(1.0)).unwrap();
+    let (mut world, mut noise) = (World::new(1, &MEANS, false), ChaCha20Rng::seed_from_u64(2));
+    let mut first_removal = None;
+    for t in 0..20_000 {
+        let arm = se.select();
+        se.observe(arm, world.draw(arm), &mut noise).unwrap();
+        if first_removal.is_none() && se.active().iter().any(|a| !a) {
+            first_removal = Some(t);
+        }
+    }
+    // The paper's schedule at κ = 24 needs ≈ 10⁷ pulls for its first epoch here; the gaps are
+    // ≥ 0.125 and the noise of the centred sums is small.
+    let t = first_removal.expect("an arm is eliminated within 20,000 rounds");
+    assert!(t < 5000, "first elimination at round {t}");
+    assert!(se.active()[2], "the best arm survives");
+    assert_eq!(se.committed(), Some(2));
+    // After the first estimates the centre follows the arm's mean and the level covers R plus
+    // the centre's radius, well below B + R.
+    assert!(se.level(2) < 1.0 + R);
+}
+
+#[test]
+fn calibrated_ldp_rse_leaves_round_robin_and_sends_a_level_that_covers_the_signal() {
+    let rule = bounded_rule(1.0);
+    let mut se = CalibratedLdpRobustSe::<4>::new(rule, eps(2.0));
+    let (mut world, mut device) = (World::new(3, &MEANS, false), ChaCha20Rng::seed_from_u64(4));
+    let mut first_removal = None;
+    for t in 0..200_000 {
+        // Bounded noise: the level is B + R in every epoch, a public constant.
+        assert_eq!(se.device_level(), 1.0 + R);
+        let arm = se.select();
+        let report = se.device_mechanism().unwrap().release(world.draw(arm), &mut device).unwrap().value();
+        se.observe(arm, report).unwrap();
+        if first_removal.is_none() && se.active().iter().any(|a| !a) {
+            first_removal = Some(t);
+        }
+    }
+    let t = first_removal.expect("an arm is eliminated within 200,000 rounds");
+    assert!(t < 100_000, "first elimination at round {t}");
+    assert!(se.active()[2], "the best arm survives");
+}
+
+#[test]
+fn calibrated_ldp_levels_are_public_values_only() {
+    // Heavy tails: each epoch's level is B + L(n_τ, z_t) at the round t the epoch starts, and
+    // it grows with the epoch; the reports never enter it.
+    let rule = heavy_rule(1.0);
+    let estimator = ldp_core::bandit::Estimator::Local { epsilon: 1.0 };
+    let mut se = CalibratedLdpRobustSe::<4>::new(rule, eps(1.0));
+    let (mut world, mut device) = (World::new(2, &MEANS, true), ChaCha20Rng::seed_from_u64(9));
+    let mut levels = Vec::new();
+    for t in 0..4000u64 {
+        if levels.len() < se.tau() as usize {
+            let expected = 1.0 + rule.noise_level(estimator, se.epoch_pulls(), rule.z(t.max(1)));
+            assert!((se.device_level() - expected).abs() <= 1e-12 * expected, "epoch {}", se.tau());
+            levels.push(se.device_level());
+        }
+        let arm = se.select();
+        let report = se.device_mechanism().unwrap().release(world.draw(arm), &mut device).unwrap().value();
+        se.observe(arm, report).unwrap();
+    }
+    assert!(levels.len() >= 5);
+    assert!(levels.windows(2).all(|w| w[1] > w[0]), "{levels:?}");
+}
+
+#[test]
+fn calibrated_ucbs_learn_and_refusals_change_nothing() {
+    let rule = bounded_rule(1.0);
+    let mut ucb = CalibratedDpRobustUcb::<4, 16>::new(rule, eps(1.0), 20_000).unwrap();
+    let (mut world, mut noise) = (World::new(12, &MEANS, false), ChaCha20Rng::seed_from_u64(13));
+    for _ in 0..20_000 {
+        let arm = ucb.select();
+        ucb.observe(arm, world.draw(arm), &mut noise).unwrap();
+    }
+    assert!(ucb.counts()[2] > 10_000, "{:?}", ucb.counts());
+    assert!(ucb.epsilon_effective() < 1.0);
+    // Bounded noise: every level is B + R.
+    assert_eq!(ucb.level(1), 1.0 + R);
+    assert_eq!(ucb.level(20_000), 1.0 + R);
+
+    let mut robust = CalibratedRobustUcb::<4>::new(rule, 100).unwrap();
+    let before = robust.index(0);
+    assert_eq!(robust.observe(0, f64::NAN), Err(ObserveError::NonFiniteReward));
+    assert_eq!(robust.observe(4, 1.0), Err(ObserveError::ArmOutOfRange { arm: 4, arms: 4 }));
+    assert_eq!(robust.index(0), before);
+    assert_eq!(robust.counts(), [0; 4]);
+
+    let mut se = CalibratedLdpRobustSe::<4>::new(rule, eps(1.0));
+    assert_eq!(se.observe(1, 0.5), Err(ObserveError::UnexpectedArm { expected: 0, got: 1 }));
+    let mut dp = CalibratedDpRobustSe::<4>::new(rule, eps(1.0)).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(0);
+    assert_eq!(dp.observe(0, f64::INFINITY, &mut rng), Err(ObserveError::NonFiniteReward));
+    assert_eq!(dp.select(), 0);
+    assert_eq!(dp.tau(), 1);
+}
