@@ -130,6 +130,7 @@ impl<E> From<StateError<E>> for BudgetError<E> {
         match e {
             StateError::NotProvisioned => Self::NotProvisioned,
             StateError::Corrupt => Self::CorruptState,
+            StateError::Blanked => Self::BlankedState,
             StateError::Medium(e) => Self::Storage(e),
         }
     }
@@ -151,7 +152,8 @@ impl<S: StateStore> Accountant<S> {
     /// Loads the device state and starts boot `stored boot + 1`, counting everything reserved
     /// before as spent. Nothing is written until the first reservation. A never-provisioned store is
     /// [`BudgetError::NotProvisioned`]; a torn or inconsistent one, or one that has reserved
-    /// more than the total, is [`BudgetError::CorruptState`].
+    /// more than the total, is [`BudgetError::CorruptState`]; one with a blanked record is
+    /// [`BudgetError::BlankedState`].
     ///
     /// ```
     /// use ldp_core::{Accountant, BudgetPolicy, Epsilon, MemoryStore};

@@ -186,6 +186,7 @@ impl core::fmt::Display for FileError {
 impl LogMedium for FileMedium {
     type Error = FileError;
     const SLOTS: usize = 1;
+    const IN_PLACE: bool = true; // overwritten in place: every state written to both slots
 
     fn read(&mut self, sector: usize, _slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), FileError> {
         // Every read loads the whole file, so a read-back after a write sees the file itself.

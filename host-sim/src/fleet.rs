@@ -217,6 +217,7 @@ impl FileMedium {
 impl LogMedium for FileMedium {
     type Error = io::Error;
     const SLOTS: usize = 1;
+    const IN_PLACE: bool = true; // overwritten in place: every state written to both slots
 
     fn read(&mut self, sector: usize, _slot: usize, buf: &mut [u8; RECORD_LEN]) -> io::Result<()> {
         buf.fill(0xFF);

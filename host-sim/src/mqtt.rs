@@ -1266,6 +1266,89 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Asks every device of `devices` for up to `n` reports (through the device application's
+    /// bytes, as a broker would deliver them), stopping when it refuses for lack of budget: the
+    /// reports and the boot each device answered in.
+    fn report(devices: Devices, n: usize) -> Vec<(usize, u64)> {
+        let eps = Epsilon::new(1.0).expect("eps");
+        devices
+            .apps
+            .into_iter()
+            .map(|app| {
+                let boot = app.reporter().accountant().boot();
+                let mut client = crate::transport::WireClient::new(crate::transport::LoopbackLink::new(app));
+                let mut reports = 0;
+                for round in 0..n as u32 {
+                    match client.query(round, 0, eps, None).expect("the loopback answers") {
+                        Ok(_) => reports += 1,
+                        Err(ldp_core::wire::Refusal::BudgetExhausted { .. }) => break,
+                        Err(other) => panic!("refused: {other}"),
+                    }
+                }
+                (reports, boot)
+            })
+            .collect()
+    }
+
+    fn drain(devices: Devices) -> Vec<(usize, u64)> {
+        report(devices, usize::MAX)
+    }
+
+    /// The newer of the two records of a state file (by generation): its offset.
+    fn newer_slot(state: &[u8]) -> usize {
+        let generation =
+            |at: usize| u32::from_le_bytes([state[at + 4], state[at + 5], state[at + 6], state[at + 7]]);
+        if generation(64) > generation(0) { 64 } else { 0 }
+    }
+
+    #[test]
+    fn a_blanked_newest_record_is_refused() {
+        // Issue 25, item 4: on an exhausted device, the newer slot of state.bin overwritten
+        // with 0xFF gave "budget left 4" and 4 more reports, again and again.
+        let dir = temp("blanked");
+        let mut s = DevicesSpec { count: 1, ..spec(&dir, 50.0) };
+        s.provision = true;
+        assert_eq!(drain(Devices::open(&s).expect("provisioned")), [(50, 1)]);
+        s.provision = false;
+        let path = dir.join("1").join("state.bin");
+        // Only tampering leaves a blank slot beside a written one: refused.
+        let mut blanked = std::fs::read(&path).expect("state");
+        let at = newer_slot(&blanked);
+        blanked[at..at + 64].fill(0xFF);
+        std::fs::write(&path, &blanked).expect("blank");
+        let why = refused(&s);
+        assert!(why.contains("blank"), "{why}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_torn_newest_record_gives_no_budget_back_and_repeats_no_boot() {
+        // Torn (what a power cut mid-write also leaves) right after each boot's first report:
+        // the boot's own write, its first reservation, was the newest record. Before, the
+        // device fell back to the record before it: the report was free and the next boot had
+        // the same number (with --simulation, the same noise key).
+        let dir = temp("torn");
+        let fresh = DevicesSpec { count: 1, provision: true, ..spec(&dir, 50.0) };
+        let state = dir.join("1").join("state.bin");
+        let (mut boots, mut released) = (Vec::new(), 0);
+        for cycle in 0..4 {
+            let spec = DevicesSpec { provision: cycle == 0, ..fresh.clone() };
+            let devices = Devices::open(&spec).expect("a torn record is a power cut: the device boots");
+            let left = devices.status()[0].budget_remaining;
+            assert!(left <= 50.0 - released as f64, "budget came back: {left} left after {released} reports");
+            let [(reports, boot)] = report(devices, 1)[..] else { panic!("one device") };
+            assert_eq!(reports, 1);
+            assert!(boots.iter().all(|&b| b < boot), "boot {boot} again after {boots:?}");
+            boots.push(boot);
+            released += reports;
+            let mut torn = std::fs::read(&state).expect("state");
+            let at = newer_slot(&torn);
+            torn[at + 63] ^= 0xA5;
+            std::fs::write(&state, &torn).expect("tear");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn urls_parse_and_bad_ones_say_why() {
         let u = BrokerUrl::parse("mqtt://alice:s3cret@broker.example:1884").expect("parses");
