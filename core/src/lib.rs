@@ -58,7 +58,9 @@
 //!   overwritten in place), every state is written to both slots and no slot is blank after
 //!   provisioning ([`state`], *A medium overwritten in place*): one slot torn, garbled or
 //!   blanked by hand never rolls the budget or the boot counter back, and a blank one is
-//!   refused ([`BudgetError::BlankedState`]).
+//!   refused ([`BudgetError::BlankedState`]). The configuration, total budget included, is
+//!   kept under a CRC in the same file (the emulated board's, a host fleet device's), and a
+//!   device is never reopened with another.
 //! - **No free observables.** A refusal depends only on the query and the public budget state.
 //!   A non-finite reading is *not* refused: it is charged and released as a fixed value
 //!   ([`reporter::sanitize`]: NaN as 0, ±∞ as the extreme of its sign), and so is a missing

@@ -42,10 +42,11 @@
 //!
 //! # A device's state
 //!
-//! Each device keeps its state in `DIR/<id>/state.bin` ([`FileMedium`]), its settings in
+//! Each device keeps its state and its settings ([`DeviceSettings`]: B and R, limits, budget,
+//! key mode) in `DIR/<id>/state.bin` ([`FileMedium`]), a copy of the settings for people in
 //! `DIR/<id>/config.txt`, and holds `DIR/<id>/lock` while it runs. A device without state is
 //! created only when asked ([`DevicesSpec::provision`]); a device reopened with other
-//! settings (limits, budget, B and R, key mode) or while another process holds it is refused.
+//! settings than those in its state file, or while another process holds it, is refused.
 //!
 //! # What a broker sees
 //!
@@ -78,7 +79,9 @@ pub use crate::mqtt_error::MqttError;
 use crate::device::DeviceError;
 use crate::device::device_config;
 use crate::env::Environment;
-use crate::fleet::{EnvSource, FileMedium, MemberSeeds, lock_device_dir, may_provision, write_synced};
+use crate::fleet::{
+    DeviceSettings, EnvSource, FileMedium, MemberSeeds, lock_device_dir, may_provision, write_synced,
+};
 use crate::transport::Link;
 
 /// How long after a query arrived a device sends its reply (module docs, *Reply timing*).
@@ -841,25 +844,9 @@ fn send_when_due(client: &Client, outgoing: &Receiver<Outgoing>) -> u64 {
     dropped
 }
 
-/// The public settings a device was provisioned with, kept beside its state
-/// (`dir/<id>/config.txt`): a device is never reopened with other limits or another mode.
-fn config_text(config: &ldp_core::DeviceConfig, seeds: Seeds) -> String {
-    let mode = match seeds {
-        Seeds::Os => "os",
-        Seeds::Simulated { .. } => "simulation",
-    };
-    format!(
-        "b = {}\nr = {}\nper_report_limit = {}\nlifetime_budget = {}\nkeys = {mode}\n",
-        config.b.get(),
-        config.r.get(),
-        config.policy.per_report_limit().get(),
-        config.policy.total().get()
-    )
-}
-
 impl Devices {
     /// Boots every device of `spec`: locks `dir/<id>/`, checks its settings against those it
-    /// was provisioned with, provisions a device without state if `spec.provision` says so (and
+    /// was provisioned with (kept in its state file), provisions a device without state if `spec.provision` says so (and
     /// refuses it otherwise), and opens its reporter with this boot's entropy (so the boot
     /// counter moves on and the reserved budget stays spent).
     pub fn open(spec: &DevicesSpec) -> Result<Self, MqttError> {
@@ -881,31 +868,32 @@ impl Devices {
             };
             let config = device_config(spec.env.as_ref(), spec.epsilon, spec.user_budget)
                 .map_err(|e: DeviceError| fail(e.to_string()))?;
-            let settings = config_text(&config, spec.seeds);
+            let settings = DeviceSettings::of(&config, matches!(spec.seeds, Seeds::Simulated { .. }));
             let settings_path = dir.join("config.txt");
             let state = dir.join("state.bin");
-            let mut store = LogStore::new(FileMedium::new(&state));
             let new = may_provision(&state, &settings_path, spec.provision)
                 .map_err(|why| fail(format!("{} {why}", dir.display())))?;
-            if new {
-                write_synced(&settings_path, &settings).map_err(|e| fail(e.to_string()))?;
+            let store = if new {
+                // config.txt is a copy for people, and says that the device exists; the
+                // settings that count are those in its state file.
+                write_synced(&settings_path, &settings.text()).map_err(|e| fail(e.to_string()))?;
+                let mut store = LogStore::new(FileMedium::create(&state, settings));
                 store.provision(seeds.material).map_err(|e| fail(e.to_string()))?;
+                store
             } else {
-                let recorded = std::fs::read_to_string(&settings_path).map_err(|e| {
-                    fail(format!(
-                        "{}: {e} (a device's settings are kept beside its state)",
-                        settings_path.display()
-                    ))
-                })?;
+                let store = LogStore::new(FileMedium::new(&state));
+                let recorded = store.medium().settings().map_err(|e| fail(e.to_string()))?;
                 if recorded != settings {
+                    let line = |s: &DeviceSettings| s.text().trim().replace('\n', ", ");
                     return Err(fail(format!(
-                        "was provisioned with other settings ({}: {}), not {}: a device keeps its limits and mode for life",
-                        settings_path.display(),
-                        recorded.trim().replace('\n', ", "),
-                        settings.trim().replace('\n', ", ")
+                        "was provisioned with other settings ({}, kept in {}), not {}: a device keeps its limits and mode for life",
+                        line(&recorded),
+                        state.display(),
+                        line(&settings)
                     )));
                 }
-            }
+                store
+            };
             let reporter = Reporter::open(config, store, seeds.entropy).map_err(|e| fail(e.to_string()))?;
             let source = EnvSource::new(Arc::clone(&spec.env), seeds.world);
             apps.push(DeviceApp::new(reporter, source, id));
@@ -1299,6 +1287,43 @@ mod tests {
         let generation =
             |at: usize| u32::from_le_bytes([state[at + 4], state[at + 5], state[at + 6], state[at + 7]]);
         if generation(64) > generation(0) { 64 } else { 0 }
+    }
+
+    #[test]
+    fn an_edited_settings_file_gives_no_budget_back() {
+        // Issue 25, item 2: provisioned with a budget of 2, drained, `lifetime_budget = 2`
+        // edited to 50 in config.txt, restarted with --user-budget 50: refused.
+        let dir = temp("edited");
+        let mut s = DevicesSpec { count: 1, ..spec(&dir, 2.0) };
+        s.provision = true;
+        assert_eq!(drain(Devices::open(&s).expect("provisioned")), [(2, 1)]);
+        let settings = dir.join("1").join("config.txt");
+        let text = std::fs::read_to_string(&settings).expect("settings");
+        assert!(text.contains("lifetime_budget = 2\n"), "{text}");
+        std::fs::write(&settings, text.replace("lifetime_budget = 2\n", "lifetime_budget = 50\n"))
+            .expect("edit");
+        let more = DevicesSpec { provision: false, ..spec(&dir, 50.0) };
+        let more = DevicesSpec { count: 1, ..more };
+        let why = refused(&more);
+        assert!(why.contains("other settings") && why.contains("lifetime_budget = 2,"), "{why}");
+        // The settings in state.bin: rewritten without their CRC, or cut off, refused too.
+        let state = dir.join("1").join("state.bin");
+        let bytes = std::fs::read(&state).expect("state");
+        let total_at = 128 + 4 + 24;
+        let mut rewritten = bytes.clone();
+        rewritten[total_at..total_at + 8].copy_from_slice(&50f64.to_le_bytes());
+        for (edit, says) in [(rewritten, "damaged"), (bytes[..128].to_vec(), "128 bytes")] {
+            std::fs::write(&state, edit).expect("edit");
+            let why = refused(&more);
+            assert!(why.contains(says), "{why}");
+        }
+        std::fs::write(&state, bytes).expect("restore");
+        // With its own settings it opens, and its budget is still spent.
+        let same = DevicesSpec { provision: false, ..s.clone() };
+        let devices = Devices::open(&same).expect("reopened with its own settings");
+        assert_eq!(devices.status()[0].budget_remaining, 0.0);
+        assert_eq!(drain(devices), [(0, 2)]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
