@@ -100,19 +100,38 @@ pub fn lock_device_dir(dir: &Path) -> io::Result<std::fs::File> {
     Ok(lock)
 }
 
-/// The provisioning rule for a device whose state is the file `state` and whose settings,
-/// written when it was provisioned, are the file `marker`: `Ok(true)` if it is new and may be
+/// Why a device may not be provisioned now ([`may_provision`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotProvisionable {
+    /// Its marker is there, its state is not: provisioning it again would give the same device
+    /// a fresh budget.
+    LostState,
+    /// It has no state, and no one asked for a new device.
+    NotAsked,
+}
+
+impl std::fmt::Display for NotProvisionable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::LostState => {
+                "has lost its state (it was provisioned, but its state file is gone): provisioning it again would give it a fresh budget; restore the state, or retire the device and start a new one in a new directory"
+            }
+            Self::NotAsked => "has no state: a new device is created only with --provision",
+        })
+    }
+}
+
+/// The provisioning rule for a device whose state is the file `state` and whose marker, written
+/// when it was provisioned, is the file `marker`: `Ok(true)` if it is new and may be
 /// provisioned now (`provision` asked for it), `Ok(false)` if it has state. A device whose
 /// marker is there but whose state is not has lost its state: refused even with `provision`,
 /// since provisioning it again would give the same device a fresh budget.
-pub fn may_provision(state: &Path, marker: &Path, provision: bool) -> Result<bool, &'static str> {
+pub fn may_provision(state: &Path, marker: &Path, provision: bool) -> Result<bool, NotProvisionable> {
     match (state.exists(), marker.exists(), provision) {
         (true, _, _) => Ok(false),
-        (false, true, _) => Err(
-            "has lost its state (its settings are there, its state file is not): provisioning it again would give it a fresh budget; restore the state, or retire the device and start a new one in a new directory",
-        ),
+        (false, true, _) => Err(NotProvisionable::LostState),
         (false, false, true) => Ok(true),
-        (false, false, false) => Err("has no state: a new device is created only with --provision"),
+        (false, false, false) => Err(NotProvisionable::NotAsked),
     }
 }
 
