@@ -406,7 +406,18 @@ impl QemuDevice {
             Some(bytes) => Ok(bytes),
             None => os_random(),
         };
-        if !workdir.join(STATE_FILE).exists() {
+        if workdir.join(STATE_FILE).exists() {
+            // A board exists: a provisioning request beside it was never the host's (it writes
+            // one only for a new board). The firmware reads one only while its records are
+            // blank, which only damage or tampering makes them: it must then halt, not start
+            // afresh with a new budget.
+            for request in ["ldp-provision.bin", "ldp-config.bin"] {
+                match std::fs::remove_file(workdir.join(request)) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
+            }
+        } else {
             std::fs::write(workdir.join("ldp-provision.bin"), random()?)?;
         }
         std::fs::write(workdir.join("ldp-entropy.bin"), random()?)?;

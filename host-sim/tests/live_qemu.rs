@@ -1,7 +1,8 @@
 //! `host-sim live --device qemu` never makes a new board for a run whose board was lost: the
 //! emulated board's state is `<out>/device/ldp-state.bin`, and QEMU provisions a fresh device
-//! (a fresh budget) whenever that file is missing. Issue 25, item 3: the state removed after a
-//! run, the same command went on with a new board's budget.
+//! (a fresh budget) whenever that file is missing, or its records are blank and a provisioning
+//! request lies beside it. Issue 25, item 3: the state removed after a run, the same command
+//! went on with a new board's budget.
 //!
 //! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
 //! REQUIRE_QEMU=1 (CI), when that is a failure.
@@ -9,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use host_sim::transport::{FirmwareError, build_firmware};
+use host_sim::transport::{FirmwareError, QemuDevice, WireClient, build_firmware};
 
 /// The firmware image, or `None` (the test skips, saying why).
 fn firmware() -> Option<PathBuf> {
@@ -75,4 +76,35 @@ fn a_lost_board_is_refused_not_made_again() {
     assert!(!state.exists(), "a new board was provisioned");
     assert_eq!(rows(&out), 9);
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
+    // The next move after the refusal above: keep the state file but blank its records, and
+    // leave a provisioning request beside it. The firmware provisions a blank store when asked:
+    // the host must never ask for a board that exists.
+    let Some(elf) = firmware() else { return };
+    let dir = std::env::temp_dir().join(format!("ldp-live-qemu-blanked-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
+    let hello = WireClient::new(qemu.connect().unwrap()).hello().unwrap();
+    assert!(hello.budget_remaining > 0.0);
+    drop(qemu);
+
+    let state = dir.join("ldp-state.bin");
+    let mut bytes = std::fs::read(&state).unwrap();
+    bytes[..128].fill(0xFF);
+    std::fs::write(&state, &bytes).unwrap();
+    std::fs::write(dir.join("ldp-provision.bin"), [7u8; 32]).unwrap();
+    let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
+    let answered = qemu.connect().ok().and_then(|link| {
+        let mut client = WireClient::new(link);
+        client.tries = 3;
+        client.hello().ok()
+    });
+    assert!(answered.is_none(), "the blanked board answered: {answered:?}");
+    drop(qemu);
+    assert_eq!(std::fs::read(&state).unwrap(), bytes, "the board was provisioned again");
+    assert!(!dir.join("ldp-provision.bin").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }
