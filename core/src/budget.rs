@@ -109,7 +109,8 @@ impl BudgetPolicy {
 
     /// The most store writes the device makes in its whole life, resets included:
     /// `⌈total / chunk⌉` (every write reserves a chunk beyond what was reserved before, or all
-    /// that is left).
+    /// that is left). A [`LogStore`](crate::LogStore) on a medium overwritten in place makes
+    /// each one two records ([`crate::state`]).
     pub fn max_writes(&self) -> u64 {
         let (total, chunk) = (units_down(self.total), units_up(self.chunk).max(1));
         total.div_ceil(chunk)
