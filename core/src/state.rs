@@ -441,7 +441,7 @@ impl<M: LogMedium> StateStore for LogStore<M> {
         }
         let mut scan = self.append(scan, state)?;
         if M::IN_PLACE {
-            // A second copy in the other slot: one slot damaged later never loses this state.
+            // A second copy in another slot: one slot damaged later never loses this state.
             scan = self.append(scan, state)?;
         }
         self.cursor = Some(scan);
