@@ -208,8 +208,17 @@ pub struct DeviceSettings {
 /// The settings' first bytes in the state file (after the two record slots).
 const SETTINGS_MAGIC: [u8; 4] = *b"LDPF";
 /// The settings in the state file: magic, B, R, per-report limit, total (four `f64` LE), the key
-/// mode (`u32` LE: 0 OS, 1 simulation), CRC-32C of the 40 bytes before.
+/// mode (`u32` LE: 0 OS, 1 simulation), CRC-32C of the 40 bytes before followed by the device's
+/// 32 bytes of seed material (so that another device's settings, copied in, do not pass).
 const SETTINGS_LEN: usize = 4 + 32 + 4 + 4;
+
+/// The settings' CRC: of their first 40 bytes and the device's seed material.
+fn settings_crc(bytes: &[u8; SETTINGS_LEN], seed: &[u8; 32]) -> u32 {
+    let mut covered = [0u8; 40 + 32];
+    covered[..40].copy_from_slice(&bytes[..40]);
+    covered[40..].copy_from_slice(seed);
+    ldp_core::checksum::crc32c(&covered)
+}
 
 impl DeviceSettings {
     /// The settings of a device with `config`.
@@ -233,7 +242,7 @@ impl DeviceSettings {
         )
     }
 
-    fn encode(&self) -> [u8; SETTINGS_LEN] {
+    fn encode(&self, seed: &[u8; 32]) -> [u8; SETTINGS_LEN] {
         let mut bytes = [0u8; SETTINGS_LEN];
         bytes[..4].copy_from_slice(&SETTINGS_MAGIC);
         for (chunk, x) in
@@ -242,13 +251,13 @@ impl DeviceSettings {
             chunk.copy_from_slice(&x.to_le_bytes());
         }
         bytes[36..40].copy_from_slice(&u32::from(self.simulated_keys).to_le_bytes());
-        let crc = ldp_core::checksum::crc32c(&bytes[..40]);
+        let crc = settings_crc(&bytes, seed);
         bytes[40..].copy_from_slice(&crc.to_le_bytes());
         bytes
     }
 
-    /// `None` unless magic, key mode and CRC are right.
-    fn decode(bytes: &[u8; SETTINGS_LEN]) -> Option<Self> {
+    /// `None` unless magic, key mode and CRC (with the device's `seed`) are right.
+    fn decode(bytes: &[u8; SETTINGS_LEN], seed: &[u8; 32]) -> Option<Self> {
         let word = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
         let float = |at: usize| f64::from_bits(u64::from(word(at)) | (u64::from(word(at + 4)) << 32));
         let simulated_keys = match word(36) {
@@ -256,7 +265,7 @@ impl DeviceSettings {
             1 => true,
             _ => return None,
         };
-        (bytes[..4] == SETTINGS_MAGIC && word(40) == ldp_core::checksum::crc32c(&bytes[..40])).then(|| Self {
+        (bytes[..4] == SETTINGS_MAGIC && word(40) == settings_crc(bytes, seed)).then(|| Self {
             b: float(4),
             r: float(12),
             per_report_limit: float(20),
@@ -277,7 +286,8 @@ impl DeviceSettings {
 /// lose.
 ///
 /// The settings' CRC, like the records', is against damage and edits that do not recompute it
-/// (a settings line edited, the file cut short). What a host file cannot do: stop whoever
+/// (a settings line edited, the file cut short); it also covers the device's seed material, so
+/// another device's settings, copied in, do not pass. What a host file cannot do: stop whoever
 /// controls the disk from writing a state of its own with the CRCs recomputed, or putting back
 /// an older copy, which gives the budget back (a device with a monotonic counter out of the
 /// OS's reach — a TPM, a secure element — can). `docs/fleet.md` says what is covered.
@@ -285,8 +295,9 @@ impl DeviceSettings {
 pub struct FileMedium {
     path: PathBuf,
     seen: bool,
-    /// What a new file is created with; `None`: the file must exist.
-    create: Option<DeviceSettings>,
+    /// What a new file is created with, and the seed material it will be provisioned with;
+    /// `None`: the file must exist.
+    create: Option<(DeviceSettings, [u8; 32])>,
 }
 
 impl FileMedium {
@@ -299,10 +310,11 @@ impl FileMedium {
         Self { path: path.to_path_buf(), seen: false, create: None }
     }
 
-    /// The state of a new device with `settings` in `path`: the file is created, blank, with
-    /// the settings, at provisioning (the first write).
-    pub fn create(path: &Path, settings: DeviceSettings) -> Self {
-        Self { path: path.to_path_buf(), seen: false, create: Some(settings) }
+    /// The state of a new device with `settings` in `path`, to be provisioned with `seed`: the
+    /// file is created, blank, with the settings (their CRC covers `seed` too), at provisioning
+    /// (the first write).
+    pub fn create(path: &Path, settings: DeviceSettings, seed: &[u8; 32]) -> Self {
+        Self { path: path.to_path_buf(), seen: false, create: Some((settings, *seed)) }
     }
 
     /// The file.
@@ -310,19 +322,20 @@ impl FileMedium {
         &self.path
     }
 
-    /// The settings the device was provisioned with, read from the file: an error if the
-    /// file cannot be read, has another length, or its settings' magic or CRC is wrong.
-    pub fn settings(&self) -> io::Result<DeviceSettings> {
+    /// The settings the device with seed material `seed` (its loaded state's) was provisioned
+    /// with, read from the file: an error if the file cannot be read, has another length, or
+    /// its settings' magic or CRC is wrong (damaged, or another device's).
+    pub fn settings(&self, seed: &[u8; 32]) -> io::Result<DeviceSettings> {
         let mut file = std::fs::File::open(&self.path)?;
         self.check_len(&file)?;
         let mut bytes = [0u8; SETTINGS_LEN];
         file.seek(SeekFrom::Start(2 * RECORD_LEN as u64))?;
         file.read_exact(&mut bytes)?;
-        DeviceSettings::decode(&bytes).ok_or_else(|| {
+        DeviceSettings::decode(&bytes, seed).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(
-                    "{}: the device's settings in it are damaged (their CRC fails): it will not report",
+                    "{}: the device's settings in it are damaged or another device's (their CRC fails): it will not report",
                     self.path.display()
                 ),
             )
@@ -364,7 +377,7 @@ impl LogMedium for FileMedium {
 
     fn program(&mut self, sector: usize, _slot: usize, record: &[u8; RECORD_LEN]) -> io::Result<()> {
         if !self.seen && !self.path.exists() {
-            let Some(settings) = self.create else {
+            let Some((settings, seed)) = self.create else {
                 return Err(io::Error::new(
                     io::ErrorKind::NotFound,
                     format!("{} does not exist: no device to write to", self.path.display()),
@@ -374,7 +387,7 @@ impl LogMedium for FileMedium {
             // before any record.
             let mut file = OpenOptions::new().write(true).create_new(true).open(&self.path)?;
             file.write_all(&[0xFF; 2 * RECORD_LEN])?;
-            file.write_all(&settings.encode())?;
+            file.write_all(&settings.encode(&seed))?;
             file.sync_all()?;
             // The file's directory, and the one holding it (both may be new).
             for dir in self.path.ancestors().skip(1).take(2).filter(|d| !d.as_os_str().is_empty()) {
@@ -811,7 +824,7 @@ mod tests {
         // Without settings no file is made.
         assert!(LogStore::new(FileMedium::new(&path)).provision([9; 32]).is_err());
         assert!(!path.exists());
-        let mut store = LogStore::new(FileMedium::create(&path, settings));
+        let mut store = LogStore::new(FileMedium::create(&path, settings, &[9; 32]));
         assert!(store.is_blank().expect("a missing file reads blank"));
         store.provision([9; 32]).expect("provision");
         for boot in 1..=3 {
@@ -823,7 +836,8 @@ mod tests {
         let mut again = LogStore::new(FileMedium::new(&path));
         let s = again.load().expect("reload");
         assert_eq!((s.boot, s.reserved_units, s.seed), (3, 30, [9; 32]));
-        assert_eq!(again.medium().settings().expect("settings"), settings);
+        assert_eq!(again.medium().settings(&[9; 32]).expect("settings"), settings);
+        assert!(again.medium().settings(&[8; 32]).is_err(), "another device's seed");
         assert_ne!(s, DeviceState::provisioned([9; 32]));
         // A file cut short is an error, not an older record or a blank store.
         let bytes = std::fs::read(&path).expect("read");

@@ -70,7 +70,7 @@ use std::time::{Duration, Instant};
 
 use ldp_core::Reporter;
 use ldp_core::device::DeviceApp;
-use ldp_core::state::LogStore;
+use ldp_core::state::{LogStore, StateStore};
 use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
 use rumqttc::{Client, Connection, Event, MqttOptions, NetworkOptions, Packet, QoS};
 
@@ -877,12 +877,13 @@ impl Devices {
                 // config.txt is a copy for people, and says that the device exists; the
                 // settings that count are those in its state file.
                 write_synced(&settings_path, &settings.text()).map_err(|e| fail(e.to_string()))?;
-                let mut store = LogStore::new(FileMedium::create(&state, settings));
+                let mut store = LogStore::new(FileMedium::create(&state, settings, &seeds.material));
                 store.provision(seeds.material).map_err(|e| fail(e.to_string()))?;
                 store
             } else {
-                let store = LogStore::new(FileMedium::new(&state));
-                let recorded = store.medium().settings().map_err(|e| fail(e.to_string()))?;
+                let mut store = LogStore::new(FileMedium::new(&state));
+                let seed = store.load().map_err(|e| fail(e.to_string()))?.seed;
+                let recorded = store.medium().settings(&seed).map_err(|e| fail(e.to_string()))?;
                 if recorded != settings {
                     let line = |s: &DeviceSettings| s.text().trim().replace('\n', ", ");
                     return Err(fail(format!(
@@ -1312,7 +1313,15 @@ mod tests {
         let total_at = 128 + 4 + 24;
         let mut rewritten = bytes.clone();
         rewritten[total_at..total_at + 8].copy_from_slice(&50f64.to_le_bytes());
-        for (edit, says) in [(rewritten, "damaged"), (bytes[..128].to_vec(), "128 bytes")] {
+        // Another device's settings (its CRC right for its own seed), copied in.
+        let other = DevicesSpec { count: 1, first_id: 2, provision: true, ..spec(&dir, 50.0) };
+        drop(Devices::open(&other).expect("another device"));
+        let mut swapped = bytes.clone();
+        swapped[128..]
+            .copy_from_slice(&std::fs::read(dir.join("2").join("state.bin")).expect("state")[128..]);
+        for (edit, says) in
+            [(rewritten, "damaged"), (swapped, "another device's"), (bytes[..128].to_vec(), "128 bytes")]
+        {
             std::fs::write(&state, edit).expect("edit");
             let why = refused(&more);
             assert!(why.contains(says), "{why}");
