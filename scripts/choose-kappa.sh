@@ -5,11 +5,11 @@
 # each learner's ratio to uniform play and the geometric mean over all (learner, setting).
 # κ = KAPPA × --beta-scale (KAPPA as in host-sim/src/bo/calibrated.rs). About 10 minutes on 2 cores.
 #
-# Usage: scripts/choose-kappa.sh [OUT_DIR] (default /tmp/choose-kappa); needs ../shared/data.
+# Usage: scripts/choose-kappa.sh [OUT_DIR] (default /tmp/choose-kappa).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/choose-kappa}
-data=${DATA:-../shared/data}
+data=${DATA:-data}
 cargo build --release -p host-sim --quiet
 bin=${CARGO_TARGET_DIR:-target}/release/host-sim
 settings=(

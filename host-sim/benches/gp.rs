@@ -50,6 +50,7 @@ fn trials(c: &mut Criterion) {
             fleet: None,
             problem: None,
             feed: false,
+            prior: None,
         };
         let mut group = c.benchmark_group(format!("fig2a_trial_T{horizon}"));
         group.sample_size(10);

@@ -1,7 +1,13 @@
 //! Resumable runs: every finished (trial, algorithm) job is appended to `jobs.jsonl` in the output
 //! directory as soon as it ends. Started again with the same settings, a run reuses those jobs
 //! and computes only the missing ones; since each job is a deterministic function of the seeds,
-//! the final tables equal an uninterrupted run's. A line cut short by a kill is ignored.
+//! the final tables equal an uninterrupted run's. A line cut short by a kill is ignored, and
+//! ended with a newline before anything is appended after it, so the next record starts a line
+//! of its own.
+//!
+//! An output directory has one writer at a time: [`Checkpoint::open`] holds the directory's
+//! [`OutLock`] for as long as the checkpoint lives, so a second run into it is refused whatever
+//! the timing; commands that write a directory without a checkpoint take the lock themselves.
 //!
 //! A curve is stored as the steps that rebuild it bit for bit ([`Steps`]): round t adds one of a
 //! few distinct values to the running total (a regret curve adds the gap of the arm played), so
@@ -9,7 +15,7 @@
 //! T = 10⁵ curve takes kilobytes instead of the two megabytes of its decimal text.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{BufRead, BufReader, Read, Write};
 
 use base64::Engine as _;
@@ -21,6 +27,13 @@ use serde::{Deserialize, Serialize};
 
 /// The file name inside the output directory.
 pub const JOBS_FILE: &str = "jobs.jsonl";
+
+/// The lock file inside an output directory ([`OutLock`]).
+pub const LOCK_FILE: &str = "run.lock";
+
+/// How every record starts (serde writes the fields in order): where a record glued to a torn
+/// line by versions before the newline fix begins.
+const RECORD_START: &[u8] = b"{\"run\":";
 
 #[derive(Serialize, Deserialize)]
 struct Line {
@@ -75,21 +88,41 @@ impl Steps {
         Ok(Self { values, rounds: BASE64.encode(deflated) })
     }
 
-    /// The curve, or `None` if the steps are damaged.
-    pub fn decode(&self) -> Option<Vec<f64>> {
-        let deflated = BASE64.decode(&self.rounds).ok()?;
+    /// The curve, of at most `max_rounds` rounds: inflation stops past `4 · max_rounds` bytes
+    /// (a round's index is 4 bytes), so a line cannot make memory grow beyond what a job holds.
+    pub fn decode(&self, max_rounds: usize) -> Result<Vec<f64>, StepsError> {
+        if self.values.len() > max_rounds {
+            return Err(StepsError::TooLong);
+        }
+        let deflated = BASE64.decode(&self.rounds).map_err(|_| StepsError::Damaged)?;
+        let limit = max_rounds.saturating_mul(4);
         let mut raw = Vec::new();
-        flate2::read::DeflateDecoder::new(deflated.as_slice()).read_to_end(&mut raw).ok()?;
+        flate2::read::DeflateDecoder::new(deflated.as_slice())
+            .take(limit as u64 + 1)
+            .read_to_end(&mut raw)
+            .map_err(|_| StepsError::Damaged)?;
+        if raw.len() > limit {
+            return Err(StepsError::TooLong);
+        }
         let mut total = 0.0f64;
         let mut curve = Vec::with_capacity(raw.len() / 4);
         for chunk in raw.chunks(4) {
-            let i = u32::from_le_bytes(chunk.try_into().ok()?);
-            let value = *self.values.get((i & !ABSOLUTE) as usize)?;
+            let i = u32::from_le_bytes(chunk.try_into().map_err(|_| StepsError::Damaged)?);
+            let value = *self.values.get((i & !ABSOLUTE) as usize).ok_or(StepsError::Damaged)?;
             total = if i & ABSOLUTE == 0 { total + value } else { value };
             curve.push(total);
         }
-        Some(curve)
+        Ok(curve)
     }
+}
+
+/// Why [`Steps::decode`] gave no curve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepsError {
+    /// Not steps this module wrote (bad base64 or deflate, an index out of range).
+    Damaged,
+    /// More rounds, or more distinct steps, than the bound: not a job of this run.
+    TooLong,
 }
 
 /// Why a checkpoint could not be opened or appended to.
@@ -124,6 +157,22 @@ pub enum CheckpointError {
         /// The directory.
         dir: PathBuf,
     },
+    /// Another process is writing into the output directory (it holds its [`OutLock`]).
+    InUse {
+        /// The output directory.
+        dir: PathBuf,
+        /// The process holding the lock, as it recorded itself (if it could be read).
+        pid: Option<u32>,
+    },
+    /// A record holds more than a job of the run can: more rounds than the horizon.
+    TooLong {
+        /// The jobs file.
+        path: PathBuf,
+        /// Its line (1-based).
+        line: usize,
+        /// The run's horizon.
+        horizon: usize,
+    },
 }
 
 impl std::fmt::Display for CheckpointError {
@@ -143,6 +192,19 @@ impl std::fmt::Display for CheckpointError {
                 "{} holds no {JOBS_FILE}: give the --out directories of `host-sim run ... --shard i/n`",
                 dir.display()
             ),
+            Self::InUse { dir, pid } => write!(
+                f,
+                "{} is being written by another host-sim run{}: one run per output directory; wait for it to \
+                 end, or choose another --out",
+                dir.display(),
+                pid.map_or(String::new(), |p| format!(" (process {p})"))
+            ),
+            Self::TooLong { path, line, horizon } => write!(
+                f,
+                "{} line {line} holds more than a job of this run's {horizon} rounds can: it was not written by \
+                 this run; delete the line (its job is computed again) or choose another --out",
+                path.display()
+            ),
         }
     }
 }
@@ -156,56 +218,130 @@ impl std::error::Error for CheckpointError {
     }
 }
 
+/// An output directory held for one writer: an OS lock on its `run.lock`, released when this
+/// is dropped or the process ends (a killed run leaves no stale lock).
+#[derive(Debug)]
+pub struct OutLock {
+    _file: File,
+}
+
+impl OutLock {
+    /// Locks `dir` (created if needed), or refuses with [`CheckpointError::InUse`] if another
+    /// process holds it; never waits. Partial files a killed writer left there are removed.
+    pub fn acquire(dir: &Path) -> Result<Self, CheckpointError> {
+        let io = |source| CheckpointError::Open { dir: dir.to_path_buf(), source };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let path = dir.join(LOCK_FILE);
+        let mut file =
+            OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                // The holder writes "<pid>\n" once it has the lock; a half-written one is no pid.
+                let mut text = String::new();
+                let pid =
+                    file.read_to_string(&mut text).ok().and_then(|_| text.strip_suffix('\n')?.parse().ok());
+                return Err(CheckpointError::InUse { dir: dir.to_path_buf(), pid });
+            }
+            Err(TryLockError::Error(e)) => return Err(io(e)),
+        }
+        file.set_len(0).and_then(|()| writeln!(file, "{}", std::process::id())).map_err(io)?;
+        crate::settings::remove_partials(dir).map_err(io)?;
+        Ok(Self { _file: file })
+    }
+}
+
+/// The finished jobs of a run, by (trial, algorithm): the curve and its seconds.
+type Done = HashMap<(usize, usize), (Vec<f64>, f64)>;
+
+/// The finished jobs of run `run` (of `horizon` rounds) in the jobs file `path` of `dir`, and
+/// whether the file ends with a whole line (or is empty). A line that does not parse is one cut
+/// short by a kill and is skipped; a line may also hold a torn record with a whole one glued
+/// after it (as versions that did not end a torn line wrote them): each record in it is read.
+fn read_jobs(dir: &Path, path: &Path, run: &str, horizon: usize) -> Result<(Done, bool), CheckpointError> {
+    let io = |source| CheckpointError::Open { dir: dir.to_path_buf(), source };
+    let mut reader = BufReader::new(File::open(path).map_err(io)?);
+    let mut done = HashMap::new();
+    let mut line = Vec::new();
+    let mut ended = true;
+    for number in 1.. {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
+            break;
+        }
+        ended = line.ends_with(b"\n");
+        let mut starts: Vec<usize> = line
+            .windows(RECORD_START.len())
+            .enumerate()
+            .filter(|(_, w)| *w == RECORD_START)
+            .map(|(i, _)| i)
+            .collect();
+        starts.push(line.len());
+        for record in starts.windows(2).map(|w| &line[w[0]..w[1]]) {
+            let Ok(job) = serde_json::from_slice::<Line>(record) else { continue };
+            if job.run != run {
+                return Err(CheckpointError::OtherSettings { dir: dir.to_path_buf() });
+            }
+            match job.steps.decode(horizon) {
+                Ok(curve) if curve.len() == horizon => {
+                    done.insert((job.trial, job.algo), (curve, job.seconds));
+                }
+                Err(StepsError::TooLong) => {
+                    return Err(CheckpointError::TooLong { path: path.to_path_buf(), line: number, horizon });
+                }
+                _ => {} // damaged: the job is computed again
+            }
+        }
+    }
+    Ok((done, ended))
+}
+
 /// The finished jobs of a run and the file new ones are appended to.
 pub struct Checkpoint {
     path: PathBuf,
     run: String,
     horizon: usize,
-    done: HashMap<(usize, usize), (Vec<f64>, f64)>,
+    done: Done,
     file: Mutex<File>,
+    _lock: OutLock,
 }
 
 impl Checkpoint {
-    /// Opens (or creates) `dir/jobs.jsonl` for run `run`. Jobs of another run in the same
-    /// directory are an error: results of different settings must not mix.
+    /// Locks `dir` ([`OutLock`], held until the checkpoint is dropped) and opens (or creates)
+    /// `dir/jobs.jsonl` for run `run`. Jobs of another run in the same directory are an error:
+    /// results of different settings must not mix. A last line cut short is ended with a
+    /// newline, so that the next record is a line of its own.
     pub fn open(dir: &Path, run: &str, horizon: usize) -> Result<Self, CheckpointError> {
+        let lock = OutLock::acquire(dir)?;
         let io = |source| CheckpointError::Open { dir: dir.to_path_buf(), source };
-        std::fs::create_dir_all(dir).map_err(io)?;
         let path = dir.join(JOBS_FILE);
-        let mut done = HashMap::new();
-        if path.exists() {
-            let reader = BufReader::new(File::open(&path).map_err(io)?);
-            for line in reader.lines() {
-                let line = line.map_err(io)?;
-                // A kill mid-write leaves a partial last line: skip anything unparsable.
-                let Ok(job) = serde_json::from_str::<Line>(&line) else { continue };
-                if job.run != run {
-                    return Err(CheckpointError::OtherSettings { dir: dir.to_path_buf() });
-                }
-                if let Some(curve) = job.steps.decode().filter(|c| c.len() == horizon) {
-                    done.insert((job.trial, job.algo), (curve, job.seconds));
-                }
-            }
+        let (done, ended) = match path.exists() {
+            true => read_jobs(dir, &path, run, horizon)?,
+            false => (HashMap::new(), true),
+        };
+        let mut file = OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
+        if !ended {
+            file.write_all(b"\n").and_then(|()| file.sync_data()).map_err(io)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
-        Ok(Self { path, run: run.to_string(), horizon, done, file: Mutex::new(file) })
+        Ok(Self { path, run: run.to_string(), horizon, done, file: Mutex::new(file), _lock: lock })
     }
 
     /// Appends the finished jobs of the checkpoint in `dir` (of the same run: a shard's) that
-    /// this one lacks, in (trial, algorithm) order; returns how many.
+    /// this one lacks, in (trial, algorithm) order; returns how many. `dir` is only read.
     pub fn absorb(&mut self, dir: &Path) -> Result<usize, CheckpointError> {
-        if !dir.join(JOBS_FILE).is_file() {
+        let path = dir.join(JOBS_FILE);
+        if !path.is_file() {
             return Err(CheckpointError::NoJobs { dir: dir.to_path_buf() });
         }
-        let other = Self::open(dir, &self.run, self.horizon)?;
-        let mut keys: Vec<&(usize, usize)> = other.done.keys().collect();
+        let (other, _) = read_jobs(dir, &path, &self.run, self.horizon)?;
+        let mut keys: Vec<&(usize, usize)> = other.keys().collect();
         keys.sort_unstable();
         let mut added = 0;
         for &(trial, algo) in keys {
             if self.done.contains_key(&(trial, algo)) {
                 continue;
             }
-            if let Some((curve, seconds)) = other.done.get(&(trial, algo)) {
+            if let Some((curve, seconds)) = other.get(&(trial, algo)) {
                 self.record(trial, algo, curve, *seconds)?;
                 self.done.insert((trial, algo), (curve.clone(), *seconds));
                 added += 1;
@@ -224,7 +360,8 @@ impl Checkpoint {
         self.done.len()
     }
 
-    /// Appends a finished job and flushes it to disk.
+    /// Appends a finished job and flushes it to disk. A write that fails part-way (a full
+    /// disk) is cut off again, so the file never holds a torn line another record follows.
     pub fn record(
         &self,
         trial: usize,
@@ -237,7 +374,88 @@ impl Checkpoint {
         text.push('\n');
         let err = |source| CheckpointError::Append { path: self.path.clone(), source };
         let mut file = self.file.lock().map_err(|_| CheckpointError::Poisoned)?;
-        file.write_all(text.as_bytes()).map_err(err)?;
-        file.sync_data().map_err(err)
+        let before = file.metadata().map_err(err)?.len();
+        file.write_all(text.as_bytes()).and_then(|()| file.sync_data()).map_err(|e| {
+            let _ = file.set_len(before);
+            err(e)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("host-sim-checkpoint-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    /// A checkpoint of `jobs` finished jobs (trial j, algorithm 0) of 50 rounds in `dir`, and its
+    /// file's lines.
+    fn recorded(dir: &Path, jobs: usize) -> Vec<String> {
+        let checkpoint = Checkpoint::open(dir, "run", 50).unwrap();
+        for j in 0..jobs {
+            let curve: Vec<f64> = (0..50).map(|t| (t * (j + 1)) as f64 * 0.1).collect();
+            checkpoint.record(j, 0, &curve, 1.0).unwrap();
+        }
+        std::fs::read_to_string(dir.join(JOBS_FILE)).unwrap().lines().map(String::from).collect()
+    }
+
+    #[test]
+    fn checkpoint_a_torn_last_line_is_ended_before_the_next_record() {
+        let dir = scratch("torn");
+        let lines = recorded(&dir, 3);
+        // A kill in the middle of the third record.
+        let torn = format!("{}\n{}\n{}", lines[0], lines[1], &lines[2][..lines[2].len() / 2]);
+        std::fs::write(dir.join(JOBS_FILE), &torn).unwrap();
+        let checkpoint = Checkpoint::open(&dir, "run", 50).unwrap();
+        assert_eq!(checkpoint.finished(), 2);
+        let curve: Vec<f64> = (0..50).map(|t| (t * 3) as f64 * 0.1).collect();
+        checkpoint.record(2, 0, &curve, 1.0).unwrap();
+        drop(checkpoint);
+        let text = std::fs::read_to_string(dir.join(JOBS_FILE)).unwrap();
+        assert_eq!(text.lines().last(), Some(lines[2].as_str()), "the record has a line of its own");
+        let checkpoint = Checkpoint::open(&dir, "run", 50).unwrap();
+        assert_eq!(checkpoint.finished(), 3, "the job recorded after the torn line is found");
+        assert_eq!(checkpoint.get(2, 0).map(|(c, _)| c), Some(&curve));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn checkpoint_a_record_glued_to_a_torn_line_is_read() {
+        // What versions without the newline fix wrote after a torn line.
+        let dir = scratch("glued");
+        let lines = recorded(&dir, 3);
+        let glued = format!("{}\n{}{}\n", lines[0], &lines[1][..lines[1].len() / 3], lines[2]);
+        std::fs::write(dir.join(JOBS_FILE), glued).unwrap();
+        let checkpoint = Checkpoint::open(&dir, "run", 50).unwrap();
+        assert!(checkpoint.get(0, 0).is_some() && checkpoint.get(2, 0).is_some());
+        assert!(checkpoint.get(1, 0).is_none(), "the torn record is not a job");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn checkpoint_a_directory_has_one_writer() {
+        let dir = scratch("lock");
+        let first = Checkpoint::open(&dir, "run", 50).unwrap();
+        let refused = Checkpoint::open(&dir, "run", 50).err().map(|e| e.to_string()).unwrap_or_default();
+        let pid = std::process::id();
+        assert!(
+            refused.contains("is being written by another host-sim run")
+                && refused.contains(&format!("(process {pid})"))
+                && refused.contains("choose another --out"),
+            "{refused}"
+        );
+        assert!(
+            matches!(OutLock::acquire(&dir), Err(CheckpointError::InUse { pid: Some(p), .. }) if p == pid)
+        );
+        drop(first);
+        // A partial file of a writer killed part-way goes when the directory is next locked.
+        std::fs::write(dir.join("regret.csv.1-0.partial"), "t,a\n1,").unwrap();
+        let _second = Checkpoint::open(&dir, "run", 50).unwrap();
+        assert!(!dir.join("regret.csv.1-0.partial").exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -80,8 +80,6 @@ pub enum FileOp {
     ReadShard,
     /// Writing (a result, the shard's settings, a marker).
     Write,
-    /// Creating a directory.
-    CreateDir,
     /// Copying a plot to this destination.
     CopyTo(PathBuf),
     /// Locking a device's directory.
@@ -119,6 +117,10 @@ pub enum Usage {
     NoArms,
     /// `--kernel`/`--lengthscale` without `--coords`.
     KernelWithoutCoords,
+    /// `--prior` for an experiment whose prior is not a data table's covariance.
+    PriorNotTable(&'static str),
+    /// `--prior` with `--coords` (the coordinates' kernel is the prior).
+    PriorWithCoords,
     /// A number out of its range.
     Number {
         /// The flag.
@@ -223,6 +225,15 @@ impl std::fmt::Display for Usage {
             Self::KernelWithoutCoords => {
                 f.write_str("--kernel and --lengthscale need --coords FILE.csv (the arms' coordinates)")
             }
+            Self::PriorNotTable(experiment) => write!(
+                f,
+                "--prior chooses the prior over a data table's arms: use it with custom, fig2b, fig2c, fig2e, \
+                 fig2f, fig3b or fig3c, not {experiment} (its prior is its kernel)"
+            ),
+            Self::PriorWithCoords => f.write_str(
+                "--prior and --coords both set the prior: with --coords the prior is the kernel over the \
+                 coordinates; drop one of them",
+            ),
             Self::Number { flag, value, sign } => {
                 let rule = match sign {
                     Sign::Positive => ">",
@@ -306,7 +317,6 @@ impl std::fmt::Display for CliError {
                     path.display()
                 ),
                 FileOp::Write => write!(f, "cannot write {}: {source} (check --out)", path.display()),
-                FileOp::CreateDir => write!(f, "cannot create {}: {source}", path.display()),
                 FileOp::CopyTo(to) => {
                     write!(f, "cannot copy {} to {}: {source}", path.display(), to.display())
                 }

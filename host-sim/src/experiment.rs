@@ -87,6 +87,10 @@ impl Experiment {
             epsilon: self.epsilon,
             central: self.central,
             algorithms: self.algorithms.to_vec(),
+            // The experiments whose prior is a data table's own covariance get the default
+            // prior of a table (`--prior`, crate::env::prior).
+            prior: matches!(self.env, EnvKind::LightSensor | EnvKind::Stocks | EnvKind::Table)
+                .then(crate::env::Prior::default),
             ..RunConfig::default()
         }
     }

@@ -168,8 +168,12 @@ pub fn task(
 
 /// Builds the environment factory; `data` is the directory of the real data sets.
 pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, EnvError> {
+    let default = crate::env::data::default_dir();
     let need_data = |file: &'static str| -> Result<PathBuf, EnvError> {
-        Ok(data.ok_or(EnvError::NoDataDir { file })?.join(file))
+        let dir = data.or(default.as_deref()).ok_or(EnvError::NoDataDir { file })?;
+        let path = dir.join(file);
+        crate::env::data::verify(&path).map_err(EnvError::Checksum)?;
+        Ok(path)
     };
     Ok(match kind {
         EnvKind::Synthetic { kernel, noise } => {

@@ -32,6 +32,7 @@ use serde::Serialize;
 
 use crate::bo::gp_ucb::Constants;
 use crate::bo::{AlgorithmSpec, Policy, PolicyError};
+use crate::checkpoint::{CheckpointError, OutLock};
 use crate::env::RewardBounds;
 use crate::env::custom::{KernelChoice, kernel_prior};
 use crate::env::table::{TableError, TableProblem, fnv1a, read_points};
@@ -178,6 +179,25 @@ pub struct LiveOutcome {
     pub files: Vec<PathBuf>,
 }
 
+impl LiveOutcome {
+    /// The ε the device spent in this session (the resumed rounds' not counted): 0 without a
+    /// new round (summed from +0, where an empty float sum gives −0).
+    pub fn spent(&self) -> f64 {
+        self.rounds[self.resumed.min(self.rounds.len())..].iter().fold(0.0, |s, r| s + r.epsilon_effective)
+    }
+
+    /// The line `host-sim live` ends with: rounds, resumed rounds, ε spent and budget left.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} rounds ({} resumed), {:.3} eps spent in this session, budget left {}",
+            self.rounds.len(),
+            self.resumed,
+            self.spent(),
+            self.rounds.last().map_or(f64::NAN, |r| r.budget_remaining)
+        )
+    }
+}
+
 /// Why a live run stopped with an error. Every round released before it is in `live.csv`.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -246,6 +266,8 @@ pub enum LiveError {
     ActionOutOfWire(usize),
     /// An output file could not be written.
     Output(OutputError),
+    /// The output directory could not be locked: another run is writing there.
+    OutDir(CheckpointError),
     /// A file could not be written or read.
     Io {
         /// The file.
@@ -296,6 +318,7 @@ impl std::fmt::Display for LiveError {
             ),
             Self::ActionOutOfWire(a) => write!(f, "action {a} does not fit the wire's 32-bit action"),
             Self::Output(e) => write!(f, "{e}"),
+            Self::OutDir(e) => write!(f, "{e}"),
             Self::Io { path, source } => write!(f, "cannot write {}: {source} (check --out)", path.display()),
         }
     }
@@ -342,6 +365,8 @@ pub fn run<L: Link>(
     out: &Path,
     mut progress: impl FnMut(&Round, usize),
 ) -> Result<LiveOutcome, LiveError> {
+    // Before the device is asked anything: one run per output directory.
+    let _lock = OutLock::acquire(out).map_err(LiveError::OutDir)?;
     let hello = client.hello().map_err(LiveError::Link)?;
     let limit = hello.config.policy.per_report_limit().get();
     if spec.epsilon.get() > limit {

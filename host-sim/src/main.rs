@@ -17,14 +17,16 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use host_sim::bandit;
 use host_sim::bo::gp_ucb::Constants;
+use host_sim::checkpoint::OutLock;
 use host_sim::demo::{PrivatiseConfig, privatise};
+use host_sim::env::Prior;
 use host_sim::env::custom::{KernelChoice, KernelName, Overrides, ProblemFiles};
 use host_sim::env::table::Table;
 use host_sim::executor::Shard;
 use host_sim::experiments;
 use host_sim::output::{self, TableFormat};
 use host_sim::plot::{PlotOptions, replot};
-use host_sim::reproduce::{self, Finished, Mode, Run};
+use host_sim::reproduce::{self, Finished, Mode, Run, SHARD_SETTINGS};
 use host_sim::results::AlgorithmResult;
 use host_sim::runner::{self, RunConfig};
 use serde::{Deserialize, Serialize};
@@ -39,7 +41,7 @@ use cli_error::{CliError, FileOp, Sign, Usage, file};
     after_help = "Examples:\n  \
         host-sim                                   # the default experiment (seed 000 Fig. 2a)\n  \
         host-sim list                              # every experiment and its learners\n  \
-        host-sim run fig2b --data ../shared/data   # a paper's figure on real data\n  \
+        host-sim run fig2b                         # a paper's figure on real data\n  \
         host-sim run custom --arms my.csv          # your own table of rewards, one column per arm\n  \
         host-sim run custom --arms my.csv --eps 0.5,1,2 --algorithms ldp-moma-gp-ucb,ucb1"
 )]
@@ -77,7 +79,7 @@ enum Command {
         /// Output directory [default: results/<experiment>].
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Directory of the real data sets, as given to the shards [default: ../shared/data if
+        /// Directory of the real data sets, as given to the shards [default: the repository's data/ if
         /// it exists].
         #[arg(long)]
         data: Option<PathBuf>,
@@ -94,12 +96,12 @@ enum Command {
     },
     /// Run every experiment of the four seeds and write REPORT.md: each paper claim beside our
     /// figures, with a verdict by a stated rule.
-    #[command(after_help = "Example:\n  host-sim reproduce --quick --data ../shared/data")]
+    #[command(after_help = "Example:\n  host-sim reproduce --quick")]
     Reproduce {
         /// Fewer trials and shorter horizons where a full run takes long (minutes, not hours).
         #[arg(long)]
         quick: bool,
-        /// Directory of the real data sets [default: ../shared/data if it exists].
+        /// Directory of the real data sets [default: the repository's data/].
         #[arg(long)]
         data: Option<PathBuf>,
         /// Output directory [default: results/reproduce, results/quick with --quick].
@@ -314,7 +316,7 @@ struct DevicesArgs {
     /// becomes a fresh budget unnoticed.
     #[arg(long)]
     provision: bool,
-    /// Directory of the real data sets [default: ../shared/data if it exists].
+    /// Directory of the real data sets [default: the repository's data/].
     #[arg(long)]
     data: Option<PathBuf>,
     /// Stop after this many seconds instead of when stdin closes.
@@ -455,7 +457,7 @@ struct RunArgs {
     experiment: Option<String>,
     /// TOML file with any of these settings as keys (experiment, trials, horizon, eps, seed,
     /// threads, out, data, constants, noise, device, routing, user_budget, beta_scale,
-    /// algorithms, arms, coords, kernel, lengthscale, family, b, r, v, c); unknown keys are
+    /// algorithms, arms, coords, kernel, lengthscale, prior, family, b, r, v, c); unknown keys are
     /// refused.
     #[arg(long)]
     #[serde(skip)]
@@ -491,6 +493,12 @@ struct RunArgs {
     /// two arms].
     #[arg(long, allow_negative_numbers = true)]
     lengthscale: Option<f64>,
+    /// The prior over a data table's arms (custom without --coords and the real-data figures):
+    /// `independent` (K = I), `shrunk` (the table's correlation shrunk halfway to independent)
+    /// or `empirical` (the table's own correlation, seed 000's recipe; from the same table an
+    /// oracle a deployed learner would not have) [default: independent].
+    #[arg(long, value_enum)]
+    prior: Option<Prior>,
     /// `custom`: the learners, `gp` (GP-UCB and seed 000's three, UCB1) or `bandit` (K-armed,
     /// at most 10 arms: Robust-UCB, or LDP-RSE when private, and UCB1) [default: gp].
     #[arg(long, value_enum)]
@@ -516,7 +524,7 @@ struct RunArgs {
     /// Output directory [default: results/<experiment>].
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Directory of the real data sets (light sensor, stocks).
+    /// Directory of the real data sets (light sensor, stocks) [default: the repository's data/].
     #[arg(long)]
     data: Option<PathBuf>,
     /// Calibrated constants (one documented rule for every experiment, docs/constants.md), the
@@ -579,6 +587,7 @@ impl RunArgs {
             coords: self.coords.or(file.coords),
             kernel: self.kernel.or(file.kernel),
             lengthscale: self.lengthscale.or(file.lengthscale),
+            prior: self.prior.or(file.prior),
             family: self.family.or(file.family),
             b: self.b.or(file.b),
             r: self.r.or(file.r),
@@ -602,9 +611,6 @@ impl RunArgs {
     }
 }
 
-/// The settings file a shard writes into its output directory, for `merge`.
-const SHARD_SETTINGS: &str = "shard.toml";
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -615,12 +621,12 @@ fn main() -> ExitCode {
         }
         Some(Command::Run(args)) => run(*args, &[]),
         Some(Command::Merge { dirs, out, data }) => merge(dirs, out, data),
-        Some(Command::Plot { dir, log_log }) => replot(&dir, &PlotOptions { log_log })
+        Some(Command::Plot { dir, log_log }) => lock_out(&dir)
+            .and_then(|_lock| replot(&dir, &PlotOptions { log_log }).map_err(CliError::from))
             .map(|files| {
                 let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
                 say!("wrote {}", names.join(", "));
-            })
-            .map_err(CliError::from),
+            }),
         Some(Command::Reproduce { quick, data, out, report_copy }) => {
             reproduce_all(quick, data, out, report_copy)
         }
@@ -672,6 +678,12 @@ fn list() {
     }
 }
 
+/// Holds the output directory `dir` for this command: another host-sim run writing there is
+/// refused, and refuses this one.
+fn lock_out(dir: &std::path::Path) -> Result<OutLock, CliError> {
+    OutLock::acquire(dir).map_err(|e| runner::RunError::Checkpoint(e).into())
+}
+
 /// `run`, or with `merge_from` the merge of those shard directories (every job from their
 /// checkpoints, none computed). A list of ε runs once per value (a sweep).
 fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> {
@@ -698,6 +710,7 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> {
         return Err(Usage::SweepSharded.into());
     }
     let base = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(experiment.name));
+    let _lock = lock_out(&base)?; // each ε's run locks its own directory below it
     let mut table = String::from("eps,algorithm,final_regret_mean,final_regret_std,vs_uniform\n");
     for epsilon in values {
         let e = epsilon.map_or("none".to_string(), |e| e.to_string());
@@ -793,7 +806,15 @@ fn run_one(
         }
         _ => defaults.algorithms.clone(),
     };
+    let prior = match (defaults.prior, args.prior) {
+        (None, Some(_)) => return Err(Usage::PriorNotTable(name).into()),
+        (Some(_), Some(_)) if args.coords.is_some() => return Err(Usage::PriorWithCoords.into()),
+        // With coordinates the kernel over them is the prior.
+        (Some(_), None) if args.coords.is_some() => None,
+        (default, given) => given.or(default),
+    };
     let mut config = RunConfig {
+        prior,
         trials: args.trials.unwrap_or(defaults.trials),
         horizon: args.horizon.unwrap_or(defaults.horizon),
         seed: args.seed.unwrap_or(defaults.seed),
@@ -897,20 +918,24 @@ fn run_one(
         None => format!("{} ({privacy}{noise})", experiment.description),
     };
     let start = Instant::now();
-    if !shard.is_whole() {
-        let text = toml::to_string(&settings)?;
-        let path = out.join(SHARD_SETTINGS);
-        std::fs::create_dir_all(&out)
-            .and_then(|()| std::fs::write(&path, text))
-            .map_err(file(FileOp::Write, &path))?;
-    }
+    let shard_settings = if shard.is_whole() { None } else { Some(toml::to_string(&settings)?) };
     let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };
     let plot = PlotOptions { log_log: args.log_log };
-    let mode = Mode { progress: !args.quiet, announce: true, shard, merge_from, plot };
+    let mode = Mode {
+        progress: !args.quiet,
+        announce: true,
+        shard,
+        merge_from,
+        plot,
+        shard_settings: shard_settings.as_deref(),
+    };
     match reproduce::run_experiment_as(&run, mode)? {
         Finished::Complete(results, files) => {
             let table = output::render_table(&results, config.trials, args.format.unwrap_or_default());
             say!("{table}");
+            if let Some(warning) = host_sim::results::worse_than_uniform_warning(&results) {
+                eprintln!("{warning}");
+            }
             say!(
                 "{:.1} s; wrote {}",
                 start.elapsed().as_secs_f64(),
@@ -952,7 +977,7 @@ fn merge(dirs: Vec<PathBuf>, out: Option<PathBuf>, data: Option<PathBuf>) -> Res
     args.out = out;
     args.quiet = true;
     // `--data` is not recorded: the shards' machines may keep the data in other places.
-    args.data = data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
+    args.data = data.or_else(host_sim::env::data::default_dir);
     run(args, &dirs)
 }
 
@@ -962,8 +987,9 @@ fn reproduce_all(
     out: Option<PathBuf>,
     report_copy: Option<PathBuf>,
 ) -> Result<(), CliError> {
-    let data = data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
+    let data = data.or_else(host_sim::env::data::default_dir);
     let out = out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results/reproduce" }));
+    let _lock = lock_out(&out)?; // each experiment's run locks its own directory below it
     let start = Instant::now();
     let outcomes = reproduce::reproduce(&reproduce::plan(quick), data.as_deref(), &out);
     let verdicts = reproduce::claims(&outcomes);
@@ -1008,6 +1034,8 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
     if samples < 1000 || qemu.is_some_and(|q| q < 1000) {
         return Err(Usage::AuditSamples { samples, qemu }.into());
     }
+    let dir = out.unwrap_or_else(|| PathBuf::from("results").join("audit"));
+    let _lock = lock_out(&dir)?;
     let alpha = 1e-6;
     eprintln!("auditing with {samples} draws per neighbour, Clopper-Pearson at alpha = {alpha} ...");
     let mut verdicts = audit::audit_all(&audit::cases(), samples, alpha, seed);
@@ -1020,8 +1048,6 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
         verdicts.extend(audit::audit_all(&audit::firmware_cases(&elf), qemu_samples, alpha, seed));
     }
     print!("{}", audit::table(&verdicts));
-    let dir = out.unwrap_or_else(|| PathBuf::from("results").join("audit"));
-    std::fs::create_dir_all(&dir).map_err(file(FileOp::CreateDir, &dir))?;
     let path = dir.join("audit.json");
     let record = serde_json::json!({
         "samples_per_neighbour": samples,
@@ -1111,19 +1137,13 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
         }
         _ => return Err(Usage::LiveDevice.into()),
     }?;
-    let spent: f64 = outcome.rounds[outcome.resumed..].iter().map(|r| r.epsilon_effective).sum();
     if outcome.budget_exhausted {
         say!(
             "the device's budget is exhausted after round {}: nothing more can be learned from it",
             outcome.rounds.len()
         );
     }
-    say!(
-        "{} rounds ({} resumed), {spent:.3} eps spent in this session, budget left {}",
-        outcome.rounds.len(),
-        outcome.resumed,
-        outcome.rounds.last().map_or(f64::NAN, |r| r.budget_remaining)
-    );
+    say!("{}", outcome.summary());
     if let Some((action, n)) = live::most_played(&outcome.rounds) {
         say!("most played: action {action} ({n} of {} rounds)", outcome.rounds.len());
     }
@@ -1145,7 +1165,7 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), CliError> {
     if args.count == 0 {
         return Err(Usage::NoDevices.into());
     }
-    let data = args.data.or_else(|| Some(PathBuf::from("../shared/data")).filter(|d| d.is_dir()));
+    let data = args.data.or_else(host_sim::env::data::default_dir);
     let (env, experiment_eps) = experiment_env(&args.experiment, args.seed, args.trial, data.as_deref())?;
     let epsilon = match args.eps {
         Some(e) => ldp_core::Epsilon::new(e).map_err(|_| Usage::NotAnEpsilon(e.to_string()))?,

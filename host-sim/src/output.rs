@@ -1,5 +1,6 @@
 //! Results on disk: `regret.csv` (per-round mean and std of cumulative regret per algorithm),
-//! `finals.csv` (final regret of every trial and its ratio to uniform play's in that trial),
+//! `finals.csv` (final regret of every trial, its ratio to uniform play's in that trial and the
+//! learner's `worse_than_uniform` flag, [`AlgorithmResult::worse_than_uniform`]),
 //! `run.json` (every parameter, seed and derived constant), `regret.svg` and `regret.png` (see
 //! [`crate::plot`]), and the summary table printed at the end, as text, Markdown or JSON
 //! ([`render_table`]).
@@ -175,6 +176,9 @@ struct Summary<'a> {
     final_std: f64,
     /// Mean final regret over uniform play's in the same trials.
     vs_uniform: Option<f64>,
+    /// Final regret above uniform play's by more than 2 s.e. of the paired difference
+    /// ([`AlgorithmResult::worse_than_uniform`]).
+    worse_than_uniform: bool,
     reference: bool,
     /// Constants derived in trial 0 (non-finite values are written as null).
     constants: serde_json::Map<String, serde_json::Value>,
@@ -226,14 +230,15 @@ pub fn write_all_with(
     let regret = dir.join("regret.csv");
     write_whole(&regret, csv.as_bytes())?;
 
-    let mut finals = String::from("algorithm,trial,final_regret,vs_uniform\n");
+    let mut finals = String::from("algorithm,trial,final_regret,vs_uniform,worse_than_uniform\n");
     for r in results {
+        let worse = r.worse_than_uniform();
         for (i, f) in r.finals.iter().enumerate() {
             let ratio = match r.uniform_finals.get(i) {
                 Some(&u) if u > 0.0 => (f / u).to_string(),
                 _ => String::new(),
             };
-            let _ = writeln!(finals, "{},{i},{f},{ratio}", r.label);
+            let _ = writeln!(finals, "{},{i},{f},{ratio},{worse}", r.label);
         }
     }
     let finals_path = dir.join("finals.csv");
@@ -251,6 +256,7 @@ pub fn write_all_with(
                 final_mean: r.mean[config.horizon - 1],
                 final_std: r.std[config.horizon - 1],
                 vs_uniform: r.vs_uniform(),
+                worse_than_uniform: r.worse_than_uniform(),
                 reference: r.reference,
                 constants: r.constants.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect(),
                 finals: &r.finals,
@@ -292,6 +298,9 @@ pub struct TableRow {
     pub se: f64,
     /// Mean final regret over uniform play's in the same trials (`null` without one).
     pub vs_uniform: Option<f64>,
+    /// Final regret above uniform play's by more than 2 s.e. of the paired difference
+    /// ([`AlgorithmResult::worse_than_uniform`]).
+    pub worse_than_uniform: bool,
     /// Compute seconds per trial (summed over threads, divided by the trials).
     pub seconds_per_trial: f64,
     /// `true` for the uniform-play reference row.
@@ -312,6 +321,7 @@ pub fn table_rows(results: &[AlgorithmResult], trials: usize) -> Vec<TableRow> {
                 sd,
                 se: sd / (trials.max(1) as f64).sqrt(),
                 vs_uniform: r.vs_uniform(),
+                worse_than_uniform: r.worse_than_uniform(),
                 seconds_per_trial: r.seconds / trials.max(1) as f64,
                 reference: r.reference,
             }
@@ -321,7 +331,8 @@ pub fn table_rows(results: &[AlgorithmResult], trials: usize) -> Vec<TableRow> {
 
 /// The summary table: final cumulative regret, mean ± sd and its standard error, the ratio of
 /// the mean to uniform play's over the same trials, and the compute seconds per trial (summed
-/// over threads, divided by the trials), per algorithm.
+/// over threads, divided by the trials), per algorithm; a learner worse than uniform play by more
+/// than 2 s.e. ([`AlgorithmResult::worse_than_uniform`]) ends its row with `! worse than uniform`.
 pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
     let width = results.iter().map(|r| r.label.len()).max().unwrap_or(0).max(18);
     let mut out = format!(
@@ -330,8 +341,12 @@ pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
     );
     for row in table_rows(results, trials) {
         let [mean, sd, se, ratio, seconds] = cells(&row);
-        let _ =
-            writeln!(out, "{:<width$} {mean:>12} {sd:>10} {se:>10} {ratio:>10} {seconds:>9}", row.algorithm);
+        let flag = if row.worse_than_uniform { "  ! worse than uniform" } else { "" };
+        let _ = writeln!(
+            out,
+            "{:<width$} {mean:>12} {sd:>10} {se:>10} {ratio:>10} {seconds:>9}{flag}",
+            row.algorithm
+        );
     }
     out
 }
@@ -356,11 +371,16 @@ pub fn render_table(results: &[AlgorithmResult], trials: usize, format: TableFor
         TableFormat::Text => summary_table(results, trials),
         TableFormat::Markdown => {
             let mut out = String::from(
-                "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial |\n|---|---:|---:|---:|---:|---:|\n",
+                "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial | flag |\n|---|---:|---:|---:|---:|---:|---|\n",
             );
             for row in table_rows(results, trials) {
-                let _ =
-                    writeln!(out, "| {} | {} |", row.algorithm.replace('|', "\\|"), cells(&row).join(" | "));
+                let flag = if row.worse_than_uniform { "worse than uniform" } else { "" };
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {flag} |",
+                    row.algorithm.replace('|', "\\|"),
+                    cells(&row).join(" | ")
+                );
             }
             out
         }

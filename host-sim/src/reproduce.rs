@@ -58,7 +58,13 @@ pub struct Mode<'a> {
     pub merge_from: &'a [PathBuf],
     /// How the plots are drawn.
     pub plot: crate::plot::PlotOptions,
+    /// A shard's settings (TOML), for `merge`: written to [`SHARD_SETTINGS`] once the output
+    /// directory is locked and its checkpoint found to be this run's.
+    pub shard_settings: Option<&'a str>,
 }
+
+/// The file of a shard's settings in its output directory, for `merge`.
+pub const SHARD_SETTINGS: &str = "shard.toml";
 
 impl Mode<'_> {
     /// A whole run.
@@ -68,6 +74,7 @@ impl Mode<'_> {
         shard: Shard::WHOLE,
         merge_from: &[],
         plot: crate::plot::PlotOptions { log_log: false },
+        shard_settings: None,
     };
 }
 
@@ -114,7 +121,11 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
         );
     }
     let id = run_id(run.experiment.name, run.title, run.config);
+    // Holds the output directory until the run ends: no other run writes there meanwhile.
     let mut checkpoint = Checkpoint::open(run.out, &id, run.config.horizon)?;
+    if let Some(text) = mode.shard_settings {
+        crate::settings::write_whole(&run.out.join(SHARD_SETTINGS), text.as_bytes())?;
+    }
     for dir in mode.merge_from {
         checkpoint.absorb(dir)?;
         if run.config.fleet.is_some() {

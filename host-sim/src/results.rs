@@ -44,6 +44,45 @@ impl AlgorithmResult {
     }
 }
 
+impl AlgorithmResult {
+    /// The guard every result carries: `true` when this learner's final regret is above uniform
+    /// play's by more than two standard errors of the paired difference (trial i of the learner
+    /// against uniform play's expected regret in the same trial i, which has the same f). Never
+    /// for the reference row, a run without a uniform reference, or a single trial (no s.e.).
+    ///
+    /// The test is one-sided at about 2.3 % per learner under normal errors; it flags a learner
+    /// the user would have done better without, not one that merely fails to beat uniform play.
+    pub fn worse_than_uniform(&self) -> bool {
+        if self.reference || self.finals.len() < 2 || self.uniform_finals.len() != self.finals.len() {
+            return false;
+        }
+        let d: Vec<f64> = self.finals.iter().zip(&self.uniform_finals).map(|(f, u)| f - u).collect();
+        let n = d.len() as f64;
+        let m = mean(&d);
+        let sd = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        m > 2.0 * sd / n.sqrt()
+    }
+}
+
+/// The one line the CLI prints after a table when learners are flagged by
+/// [`AlgorithmResult::worse_than_uniform`] (`None` if none is).
+pub fn worse_than_uniform_warning(results: &[AlgorithmResult]) -> Option<String> {
+    let flagged: Vec<String> = results
+        .iter()
+        .filter(|r| r.worse_than_uniform())
+        .map(|r| match r.vs_uniform() {
+            Some(x) => format!("{} ({x:.2}x)", r.label),
+            None => r.label.clone(),
+        })
+        .collect();
+    (!flagged.is_empty()).then(|| {
+        format!(
+            "warning: worse than choosing an arm at random (final regret above uniform play's by more than 2 s.e.): {}",
+            flagged.join(", ")
+        )
+    })
+}
+
 fn mean(x: &[f64]) -> f64 {
     if x.is_empty() { 0.0 } else { x.iter().sum::<f64>() / x.len() as f64 }
 }
@@ -103,5 +142,41 @@ pub fn aggregate<C: AsRef<[f64]>>(label: String, curves: &[C], seconds: f64) -> 
         uniform_finals: Vec::new(),
         reference: false,
         constants: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn learner(label: &str, finals: &[f64], uniform: &[f64]) -> AlgorithmResult {
+        let mut r = aggregate(label.to_string(), &finals.iter().map(|f| vec![*f]).collect::<Vec<_>>(), 0.0);
+        r.uniform_finals = uniform.to_vec();
+        r
+    }
+
+    #[test]
+    fn the_guard_flags_a_learner_worse_than_uniform_by_more_than_two_paired_standard_errors() {
+        let uniform = [100.0, 120.0, 80.0, 110.0];
+        // Paired differences 10, 12, 8, 11: mean 10.25, sd 1.71, s.e. 0.85: flagged.
+        let worse = learner("worse", &[110.0, 132.0, 88.0, 121.0], &uniform);
+        assert!(worse.worse_than_uniform());
+        // Differences 10, −10, 12, −8: mean 1, s.e. 5.7: not decided, not flagged.
+        let tied = learner("tied", &[110.0, 110.0, 92.0, 102.0], &uniform);
+        assert!(!tied.worse_than_uniform());
+        // Better than uniform play: never flagged.
+        assert!(!learner("better", &[50.0, 60.0, 40.0, 55.0], &uniform).worse_than_uniform());
+        // Exactly uniform play's regret (a learner stuck in round robin): a tie, not flagged.
+        assert!(!learner("equal", &uniform, &uniform).worse_than_uniform());
+        // One trial has no s.e.; the reference row is never judged.
+        assert!(!learner("one", &[500.0], &[100.0]).worse_than_uniform());
+        let mut reference = learner("uniform play", &uniform, &uniform);
+        reference.reference = true;
+        assert!(!reference.worse_than_uniform());
+
+        let line = worse_than_uniform_warning(&[worse, tied]).unwrap();
+        assert!(line.contains("worse (1.10x)") && !line.contains("tied"), "{line}");
+        assert!(!line.contains('\n'));
+        assert_eq!(worse_than_uniform_warning(&[reference]), None);
     }
 }

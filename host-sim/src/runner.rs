@@ -38,7 +38,11 @@ pub type MakeEnv = dyn Fn(u64) -> Result<Box<dyn Environment>, EnvError> + Sync;
 
 /// The learner's public problem for an environment, privatised at `epsilon` or not.
 pub fn problem_for(env: &dyn Environment, config: &RunConfig) -> Result<Problem, RunError> {
-    problem_from(env.prior_covariance().clone(), env.bounds(), config)
+    let prior = match config.prior {
+        Some(choice) => choice.apply(env.prior_covariance()),
+        None => env.prior_covariance().clone(),
+    };
+    problem_from(prior, env.bounds(), config)
 }
 
 /// The learner's public problem from what it knows: the prior covariance over the arms and the
@@ -79,6 +83,7 @@ pub fn problem_from(
         privacy,
         central_epsilon: if config.central { config.epsilon.map(Epsilon::get) } else { None },
         beta_scale: config.beta_scale,
+        tie_order: None,
     };
     if config.constants == Constants::Calibrated {
         problem.lambda = calibrated::observed_variance(&problem);
@@ -105,7 +110,11 @@ pub fn run_trial_with_ledger(
     trial_seed: u64,
     algo_index: u64,
 ) -> Result<(Vec<f64>, Option<Vec<MemberRecord>>), RunError> {
-    let problem = problem_for(env, config)?;
+    let mut problem = problem_for(env, config)?;
+    if config.constants == Constants::Calibrated {
+        // One order per trial, shared by its learners (paired comparisons).
+        problem.tie_order = Some(crate::bo::tie_order(problem.num_arms(), derive_seed(trial_seed, 0, 5)));
+    }
     let mut policy = (algorithm.build)(&problem, config.constants, derive_seed(trial_seed, algo_index, 3))
         .map_err(RunError::Policy)?;
     let world_seed = derive_seed(trial_seed, algo_index, 1);

@@ -3,7 +3,9 @@
 //! ([`RunError`]). Every layer above (the bandit loop, the executor, the families) imports
 //! these; this module imports none of them.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ldp_core::{DeviceConfig, Epsilon};
 use serde::Serialize;
@@ -161,6 +163,11 @@ pub struct RunConfig {
     /// reading its own sensor. Set for every wire run but the device experiment's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub feed: bool,
+    /// The prior over a data table's arms, for experiments whose prior is otherwise the
+    /// table's own empirical covariance (seed 000's real-data figures, `custom` without
+    /// coordinates); `None` elsewhere: the environment's prior is used as it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prior: Option<crate::env::Prior>,
 }
 
 impl Default for RunConfig {
@@ -185,6 +192,7 @@ impl Default for RunConfig {
             fleet: None,
             problem: None,
             feed: false,
+            prior: None,
         }
     }
 }
@@ -518,13 +526,34 @@ pub fn derive_seed(master: u64, a: u64, b: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Writes `bytes` to `path` whole or not at all: into a `.partial` file beside it, renamed
-/// over `path` once complete.
+/// Writes `bytes` to `path` whole or not at all: into a partial file beside it, named for this
+/// process and write (`NAME.<pid>-<n>.partial`, so no two writers share one), renamed over
+/// `path` once complete. On any failure the partial file is removed.
 pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    static WRITES: AtomicUsize = AtomicUsize::new(0);
     let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
+    partial.push(format!(".{}-{}{PARTIAL}", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
     let partial = PathBuf::from(partial);
-    std::fs::write(&partial, bytes)
-        .and_then(|()| std::fs::rename(&partial, path))
-        .map_err(|e| OutputError::write(path, e.to_string()))
+    let written = std::fs::File::create(&partial)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| std::fs::rename(&partial, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        OutputError::write(path, e.to_string())
+    })
+}
+
+/// How the name of a file [`write_whole`] is writing ends.
+const PARTIAL: &str = ".partial";
+
+/// Removes the partial files in `dir` (see [`write_whole`]): a writer killed part-way leaves
+/// one, and the next to hold the directory's lock removes it.
+pub(crate) fn remove_partials(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.to_string_lossy().ends_with(PARTIAL) && path.is_file() {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
 }

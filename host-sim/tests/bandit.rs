@@ -42,6 +42,7 @@ fn config(
         fleet: None,
         problem: None,
         feed: false,
+        prior: None,
     }
 }
 

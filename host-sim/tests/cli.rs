@@ -231,7 +231,200 @@ fn plot_redraws_format_json_prints_the_table_and_a_failed_write_leaves_no_run_js
     assert!(!ok && err.contains("error: cannot write") && err.contains("regret.png"), "{err}");
     assert!(!err.contains("Error(") && !err.contains("Os {"), "Rust words in {err}");
     assert!(!dir.join("run.json").exists(), "a failed run left run.json");
+    assert_eq!(partials(&dir), Vec::<String>::new(), "a failed write left its partial file");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The partial files in `dir` (a write that failed or was cut short).
+fn partials(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(".partial"))
+        .collect()
+}
+
+/// Whether `stderr` ends with one line of error (after the run's announcement, if any).
+fn one_error(stderr: &str) -> bool {
+    let lines: Vec<&str> = stderr.trim_end().lines().collect();
+    lines.last().is_some_and(|l| l.starts_with("error: "))
+        && lines.iter().filter(|l| l.contains("error")).count() == 1
+}
+
+/// A scratch directory with a small arms file for `run custom`.
+fn custom_scratch(tag: &str) -> (std::path::PathBuf, String) {
+    let base = std::env::temp_dir().join(format!("host-sim-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let arms = base.join("arms.csv");
+    std::fs::write(
+        &arms,
+        "Date,north,south,east\nd1,1.0,2.0,0.5\nd2,,4.0,0.7\nd3,2.5,3.0,0.9\nd4,1.5,,0.4\n",
+    )
+    .unwrap();
+    (base, arms.to_string_lossy().into_owned())
+}
+
+/// `run custom` of seed `seed` into `out`, as the reproduction ran it.
+fn custom_args(arms: &str, seed: u64, out: &std::path::Path) -> Vec<String> {
+    let out = out.to_string_lossy();
+    format!("run custom --arms {arms} --trials 2 --horizon 1000 --quiet --seed {seed} --out {out}")
+        .split(' ')
+        .map(String::from)
+        .collect()
+}
+
+/// Two runs of other seeds started together into one --out: one writes, the other is refused
+/// (its directory is in use, or holds the other's results), and the files are the winner's
+/// alone. Without a lock both used to pass the settings check before either wrote a job, and
+/// finished with exit 0 and each other's results mixed.
+#[test]
+fn two_runs_into_one_out_never_mix() {
+    let (base, arms) = custom_scratch("race");
+    let reference = |seed: u64| {
+        let dir = base.join(format!("alone{seed}"));
+        let args = custom_args(&arms, seed, &dir);
+        let (ok, _, err) = host_sim(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(ok, "{err}");
+        ["regret.csv", "finals.csv"].map(|f| std::fs::read_to_string(dir.join(f)).unwrap())
+    };
+    let alone = [reference(1), reference(2)];
+    let (mut busy, mut other) = (0, 0);
+    for attempt in 0..20 {
+        let out = base.join(format!("cc{attempt}"));
+        let children: Vec<_> = [1, 2]
+            .map(|seed| {
+                Command::new(env!("CARGO_BIN_EXE_host-sim"))
+                    .args(custom_args(&arms, seed, &out))
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .into_iter()
+            .collect();
+        let ended: Vec<_> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+        let won: Vec<usize> = (0..2).filter(|&i| ended[i].status.success()).collect();
+        assert_eq!(won.len(), 1, "attempt {attempt}: {} of the two runs into one --out succeeded", won.len());
+        let (winner, loser) = (won[0], 1 - won[0]);
+        let err = String::from_utf8_lossy(&ended[loser].stderr);
+        assert!(one_error(&err), "{err}");
+        if err.contains("is being written by another host-sim run") {
+            busy += 1;
+        } else if err.contains("holds results of other settings") {
+            other += 1;
+        } else {
+            panic!("attempt {attempt}: the refused run says {err}");
+        }
+        let json = std::fs::read_to_string(out.join("run.json")).unwrap();
+        assert!(json.contains(&format!("\"seed\": {}", winner + 1)), "attempt {attempt}");
+        for (f, expected) in ["regret.csv", "finals.csv"].iter().zip(&alone[winner]) {
+            assert!(
+                std::fs::read_to_string(out.join(f)).unwrap() == *expected,
+                "attempt {attempt}: {f} mixed"
+            );
+        }
+        let jobs = std::fs::read_to_string(out.join("jobs.jsonl")).unwrap();
+        assert_eq!(jobs.lines().count(), 10, "attempt {attempt}: jobs of both runs in one checkpoint");
+    }
+    eprintln!(
+        "of 20 attempts, the second run was refused as busy {busy} times, as other settings {other} times"
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// While a directory is held (here by this test), every command that writes into it is refused
+/// at once with the holder's process id, and writes nothing there.
+#[test]
+fn a_held_output_directory_refuses_every_writer() {
+    let (base, arms) = custom_scratch("held");
+    let (shard, held) = (base.join("shard"), base.join("held"));
+    let args = |extra: &[&str], out: &std::path::Path| {
+        let mut a = custom_args(&arms, 1, out);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |a: Vec<String>| host_sim(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (ok, _, err) = run(args(&["--shard", "0/2"], &shard));
+    assert!(ok, "{err}");
+    let lock = host_sim::checkpoint::OutLock::acquire(&held).unwrap();
+    let holder = format!("is being written by another host-sim run (process {})", std::process::id());
+    let (shard, held_s) = (shard.to_string_lossy().into_owned(), held.to_string_lossy().into_owned());
+    for (what, result) in [
+        ("run", run(args(&[], &held))),
+        ("a shard", run(args(&["--shard", "1/2"], &held))),
+        ("merge", host_sim(&["merge", &shard, "--out", &held_s])),
+        ("plot", host_sim(&["plot", &held_s])),
+        ("a sweep", run(args(&["--eps", "0.5,1"], &held))),
+    ] {
+        let (ok, _, err) = result;
+        assert!(!ok && err.contains(&holder) && one_error(&err), "{what}: {err}");
+    }
+    let mut left: Vec<String> =
+        std::fs::read_dir(&held).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    left.sort();
+    assert_eq!(left, ["run.lock"], "a refused run wrote into the held directory");
+    drop(lock);
+    let (ok, _, err) = run(args(&[], &held));
+    assert!(ok, "once released: {err}");
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// A shard whose last checkpoint line was cut in half (a kill mid-write) resumes, and the merge
+/// finds every job: the record appended on resuming used to be glued to the torn line, where
+/// no later reading found it ("7 of 15 jobs done", then the merge said a job is in no shard).
+#[test]
+fn a_torn_shard_line_resumes_and_merges_to_the_whole_run() {
+    let base = std::env::temp_dir().join(format!("host-sim-torn-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let dir = |name: &str| base.join(name).to_string_lossy().into_owned();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "fig3a", "--trials", "3", "--horizon", "80", "--quiet"];
+        args.extend(extra);
+        let (ok, _, err) = host_sim(&args);
+        assert!(ok, "{extra:?}: {err}");
+        err
+    };
+    run(&["--out", &dir("whole")]);
+    run(&["--shard", "0/2", "--out", &dir("s0")]);
+    run(&["--shard", "1/2", "--out", &dir("s1")]);
+    let jobs = base.join("s0").join("jobs.jsonl");
+    let text = std::fs::read_to_string(&jobs).unwrap();
+    let last = text.trim_end().rfind('\n').unwrap() + 1;
+    let cut = last + (text.len() - last) / 2;
+    std::fs::write(&jobs, &text[..cut]).unwrap();
+    let err = run(&["--shard", "0/2", "--out", &dir("s0")]);
+    assert!(err.contains("resuming: 7 finished"), "{err}");
+    let (ok, _, err) = host_sim(&["merge", &dir("s0"), &dir("s1"), "--out", &dir("merged")]);
+    assert!(ok, "{err}");
+    for file in ["regret.csv", "finals.csv"] {
+        let read = |d: &str| std::fs::read_to_string(base.join(d).join(file)).unwrap();
+        assert!(read("whole") == read("merged"), "{file} differs after the torn line");
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// A write that fails part-way (the file size limit stands in for a full disk: the same write
+/// error, part of the bytes written) leaves no partial file and no torn checkpoint line.
+#[test]
+fn a_write_that_fails_part_way_leaves_no_partial_file_and_no_torn_line() {
+    let (base, arms) = custom_scratch("full");
+    // kibibytes: the checkpoint (3 KB) fits and regret.csv (39 KB) does not; then neither does
+    // the checkpoint.
+    for (limit, failing) in [(16, "regret.csv"), (2, "jobs.jsonl")] {
+        let out = base.join(format!("limit{limit}"));
+        let args = custom_args(&arms, 1, &out).join(" ").replace("--horizon 1000", "--horizon 200");
+        let script =
+            format!("trap '' XFSZ; ulimit -f {limit}; exec '{}' {args}", env!("CARGO_BIN_EXE_host-sim"));
+        let done = Command::new("bash").arg("-c").arg(&script).output().unwrap();
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert!(!done.status.success() && err.contains(failing) && one_error(&err), "limit {limit}: {err}");
+        assert_eq!(partials(&out), Vec::<String>::new(), "limit {limit}: {err}");
+        assert!(!out.join("run.json").exists());
+        let jobs = std::fs::read(out.join("jobs.jsonl")).unwrap();
+        assert!(jobs.is_empty() || jobs.ends_with(b"\n"), "limit {limit}: a torn checkpoint line");
+    }
+    let _ = std::fs::remove_dir_all(&base);
 }
 
 #[test]

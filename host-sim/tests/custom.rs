@@ -155,7 +155,7 @@ fn selected_algorithms_give_the_full_runs_curves_and_toml_equals_the_command_lin
 
 #[test]
 fn the_users_stock_file_as_custom_arms_is_fig2c() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/stocks_adjclose.csv");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/stocks_adjclose.csv");
     if !data.is_file() {
         println!("skipping: {} not found", data.display());
         return;

@@ -37,6 +37,7 @@ fn config(trials: usize, horizon: usize, threads: usize) -> RunConfig {
         fleet: None,
         problem: None,
         feed: false,
+        prior: None,
     }
 }
 

@@ -162,7 +162,8 @@ fn a_curve_is_stored_bit_for_bit_and_compactly() {
         curve.push(total);
     }
     let steps = Steps::encode(&curve).unwrap();
-    let back = steps.decode().unwrap();
+    let back = steps.decode(curve.len()).unwrap();
+    assert_eq!(steps.decode(curve.len() - 1), Err(host_sim::checkpoint::StepsError::TooLong));
     assert_eq!(back.len(), curve.len());
     for (a, b) in curve.iter().zip(&back) {
         assert_eq!(a.to_bits(), b.to_bits());

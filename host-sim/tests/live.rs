@@ -101,10 +101,24 @@ fn a_stopped_run_resumes_to_the_rows_of_an_uninterrupted_one() {
     assert_eq!(out.rounds.len(), 50);
     assert_eq!(csv(&parts), csv(&whole));
 
-    // Going on to the same horizon again releases nothing more.
+    // Going on to the same horizon again releases nothing more, and says it spent nothing
+    // (an empty float sum is −0: it printed "-0.000 eps spent").
     let again = live::run(&mut dev, &spec(50), &parts, |_, _| {}).unwrap();
     assert_eq!((again.resumed, again.rounds.len()), (50, 50));
     assert_eq!(csv(&parts), csv(&whole));
+    assert_eq!(again.spent().to_bits(), 0.0f64.to_bits());
+    assert!(
+        again.summary().starts_with("50 rounds (50 resumed), 0.000 eps spent in this session"),
+        "{}",
+        again.summary()
+    );
+    // The session that went from round 21 to 50 spent the ε of 30 reports, not of 50.
+    assert!(out.spent() > 29.9 && out.spent() <= 30.0, "{}", out.summary());
+
+    // A second run into the directory while one holds it is refused before the device is asked.
+    let _held = host_sim::checkpoint::OutLock::acquire(&parts).unwrap();
+    let busy = live::run(&mut dev, &spec(50), &parts, |_, _| {}).unwrap_err().to_string();
+    assert!(busy.contains("is being written by another host-sim run"), "{busy}");
 }
 
 #[test]

@@ -233,14 +233,15 @@ fn the_text_table_is_unchanged_and_markdown_and_json_carry_the_same_rows() {
 
     let markdown = render_table(&results, TRIALS, TableFormat::Markdown);
     let lines: Vec<&str> = markdown.lines().collect();
-    assert_eq!(lines[0], "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial |");
-    assert_eq!(lines[1], "|---|---:|---:|---:|---:|---:|");
+    assert_eq!(lines[0], "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial | flag |");
+    assert_eq!(lines[1], "|---|---:|---:|---:|---:|---:|---|");
     assert_eq!(lines.len(), 2 + results.len(), "a row per learner and uniform play:\n{markdown}");
     for (line, r) in lines[2..].iter().zip(&results) {
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
         assert_eq!(cells[0], r.label);
         assert_eq!(cells[1], format!("{:.2}", r.mean[HORIZON - 1]));
         assert_eq!(cells[4], r.vs_uniform().map_or("-".to_string(), |x| format!("{x:.3}")));
+        assert_eq!(cells[6], if r.worse_than_uniform() { "worse than uniform" } else { "" });
     }
 
     let json: serde_json::Value =
@@ -260,5 +261,6 @@ fn the_text_table_is_unchanged_and_markdown_and_json_carry_the_same_rows() {
             Some(0.5 * f64::from(u8::from(!r.reference)) / TRIALS as f64)
         );
         assert_eq!(row["reference"], r.reference);
+        assert_eq!(row["worse_than_uniform"], r.worse_than_uniform());
     }
 }

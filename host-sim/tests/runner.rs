@@ -25,6 +25,7 @@ fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
         fleet: None,
         problem: None,
         feed: false,
+        prior: None,
     }
 }
 

@@ -46,6 +46,7 @@ fn config() -> RunConfig {
         fleet: None,
         problem: None,
         feed: false,
+        prior: None,
     }
 }
 

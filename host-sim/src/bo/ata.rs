@@ -368,6 +368,7 @@ pub struct AtaGpUcb {
     variances: DVector<f64>,
     beta: f64,
     beta_scale: f64,
+    tie_order: Option<Vec<usize>>,
     next: usize,
 }
 
@@ -410,6 +411,7 @@ impl AtaGpUcb {
             means: DVector::zeros(n),
             beta: 0.0,
             beta_scale: problem.beta_scale,
+            tie_order: problem.tie_order.clone(),
             next: 0,
         };
         policy.choose_next();
@@ -483,7 +485,7 @@ impl AtaGpUcb {
 
     fn choose_next(&mut self) {
         self.beta = self.beta_scale * self.beta_after(self.rounds);
-        self.next = ucb_arm(&self.means, &self.variances, self.beta);
+        self.next = ucb_arm(&self.means, &self.variances, self.beta, self.tie_order.as_deref());
     }
 
     /// Alg. 1 lines 6–12 after the t-th report.
@@ -599,6 +601,7 @@ pub(crate) mod tests {
             privacy: None,
             beta_scale: 1.0,
             central_epsilon: None,
+            tie_order: None,
         }
     }
 

@@ -65,6 +65,7 @@ pub struct GpUcb {
     delta: f64,
     horizon: usize,
     beta_scale: f64,
+    tie_order: Option<Vec<usize>>,
 }
 
 impl GpUcb {
@@ -114,6 +115,7 @@ impl GpUcb {
             delta: problem.delta,
             horizon: problem.horizon,
             beta_scale: problem.beta_scale,
+            tie_order: problem.tie_order.clone(),
         })
     }
 
@@ -159,7 +161,7 @@ impl GpUcb {
 impl Policy for GpUcb {
     fn select(&mut self) -> usize {
         let beta = self.beta_scale * self.beta(self.posterior.num_observations() + 1);
-        ucb_arm(self.posterior.means(), &self.posterior.variances(), beta)
+        ucb_arm(self.posterior.means(), &self.posterior.variances(), beta, self.tie_order.as_deref())
     }
 
     fn constants(&self) -> Vec<(&'static str, f64)> {
@@ -209,6 +211,7 @@ mod tests {
             privacy,
             beta_scale: 1.0,
             central_epsilon: None,
+            tie_order: None,
         }
     }
 

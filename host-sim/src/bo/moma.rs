@@ -159,6 +159,7 @@ pub struct MomaGpUcb {
     variances: DVector<f64>,
     beta: f64,
     beta_scale: f64,
+    tie_order: Option<Vec<usize>>,
     next: usize,
     k_star: Option<usize>,
 }
@@ -208,6 +209,7 @@ impl MomaGpUcb {
             means: DVector::zeros(n),
             beta: 0.0,
             beta_scale: problem.beta_scale,
+            tie_order: problem.tie_order.clone(),
             next: 0,
             k_star: None,
         };
@@ -235,7 +237,7 @@ impl MomaGpUcb {
 
     fn choose_next(&mut self) {
         self.beta = self.beta_scale * self.beta_after(self.epochs);
-        self.next = ucb_arm(&self.means, &self.variances, self.beta);
+        self.next = ucb_arm(&self.means, &self.variances, self.beta, self.tie_order.as_deref());
     }
 
     /// Alg. 3 lines 7–14 after epoch n.

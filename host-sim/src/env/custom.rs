@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use nalgebra::DMatrix;
 use serde::Serialize;
 
-use super::table::{Table, TableError, TableProblem, fnv1a, kernel_covariance, read_coordinates};
+use super::table::{
+    Table, TableError, TableProblem, fnv1a, kernel_covariance, largest_magnitude, read_coordinates,
+};
 use super::{EnvError, EnvFactory, Environment, RealData, RealDataError, RewardBounds, shared};
 use crate::gp::kernel::distance;
 use crate::gp::{Kernel, Matern, MaternNu, SquaredExponential};
@@ -146,6 +148,15 @@ fn median_distance(points: &[Vec<f64>]) -> f64 {
 /// `covariance` as the prior (one row and column per arm).
 pub fn environment(table: &Table, name: &str, covariance: DMatrix<f64>) -> Result<RealData, TableProblem> {
     let observed = table.observations(1)?;
+    // The recipe divides by the largest mean: one that overflows is the data's scale, not a sign.
+    for (a, values) in observed.iter().enumerate() {
+        if !(values.iter().fold(0.0, |s, y| s + y) / values.len() as f64).is_finite() {
+            return Err(TableProblem::OutOfScale {
+                column: table.names[a].clone(),
+                largest: largest_magnitude(values),
+            });
+        }
+    }
     let env = RealData::from_columns(name, observed, covariance).map_err(|e| match e {
         RealDataError::NonPositiveMaxMean(m) => TableProblem::NonPositiveBest(m),
         _ => TableProblem::Inconsistent, // `observations` checked the rest
@@ -170,6 +181,12 @@ mod tests {
         assert_eq!(
             environment(&negative, "x", DMatrix::identity(2, 2)).unwrap_err(),
             TableProblem::NonPositiveBest(-1.0)
+        );
+        // A mean that overflows is the data's scale (it used to be "the largest mean is inf, not positive").
+        let huge = Table::parse("a,b\n1,1e308\n2,1.5e308\n").unwrap();
+        assert_eq!(
+            environment(&huge, "x", DMatrix::identity(2, 2)).unwrap_err(),
+            TableProblem::OutOfScale { column: "b".into(), largest: 1.5e308 }
         );
     }
 }

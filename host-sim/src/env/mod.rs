@@ -7,15 +7,17 @@
 //! - [`synthetic`]: [`SyntheticRkhs`], random RKHS functions on a grid of [0, 1] (seed 000/001
 //!   §5.1 "Synthetic data").
 //! - [`real_data`]: [`RealData`], arms = columns of a sample matrix (seed 000/001 §5.1 light
-//!   sensor and stock data, /work/shared/data/README.md).
+//!   sensor and stock data, `data/README.md`).
 //! - [`table`]: the CSV reader of every data file (the papers' and the user's), with errors
 //!   naming the file, line and column.
 //! - [`custom`]: a user's own problem from files (`host-sim run custom`).
 //! - [`objective`]: [`Objective`], a user's function over their own points.
 
 pub mod custom;
+pub mod data;
 pub mod noise;
 pub mod objective;
+pub mod prior;
 pub mod real_data;
 pub mod sensor;
 pub mod synthetic;
@@ -23,6 +25,7 @@ pub mod table;
 
 pub use noise::{DEFAULT_STUDENT_T_NU, Noise, NoiseError};
 pub use objective::{Objective, ObjectiveError};
+pub use prior::Prior;
 pub use real_data::{RealData, RealDataError};
 pub use sensor::SensorEnv;
 pub use synthetic::{SyntheticError, SyntheticKernel, SyntheticRkhs};
@@ -208,6 +211,8 @@ pub enum EnvError {
     },
     /// A real data set could not be read.
     RealData(RealDataError),
+    /// A data file of the papers is not the one `data/SHA256SUMS` lists.
+    Checksum(data::ChecksumMismatch),
     /// A synthetic RKHS function could not be drawn.
     Synthetic(SyntheticError),
     /// A noise model is invalid.
@@ -236,8 +241,10 @@ impl std::fmt::Display for EnvError {
         match self {
             Self::NoDataDir { file } => write!(
                 f,
-                "this experiment needs real data: pass --data DIR, the folder holding {file} (e.g. ../shared/data)"
+                "this experiment needs the papers' data and the repository's data/ folder was not found: \
+                 pass --data DIR, the folder holding {file}"
             ),
+            Self::Checksum(e) => write!(f, "{e}"),
             Self::RealData(e) => write!(f, "{e}"),
             Self::Synthetic(e) => write!(f, "{e}"),
             Self::Noise(e) => write!(f, "{e}"),
@@ -262,6 +269,7 @@ impl std::error::Error for EnvError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::RealData(e) => Some(e),
+            Self::Checksum(e) => Some(e),
             Self::Synthetic(e) => Some(e),
             Self::Noise(e) => Some(e),
             Self::Kernel(e) => Some(e),

@@ -1,5 +1,5 @@
 //! Real-data environments: arms = columns of a sample matrix (seed 000/001 §5.1 "Light sensor
-//! data" and "Stock market data", SPEC §2.3, /work/shared/data/README.md).
+//! data" and "Stock market data", SPEC §2.3, `data/README.md` of the repository).
 //!
 //! Following the original experiments (Chowdhury & Gopalan 2019's MATLAB scripts):
 //! - f(a) = mean of column a of the reward samples, divided by s = max_a of those means, so
@@ -310,7 +310,7 @@ mod tests {
     use rand_core::SeedableRng;
     use std::path::PathBuf;
 
-    const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/");
+    const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/");
 
     fn data_file(name: &str) -> Option<PathBuf> {
         let path = Path::new(DATA).join(name);

@@ -146,6 +146,14 @@ pub enum TableProblem {
         /// Its one value.
         value: f64,
     },
+    /// A column whose observations differ but whose mean or spread is not a finite number in
+    /// double precision: they are too large (or too close to 0).
+    OutOfScale {
+        /// The column.
+        column: String,
+        /// Its largest observation in magnitude.
+        largest: f64,
+    },
     /// The largest arm mean is not positive: the recipe divides by it.
     NonPositiveBest(f64),
     /// The coordinates file lists another number of arms.
@@ -237,6 +245,13 @@ impl fmt::Display for TableError {
                 "{path}, column {column}: every observation is {value}, so its correlation with the other arms is \
                  undefined: drop the column, or give --coords"
             ),
+            TableProblem::OutOfScale { column, largest } => write!(
+                f,
+                "{path}, column {column}: its observations, up to {largest:e} in magnitude, are too {} for their mean \
+                 and spread to be computed in double precision: multiply or divide every cell of the file by one \
+                 power of ten (rewards are scaled by the largest arm mean, so a common factor changes nothing)",
+                if *largest > 1.0 { "large" } else { "small" }
+            ),
             TableProblem::NonPositiveBest(m) => write!(
                 f,
                 "{path}: the largest arm mean is {m}, not positive, and rewards are scaled by it (the papers' \
@@ -274,9 +289,11 @@ fn finite(cell: &str) -> Option<f64> {
     cell.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-/// Whether a cell is text — neither empty nor a finite number — as a header's or a label's.
+/// Whether a cell is text — neither empty nor a number — as a header's or a label's. `NaN`,
+/// `inf` and `1e309` are numbers (not finite ones): a data cell of them is refused, never taken
+/// for a label.
 fn is_text(cell: &str) -> bool {
-    !cell.is_empty() && finite(cell).is_none()
+    !cell.is_empty() && cell.parse::<f64>().is_err()
 }
 
 /// The value of the data cell `text` at `line` in column `column`: `None` if it is empty.
@@ -290,6 +307,11 @@ fn value(text: &str, line: usize, column: &str) -> Result<Option<f64>, TableProb
         Ok(_) => Err(TableProblem::NotFinite { line, column, cell }),
         Err(_) => Err(TableProblem::NotANumber { line, column, cell }),
     }
+}
+
+/// The largest |value| of `values` (0 for none).
+pub(crate) fn largest_magnitude(values: &[f64]) -> f64 {
+    values.iter().fold(0.0, |m, y| m.max(y.abs()))
 }
 
 /// The cells of the non-blank lines, each with its 1-based line number.
@@ -386,8 +408,15 @@ impl Table {
     /// real-data sets' prior when no cell is missing.
     pub fn zscore_covariance(&self) -> Result<DMatrix<f64>, TableProblem> {
         let observed = self.observations(2)?;
-        let constant =
-            |a: usize| TableProblem::Constant { column: self.names[a].clone(), value: observed[a][0] };
+        // A column without spread: equal observations, or ones out of double precision's range.
+        let constant = |a: usize| {
+            let (column, values) = (self.names[a].clone(), &observed[a]);
+            // Two finite doubles differ by exactly 0 only if they are equal (gradual underflow).
+            match values.iter().all(|&y| y - values[0] == 0.0) {
+                true => TableProblem::Constant { column, value: values[0] },
+                false => TableProblem::OutOfScale { column, largest: largest_magnitude(values) },
+            }
+        };
         if let Ok(m) = self.complete() {
             // The real-data sets' computation, bit for bit.
             return zscore_covariance(&m).map_err(constant);
@@ -540,6 +569,53 @@ mod tests {
         }
         .to_string();
         assert!(msg.starts_with("arms.csv line 5, column arm5: 'abc' is not a number"), "{msg}");
+    }
+
+    #[test]
+    fn env_table_a_non_finite_first_cell_is_refused_like_any_other() {
+        // Taken for a label, the cell used to drop its whole column without a word.
+        for cell in ["NaN", "nan", "inf", "-inf", "Infinity", "1e309", "-1e309"] {
+            for text in [format!("north,south,east\n{cell},2,3\n1,2,3\n"), format!("{cell},2,3\n1,2,3\n")] {
+                let line = if text.starts_with("north") { 2 } else { 1 };
+                let column = if line == 2 { "north" } else { "arm0" };
+                assert_eq!(
+                    Table::parse(&text).unwrap_err(),
+                    TableProblem::NotFinite { line, column: column.into(), cell: cell.into() },
+                    "{text}"
+                );
+            }
+            // As on a later line.
+            assert_eq!(
+                Table::parse(&format!("north,south,east\n1,2,3\n{cell},2,3\n")).unwrap_err(),
+                TableProblem::NotFinite { line: 3, column: "north".into(), cell: cell.into() },
+            );
+        }
+        let msg = TableError {
+            path: "arms.csv".into(),
+            problem: Table::parse("north,south\nNaN,2\n").unwrap_err(),
+        }
+        .to_string();
+        assert!(msg.starts_with("arms.csv line 2, column north: 'NaN' is not a finite number"), "{msg}");
+        // A label column stays one.
+        assert_eq!(Table::parse("Date,a,b\nmon,1,2\n").unwrap().names, ["a", "b"]);
+    }
+
+    #[test]
+    fn env_table_values_too_large_for_their_spread_are_not_called_constant() {
+        for text in ["a,b\n1e308,1\n1.5e308,2\n", "a,b\n1e308,1\n1.5e308,2\n,3\n"] {
+            let problem = Table::parse(text).unwrap().zscore_covariance().unwrap_err();
+            assert_eq!(problem, TableProblem::OutOfScale { column: "a".into(), largest: 1.5e308 }, "{text}");
+            let msg = TableError { path: "arms.csv".into(), problem }.to_string();
+            assert!(
+                msg.contains("column a: its observations, up to 1.5e308 in magnitude, are too large"),
+                "{msg}"
+            );
+        }
+        // Equal ones are constant, however large.
+        assert_eq!(
+            Table::parse("a,b\n1e308,1\n1e308,2\n").unwrap().zscore_covariance().unwrap_err(),
+            TableProblem::Constant { column: "a".into(), value: 1e308 }
+        );
     }
 
     #[test]
