@@ -20,7 +20,7 @@ fn bad_input_gives_a_one_line_error() {
         &["run", "fig2a", "--eps", "-1", "--out", &out],
         &["run", "fig2a", "--eps", "0", "--out", &out],
         &["run", "fig2d", "--eps", "1", "--out", &out],
-        &["run", "fig2b", "--out", &out],
+        &["run", "fig2b", "--data", "/nonexistent/data", "--out", &out],
         &["run", "fig2b", "--data", "/nonexistent/dir", "--out", &out],
         &["run", "fig2a", "--trials", "0", "--out", &out],
         &["run", "fig2a", "--config", "/nonexistent/cfg.toml"],
