@@ -30,6 +30,11 @@ fn firmware() -> Option<PathBuf> {
     None
 }
 
+/// One emulator at a time in this binary: `host-sim live` picks its emulator's port in another
+/// process, which the port lock of `QemuDevice::start` does not reach (two emulators on one
+/// port: the learner meets the other test's board).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `host-sim live` on the emulated board, `horizon` rounds into `out`: (success, stderr).
 fn live(elf: &std::path::Path, out: &std::path::Path, horizon: usize) -> (bool, String) {
     let device = format!("qemu:{}", elf.display());
@@ -46,6 +51,7 @@ fn live(elf: &std::path::Path, out: &std::path::Path, horizon: usize) -> (bool, 
 #[test]
 fn a_lost_board_is_refused_not_made_again() {
     let Some(elf) = firmware() else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let out = std::env::temp_dir().join(format!("ldp-live-qemu-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let (ok, err) = live(&elf, &out, 6);
@@ -84,6 +90,7 @@ fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
     // leave a provisioning request beside it. The firmware provisions a blank store when asked:
     // the host must never ask for a board that exists.
     let Some(elf) = firmware() else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = std::env::temp_dir().join(format!("ldp-live-qemu-blanked-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
