@@ -15,7 +15,13 @@ if [[ -e ldp-budget.bin && ! -e ldp-state.bin ]]; then
     echo "Delete ldp-budget.bin (and ldp-seed.bin) to start a new device here." >&2
     exit 1
 fi
-[[ -e ldp-state.bin ]] || head -c 32 /dev/urandom > ldp-provision.bin
+if [[ -e ldp-state.bin ]]; then
+    # A device exists: a provisioning request beside it is not ours (records blanked by hand
+    # would otherwise be provisioned afresh).
+    rm -f ldp-provision.bin ldp-config.bin
+else
+    head -c 32 /dev/urandom > ldp-provision.bin
+fi
 head -c 32 /dev/urandom > ldp-entropy.bin
 echo "USART1 on tcp 127.0.0.1:$port (device state: $PWD/ldp-state.bin)" >&2
 exec qemu-system-arm -M netduinoplus2 -display none -monitor none \

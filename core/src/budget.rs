@@ -109,7 +109,8 @@ impl BudgetPolicy {
 
     /// The most store writes the device makes in its whole life, resets included:
     /// `⌈total / chunk⌉` (every write reserves a chunk beyond what was reserved before, or all
-    /// that is left).
+    /// that is left). A [`LogStore`](crate::LogStore) on a medium overwritten in place makes
+    /// each one two records ([`crate::state`]).
     pub fn max_writes(&self) -> u64 {
         let (total, chunk) = (units_down(self.total), units_up(self.chunk).max(1));
         total.div_ceil(chunk)
@@ -130,6 +131,7 @@ impl<E> From<StateError<E>> for BudgetError<E> {
         match e {
             StateError::NotProvisioned => Self::NotProvisioned,
             StateError::Corrupt => Self::CorruptState,
+            StateError::Blanked => Self::BlankedState,
             StateError::Medium(e) => Self::Storage(e),
         }
     }
@@ -151,7 +153,8 @@ impl<S: StateStore> Accountant<S> {
     /// Loads the device state and starts boot `stored boot + 1`, counting everything reserved
     /// before as spent. Nothing is written until the first reservation. A never-provisioned store is
     /// [`BudgetError::NotProvisioned`]; a torn or inconsistent one, or one that has reserved
-    /// more than the total, is [`BudgetError::CorruptState`].
+    /// more than the total, is [`BudgetError::CorruptState`]; one with a blanked record is
+    /// [`BudgetError::BlankedState`].
     ///
     /// ```
     /// use ldp_core::{Accountant, BudgetPolicy, Epsilon, MemoryStore};

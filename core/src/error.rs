@@ -229,6 +229,10 @@ pub enum BudgetError<E> {
     /// The stored state says more was spent than the total budget allows, or it is missing in
     /// part, torn or inconsistent; the device refuses to report rather than guess.
     CorruptState,
+    /// A record of the stored state was blanked, which a power cut never does
+    /// ([`StateError::Blanked`](crate::StateError::Blanked)): the state may have been rolled
+    /// back, and the device refuses to report.
+    BlankedState,
     /// The persistent store failed; the spend is counted in memory anyway (fail closed).
     Storage(E),
     /// This boot has not reserved budget for the request ahead of time (its idle-time
@@ -257,6 +261,9 @@ impl<E: fmt::Display> fmt::Display for BudgetError<E> {
             Self::CorruptState => {
                 f.write_str("stored privacy-budget state is invalid: the device refuses to report")
             }
+            Self::BlankedState => f.write_str(
+                "a record of the stored privacy-budget state was blanked (a power cut never does that), which may roll the budget back: the device refuses to report",
+            ),
             Self::Storage(e) => write!(f, "privacy-budget storage failed ({e}): nothing was released"),
             Self::NotReserved => {
                 f.write_str("no budget reserved ahead for this report (the store could not be written): nothing was released")

@@ -53,6 +53,14 @@
 //!   stream is ever replayed. A reset costs at most one reservation chunk of budget — so an
 //!   adversary who power-cycles the board can exhaust it in ⌈total/chunk⌉ cycles (a denial of
 //!   service, never a privacy loss).
+//! - **A store in the host's reach.** Where the store is a file the adversary can also write
+//!   (an emulated board's `ldp-state.bin`, a host fleet device's `state.bin`: a medium
+//!   overwritten in place), every state is written to both slots and no slot is blank after
+//!   provisioning ([`state`], *A medium overwritten in place*): one slot torn, garbled or
+//!   blanked by hand never rolls the budget or the boot counter back, and a blank one is
+//!   refused ([`BudgetError::BlankedState`]). The configuration, total budget included, is
+//!   kept under a CRC in the same file (the emulated board's, a host fleet device's), and a
+//!   device is never reopened with another.
 //! - **No free observables.** A refusal depends only on the query and the public budget state.
 //!   A non-finite reading is *not* refused: it is charged and released as a fixed value
 //!   ([`reporter::sanitize`]: NaN as 0, ±∞ as the extreme of its sign), and so is a missing
@@ -78,6 +86,11 @@
 //!   store from a public seed has no privacy against whoever knows that seed.
 //! - **Physical access.** Reading the flash (the seed) or erasing it and reprovisioning is
 //!   outside the model; so are power and electromagnetic side channels.
+//! - **A host that forges state.** A CRC stops damage and edits that do not know it, not a
+//!   host that writes whole records of its own (it can compute the CRC) or puts back an older
+//!   copy of a state file: either gives that device its budget back. A device that must hold
+//!   its budget against whoever controls its storage needs a counter out of that party's reach
+//!   (a TPM, a secure element, eMMC RPMB).
 //! - **Correlated data.** Sequential composition covers adaptively chosen queries about the same
 //!   user; it says nothing about other users whose data correlate with this one's.
 #![cfg_attr(not(test), no_std)]

@@ -34,8 +34,9 @@
 //!
 //! - NOR flash (the STM32's sectors 10 and 11, thousands of slots each): programming only
 //!   turns bits from 1 to 0, erasing sets a whole sector to `0xFF`;
-//! - an overwritable medium with one slot per sector (the semihosting file under QEMU, an
-//!   EEPROM): two slots written alternately, the classic ping-pong.
+//! - a medium overwritten in place ([`LogMedium::IN_PLACE`]) with one slot per sector (the
+//!   semihosting file under QEMU, a host's state file, an EEPROM): two slots written
+//!   alternately, the classic ping-pong.
 //!
 //! # Failing closed
 //!
@@ -47,6 +48,29 @@
 //! is provisioned by an explicit [`LogStore::provision`], which refuses a medium that is not
 //! blank. `core/tests/power_cut.rs` cuts the power at every byte of every write and shows that
 //! the reserved budget and the boot counter never go back.
+//!
+//! # A medium overwritten in place
+//!
+//! Such a medium (a file) is in reach of whoever controls the host, who can overwrite one slot
+//! with anything without knowing the CRC. Two rules keep one damaged slot from rolling the
+//! state back:
+//!
+//! - **Every state is written twice**, into two different slots, before [`StateStore::save`]
+//!   returns. A slot torn or garbled afterwards — by a power cut or by hand — leaves the same
+//!   state in the other. (A cut between the two writes leaves the new state in one slot and
+//!   the state before it in the other; damaging the new one then falls back to a state from
+//!   before a save that never returned, on which nothing was released.)
+//! - **No slot is ever blank again once provisioned**: provisioning writes every slot, and a
+//!   write never blanks one (`erase` does nothing; a torn write mixes the old record with the
+//!   new one, neither of which is blank). So a blank slot beside a written one is
+//!   [`StateError::Blanked`], except while provisioning may have been cut: blank slots only
+//!   after every written one, in write order, and the newest record the provisioned state
+//!   (boot 0, nothing reserved), which has nothing to roll back.
+//!
+//! What no CRC can stop is a host that writes whole records of its own (it can recompute the
+//! CRC) or puts back an older copy of the medium: against its own operator a device needs a
+//! counter out of the host's reach (a TPM, a secure element). On flash, whose `erase` blanks a
+//! sector in the normal course, neither rule applies: a blank slot is where the log goes next.
 
 use crate::checksum::crc32c as checksum;
 
@@ -138,6 +162,10 @@ pub enum StateError<E> {
     /// No valid state, or states that contradict each other, or (on provisioning) a medium that
     /// is not blank. The device will not guess.
     Corrupt,
+    /// A medium overwritten in place ([`LogMedium::IN_PLACE`]) has a blank slot beside written
+    /// ones where neither a write nor a power cut leaves one: someone blanked a record (or the
+    /// file was cut short), which may roll the state back. The device will not guess.
+    Blanked,
     /// The medium failed.
     Medium(E),
 }
@@ -148,6 +176,9 @@ impl<E: core::fmt::Display> core::fmt::Display for StateError<E> {
             Self::NotProvisioned => f.write_str("the device was never provisioned: provision its state store first"),
             Self::Corrupt => f.write_str(
                 "the device's stored state is missing, torn or inconsistent: it will not report (re-provision it)",
+            ),
+            Self::Blanked => f.write_str(
+                "a record of the device's stored state was blanked (a power cut never does that: the file was edited or cut short), which may roll its budget back: it will not report (restore the state, or retire the device)",
             ),
             Self::Medium(e) => write!(f, "the state store's medium failed: {e}"),
         }
@@ -189,6 +220,13 @@ pub trait LogMedium {
     type Error;
     /// Record slots per sector (≥ 1).
     const SLOTS: usize;
+    /// `true` for a medium that [`program`](Self::program) overwrites in place and whose
+    /// [`erase`](Self::erase) does nothing (a file, an EEPROM); `false` for flash, whose erase
+    /// blanks a sector. On a medium overwritten in place every state is written twice and no
+    /// slot is blank after provisioning, so a blank slot there is refused
+    /// ([`StateError::Blanked`]; module docs). Flash that said `true` would be refused after a
+    /// power cut between an erase and the write after it.
+    const IN_PLACE: bool;
     /// Reads slot `slot` of sector `sector` (0 or 1).
     fn read(&mut self, sector: usize, slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), Self::Error>;
     /// Writes a record into a slot that reads blank (or, on an overwritable medium, any slot of
@@ -253,11 +291,16 @@ impl<M: LogMedium> LogStore<M> {
     fn scan(&mut self) -> Result<Scan, StateError<M::Error>> {
         let mut newest: Option<(u32, DeviceState, usize, usize)> = None;
         let mut blank = true;
+        // Whether some slot is blank, and whether a written slot follows a blank one (in write
+        // order: sector 0, then sector 1).
+        let (mut some_blank, mut gap) = (false, false);
         // First pass: the newest record; two different records of one generation are corrupt.
         for sector in 0..2 {
             for slot in 0..M::SLOTS {
-                match self.slot(sector, slot)? {
-                    Slot::Blank => {}
+                let found = self.slot(sector, slot)?;
+                gap |= some_blank && !matches!(found, Slot::Blank);
+                match found {
+                    Slot::Blank => some_blank = true,
                     Slot::Invalid => blank = false,
                     Slot::Valid(g, s) => {
                         blank = false;
@@ -273,6 +316,10 @@ impl<M: LogMedium> LogStore<M> {
         let Some((generation, state, sector, slot)) = newest else {
             return Ok(Scan { newest: None, sector: 0, next_slot: None, blank });
         };
+        // In place, a blank slot is left only by a provisioning that was cut (module docs).
+        if M::IN_PLACE && some_blank && (gap || state.boot != 0 || state.reserved_units != 0) {
+            return Err(StateError::Blanked);
+        }
         // Second pass: every older record must be able to precede the newest.
         for s in 0..2 {
             for i in 0..M::SLOTS {
@@ -312,16 +359,50 @@ impl<M: LogMedium> LogStore<M> {
         if back == *record { Ok(()) } else { Err(StateError::Corrupt) }
     }
 
+    /// Writes `state` as the record after the newest of `scan`, into the next blank slot of its
+    /// sector or else the first slot of the other sector (erased first), and returns the scan
+    /// that follows.
+    fn append(&mut self, scan: Scan, state: &DeviceState) -> Result<Scan, StateError<M::Error>> {
+        // The generation cannot wrap.
+        let Some(next) = scan.newest.and_then(|(generation, _)| generation.checked_add(1)) else {
+            return Err(StateError::Corrupt);
+        };
+        let record = state.encode(next);
+        let (sector, slot) = match scan.next_slot {
+            Some(slot) => (scan.sector, slot),
+            None => {
+                // This sector is full: the other one holds only older records. Erase it and
+                // start it with the new record; the full sector keeps the previous state until
+                // the write is complete.
+                let other = 1 - scan.sector;
+                self.medium.erase(other).map_err(StateError::Medium)?;
+                (other, 0)
+            }
+        };
+        self.program_checked(sector, slot, &record)?;
+        let next_slot = self.next_blank(sector, slot + 1)?;
+        Ok(Scan { newest: Some((next, *state)), sector, next_slot, blank: false })
+    }
+
     /// Provisions a blank medium with `seed` (32 bytes from a true random source, kept secret).
     /// Refuses ([`StateError::Corrupt`]) a medium that is not blank everywhere: provisioning never
-    /// resets a device's budget or its boot counter.
+    /// resets a device's budget or its boot counter. A medium overwritten in place gets the
+    /// provisioned state in every slot, so that none is blank again (module docs).
     pub fn provision(&mut self, seed: [u8; 32]) -> Result<(), StateError<M::Error>> {
         if !self.scan()?.blank {
             return Err(StateError::Corrupt);
         }
-        let record = DeviceState::provisioned(seed).encode(1);
+        let state = DeviceState::provisioned(seed);
         self.cursor = None;
-        self.program_checked(0, 0, &record)
+        self.program_checked(0, 0, &state.encode(1))?;
+        if M::IN_PLACE {
+            let mut scan =
+                Scan { newest: Some((1, state)), sector: 0, next_slot: self.next_blank(0, 1)?, blank: false };
+            for _ in 1..2 * M::SLOTS {
+                scan = self.append(scan, &state)?;
+            }
+        }
+        Ok(())
     }
 
     /// Whether the medium is blank everywhere (never provisioned).
@@ -351,28 +432,19 @@ impl<M: LogMedium> StateStore for LogStore<M> {
             Some(scan) => scan,
             None => self.scan()?,
         };
-        let Some((generation, current)) = scan.newest else {
+        let Some((_, current)) = scan.newest else {
             return Err(if scan.blank { StateError::NotProvisioned } else { StateError::Corrupt });
         };
-        // Never write a state that goes back; the generation cannot wrap.
-        let Some(next) = generation.checked_add(1).filter(|_| current.may_precede(state)) else {
+        // Never write a state that goes back.
+        if !current.may_precede(state) {
             return Err(StateError::Corrupt);
-        };
-        let record = state.encode(next);
-        let (sector, slot) = match scan.next_slot {
-            Some(slot) => (scan.sector, slot),
-            None => {
-                // This sector is full: the other one holds only older records. Erase it and
-                // start it with the new record; the full sector keeps the previous state until
-                // the write is complete.
-                let other = 1 - scan.sector;
-                self.medium.erase(other).map_err(StateError::Medium)?;
-                (other, 0)
-            }
-        };
-        self.program_checked(sector, slot, &record)?;
-        let next_slot = self.next_blank(sector, slot + 1)?;
-        self.cursor = Some(Scan { newest: Some((next, *state)), sector, next_slot, blank: false });
+        }
+        let mut scan = self.append(scan, state)?;
+        if M::IN_PLACE {
+            // A second copy in another slot: one slot damaged later never loses this state.
+            scan = self.append(scan, state)?;
+        }
+        self.cursor = Some(scan);
         Ok(())
     }
 }

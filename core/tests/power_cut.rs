@@ -15,6 +15,12 @@
 //!
 //! Both media of `ldp_core::state` are covered: NOR flash (programs only clear bits, erases set
 //! 0xFF, two slots per sector so the sectors fill and swap) and the overwritable two-slot file.
+//!
+//! The file is also in reach of whoever controls the host, who can overwrite a slot by hand
+//! without knowing the CRC: blank it, or garble it as a torn write would. Garbling one slot at
+//! any boot never rolls the device back and never stops it; blanking one is refused
+//! ([`BudgetError::BlankedState`]) unless it leaves the provisioned state; and either, after a
+//! power cut anywhere, at worst stops the device, never rolls it back.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -39,6 +45,8 @@ struct Inner {
     torn: Torn,
     dead: bool,
     written: usize,
+    /// The planned cut has happened.
+    cut: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -57,6 +65,7 @@ impl<const N: usize, const FLASH: bool> Sim<N, FLASH> {
             torn: Torn::Old,
             dead: false,
             written: 0,
+            cut: false,
         })))
     }
 
@@ -67,7 +76,7 @@ impl<const N: usize, const FLASH: bool> Sim<N, FLASH> {
         }
         for (i, &byte) in new.iter().enumerate() {
             if m.fuse == Some(0) {
-                (m.dead, m.fuse) = (true, None); // one cut per life
+                (m.dead, m.fuse, m.cut) = (true, None, true); // one cut per life
                 let old = m.bytes[at + i];
                 m.bytes[at + i] = match m.torn {
                     Torn::Old => old,
@@ -87,7 +96,7 @@ impl<const N: usize, const FLASH: bool> Sim<N, FLASH> {
         }
         // Power fails right after a write completes: the device does nothing more.
         if m.fuse == Some(0) && m.torn == Torn::Old {
-            (m.dead, m.fuse) = (true, None);
+            (m.dead, m.fuse, m.cut) = (true, None, true);
         }
         Ok(())
     }
@@ -96,6 +105,7 @@ impl<const N: usize, const FLASH: bool> Sim<N, FLASH> {
 impl<const N: usize, const FLASH: bool> LogMedium for Sim<N, FLASH> {
     type Error = PowerCut;
     const SLOTS: usize = N;
+    const IN_PLACE: bool = !FLASH;
 
     fn read(&mut self, sector: usize, slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), PowerCut> {
         let m = self.0.borrow();
@@ -143,11 +153,45 @@ fn config() -> DeviceConfig {
 struct Life {
     released: f64,
     boots_released: Vec<u64>,
+    /// The device refused to boot after its medium was damaged by hand.
+    refused: bool,
+}
+
+/// One slot of the medium overwritten by hand before a boot.
+#[derive(Clone, Copy, Debug)]
+struct Damage {
+    slot: usize,
+    /// Blanked (`0xFF`), or else garbled as a torn write leaves it.
+    blank: bool,
+    /// Before this boot of the life; `None`: at the first boot after the power cut.
+    before_boot: Option<usize>,
+}
+
+impl<const N: usize, const FLASH: bool> Sim<N, FLASH> {
+    fn damage(&self, d: Damage) {
+        let mut m = self.0.borrow_mut();
+        let at = d.slot * RECORD_LEN;
+        let record = &mut m.bytes[at..at + RECORD_LEN];
+        if d.blank {
+            record.fill(0xFF);
+        } else {
+            record[20] ^= 0x5A;
+        }
+    }
 }
 
 /// Runs the device's life on `medium` (with a cut planned or not). Returns `None` if the cut hit
 /// provisioning (then checks the device refuses to report).
 fn live<const N: usize, const FLASH: bool>(medium: Sim<N, FLASH>) -> Option<Life> {
+    damaged_life(medium, None)
+}
+
+/// [`live`], with `damage` done by hand once; after it the device may refuse to boot (then the
+/// life ends with [`Life::refused`]), never roll back.
+fn damaged_life<const N: usize, const FLASH: bool>(
+    medium: Sim<N, FLASH>,
+    damage: Option<Damage>,
+) -> Option<Life> {
     let provisioned = LogStore::new(medium.clone()).provision([3; 32]);
     if provisioned.is_err() {
         // Cut during provisioning: the device either refuses or (the last byte landed anyway)
@@ -161,10 +205,23 @@ fn live<const N: usize, const FLASH: bool>(medium: Sim<N, FLASH>) -> Option<Life
     }
     let mut life = Life::default();
     let mut stored_before = 0.0;
-    for queries in LIFE {
+    let mut damaged = false;
+    for (i, queries) in LIFE.into_iter().enumerate() {
         medium.0.borrow_mut().dead = false; // the power comes back
+        if let Some(d) =
+            damage.filter(|d| !damaged && d.before_boot.map_or(medium.0.borrow().cut, |b| b == i))
+        {
+            medium.damage(d);
+            damaged = true;
+        }
         let mut dev = match Reporter::open(config(), LogStore::new(medium.clone()), [0; 32]) {
             Ok(dev) => dev,
+            Err(BudgetError::BlankedState | BudgetError::CorruptState | BudgetError::NotProvisioned)
+                if damaged =>
+            {
+                life.refused = true;
+                return Some(life);
+            }
             Err(e) => panic!("a provisioned device did not boot after a cut: {e:?}"),
         };
         let spent = dev.accountant().spent();
@@ -200,7 +257,7 @@ fn live<const N: usize, const FLASH: bool>(medium: Sim<N, FLASH>) -> Option<Life
     Some(life)
 }
 
-fn cut_everywhere<const N: usize, const FLASH: bool>() -> usize {
+fn cut_everywhere<const N: usize, const FLASH: bool>(damage: Option<Damage>) -> usize {
     let medium = Sim::<N, FLASH>::blank();
     let full = live(medium.clone()).expect("no cut planned");
     let bytes = medium.0.borrow().written;
@@ -217,7 +274,7 @@ fn cut_everywhere<const N: usize, const FLASH: bool>() -> usize {
                 m.fuse = Some(fuse);
                 m.torn = torn;
             }
-            live(medium.clone());
+            damaged_life(medium.clone(), damage);
             let reached = medium.0.borrow().fuse.is_none();
             assert!(reached || fuse == bytes, "cut point {fuse} was never reached");
             points += 1;
@@ -228,12 +285,47 @@ fn cut_everywhere<const N: usize, const FLASH: bool>() -> usize {
 
 #[test]
 fn no_power_cut_rolls_back_the_flash_log() {
-    let points = cut_everywhere::<2, true>();
+    let points = cut_everywhere::<2, true>(None);
     eprintln!("flash log (2 sectors x 2 slots): {points} cut points");
 }
 
 #[test]
 fn no_power_cut_rolls_back_the_two_slot_file() {
-    let points = cut_everywhere::<1, false>();
+    let points = cut_everywhere::<1, false>(None);
     eprintln!("two-slot file: {points} cut points");
+}
+
+#[test]
+fn one_slot_of_the_file_damaged_by_hand_never_rolls_it_back() {
+    // Issue 25, item 4: the newer slot blanked (or garbled) gave its budget back, again and
+    // again, and repeated boot numbers. Now a garbled slot leaves the same state in the
+    // other, and a blank one is refused.
+    for before_boot in 0..LIFE.len() {
+        for slot in 0..2 {
+            for blank in [true, false] {
+                let damage = Damage { slot, blank, before_boot: Some(before_boot) };
+                let medium = Sim::<1, false>::blank();
+                let life = damaged_life(medium, Some(damage)).expect("no cut planned");
+                // Blanking the second slot of a device that never booted leaves it as
+                // provisioned (nothing to roll back); any other blank slot is refused.
+                let refused = blank && !(before_boot == 0 && slot == 1);
+                assert_eq!(life.refused, refused, "{damage:?}: {life:?}");
+                if !refused {
+                    let floor = TOTAL - 0.5 * (LIFE.len() - 1) as f64 - EPS;
+                    assert!(life.released >= floor - 1e-9, "{damage:?} cost budget: {life:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_power_cut_and_then_a_slot_damaged_by_hand_never_roll_the_file_back() {
+    let mut points = 0;
+    for slot in 0..2 {
+        for blank in [true, false] {
+            points += cut_everywhere::<1, false>(Some(Damage { slot, blank, before_boot: None }));
+        }
+    }
+    eprintln!("two-slot file, cut and damaged: {points} cases");
 }

@@ -116,6 +116,7 @@ impl FlashMedium {
 impl LogMedium for FlashMedium {
     type Error = FlashError;
     const SLOTS: usize = SECTOR_LEN / RECORD_LEN;
+    const IN_PLACE: bool = false; // an erase blanks a sector
 
     fn read(&mut self, sector: usize, slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), FlashError> {
         let base = slot_address(sector, slot);

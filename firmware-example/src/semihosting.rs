@@ -3,8 +3,8 @@
 //!
 //! | file | who writes it | what it is |
 //! |---|---|---|
-//! | `ldp-state.bin` | this firmware | the device state: two 64-byte record slots, written alternately ([`FileMedium`]); then the configuration it was provisioned with: `LDPC`, B, R, per-report limit, total ε (four `f64` LE), CRC-32C of the 36 bytes before (40 bytes at offset 128; missing or damaged: the device halts) |
-//! | `ldp-provision.bin` | the host (`qemu-run.sh`, host-sim), only for a new device | 32 bytes of secret seed material; used once to provision a blank state, then deleted |
+//! | `ldp-state.bin` | this firmware | the device state: two 64-byte record slots, each state written to both, neither blank after provisioning ([`FileMedium`]; `ldp_core::state`, *A medium overwritten in place*); then the configuration it was provisioned with: `LDPC`, B, R, per-report limit, total ε (four `f64` LE), CRC-32C of the 36 bytes before (40 bytes at offset 128; missing or damaged: the device halts) |
+//! | `ldp-provision.bin` | the host (`qemu-run.sh`, host-sim), only for a new device | 32 bytes of secret seed material; used once to provision a blank state, then deleted (host-sim deletes one it finds beside an existing `ldp-state.bin`) |
 //! | `ldp-config.bin` | the host (host-sim), optionally, only for a new device | B, R, per-report ε limit and total ε (four `f64` LE): read and validated only while the state is blank (unreadable, not 32 bytes or invalid: the device halts without provisioning), copied into `ldp-state.bin`, deleted once copied; without it a new device gets the built-in configuration; a device that exists keeps its configuration |
 //! | `ldp-entropy.bin` | the host, before every boot | 32 fresh bytes of OS entropy (QEMU's STM32 has no TRNG); read once and deleted |
 //! | `ldp-timing.bin` | the host creates it empty to ask for it (tests) | per reply, the query → reply latency in TIM2 ticks (`u32` LE) |
@@ -186,6 +186,7 @@ impl core::fmt::Display for FileError {
 impl LogMedium for FileMedium {
     type Error = FileError;
     const SLOTS: usize = 1;
+    const IN_PLACE: bool = true; // overwritten in place: every state written to both slots
 
     fn read(&mut self, sector: usize, _slot: usize, buf: &mut [u8; RECORD_LEN]) -> Result<(), FileError> {
         // Every read loads the whole file, so a read-back after a write sees the file itself.

@@ -182,7 +182,12 @@ pub enum Usage {
         /// The board's directory.
         dir: PathBuf,
         /// Why.
-        why: &'static str,
+        why: host_sim::fleet::NotProvisionable,
+    },
+    /// `live --device qemu` on an output directory that records a run whose board is gone.
+    LiveBoardGone {
+        /// The output directory.
+        out: PathBuf,
     },
     /// `fleet bridge` without a board.
     NoBoard,
@@ -281,6 +286,12 @@ impl std::fmt::Display for Usage {
             }
             Self::NoDevices => f.write_str("--count must be at least 1"),
             Self::Provision { dir, why } => write!(f, "the board in {} {why}", dir.display()),
+            Self::LiveBoardGone { out } => write!(
+                f,
+                "{} records a live run, but its board ({}) is gone: a new board would come with a fresh budget that the record says is spent; restore the board's directory, or give another --out",
+                out.display(),
+                out.join("device").display()
+            ),
             Self::NoBoard => f.write_str("give the board: --qemu [ELF], --serial PATH or --tcp HOST:PORT"),
             Self::UnknownLearner { name, valid } => {
                 write!(f, "unknown --learner '{name}': use one of {}", valid.join(", "))

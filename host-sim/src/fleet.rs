@@ -100,19 +100,38 @@ pub fn lock_device_dir(dir: &Path) -> io::Result<std::fs::File> {
     Ok(lock)
 }
 
-/// The provisioning rule for a device whose state is the file `state` and whose settings,
-/// written when it was provisioned, are the file `marker`: `Ok(true)` if it is new and may be
+/// Why a device may not be provisioned now ([`may_provision`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotProvisionable {
+    /// Its marker is there, its state is not: provisioning it again would give the same device
+    /// a fresh budget.
+    LostState,
+    /// It has no state, and no one asked for a new device.
+    NotAsked,
+}
+
+impl std::fmt::Display for NotProvisionable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::LostState => {
+                "has lost its state (it was provisioned, but its state file is gone): provisioning it again would give it a fresh budget; restore the state, or retire the device and start a new one in a new directory"
+            }
+            Self::NotAsked => "has no state: a new device is created only with --provision",
+        })
+    }
+}
+
+/// The provisioning rule for a device whose state is the file `state` and whose marker, written
+/// when it was provisioned, is the file `marker`: `Ok(true)` if it is new and may be
 /// provisioned now (`provision` asked for it), `Ok(false)` if it has state. A device whose
 /// marker is there but whose state is not has lost its state: refused even with `provision`,
 /// since provisioning it again would give the same device a fresh budget.
-pub fn may_provision(state: &Path, marker: &Path, provision: bool) -> Result<bool, &'static str> {
+pub fn may_provision(state: &Path, marker: &Path, provision: bool) -> Result<bool, NotProvisionable> {
     match (state.exists(), marker.exists(), provision) {
         (true, _, _) => Ok(false),
-        (false, true, _) => Err(
-            "has lost its state (its settings are there, its state file is not): provisioning it again would give it a fresh budget; restore the state, or retire the device and start a new one in a new directory",
-        ),
+        (false, true, _) => Err(NotProvisionable::LostState),
         (false, false, true) => Ok(true),
-        (false, false, false) => Err("has no state: a new device is created only with --provision"),
+        (false, false, false) => Err(NotProvisionable::NotAsked),
     }
 }
 
@@ -168,35 +187,159 @@ impl<'e, E: Borrow<dyn Environment + 'e>> RewardSource for EnvSource<E> {
     }
 }
 
-/// A device's state record in a file of two 64-byte slots written alternately (the ping-pong
-/// of an overwritable medium, as the firmware's semihosting file): the host's durable
-/// [`LogMedium`]. The file is created whole (both slots blank) and must stay exactly
-/// [`FileMedium::LEN`] bytes: a missing file reads blank only until the file has been seen,
-/// and a file of another length is an error, never a blank store or an older record. Each
-/// write is synced to the disk (`sync_data`) before it returns, and the file's directory
-/// entry when the file is created, so a release never waits on a write the OS could lose.
+/// A fleet device's public settings, fixed at provisioning: B, R, its per-report ε limit, its
+/// lifetime budget, and whether its keys come from a run's seed (`--simulation`) rather than
+/// the OS. [`FileMedium`] keeps them in the device's state file, under a CRC, and a device is
+/// never reopened with others: a larger total would be budget given back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeviceSettings {
+    /// B.
+    pub b: f64,
+    /// R.
+    pub r: f64,
+    /// The largest ε of one report.
+    pub per_report_limit: f64,
+    /// The lifetime budget.
+    pub total: f64,
+    /// Keys from a run's seed (a simulation, no privacy) rather than from the OS.
+    pub simulated_keys: bool,
+}
+
+/// The settings' first bytes in the state file (after the two record slots).
+const SETTINGS_MAGIC: [u8; 4] = *b"LDPF";
+/// The settings in the state file: magic, B, R, per-report limit, total (four `f64` LE), the key
+/// mode (`u32` LE: 0 OS, 1 simulation), CRC-32C of the 40 bytes before followed by the device's
+/// 32 bytes of seed material (so that another device's settings, copied in, do not pass).
+const SETTINGS_LEN: usize = 4 + 32 + 4 + 4;
+
+/// The settings' CRC: of their first 40 bytes and the device's seed material.
+fn settings_crc(bytes: &[u8; SETTINGS_LEN], seed: &[u8; 32]) -> u32 {
+    let mut covered = [0u8; 40 + 32];
+    covered[..40].copy_from_slice(&bytes[..40]);
+    covered[40..].copy_from_slice(seed);
+    ldp_core::checksum::crc32c(&covered)
+}
+
+impl DeviceSettings {
+    /// The settings of a device with `config`.
+    pub fn of(config: &ldp_core::DeviceConfig, simulated_keys: bool) -> Self {
+        let p = &config.policy;
+        Self {
+            b: config.b.get(),
+            r: config.r.get(),
+            per_report_limit: p.per_report_limit().get(),
+            total: p.total().get(),
+            simulated_keys,
+        }
+    }
+
+    /// One `name = value` line per setting (the device directory's `config.txt`, messages).
+    pub fn text(&self) -> String {
+        let keys = if self.simulated_keys { "simulation" } else { "os" };
+        format!(
+            "b = {}\nr = {}\nper_report_limit = {}\nlifetime_budget = {}\nkeys = {keys}\n",
+            self.b, self.r, self.per_report_limit, self.total
+        )
+    }
+
+    fn encode(&self, seed: &[u8; 32]) -> [u8; SETTINGS_LEN] {
+        let mut bytes = [0u8; SETTINGS_LEN];
+        bytes[..4].copy_from_slice(&SETTINGS_MAGIC);
+        for (chunk, x) in
+            bytes[4..36].chunks_exact_mut(8).zip([self.b, self.r, self.per_report_limit, self.total])
+        {
+            chunk.copy_from_slice(&x.to_le_bytes());
+        }
+        bytes[36..40].copy_from_slice(&u32::from(self.simulated_keys).to_le_bytes());
+        let crc = settings_crc(&bytes, seed);
+        bytes[40..].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    /// `None` unless magic, key mode and CRC (with the device's `seed`) are right.
+    fn decode(bytes: &[u8; SETTINGS_LEN], seed: &[u8; 32]) -> Option<Self> {
+        let word = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let float = |at: usize| f64::from_bits(u64::from(word(at)) | (u64::from(word(at + 4)) << 32));
+        let simulated_keys = match word(36) {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        (bytes[..4] == SETTINGS_MAGIC && word(40) == settings_crc(bytes, seed)).then(|| Self {
+            b: float(4),
+            r: float(12),
+            per_report_limit: float(20),
+            total: float(28),
+            simulated_keys,
+        })
+    }
+}
+
+/// A device's state in a file: two 64-byte record slots written alternately (the ping-pong of
+/// a medium overwritten in place, as the firmware's semihosting file), then the device's
+/// [`DeviceSettings`] with a magic and a CRC-32C: the host's durable [`LogMedium`]. The file is
+/// created whole (both slots blank, the settings written) by [`FileMedium::create`] and must
+/// stay exactly [`FileMedium::LEN`] bytes: a missing file reads blank only until the file has
+/// been seen, and a file of another length is an error, never a blank store or an older
+/// record. Each write is synced to the disk (`sync_data`) before it returns, and the file's
+/// directory entry when the file is created, so a release never waits on a write the OS could
+/// lose.
 ///
-/// What a host file cannot do: stop whoever controls the disk from deleting it or putting back
+/// The settings' CRC, like the records', is against damage and edits that do not recompute it
+/// (a settings line edited, the file cut short); it also covers the device's seed material, so
+/// another device's settings, copied in, do not pass. What a host file cannot do: stop whoever
+/// controls the disk from writing a state of its own with the CRCs recomputed, or putting back
 /// an older copy, which gives the budget back (a device with a monotonic counter out of the
 /// OS's reach — a TPM, a secure element — can). `docs/fleet.md` says what is covered.
 #[derive(Debug)]
 pub struct FileMedium {
     path: PathBuf,
     seen: bool,
+    /// What a new file is created with, and the seed material it will be provisioned with;
+    /// `None`: the file must exist.
+    create: Option<(DeviceSettings, [u8; 32])>,
 }
 
 impl FileMedium {
-    /// The file's length: two record slots.
-    pub const LEN: u64 = 2 * RECORD_LEN as u64;
+    /// The file's length: two record slots and the settings.
+    pub const LEN: u64 = (2 * RECORD_LEN + SETTINGS_LEN) as u64;
 
-    /// The medium in `path` (nothing is read yet).
+    /// The state of an existing device in `path` (nothing is read yet). Writing to a missing
+    /// file is an error.
     pub fn new(path: &Path) -> Self {
-        Self { path: path.to_path_buf(), seen: false }
+        Self { path: path.to_path_buf(), seen: false, create: None }
+    }
+
+    /// The state of a new device with `settings` in `path`, to be provisioned with `seed`: the
+    /// file is created, blank, with the settings (their CRC covers `seed` too), at provisioning
+    /// (the first write).
+    pub fn create(path: &Path, settings: DeviceSettings, seed: &[u8; 32]) -> Self {
+        Self { path: path.to_path_buf(), seen: false, create: Some((settings, *seed)) }
     }
 
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The settings the device with seed material `seed` (its loaded state's) was provisioned
+    /// with, read from the file: an error if the file cannot be read, has another length, or
+    /// its settings' magic or CRC is wrong (damaged, or another device's).
+    pub fn settings(&self, seed: &[u8; 32]) -> io::Result<DeviceSettings> {
+        let mut file = std::fs::File::open(&self.path)?;
+        self.check_len(&file)?;
+        let mut bytes = [0u8; SETTINGS_LEN];
+        file.seek(SeekFrom::Start(2 * RECORD_LEN as u64))?;
+        file.read_exact(&mut bytes)?;
+        DeviceSettings::decode(&bytes, seed).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: the device's settings in it are damaged or another device's (their CRC fails): it will not report",
+                    self.path.display()
+                ),
+            )
+        })
     }
 
     fn check_len(&self, file: &std::fs::File) -> io::Result<()> {
@@ -205,7 +348,7 @@ impl FileMedium {
             len => Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(
-                    "{} is {len} bytes, not {}: truncated or not a device's state",
+                    "{} is {len} bytes, not {}: truncated, not a device's state, or (128 bytes) a device from before its settings were kept in its state file, which cannot be checked: retire it and provision a new one in a new directory",
                     self.path.display(),
                     Self::LEN
                 ),
@@ -217,6 +360,7 @@ impl FileMedium {
 impl LogMedium for FileMedium {
     type Error = io::Error;
     const SLOTS: usize = 1;
+    const IN_PLACE: bool = true; // overwritten in place: every state written to both slots
 
     fn read(&mut self, sector: usize, _slot: usize, buf: &mut [u8; RECORD_LEN]) -> io::Result<()> {
         buf.fill(0xFF);
@@ -233,9 +377,17 @@ impl LogMedium for FileMedium {
 
     fn program(&mut self, sector: usize, _slot: usize, record: &[u8; RECORD_LEN]) -> io::Result<()> {
         if !self.seen && !self.path.exists() {
-            // Created whole, blank, and its directory entry made durable, before any record.
+            let Some((settings, seed)) = self.create else {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("{} does not exist: no device to write to", self.path.display()),
+                ));
+            };
+            // Created whole, blank, with its settings, and its directory entry made durable,
+            // before any record.
             let mut file = OpenOptions::new().write(true).create_new(true).open(&self.path)?;
             file.write_all(&[0xFF; 2 * RECORD_LEN])?;
+            file.write_all(&settings.encode(&seed))?;
             file.sync_all()?;
             // The file's directory, and the one holding it (both may be new).
             for dir in self.path.ancestors().skip(1).take(2).filter(|d| !d.as_os_str().is_empty()) {
@@ -667,7 +819,12 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         let path = dir.join("state.bin");
-        let mut store = LogStore::new(FileMedium::new(&path));
+        let settings =
+            DeviceSettings { b: 1.0, r: 0.5, per_report_limit: 1.0, total: 50.0, simulated_keys: false };
+        // Without settings no file is made.
+        assert!(LogStore::new(FileMedium::new(&path)).provision([9; 32]).is_err());
+        assert!(!path.exists());
+        let mut store = LogStore::new(FileMedium::create(&path, settings, &[9; 32]));
         assert!(store.is_blank().expect("a missing file reads blank"));
         store.provision([9; 32]).expect("provision");
         for boot in 1..=3 {
@@ -679,6 +836,8 @@ mod tests {
         let mut again = LogStore::new(FileMedium::new(&path));
         let s = again.load().expect("reload");
         assert_eq!((s.boot, s.reserved_units, s.seed), (3, 30, [9; 32]));
+        assert_eq!(again.medium().settings(&[9; 32]).expect("settings"), settings);
+        assert!(again.medium().settings(&[8; 32]).is_err(), "another device's seed");
         assert_ne!(s, DeviceState::provisioned([9; 32]));
         // A file cut short is an error, not an older record or a blank store.
         let bytes = std::fs::read(&path).expect("read");

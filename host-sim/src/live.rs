@@ -12,8 +12,10 @@
 //! Files in the output directory:
 //! - `live.json`: the settings, the device's hello and the learner's derived constants. A run
 //!   started again on the same directory must have the same settings and device (only the
-//!   horizon may change, e.g. to go on for more rounds); it replays the recorded rounds into
-//!   the learner, checking that it chooses the recorded actions again, and continues.
+//!   horizon may change, e.g. to go on for more rounds), and the device no more budget left
+//!   than the last recorded round says (a device never regains budget: one that has is a lost
+//!   board made again, or another device); it replays the recorded rounds into the learner,
+//!   checking that it chooses the recorded actions again, and continues.
 //! - `live.csv`: one row per release, written and flushed as it arrives: `round, action,
 //!   release, epsilon_effective, budget_remaining`.
 //! - `live.svg`, `live.png`: the action played in each round.
@@ -233,6 +235,17 @@ pub enum LiveError {
         /// The first setting that differs.
         setting: &'static str,
     },
+    /// The device has more budget left than `live.csv` recorded after the run's last round: a
+    /// device never regains budget, so this is not the device (the state) the run used — a
+    /// board whose lost state was provisioned again, or another device with its id.
+    BudgetRegained {
+        /// The last recorded round.
+        round: usize,
+        /// The budget left after it, as recorded.
+        recorded: f64,
+        /// The budget left that the device says it has now.
+        now: f64,
+    },
     /// `live.csv` cannot be read back.
     Record {
         /// The file.
@@ -289,6 +302,10 @@ impl std::fmt::Display for LiveError {
                 f,
                 "{} records a live run with another {setting}: give another --out, or delete that directory to start afresh",
                 path.display()
+            ),
+            Self::BudgetRegained { round, recorded, now } => write!(
+                f,
+                "the device says it has {now} eps left, but {recorded} was left after round {round} of the recorded run: a device never regains budget, so this is not the device (or the state) that run used; releasing to it would spend a budget the record says is gone: give another --out"
             ),
             Self::Record { path, line } => write!(
                 f,
@@ -373,7 +390,20 @@ pub fn run<L: Link>(
     let rounds = match std::fs::read_to_string(&json) {
         Ok(text) => {
             check_same_run(&text, spec, device, &json)?;
-            read_rounds(&csv)?
+            let rounds = read_rounds(&csv)?;
+            // The device's budget only goes down: more than the record left is another state.
+            // (Half a nano-eps, the device's unit, absorbs nothing real: the row and the hello
+            // carry the same f64.)
+            if let Some(last) = rounds.last()
+                && hello.budget_remaining > last.budget_remaining + 0.5e-9
+            {
+                return Err(LiveError::BudgetRegained {
+                    round: last.round,
+                    recorded: last.budget_remaining,
+                    now: hello.budget_remaining,
+                });
+            }
+            rounds
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(LiveError::Io { path: json, source: e }),

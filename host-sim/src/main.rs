@@ -10,7 +10,7 @@ macro_rules! say {
     }};
 }
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -329,7 +329,7 @@ struct DevicesArgs {
 struct LiveArgs {
     /// The device: serial:PATH (a board), tcp:HOST:PORT (a device already listening), or
     /// qemu[:ELF] (the firmware under QEMU, its state kept in <out>/device so a resumed run
-    /// meets the same emulated board).
+    /// meets the same emulated board; made for a new --out only, never again once lost).
     #[arg(long)]
     device: String,
     /// The device's actions are 0..N, at N evenly spaced points of [0, 1].
@@ -1124,8 +1124,13 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
         }
         runner::DeviceKind::Qemu { elf } => {
+            // The board of `--out`: made for a new run only, and never again once lost.
             let dir = args.out.join("device");
-            let _lock = host_sim::fleet::lock_device_dir(&dir).map_err(file(FileOp::Lock, &dir))?;
+            let recorded = args.out.join(live::LIVE_JSON).exists();
+            let _lock = claim_board(&dir, &elf, !recorded, |why| match why {
+                host_sim::fleet::NotProvisionable::NotAsked => Usage::LiveBoardGone { out: args.out.clone() },
+                why => Usage::Provision { dir: dir.clone(), why },
+            })?;
             let mut qemu = QemuDevice::start(&elf, &dir).map_err(CliError::System)?;
             let link = qemu.connect().map_err(CliError::System)?;
             live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
@@ -1224,6 +1229,27 @@ fn stop_flag(seconds: Option<u64>) -> std::sync::Arc<std::sync::atomic::AtomicBo
     stop
 }
 
+/// Claims the emulated board in `dir` for this process, for `fleet bridge --qemu` and `live
+/// --device qemu` alike: holds its lock (the returned file; one board, one process) and lets
+/// QEMU make a new board only if `provision` and the directory has none yet. A board that has
+/// lost its state is refused whatever `provision` says: QEMU would provision a fresh one, a
+/// fresh budget. `refused` says why in the caller's words.
+fn claim_board(
+    dir: &Path,
+    elf: &Path,
+    provision: bool,
+    refused: impl FnOnce(host_sim::fleet::NotProvisionable) -> Usage,
+) -> Result<std::fs::File, CliError> {
+    let lock = host_sim::fleet::lock_device_dir(dir).map_err(file(FileOp::Lock, dir))?;
+    let marker = dir.join(host_sim::transport::BOARD_MARKER);
+    let state = dir.join(host_sim::transport::STATE_FILE);
+    if host_sim::fleet::may_provision(&state, &marker, provision).map_err(refused)? {
+        host_sim::fleet::write_synced(&marker, &format!("firmware = {}\n", elf.display()))
+            .map_err(file(FileOp::Write, &marker))?;
+    }
+    Ok(lock)
+}
+
 /// `host-sim fleet bridge`: connects to the board, prints its hello, bridges it until stdin
 /// closes or --seconds pass, prints a summary.
 fn fleet_bridge(args: BridgeArgs) -> Result<(), CliError> {
@@ -1267,17 +1293,10 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), CliError> {
                 .map_or(0, |d| d.as_nanos());
             std::env::temp_dir().join(format!("ldp-board-{}-{nanos}", std::process::id()))
         });
-        // One board, one process; a board is created only when asked, and never again once it
-        // has lost its state (QEMU would provision a fresh one: a fresh budget).
-        let _lock = host_sim::fleet::lock_device_dir(&dir).map_err(file(FileOp::Lock, &dir))?;
-        let marker = dir.join("board.txt");
-        let new =
-            host_sim::fleet::may_provision(&dir.join("ldp-state.bin"), &marker, fresh || args.provision)
-                .map_err(|why| Usage::Provision { dir: dir.clone(), why })?;
-        if new {
-            host_sim::fleet::write_synced(&marker, &format!("firmware = {}\n", elf.display()))
-                .map_err(file(FileOp::Write, &marker))?;
-        }
+        let _lock = claim_board(&dir, &elf, fresh || args.provision, |why| Usage::Provision {
+            dir: dir.clone(),
+            why,
+        })?;
         say!("booting {} under QEMU in {}", elf.display(), dir.display());
         let mut qemu = QemuDevice::start(&elf, &dir).map_err(CliError::System)?;
         let link = qemu.connect().map_err(CliError::System)?;

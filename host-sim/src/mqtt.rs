@@ -42,10 +42,11 @@
 //!
 //! # A device's state
 //!
-//! Each device keeps its state in `DIR/<id>/state.bin` ([`FileMedium`]), its settings in
+//! Each device keeps its state and its settings ([`DeviceSettings`]: B and R, limits, budget,
+//! key mode) in `DIR/<id>/state.bin` ([`FileMedium`]), a copy of the settings for people in
 //! `DIR/<id>/config.txt`, and holds `DIR/<id>/lock` while it runs. A device without state is
 //! created only when asked ([`DevicesSpec::provision`]); a device reopened with other
-//! settings (limits, budget, B and R, key mode) or while another process holds it is refused.
+//! settings than those in its state file, or while another process holds it, is refused.
 //!
 //! # What a broker sees
 //!
@@ -69,7 +70,7 @@ use std::time::{Duration, Instant};
 
 use ldp_core::Reporter;
 use ldp_core::device::DeviceApp;
-use ldp_core::state::LogStore;
+use ldp_core::state::{LogStore, StateStore};
 use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
 use rumqttc::{Client, Connection, Event, MqttOptions, NetworkOptions, Packet, QoS};
 
@@ -78,7 +79,9 @@ pub use crate::mqtt_error::MqttError;
 use crate::device::DeviceError;
 use crate::device::device_config;
 use crate::env::Environment;
-use crate::fleet::{EnvSource, FileMedium, MemberSeeds, lock_device_dir, may_provision, write_synced};
+use crate::fleet::{
+    DeviceSettings, EnvSource, FileMedium, MemberSeeds, lock_device_dir, may_provision, write_synced,
+};
 use crate::transport::Link;
 
 /// How long after a query arrived a device sends its reply (module docs, *Reply timing*).
@@ -841,25 +844,9 @@ fn send_when_due(client: &Client, outgoing: &Receiver<Outgoing>) -> u64 {
     dropped
 }
 
-/// The public settings a device was provisioned with, kept beside its state
-/// (`dir/<id>/config.txt`): a device is never reopened with other limits or another mode.
-fn config_text(config: &ldp_core::DeviceConfig, seeds: Seeds) -> String {
-    let mode = match seeds {
-        Seeds::Os => "os",
-        Seeds::Simulated { .. } => "simulation",
-    };
-    format!(
-        "b = {}\nr = {}\nper_report_limit = {}\nlifetime_budget = {}\nkeys = {mode}\n",
-        config.b.get(),
-        config.r.get(),
-        config.policy.per_report_limit().get(),
-        config.policy.total().get()
-    )
-}
-
 impl Devices {
     /// Boots every device of `spec`: locks `dir/<id>/`, checks its settings against those it
-    /// was provisioned with, provisions a device without state if `spec.provision` says so (and
+    /// was provisioned with (kept in its state file), provisions a device without state if `spec.provision` says so (and
     /// refuses it otherwise), and opens its reporter with this boot's entropy (so the boot
     /// counter moves on and the reserved budget stays spent).
     pub fn open(spec: &DevicesSpec) -> Result<Self, MqttError> {
@@ -881,31 +868,33 @@ impl Devices {
             };
             let config = device_config(spec.env.as_ref(), spec.epsilon, spec.user_budget)
                 .map_err(|e: DeviceError| fail(e.to_string()))?;
-            let settings = config_text(&config, spec.seeds);
+            let settings = DeviceSettings::of(&config, matches!(spec.seeds, Seeds::Simulated { .. }));
             let settings_path = dir.join("config.txt");
             let state = dir.join("state.bin");
-            let mut store = LogStore::new(FileMedium::new(&state));
             let new = may_provision(&state, &settings_path, spec.provision)
                 .map_err(|why| fail(format!("{} {why}", dir.display())))?;
-            if new {
-                write_synced(&settings_path, &settings).map_err(|e| fail(e.to_string()))?;
+            let store = if new {
+                // config.txt is a copy for people, and says that the device exists; the
+                // settings that count are those in its state file.
+                write_synced(&settings_path, &settings.text()).map_err(|e| fail(e.to_string()))?;
+                let mut store = LogStore::new(FileMedium::create(&state, settings, &seeds.material));
                 store.provision(seeds.material).map_err(|e| fail(e.to_string()))?;
+                store
             } else {
-                let recorded = std::fs::read_to_string(&settings_path).map_err(|e| {
-                    fail(format!(
-                        "{}: {e} (a device's settings are kept beside its state)",
-                        settings_path.display()
-                    ))
-                })?;
+                let mut store = LogStore::new(FileMedium::new(&state));
+                let seed = store.load().map_err(|e| fail(e.to_string()))?.seed;
+                let recorded = store.medium().settings(&seed).map_err(|e| fail(e.to_string()))?;
                 if recorded != settings {
+                    let line = |s: &DeviceSettings| s.text().trim().replace('\n', ", ");
                     return Err(fail(format!(
-                        "was provisioned with other settings ({}: {}), not {}: a device keeps its limits and mode for life",
-                        settings_path.display(),
-                        recorded.trim().replace('\n', ", "),
-                        settings.trim().replace('\n', ", ")
+                        "was provisioned with other settings ({}, kept in {}), not {}: a device keeps its limits and mode for life",
+                        line(&recorded),
+                        state.display(),
+                        line(&settings)
                     )));
                 }
-            }
+                store
+            };
             let reporter = Reporter::open(config, store, seeds.entropy).map_err(|e| fail(e.to_string()))?;
             let source = EnvSource::new(Arc::clone(&spec.env), seeds.world);
             apps.push(DeviceApp::new(reporter, source, id));
@@ -1262,6 +1251,134 @@ mod tests {
             [spec(&dir, 5000.0), DevicesSpec { seeds: Seeds::Simulated { trial_seed: 1 }, ..s.clone() }]
         {
             assert!(refused(&other).contains("other settings"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Asks every device of `devices` for up to `n` reports (through the device application's
+    /// bytes, as a broker would deliver them), stopping when it refuses for lack of budget: the
+    /// reports and the boot each device answered in.
+    fn report(devices: Devices, n: usize) -> Vec<(usize, u64)> {
+        let eps = Epsilon::new(1.0).expect("eps");
+        devices
+            .apps
+            .into_iter()
+            .map(|app| {
+                let boot = app.reporter().accountant().boot();
+                let mut client = crate::transport::WireClient::new(crate::transport::LoopbackLink::new(app));
+                let mut reports = 0;
+                for round in 0..n as u32 {
+                    match client.query(round, 0, eps, None).expect("the loopback answers") {
+                        Ok(_) => reports += 1,
+                        Err(ldp_core::wire::Refusal::BudgetExhausted { .. }) => break,
+                        Err(other) => panic!("refused: {other}"),
+                    }
+                }
+                (reports, boot)
+            })
+            .collect()
+    }
+
+    fn drain(devices: Devices) -> Vec<(usize, u64)> {
+        report(devices, usize::MAX)
+    }
+
+    /// The newer of the two records of a state file (by generation): its offset.
+    fn newer_slot(state: &[u8]) -> usize {
+        let generation =
+            |at: usize| u32::from_le_bytes([state[at + 4], state[at + 5], state[at + 6], state[at + 7]]);
+        if generation(64) > generation(0) { 64 } else { 0 }
+    }
+
+    #[test]
+    fn an_edited_settings_file_gives_no_budget_back() {
+        // Issue 25, item 2: provisioned with a budget of 2, drained, `lifetime_budget = 2`
+        // edited to 50 in config.txt, restarted with --user-budget 50: refused.
+        let dir = temp("edited");
+        let mut s = DevicesSpec { count: 1, ..spec(&dir, 2.0) };
+        s.provision = true;
+        assert_eq!(drain(Devices::open(&s).expect("provisioned")), [(2, 1)]);
+        let settings = dir.join("1").join("config.txt");
+        let text = std::fs::read_to_string(&settings).expect("settings");
+        assert!(text.contains("lifetime_budget = 2\n"), "{text}");
+        std::fs::write(&settings, text.replace("lifetime_budget = 2\n", "lifetime_budget = 50\n"))
+            .expect("edit");
+        let more = DevicesSpec { provision: false, ..spec(&dir, 50.0) };
+        let more = DevicesSpec { count: 1, ..more };
+        let why = refused(&more);
+        assert!(why.contains("other settings") && why.contains("lifetime_budget = 2,"), "{why}");
+        // The settings in state.bin: rewritten without their CRC, or cut off, refused too.
+        let state = dir.join("1").join("state.bin");
+        let bytes = std::fs::read(&state).expect("state");
+        let total_at = 128 + 4 + 24;
+        let mut rewritten = bytes.clone();
+        rewritten[total_at..total_at + 8].copy_from_slice(&50f64.to_le_bytes());
+        // Another device's settings (its CRC right for its own seed), copied in.
+        let other = DevicesSpec { count: 1, first_id: 2, provision: true, ..spec(&dir, 50.0) };
+        drop(Devices::open(&other).expect("another device"));
+        let mut swapped = bytes.clone();
+        swapped[128..]
+            .copy_from_slice(&std::fs::read(dir.join("2").join("state.bin")).expect("state")[128..]);
+        for (edit, says) in
+            [(rewritten, "damaged"), (swapped, "another device's"), (bytes[..128].to_vec(), "128 bytes")]
+        {
+            std::fs::write(&state, edit).expect("edit");
+            let why = refused(&more);
+            assert!(why.contains(says), "{why}");
+        }
+        std::fs::write(&state, bytes).expect("restore");
+        // With its own settings it opens, and its budget is still spent.
+        let same = DevicesSpec { provision: false, ..s.clone() };
+        let devices = Devices::open(&same).expect("reopened with its own settings");
+        assert_eq!(devices.status()[0].budget_remaining, 0.0);
+        assert_eq!(drain(devices), [(0, 2)]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_blanked_newest_record_is_refused() {
+        // Issue 25, item 4: on an exhausted device, the newer slot of state.bin overwritten
+        // with 0xFF gave "budget left 4" and 4 more reports, again and again.
+        let dir = temp("blanked");
+        let mut s = DevicesSpec { count: 1, ..spec(&dir, 50.0) };
+        s.provision = true;
+        assert_eq!(drain(Devices::open(&s).expect("provisioned")), [(50, 1)]);
+        s.provision = false;
+        let path = dir.join("1").join("state.bin");
+        // Only tampering leaves a blank slot beside a written one: refused.
+        let mut blanked = std::fs::read(&path).expect("state");
+        let at = newer_slot(&blanked);
+        blanked[at..at + 64].fill(0xFF);
+        std::fs::write(&path, &blanked).expect("blank");
+        let why = refused(&s);
+        assert!(why.contains("blank"), "{why}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_torn_newest_record_gives_no_budget_back_and_repeats_no_boot() {
+        // Torn (what a power cut mid-write also leaves) right after each boot's first report:
+        // the boot's own write, its first reservation, was the newest record. Before, the
+        // device fell back to the record before it: the report was free and the next boot had
+        // the same number (with --simulation, the same noise key).
+        let dir = temp("torn");
+        let fresh = DevicesSpec { count: 1, provision: true, ..spec(&dir, 50.0) };
+        let state = dir.join("1").join("state.bin");
+        let (mut boots, mut released) = (Vec::new(), 0);
+        for cycle in 0..4 {
+            let spec = DevicesSpec { provision: cycle == 0, ..fresh.clone() };
+            let devices = Devices::open(&spec).expect("a torn record is a power cut: the device boots");
+            let left = devices.status()[0].budget_remaining;
+            assert!(left <= 50.0 - released as f64, "budget came back: {left} left after {released} reports");
+            let [(reports, boot)] = report(devices, 1)[..] else { panic!("one device") };
+            assert_eq!(reports, 1);
+            assert!(boots.iter().all(|&b| b < boot), "boot {boot} again after {boots:?}");
+            boots.push(boot);
+            released += reports;
+            let mut torn = std::fs::read(&state).expect("state");
+            let at = newer_slot(&torn);
+            torn[at + 63] ^= 0xA5;
+            std::fs::write(&state, &torn).expect("tear");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -336,6 +336,14 @@ fn os_random() -> io::Result<[u8; 32]> {
     Ok(bytes)
 }
 
+/// The emulated board's state in its working directory (`firmware-example/src/semihosting.rs`):
+/// without it, [`QemuDevice::start`] provisions a new board.
+pub const STATE_FILE: &str = "ldp-state.bin";
+/// Written in a board's working directory when the host makes the board (`fleet bridge --qemu`,
+/// `live --device qemu`): a directory with it and without [`STATE_FILE`] has lost its board,
+/// which is never made again (`fleet::may_provision`).
+pub const BOARD_MARKER: &str = "board.txt";
+
 /// A firmware image running under `qemu-system-arm -M netduinoplus2`, its USART1 on a loopback
 /// TCP port. The working directory is the device: it holds the semihosting files of
 /// `firmware-example/src/semihosting.rs`. [`QemuDevice::start`] plays the host's part of them,
@@ -343,7 +351,10 @@ fn os_random() -> io::Result<[u8; 32]> {
 /// directory with no device state yet, secret seed material to provision it with
 /// (`ldp-provision.bin`). Both come from the OS, never from a run's seed: the learner cannot know
 /// the device's noise. Restarting in the same directory boots the same device again (same
-/// budget, next boot number). The process is killed when this is dropped.
+/// budget, next boot number); a directory without [`STATE_FILE`] gets a new device, so a caller
+/// that must not make one for a lost board checks first (`fleet::may_provision` with
+/// [`BOARD_MARKER`], as `fleet bridge --qemu` and `live --device qemu` do). The process is
+/// killed when this is dropped.
 pub struct QemuDevice {
     child: Child,
     port: u16,
@@ -361,7 +372,7 @@ impl QemuDevice {
     /// reads only while its state is blank) instead of the firmware's built-in configuration.
     /// A device that exists keeps the configuration it was provisioned with.
     pub fn start_provisioned(elf: &Path, workdir: &Path, config: &DeviceConfig) -> io::Result<Self> {
-        if !workdir.join("ldp-state.bin").exists() {
+        if !workdir.join(STATE_FILE).exists() {
             std::fs::create_dir_all(workdir)?;
             let p = &config.policy;
             let words = [config.b.get(), config.r.get(), p.per_report_limit().get(), p.total().get()];
@@ -395,7 +406,18 @@ impl QemuDevice {
             Some(bytes) => Ok(bytes),
             None => os_random(),
         };
-        if !workdir.join("ldp-state.bin").exists() {
+        if workdir.join(STATE_FILE).exists() {
+            // A board exists: a provisioning request beside it was never the host's (it writes
+            // one only for a new board). The firmware reads one only while its records are
+            // blank, which only damage or tampering makes them: it must then halt, not start
+            // afresh with a new budget.
+            for request in ["ldp-provision.bin", "ldp-config.bin"] {
+                match std::fs::remove_file(workdir.join(request)) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
+            }
+        } else {
             std::fs::write(workdir.join("ldp-provision.bin"), random()?)?;
         }
         std::fs::write(workdir.join("ldp-entropy.bin"), random()?)?;

@@ -135,9 +135,27 @@ fn an_exhausted_budget_ends_the_run_and_keeps_what_was_released() {
 }
 
 #[test]
+fn a_device_with_more_budget_than_recorded_is_not_the_recorded_board() {
+    // Issue 25, item 3: the board's state lost, a new board with the same id and configuration
+    // answered, and the run went on ("1200 rounds (1000 resumed) ... budget left 800").
+    let dir = scratch("regained");
+    let out = live::run(&mut device(12.0, 1.0), &spec(40), &dir, |_, _| {}).unwrap();
+    assert!(out.budget_exhausted);
+    let err = live::run(&mut device(12.0, 1.0), &spec(60), &dir, |_, _| {}).unwrap_err();
+    assert!(
+        matches!(err, LiveError::BudgetRegained { round: 12, recorded, now } if recorded < 1.0 && now == 12.0),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--out"), "{err}");
+    assert_eq!(csv(&dir).lines().count(), 13, "nothing was added to live.csv");
+}
+
+#[test]
 fn another_run_or_device_or_a_changed_record_is_refused() {
     let dir = scratch("other");
-    live::run(&mut device(1000.0, 1.0), &spec(10), &dir, |_, _| {}).unwrap();
+    // The run's own device: another one (a fresh budget) would be refused for that.
+    let mut own = device(1000.0, 1.0);
+    live::run(&mut own, &spec(10), &dir, |_, _| {}).unwrap();
     let refused = |spec: &LiveSpec, dev: &mut Device| live::run(dev, spec, &dir, |_, _| {}).unwrap_err();
 
     let other_learner = LiveSpec { learner: UCB1, ..spec(10) };
@@ -161,11 +179,11 @@ fn another_run_or_device_or_a_changed_record_is_refused() {
     lines[3] = format!("{},{changed},{}", cells[0], cells[2..].join(","));
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     assert!(matches!(
-        refused(&spec(10), &mut device(1000.0, 1.0)),
+        refused(&spec(10), &mut own),
         LiveError::Diverged { round: 3, recorded, .. } if recorded == changed
     ));
     std::fs::write(&path, text.replace("\n3,", "\n4,")).unwrap();
-    assert!(matches!(refused(&spec(10), &mut device(1000.0, 1.0)), LiveError::Record { line: 4, .. }));
+    assert!(matches!(refused(&spec(10), &mut own), LiveError::Record { line: 4, .. }));
 }
 
 #[test]

@@ -130,20 +130,28 @@ fn assert_halted(qemu: &mut QemuDevice, what: &str) {
 }
 
 /// The review's attack: an exhausted device's configuration tail truncated away, or its total
-/// rewritten to 10^6 ε, gave it a fresh budget after a reboot. Now the rebooted device halts as
-/// it does for a torn record; an intact one still answers, with nothing left.
+/// rewritten to 10^6 ε, or its newer record blanked, gave it a fresh budget after a reboot. Now
+/// the rebooted device halts as it does for a torn record; an intact one still answers, with
+/// nothing left.
 #[test]
-fn a_truncated_or_rewritten_configuration_halts_the_device() {
+fn a_truncated_or_rewritten_configuration_or_a_blanked_record_halts_the_device() {
     let Some(elf) = common::firmware(&[]) else { return };
     let (_, env, eps) = fig2a();
     let provision = device_config(env.as_ref(), Epsilon::new(eps).unwrap(), 2.0 * eps).unwrap();
     let epsilon = Epsilon::new(eps).unwrap();
     type Attack = fn(&mut Vec<u8>);
-    let attacks: [(&str, Attack); 3] = [
+    let attacks: [(&str, Attack); 4] = [
         ("intact", |_| {}),
         ("truncated to the records", |state| state.truncate(RECORDS)),
         ("total rewritten to 1e6", |state| {
             state[RECORDS + 4 + 24..RECORDS + 4 + 32].copy_from_slice(&1e6f64.to_le_bytes())
+        }),
+        // Issue 25, item 4: the newer record (by generation) blanked gave the budget back.
+        ("newer record blanked", |state| {
+            let generation =
+                |at: usize| u32::from_le_bytes([state[at + 4], state[at + 5], state[at + 6], state[at + 7]]);
+            let at = if generation(64) > generation(0) { 64 } else { 0 };
+            state[at..at + 64].fill(0xFF);
         }),
     ];
     for (i, (what, attack)) in attacks.into_iter().enumerate() {

@@ -550,9 +550,9 @@ impl<E> From<ReportError<E>> for Refusal {
             ReportError::Budget(BudgetError::BelowDeviceFloor { requested, floor }) => {
                 Self::BelowDeviceFloor { requested, floor }
             }
-            ReportError::Budget(BudgetError::CorruptState | BudgetError::NotProvisioned) => {
-                Self::CorruptState
-            }
+            ReportError::Budget(
+                BudgetError::CorruptState | BudgetError::BlankedState | BudgetError::NotProvisioned,
+            ) => Self::CorruptState,
             ReportError::Budget(BudgetError::Storage(_) | BudgetError::NotReserved) => Self::StorageFailed,
         }
     }

@@ -1,0 +1,117 @@
+//! `host-sim live --device qemu` never makes a new board for a run whose board was lost: the
+//! emulated board's state is `<out>/device/ldp-state.bin`, and QEMU provisions a fresh device
+//! (a fresh budget) whenever that file is missing, or its records are blank and a provisioning
+//! request lies beside it. Issue 25, item 3: the state removed after a run, the same command
+//! went on with a new board's budget.
+//!
+//! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
+//! REQUIRE_QEMU=1 (CI), when that is a failure.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use host_sim::transport::{FirmwareError, QemuDevice, WireClient, build_firmware};
+
+/// The firmware image, or `None` (the test skips, saying why).
+fn firmware() -> Option<PathBuf> {
+    let reason = if Command::new("qemu-system-arm").arg("--version").output().is_err() {
+        "qemu-system-arm is not installed (scripts/install-deps.sh --qemu)".to_string()
+    } else {
+        match build_firmware(&[]) {
+            Ok(elf) => return Some(elf),
+            Err(FirmwareError::TargetMissing) => FirmwareError::TargetMissing.to_string(),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    if std::env::var_os("REQUIRE_QEMU").is_some_and(|v| v == "1") {
+        panic!("REQUIRE_QEMU=1 but {reason}");
+    }
+    eprintln!("skipping this QEMU test: {reason}");
+    None
+}
+
+/// One emulator at a time in this binary: `host-sim live` picks its emulator's port in another
+/// process, which the port lock of `QemuDevice::start` does not reach (two emulators on one
+/// port: the learner meets the other test's board).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// `host-sim live` on the emulated board, `horizon` rounds into `out`: (success, stderr).
+fn live(elf: &std::path::Path, out: &std::path::Path, horizon: usize) -> (bool, String) {
+    let device = format!("qemu:{}", elf.display());
+    let horizon = horizon.to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_host-sim"))
+        .args(["live", "--device", &device, "--actions", "5", "--learner", "UCB1", "--quiet"])
+        .args(["--horizon", &horizon, "--out"])
+        .arg(out)
+        .output()
+        .expect("host-sim runs");
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn a_lost_board_is_refused_not_made_again() {
+    let Some(elf) = firmware() else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let out = std::env::temp_dir().join(format!("ldp-live-qemu-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let (ok, err) = live(&elf, &out, 6);
+    assert!(ok, "{err}");
+    let state = out.join("device").join("ldp-state.bin");
+    assert!(state.is_file());
+    let rows = |out: &std::path::Path| std::fs::read_to_string(out.join("live.csv")).unwrap().lines().count();
+    assert_eq!(rows(&out), 7);
+
+    // The same board goes on.
+    let (ok, err) = live(&elf, &out, 8);
+    assert!(ok, "{err}");
+    assert_eq!(rows(&out), 9);
+
+    // Its state lost: refused, as `fleet bridge` refuses it; nothing is released.
+    std::fs::remove_file(&state).unwrap();
+    let (ok, err) = live(&elf, &out, 12);
+    assert!(!ok, "a new board was made for the recorded run");
+    assert!(err.contains("lost its state"), "{err}");
+    assert!(!state.exists(), "a new board was provisioned");
+    assert_eq!(rows(&out), 9);
+
+    // Everything of the board removed: the run's record still names it.
+    std::fs::remove_dir_all(out.join("device")).unwrap();
+    let (ok, err) = live(&elf, &out, 12);
+    assert!(!ok, "a new board was made for the recorded run");
+    assert!(err.contains("--out"), "{err}");
+    assert!(!state.exists(), "a new board was provisioned");
+    assert_eq!(rows(&out), 9);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
+    // The next move after the refusal above: keep the state file but blank its records, and
+    // leave a provisioning request beside it. The firmware provisions a blank store when asked:
+    // the host must never ask for a board that exists.
+    let Some(elf) = firmware() else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = std::env::temp_dir().join(format!("ldp-live-qemu-blanked-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
+    let hello = WireClient::new(qemu.connect().unwrap()).hello().unwrap();
+    assert!(hello.budget_remaining > 0.0);
+    drop(qemu);
+
+    let state = dir.join("ldp-state.bin");
+    let mut bytes = std::fs::read(&state).unwrap();
+    bytes[..128].fill(0xFF);
+    std::fs::write(&state, &bytes).unwrap();
+    std::fs::write(dir.join("ldp-provision.bin"), [7u8; 32]).unwrap();
+    let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
+    let answered = qemu.connect().ok().and_then(|link| {
+        let mut client = WireClient::new(link);
+        client.tries = 3;
+        client.hello().ok()
+    });
+    assert!(answered.is_none(), "the blanked board answered: {answered:?}");
+    drop(qemu);
+    assert_eq!(std::fs::read(&state).unwrap(), bytes, "the board was provisioned again");
+    assert!(!dir.join("ldp-provision.bin").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
