@@ -14,7 +14,10 @@ fn fresh_dir(tag: &str) -> PathBuf {
 #[test]
 fn every_real_data_experiment_runs_from_an_empty_directory_without_data_flags() {
     let cwd = fresh_dir("empty");
-    assert!(!cwd.join("../shared").exists() || !cwd.join("data").exists());
+    assert!(
+        !cwd.join("data").exists() && !cwd.join("../shared/data").exists(),
+        "the directory must hold no data"
+    );
     for experiment in ["fig2b", "fig2c", "fig2e", "fig2f", "fig3b", "fig3c"] {
         let out = Command::new(env!("CARGO_BIN_EXE_host-sim"))
             .current_dir(&cwd)

@@ -48,8 +48,9 @@ pub struct Problem {
     /// The order in which the UCB learners break exact ties between arms (`None`: the lowest
     /// index first). The runner sets a seeded random order per trial under the calibrated
     /// constants ([`tie_order`]), so a table's column order cannot favour an arm: with every
-    /// unplayed arm tied at the start, first-on-ties plays the first columns first, and on a
-    /// table sorted by mean that alone cost MoMA 5–8 % of uniform play's regret.
+    /// unplayed arm tied at the start, first-on-ties plays the first columns first (on a table
+    /// sorted by mean, LDP-MoMA at T = 1000, ε = 1, 10 trials: 1.08 ± 0.03× uniform play first on
+    /// ties, 1.02 ± 0.04× in a random order).
     pub tie_order: Option<Vec<usize>>,
 }
 
