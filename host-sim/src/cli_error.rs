@@ -121,6 +121,10 @@ pub enum Usage {
     PriorNotTable(&'static str),
     /// `--prior` with `--coords` (the coordinates' kernel is the prior).
     PriorWithCoords,
+    /// A `--delimiter` that is not one character.
+    Delimiter(String),
+    /// A `--long` that does not name two or three columns (the reason).
+    Long(String),
     /// A number out of its range.
     Number {
         /// The flag.
@@ -234,6 +238,11 @@ impl std::fmt::Display for Usage {
                 "--prior and --coords both set the prior: with --coords the prior is the kernel over the \
                  coordinates; drop one of them",
             ),
+            Self::Delimiter(text) => write!(
+                f,
+                "--delimiter '{text}': give one character, e.g. --delimiter ';' or --delimiter '|', or --delimiter tab"
+            ),
+            Self::Long(why) => write!(f, "--long {why}"),
             Self::Number { flag, value, sign } => {
                 let rule = match sign {
                     Sign::Positive => ">",

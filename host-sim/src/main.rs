@@ -21,7 +21,7 @@ use host_sim::checkpoint::OutLock;
 use host_sim::demo::{PrivatiseConfig, privatise};
 use host_sim::env::Prior;
 use host_sim::env::custom::{KernelChoice, KernelName, Overrides, ProblemFiles};
-use host_sim::env::table::Table;
+use host_sim::env::table::ReadOptions;
 use host_sim::executor::Shard;
 use host_sim::experiments;
 use host_sim::output::{self, TableFormat};
@@ -477,10 +477,32 @@ struct RunArgs {
     /// `DP-RSE` names every grid point of a sweep's DP-RSE) [default: all].
     #[arg(long, value_delimiter = ',')]
     algorithms: Option<Vec<String>>,
-    /// `custom`: your table of rewards, one column per arm and one row per observation; a
-    /// leading non-numeric column (e.g. Date) is ignored, empty cells are missing observations.
+    /// `custom`: your table of rewards, one column per arm and one row per observation (CSV,
+    /// TSV, `;`- or `|`-separated, quoted or not); a leading index or time column (named e.g.
+    /// year/date/index, holding text, or strictly increasing integers) labels the rows; empty,
+    /// NA and NaN cells are missing observations. The arms read are listed before the run.
     #[arg(long)]
     arms: Option<PathBuf>,
+    /// `custom`: the arms file's delimiter, one character or `tab` [default: sniffed among
+    /// `,` tab `;` `|`].
+    #[arg(long)]
+    delimiter: Option<String>,
+    /// `custom`: the column that labels the rows (a header name or a 1-based number), or `none`
+    /// to make every column an arm [default: detected].
+    #[arg(long)]
+    label_column: Option<String>,
+    /// `custom`: the arm columns, by header name or 1-based number [default: all but the label
+    /// column].
+    #[arg(long, value_delimiter = ',')]
+    columns: Option<Vec<String>>,
+    /// `custom`: a long-format table, one row per observation: ARM,VALUE[,TIME] name the column
+    /// of the arm, of the value and optionally of the time that aligns the arms.
+    #[arg(long, value_name = "ARM,VALUE[,TIME]")]
+    long: Option<String>,
+    /// `custom`: lower values are better (costs, losses, errors): every value is negated.
+    #[arg(long, alias = "minimize")]
+    #[serde(default)]
+    minimise: bool,
     /// `custom`: a kernel prior over coordinates, one row per arm (in the arms file's column
     /// order, optionally led by the arm's name), one column per dimension [default: the
     /// empirical covariance of the arms' columns].
@@ -584,6 +606,11 @@ impl RunArgs {
             eps: self.eps.or(file.eps),
             algorithms: self.algorithms.or(file.algorithms),
             arms: self.arms.or(file.arms),
+            delimiter: self.delimiter.or(file.delimiter),
+            label_column: self.label_column.or(file.label_column),
+            columns: self.columns.or(file.columns),
+            long: self.long.or(file.long),
+            minimise: self.minimise || file.minimise,
             coords: self.coords.or(file.coords),
             kernel: self.kernel.or(file.kernel),
             lengthscale: self.lengthscale.or(file.lengthscale),
@@ -699,6 +726,12 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> {
     let args = cli.or(settings);
     let name = args.experiment.clone().ok_or(Usage::NoExperiment)?;
     let experiment = experiments::find(&name).ok_or(Usage::UnknownExperiment(name))?;
+    // The arms read from the user's table, once for a sweep, for the user to check.
+    if let Some(files) = problem_files(&args, experiment)?
+        && !args.quiet
+    {
+        eprint!("{}", files.report);
+    }
     let values = match &args.eps {
         Some(e) => e.values()?,
         None => vec![experiment.epsilon],
@@ -738,6 +771,11 @@ fn problem_files(
     let custom = matches!(experiment.env, experiments::EnvKind::Table);
     let given = [
         ("--arms", args.arms.is_some()),
+        ("--delimiter", args.delimiter.is_some()),
+        ("--label-column", args.label_column.is_some()),
+        ("--columns", args.columns.is_some()),
+        ("--long", args.long.is_some()),
+        ("--minimise", args.minimise),
         ("--coords", args.coords.is_some()),
         ("--kernel", args.kernel.is_some()),
         ("--lengthscale", args.lengthscale.is_some()),
@@ -765,7 +803,24 @@ fn problem_files(
     check("--c", args.c, Sign::Positive)?;
     check("--lengthscale", args.lengthscale, Sign::Positive)?;
     let overrides = Overrides { b: args.b, r: args.r, v: args.v, c: args.c };
-    Ok(Some(ProblemFiles::new(arms, args.coords.clone(), kernel, overrides)?))
+    let read = ReadOptions {
+        delimiter: args.delimiter.as_deref().map(delimiter).transpose()?,
+        label_column: args.label_column.clone(),
+        columns: args.columns.clone(),
+        long: args.long.as_deref().map(|l| l.parse().map_err(Usage::Long)).transpose()?,
+        minimise: args.minimise,
+    };
+    Ok(Some(ProblemFiles::new(arms, args.coords.clone(), kernel, overrides, read)?))
+}
+
+/// The delimiter `--delimiter` names: one ASCII character, or `tab`.
+fn delimiter(text: &str) -> Result<char, Usage> {
+    let mut chars = text.chars();
+    match (text, chars.next(), chars.next()) {
+        ("tab" | "\\t" | "TAB", _, _) => Ok('\t'),
+        (_, Some(c), None) if c.is_ascii() && c != '"' && c != '\n' && c != '\r' => Ok(c),
+        _ => Err(Usage::Delimiter(text.to_string())),
+    }
 }
 
 /// A number flag, if given, must be finite and of its sign.
@@ -796,7 +851,7 @@ fn run_one(
     let defaults = experiment.default_config();
     let algorithms = match (&problem, args.family) {
         (Some(files), Some(FamilyArg::Bandit)) => {
-            let arms = Table::read(&files.arms)?.names.len();
+            let arms = files.report.arms.len();
             let max = bandit::policies::MAX_ARMS;
             if arms > max {
                 return Err(Usage::TooManyArms { file: files.arms.clone(), arms, max }.into());

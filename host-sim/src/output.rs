@@ -76,6 +76,9 @@ struct Record<'a> {
     config: &'a RunConfig,
     #[serde(skip_serializing_if = "Option::is_none")]
     fleet: Option<FleetSummary>,
+    /// `custom`: what was read from the arms file (delimiter, label column, arms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    table: Option<&'a crate::env::table::ReadReport>,
     results: Vec<Summary<'a>>,
 }
 
@@ -249,6 +252,7 @@ pub fn write_all_with(
         description,
         config,
         fleet: fleet_summary(dir, config)?,
+        table: config.problem.as_ref().map(|p| &p.report),
         results: results
             .iter()
             .map(|r| Summary {

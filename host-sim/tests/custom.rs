@@ -215,6 +215,9 @@ fn bad_input_is_named_in_the_users_words_and_leaves_no_results() {
         (vec!["--arms", &good, "--kernel", "se"], vec!["need --coords".into()]),
         (vec!["--arms", &good, "--r", "-1"], vec!["--r must be".into()]),
         (vec!["--arms", &missing], vec!["cannot read".into(), "missing.csv".into()]),
+        (vec!["--arms", &good, "--columns", "north,up"], vec!["no column 'up'".into(), "'west'".into()]),
+        (vec!["--arms", &good, "--delimiter", "ab"], vec!["give one character".into()]),
+        (vec!["--arms", &good, "--long", "north"], vec!["--long symbol,price".into()]),
     ];
     for (extra, expected) in &cases {
         let mut args = vec!["run", "custom", "--out", &out_s, "--quiet", "--trials", "1", "--horizon", "5"];
@@ -234,5 +237,72 @@ fn bad_input_is_named_in_the_users_words_and_leaves_no_results() {
     // --arms belongs to custom only.
     let (ok, _, err) = host_sim(&["run", "fig2a", "--arms", &good, "--out", &out_s]);
     assert!(!ok && err.contains("host-sim run custom"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The arms `run.json` records: (name, count, mean) each, and the label column.
+fn arms_read(out: &Path) -> (Vec<(String, u64, f64)>, serde_json::Value) {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let table = &json["table"];
+    let arms = table["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap().to_string(),
+                a["count"].as_u64().unwrap(),
+                a["mean"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    (arms, table["label_column"].clone())
+}
+
+#[test]
+fn tables_as_people_have_them_are_read_to_the_right_arms() {
+    let d = dir("shapes");
+    let run = |name: &str, text: &str, extra: &[&str]| {
+        let arms = write(&d, name, text);
+        let out = d.join(format!("out-{name}"));
+        let args = [
+            &["run", "custom", "--arms", &arms, "--out", out.to_str().unwrap()][..],
+            extra,
+            &["--trials", "1", "--horizon", "20"],
+        ]
+        .concat();
+        let (ok, _, err) = host_sim(&args);
+        assert!(ok, "{name}: {err}");
+        // The arms read are listed before the run.
+        assert!(err.starts_with("read "), "{name}: {err}");
+        arms_read(&out)
+    };
+    let arms = |list: &[(&str, u64, f64)]| -> Vec<(String, u64, f64)> {
+        list.iter().map(|(n, c, m)| (n.to_string(), *c, *m)).collect()
+    };
+    // A statsmodels-style table: a numeric YEAR column before the months, tab-separated, NA.
+    let (got, label) = run("sst.tsv", "YEAR\tjan\tfeb\n1950\t1\t4\n1951\tNA\t6\n1952\t5\t8\n", &[]);
+    assert_eq!(got, arms(&[("jan", 2, 3.0), ("feb", 3, 6.0)]));
+    assert_eq!(label, serde_json::json!(["YEAR", "name"]));
+    // A pandas export: an unnamed index column, quoted names holding commas, a BOM.
+    let (got, label) =
+        run("pandas.csv", "\u{feff},\"Smith, J\",\"Doe, A\"\n0,\"1.0\",2\n1,3,NaN\n2,5,6\n", &[]);
+    assert_eq!(got, arms(&[("Smith, J", 3, 3.0), ("Doe, A", 2, 4.0)]));
+    assert_eq!(label, serde_json::json!(["", "name"]));
+    // A long-format price table.
+    let long = "symbol,date,price\nAAPL,d1,1\nMSFT,d1,10\nAAPL,d2,3\nMSFT,d2,20\n";
+    let (got, label) = run("long.csv", long, &["--long", "symbol,price,date"]);
+    assert_eq!(got, arms(&[("AAPL", 2, 2.0), ("MSFT", 2, 15.0)]));
+    assert_eq!(label, serde_json::Value::Null);
+    // Losses, minimised: negated.
+    let (got, _) = run("loss.csv", "a,b\n-0.5,-0.25\n-1.5,-0.75\n", &["--minimise"]);
+    assert_eq!(got, arms(&[("a", 2, 1.0), ("b", 2, 0.5)]));
+    // Every column an arm after all; or two chosen ones.
+    let year = "YEAR,jan,feb\n1950,1,4\n1951,3,6\n1952,5,8\n";
+    let (got, _) = run("year.csv", year, &["--label-column", "none"]);
+    assert_eq!(got, arms(&[("YEAR", 3, 1951.0), ("jan", 3, 3.0), ("feb", 3, 6.0)]));
+    let (got, _) = run("cols.csv", year, &["--columns", "feb,jan"]);
+    assert_eq!(got, arms(&[("feb", 3, 6.0), ("jan", 3, 3.0)]));
     let _ = std::fs::remove_dir_all(&d);
 }

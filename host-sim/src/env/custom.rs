@@ -8,7 +8,8 @@ use nalgebra::DMatrix;
 use serde::Serialize;
 
 use super::table::{
-    Table, TableError, TableProblem, fnv1a, kernel_covariance, largest_magnitude, read_coordinates,
+    ReadOptions, ReadReport, Table, TableError, TableProblem, fnv1a, kernel_covariance, largest_magnitude,
+    read_coordinates,
 };
 use super::{EnvError, EnvFactory, Environment, RealData, RealDataError, RewardBounds, shared};
 use crate::gp::kernel::distance;
@@ -30,6 +31,16 @@ pub struct ProblemFiles {
     pub kernel: Option<KernelChoice>,
     /// B, R, v, c given by the user in place of the derived ones.
     pub overrides: Overrides,
+    /// How the arms file is read (delimiter, label column, columns, long format, minimise).
+    #[serde(skip_serializing_if = "is_default")]
+    pub read: ReadOptions,
+    /// What the reader made of the arms file (`run.json` keeps it beside the settings).
+    #[serde(skip)]
+    pub report: ReadReport,
+}
+
+fn is_default(read: &ReadOptions) -> bool {
+    *read == ReadOptions::default()
 }
 
 /// A kernel over coordinates, with a lengthscale (default: the median distance between two
@@ -79,20 +90,21 @@ impl ProblemFiles {
         coords: Option<PathBuf>,
         kernel: Option<KernelChoice>,
         overrides: Overrides,
+        read: ReadOptions,
     ) -> Result<Self, TableError> {
-        let bytes = std::fs::read(&arms).map_err(|e| TableError {
-            path: arms.clone(),
-            problem: TableProblem::Unreadable(e.to_string()),
-        })?;
+        let in_arms = |problem| TableError { path: arms.clone(), problem };
+        let bytes = std::fs::read(&arms).map_err(|e| in_arms(TableProblem::Unreadable(e.to_string())))?;
+        let (table, mut report) = Table::parse_with(&bytes, &read).map_err(in_arms)?;
+        report.shift = shift_of(&table.observations(0).map_err(in_arms)?);
         // With coordinates the kernel is always recorded, the default one if none was chosen.
         let kernel = kernel.or_else(|| coords.as_ref().map(|_| KernelChoice::default()));
-        Ok(Self { arms, arms_fnv: fnv1a(&bytes), coords, kernel, overrides })
+        Ok(Self { arms_fnv: fnv1a(&bytes), arms, coords, kernel, overrides, read, report })
     }
 
     /// The environment the files describe, with the user's constants in place of the derived
     /// ones.
     pub fn environment(&self) -> Result<RealData, TableError> {
-        let table = Table::read(&self.arms)?;
+        let (table, _) = Table::read_with(&self.arms, &self.read)?;
         let in_arms = |problem| TableError { path: self.arms.clone(), problem };
         let covariance = match &self.coords {
             None => table.zscore_covariance().map_err(in_arms)?,
@@ -144,10 +156,29 @@ fn median_distance(points: &[Vec<f64>]) -> f64 {
     d.get(d.len() / 2).copied().unwrap_or(1.0)
 }
 
+/// The constant added to every observation of a table whose best arm's mean is not positive
+/// (losses, −RMSE, a table read with `--minimise`), so that the papers' recipe, which divides
+/// by that mean, can use it: minus the smallest observation, which makes the worst observation 0
+/// and every mean positive unless all observations are equal. `None` (no shift) when the best
+/// mean is positive. The learners' constants come from the shifted table (B, R, v, c), and
+/// regret is unchanged by a shift.
+pub fn shift_of(observed: &[Vec<f64>]) -> Option<f64> {
+    let best = observed
+        .iter()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let smallest = observed.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+    (best <= 0.0 && smallest.is_finite()).then_some(-smallest)
+}
+
 /// The environment of `table`: the papers' real-data recipe over its observations with
-/// `covariance` as the prior (one row and column per arm).
+/// `covariance` as the prior (one row and column per arm), after [`shift_of`]'s shift.
 pub fn environment(table: &Table, name: &str, covariance: DMatrix<f64>) -> Result<RealData, TableProblem> {
-    let observed = table.observations(1)?;
+    let mut observed = table.observations(1)?;
+    if let Some(shift) = shift_of(&observed) {
+        observed.iter_mut().flatten().for_each(|y| *y += shift);
+    }
     // The recipe divides by the largest mean: one that overflows is the data's scale, not a sign.
     for (a, values) in observed.iter().enumerate() {
         if !(values.iter().fold(0.0, |s, y| s + y) / values.len() as f64).is_finite() {
@@ -177,10 +208,22 @@ mod tests {
         assert_eq!(env.observations(0), &[0.25, 0.75]);
         assert_eq!(env.observations(1), &[0.5, 1.5]);
         assert_eq!(env.arm_names(), ["a", "b"]);
-        let negative = Table::parse("a,b\n-1,-2\n").unwrap();
+        // All negative (losses): shifted by +4 so the worst observation is 0. Means −1.5 and −3
+        // become 2.5 and 1 (s = 2.5), as the same table shifted by hand.
+        let negative = Table::parse("a,b\n-1,-2\n-2,-4\n").unwrap();
+        let shifted = environment(&negative, "x", DMatrix::identity(2, 2)).unwrap();
+        let by_hand = Table::parse("a,b\n3,2\n2,0\n").unwrap();
+        let by_hand = environment(&by_hand, "x", DMatrix::identity(2, 2)).unwrap();
+        assert_eq!(shifted.means(), &[1.0, 0.4]);
+        assert_eq!(shifted.means(), by_hand.means());
+        assert_eq!(shifted.observations(1), by_hand.observations(1));
+        assert_eq!(shift_of(&[vec![-1.0, -2.0], vec![-2.0, -4.0]]), Some(4.0));
+        assert_eq!(shift_of(&[vec![-1.0, 2.0], vec![-2.0, -4.0]]), None);
+        // Equal observations stay refused.
+        let flat = Table::parse("a,b\n-1,-1\n-1,-1\n").unwrap();
         assert_eq!(
-            environment(&negative, "x", DMatrix::identity(2, 2)).unwrap_err(),
-            TableProblem::NonPositiveBest(-1.0)
+            environment(&flat, "x", DMatrix::identity(2, 2)).unwrap_err(),
+            TableProblem::NonPositiveBest(0.0)
         );
         // A mean that overflows is the data's scale (it used to be "the largest mean is inf, not positive").
         let huge = Table::parse("a,b\n1,1e308\n2,1.5e308\n").unwrap();
