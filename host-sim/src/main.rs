@@ -737,29 +737,69 @@ fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> {
         None => vec![experiment.epsilon],
     };
     if values.len() == 1 {
-        return run_one(&args, experiment, values[0], merge_from).map(|_| ());
+        return run_one(&args, experiment, values[0], merge_from, true).map(|_| ());
     }
     if args.shard.is_some() || !merge_from.is_empty() {
         return Err(Usage::SweepSharded.into());
     }
     let base = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(experiment.name));
     let _lock = lock_out(&base)?; // each ε's run locks its own directory below it
-    let mut table = String::from("eps,algorithm,final_regret_mean,final_regret_std,vs_uniform\n");
+    let json = args.format == Some(TableFormat::Json);
+    let mut table =
+        String::from("eps,algorithm,final_regret_mean,final_regret_std,final_regret_se,vs_uniform,vs_ucb1\n");
+    let mut runs = Vec::new();
     for epsilon in values {
         let e = epsilon.map_or("none".to_string(), |e| e.to_string());
         let one =
             RunArgs { eps: Some(EpsArg(e.clone())), out: Some(base.join(format!("eps{e}"))), ..args.clone() };
-        let results = run_one(&one, experiment, epsilon, &[])?;
+        // A sweep's JSON is one document, printed at the end.
+        let results = run_one(&one, experiment, epsilon, &[], !json)?;
         let trials = results.first().map_or(1, |r| r.finals.len());
+        let number = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
         for row in output::table_rows(&results, trials).iter().filter(|r| !r.reference) {
-            let ratio = row.vs_uniform.map_or(String::new(), |x| x.to_string());
-            table += &format!("{e},{},{},{},{ratio}\n", row.algorithm, row.final_mean, row.sd);
+            let (ratio, ucb1) = (number(row.vs_uniform), number(row.vs_ucb1));
+            table +=
+                &format!("{e},{},{},{},{},{ratio},{ucb1}\n", row.algorithm, row.final_mean, row.sd, row.se);
         }
+        let horizon = args.horizon.unwrap_or(experiment.default_config().horizon);
+        runs.push(output::run_json(&results, &heading(experiment, &one, epsilon, trials, horizon)));
     }
     let path = base.join("sweep.csv");
     std::fs::write(&path, &table).map_err(file(FileOp::Write, &path))?;
-    say!("wrote {} (final regret per ε and learner)", path.display());
+    if json {
+        say!(
+            "{}",
+            output::to_json(&serde_json::json!({ "experiment": experiment.name, "sweep": runs })).trim_end()
+        );
+    }
+    eprintln!("wrote {} (final regret per ε and learner)", path.display());
     Ok(())
+}
+
+/// What a printed table of `experiment` run with `args` at `epsilon` is of.
+fn heading(
+    experiment: &experiments::Experiment,
+    args: &RunArgs,
+    epsilon: Option<ldp_core::Epsilon>,
+    trials: usize,
+    horizon: usize,
+) -> output::TableHeading {
+    let title = match &args.arms {
+        Some(arms) if matches!(experiment.env, experiments::EnvKind::Table) => {
+            format!(
+                "your data: {}",
+                arms.file_name().map_or(arms.display().to_string(), |n| n.to_string_lossy().into())
+            )
+        }
+        _ => experiment.description.to_string(),
+    };
+    output::TableHeading {
+        experiment: experiment.name.to_string(),
+        title,
+        eps: epsilon.map(ldp_core::Epsilon::get),
+        trials,
+        horizon,
+    }
 }
 
 /// The user's problem files of `custom`, or an error if any of their settings is given to
@@ -839,6 +879,7 @@ fn run_one(
     experiment: &'static experiments::Experiment,
     epsilon: Option<ldp_core::Epsilon>,
     merge_from: &[PathBuf],
+    print_table: bool,
 ) -> Result<Vec<AlgorithmResult>, CliError> {
     let name = experiment.name;
     let problem = problem_files(args, experiment)?;
@@ -986,12 +1027,15 @@ fn run_one(
     };
     match reproduce::run_experiment_as(&run, mode)? {
         Finished::Complete(results, files) => {
-            let table = output::render_table(&results, config.trials, args.format.unwrap_or_default());
-            say!("{table}");
+            if print_table {
+                let heading = heading(experiment, args, epsilon, config.trials, config.horizon);
+                let table = output::render_run(&results, &heading, args.format.unwrap_or_default());
+                say!("{}", table.trim_end());
+            }
             if let Some(warning) = host_sim::results::worse_than_uniform_warning(&results) {
                 eprintln!("{warning}");
             }
-            say!(
+            eprintln!(
                 "{:.1} s; wrote {}",
                 start.elapsed().as_secs_f64(),
                 files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")

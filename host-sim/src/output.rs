@@ -5,6 +5,7 @@
 //! [`crate::plot`]), and the summary table printed at the end, as text, Markdown or JSON
 //! ([`render_table`]).
 
+use std::fmt;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -233,7 +234,8 @@ pub fn write_all_with(
     let regret = dir.join("regret.csv");
     write_whole(&regret, csv.as_bytes())?;
 
-    let mut finals = String::from("algorithm,trial,final_regret,vs_uniform,worse_than_uniform\n");
+    let mut finals = String::from("algorithm,trial,final_regret,vs_uniform,worse_than_uniform,vs_ucb1\n");
+    let ucb1_finals = ucb1(results).map(|u| &u.finals[..]).unwrap_or_default();
     for r in results {
         let worse = r.worse_than_uniform();
         for (i, f) in r.finals.iter().enumerate() {
@@ -241,7 +243,11 @@ pub fn write_all_with(
                 Some(&u) if u > 0.0 => (f / u).to_string(),
                 _ => String::new(),
             };
-            let _ = writeln!(finals, "{},{i},{f},{ratio},{worse}", r.label);
+            let vs_ucb1 = match ucb1_finals.get(i) {
+                Some(&u) if u > 0.0 && !r.reference => (f / u).to_string(),
+                _ => String::new(),
+            };
+            let _ = writeln!(finals, "{},{i},{f},{ratio},{worse},{vs_ucb1}", r.label);
         }
     }
     let finals_path = dir.join("finals.csv");
@@ -302,6 +308,9 @@ pub struct TableRow {
     pub se: f64,
     /// Mean final regret over uniform play's in the same trials (`null` without one).
     pub vs_uniform: Option<f64>,
+    /// Mean final regret over UCB1's in the same run (`null` where UCB1 did not run or has no
+    /// regret).
+    pub vs_ucb1: Option<f64>,
     /// Final regret above uniform play's by more than 2 s.e. of the paired difference
     /// ([`AlgorithmResult::worse_than_uniform`]).
     pub worse_than_uniform: bool,
@@ -313,6 +322,7 @@ pub struct TableRow {
 
 /// The summary table's rows, one per result in order.
 pub fn table_rows(results: &[AlgorithmResult], trials: usize) -> Vec<TableRow> {
+    let ucb1 = ucb1_final(results);
     results
         .iter()
         .map(|r| {
@@ -325,12 +335,26 @@ pub fn table_rows(results: &[AlgorithmResult], trials: usize) -> Vec<TableRow> {
                 sd,
                 se: sd / (trials.max(1) as f64).sqrt(),
                 vs_uniform: r.vs_uniform(),
+                vs_ucb1: ucb1.filter(|u| *u > 0.0 && !r.reference).map(|u| mean / u),
                 worse_than_uniform: r.worse_than_uniform(),
                 seconds_per_trial: r.seconds / trials.max(1) as f64,
                 reference: r.reference,
             }
         })
         .collect()
+}
+
+/// The label of UCB1, the baseline every learner is shown beside.
+pub const UCB1_LABEL: &str = "UCB1";
+
+/// UCB1's result among `results`, if it ran.
+fn ucb1(results: &[AlgorithmResult]) -> Option<&AlgorithmResult> {
+    results.iter().find(|r| r.label == UCB1_LABEL && !r.reference)
+}
+
+/// UCB1's mean final regret, if it ran.
+fn ucb1_final(results: &[AlgorithmResult]) -> Option<f64> {
+    ucb1(results).and_then(|r| r.mean.last().copied())
 }
 
 /// The summary table: final cumulative regret, mean ± sd and its standard error, the ratio of
@@ -340,15 +364,15 @@ pub fn table_rows(results: &[AlgorithmResult], trials: usize) -> Vec<TableRow> {
 pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
     let width = results.iter().map(|r| r.label.len()).max().unwrap_or(0).max(18);
     let mut out = format!(
-        "{:<width$} {:>12} {:>10} {:>10} {:>10} {:>9}\n",
-        "algorithm", "final R_T", "sd", "s.e.", "vs uniform", "s/trial"
+        "{:<width$} {:>12} {:>10} {:>10} {:>10} {:>8} {:>9}\n",
+        "algorithm", "final R_T", "sd", "s.e.", "vs uniform", "vs UCB1", "s/trial"
     );
     for row in table_rows(results, trials) {
-        let [mean, sd, se, ratio, seconds] = cells(&row);
+        let [mean, sd, se, ratio, ucb1, seconds] = cells(&row);
         let flag = if row.worse_than_uniform { "  ! worse than uniform" } else { "" };
         let _ = writeln!(
             out,
-            "{:<width$} {mean:>12} {sd:>10} {se:>10} {ratio:>10} {seconds:>9}{flag}",
+            "{:<width$} {mean:>12} {sd:>10} {se:>10} {ratio:>10} {ucb1:>8} {seconds:>9}{flag}",
             row.algorithm
         );
     }
@@ -356,15 +380,68 @@ pub fn summary_table(results: &[AlgorithmResult], trials: usize) -> String {
 }
 
 /// A row's numbers as the text and Markdown tables print them: final regret, sd and s.e. to 2
-/// decimals, the ratio to uniform play to 3 (`-` without one), seconds per trial to 3.
-fn cells(row: &TableRow) -> [String; 5] {
+/// decimals, the ratios to uniform play and UCB1 to 3 (`-` without one), seconds per trial to 3.
+fn cells(row: &TableRow) -> [String; 6] {
     [
         format!("{:.2}", row.final_mean),
         format!("{:.2}", row.sd),
         format!("{:.2}", row.se),
         row.vs_uniform.map_or("-".to_string(), |x| format!("{x:.3}")),
+        row.vs_ucb1.map_or("-".to_string(), |x| format!("{x:.3}")),
         format!("{:.3}", row.seconds_per_trial),
     ]
+}
+
+/// What a printed table is of: the run it summarises.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TableHeading {
+    /// The experiment's name.
+    pub experiment: String,
+    /// The run's title (the experiment's description or the user's file, and the privacy).
+    pub title: String,
+    /// ε per report (`null`: non-private).
+    pub eps: Option<f64>,
+    /// Trials.
+    pub trials: usize,
+    /// Horizon T.
+    pub horizon: usize,
+}
+
+impl fmt::Display for TableHeading {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let privacy = self.eps.map_or("non-private".to_string(), |e| format!("ε = {e}"));
+        write!(
+            f,
+            "{}: {} ({privacy}) — {} trials, T = {}",
+            self.experiment, self.title, self.trials, self.horizon
+        )
+    }
+}
+
+/// The table of one run as `format` prints it on stdout: text as [`render_table`]; Markdown led
+/// by a heading line naming the run (its experiment, title, ε, trials and T); JSON one document,
+/// `{"experiment", "title", "eps", "trials", "horizon", "rows"}`.
+pub fn render_run(results: &[AlgorithmResult], heading: &TableHeading, format: TableFormat) -> String {
+    match format {
+        TableFormat::Text => render_table(results, heading.trials, format),
+        TableFormat::Markdown => {
+            format!("**{heading}**\n\n{}", render_table(results, heading.trials, format))
+        }
+        TableFormat::Json => to_json(&run_json(results, heading)),
+    }
+}
+
+/// One run's JSON value (see [`render_run`]).
+pub fn run_json(results: &[AlgorithmResult], heading: &TableHeading) -> serde_json::Value {
+    let mut value = serde_json::json!(heading);
+    value["rows"] = serde_json::json!(table_rows(results, heading.trials));
+    value
+}
+
+/// `value` pretty-printed with a final newline.
+pub fn to_json(value: &serde_json::Value) -> String {
+    // A tree of plain values and string keys serialises without error.
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
 }
 
 /// The summary table of [`summary_table`] in `format`: text (that table), Markdown (its columns
@@ -375,7 +452,7 @@ pub fn render_table(results: &[AlgorithmResult], trials: usize, format: TableFor
         TableFormat::Text => summary_table(results, trials),
         TableFormat::Markdown => {
             let mut out = String::from(
-                "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial | flag |\n|---|---:|---:|---:|---:|---:|---|\n",
+                "| algorithm | final R_T | sd | s.e. | vs uniform | vs UCB1 | s/trial | flag |\n|---|---:|---:|---:|---:|---:|---:|---|\n",
             );
             for row in table_rows(results, trials) {
                 let flag = if row.worse_than_uniform { "worse than uniform" } else { "" };

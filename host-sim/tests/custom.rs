@@ -306,3 +306,51 @@ fn tables_as_people_have_them_are_read_to_the_right_arms() {
     assert_eq!(got, arms(&[("feb", 3, 6.0), ("jan", 3, 3.0)]));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn json_on_stdout_is_one_document_and_a_sweep_names_each_eps() {
+    let d = dir("json");
+    let arms = write(&d, "arms.csv", ARMS);
+    let out = d.join("one").to_string_lossy().into_owned();
+    let (ok, stdout, err) = custom(&arms, &out, &["--trials", "2", "--horizon", "30", "--format", "json"]);
+    assert!(ok, "{err}");
+    // The whole of stdout parses; the messages went to stderr.
+    let one: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(
+        (one["experiment"].as_str(), one["eps"].as_f64(), one["trials"].as_u64()),
+        (Some("custom"), Some(1.0), Some(2))
+    );
+    assert_eq!(one["title"], "your data: arms.csv");
+    assert!(err.contains("wrote"), "{err}");
+    let rows = one["rows"].as_array().unwrap();
+    let ucb1 = rows.iter().find(|r| r["algorithm"] == "UCB1").unwrap()["final_mean"].as_f64().unwrap();
+    for r in rows.iter().filter(|r| r["reference"] == false) {
+        let ratio = r["final_mean"].as_f64().unwrap() / ucb1;
+        assert_eq!(r["vs_ucb1"].as_f64(), Some(ratio), "{r}");
+    }
+    let out = d.join("sweep").to_string_lossy().into_owned();
+    let (ok, stdout, err) =
+        custom(&arms, &out, &["--trials", "2", "--horizon", "30", "--format", "json", "--eps", "0.5,2"]);
+    assert!(ok, "{err}");
+    let sweep: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let eps: Vec<f64> =
+        sweep["sweep"].as_array().unwrap().iter().map(|r| r["eps"].as_f64().unwrap()).collect();
+    assert_eq!(eps, [0.5, 2.0]);
+    let csv = std::fs::read_to_string(Path::new(&out).join("sweep.csv")).unwrap();
+    assert!(
+        csv.starts_with(
+            "eps,algorithm,final_regret_mean,final_regret_std,final_regret_se,vs_uniform,vs_ucb1\n"
+        ),
+        "{csv}"
+    );
+    // Markdown carries its heading, with ε.
+    let out = d.join("md").to_string_lossy().into_owned();
+    let (ok, stdout, err) =
+        custom(&arms, &out, &["--trials", "2", "--horizon", "30", "--format", "markdown"]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.starts_with("**custom: your data: arms.csv (ε = 1) — 2 trials, T = 30**\n\n| algorithm |"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -233,15 +233,18 @@ fn the_text_table_is_unchanged_and_markdown_and_json_carry_the_same_rows() {
 
     let markdown = render_table(&results, TRIALS, TableFormat::Markdown);
     let lines: Vec<&str> = markdown.lines().collect();
-    assert_eq!(lines[0], "| algorithm | final R_T | sd | s.e. | vs uniform | s/trial | flag |");
-    assert_eq!(lines[1], "|---|---:|---:|---:|---:|---:|---|");
+    assert_eq!(lines[0], "| algorithm | final R_T | sd | s.e. | vs uniform | vs UCB1 | s/trial | flag |");
+    assert_eq!(lines[1], "|---|---:|---:|---:|---:|---:|---:|---|");
+    let ucb1 = results.iter().find(|r| r.label == "UCB1").map(|r| r.mean[HORIZON - 1]);
     assert_eq!(lines.len(), 2 + results.len(), "a row per learner and uniform play:\n{markdown}");
     for (line, r) in lines[2..].iter().zip(&results) {
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
         assert_eq!(cells[0], r.label);
         assert_eq!(cells[1], format!("{:.2}", r.mean[HORIZON - 1]));
         assert_eq!(cells[4], r.vs_uniform().map_or("-".to_string(), |x| format!("{x:.3}")));
-        assert_eq!(cells[6], if r.worse_than_uniform() { "worse than uniform" } else { "" });
+        let vs_ucb1 = ucb1.filter(|_| !r.reference).map(|u| r.mean[HORIZON - 1] / u);
+        assert_eq!(cells[5], vs_ucb1.map_or("-".to_string(), |x| format!("{x:.3}")));
+        assert_eq!(cells[7], if r.worse_than_uniform() { "worse than uniform" } else { "" });
     }
 
     let json: serde_json::Value =
@@ -256,6 +259,7 @@ fn the_text_table_is_unchanged_and_markdown_and_json_carry_the_same_rows() {
         assert_eq!(row["sd"].as_f64(), Some(sd));
         assert_eq!(row["se"].as_f64(), Some(sd / (TRIALS as f64).sqrt()));
         assert_eq!(row["vs_uniform"].as_f64(), r.vs_uniform());
+        assert_eq!(row["vs_ucb1"].as_f64(), ucb1.filter(|_| !r.reference).map(|u| r.mean[HORIZON - 1] / u));
         assert_eq!(
             row["seconds_per_trial"].as_f64(),
             Some(0.5 * f64::from(u8::from(!r.reference)) / TRIALS as f64)
