@@ -211,7 +211,11 @@ impl std::fmt::Display for Usage {
         match self {
             Self::NoExperiment => f.write_str("name an experiment: host-sim run <name> (see host-sim list)"),
             Self::UnknownExperiment(name) => {
-                write!(f, "unknown experiment '{name}': see host-sim list (custom runs your own data)")
+                let names = host_sim::experiments::EXPERIMENTS.iter().map(|e| e.name);
+                match host_sim::settings::closest(name, names) {
+                    Some(guess) => write!(f, "unknown experiment '{name}': did you mean '{guess}'? (see host-sim list)"),
+                    None => write!(f, "unknown experiment '{name}': see host-sim list (custom runs your own data)"),
+                }
             }
             Self::NotAnEpsilon(text) => {
                 write!(f, "--eps '{text}' is not an ε: give numbers > 0, e.g. 1 or 0.5,1,2 (or none)")

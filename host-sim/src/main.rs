@@ -145,10 +145,10 @@ enum Command {
         #[arg(long, default_value_t = 100_000)]
         reports: u64,
         /// B, bound on |f|.
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long = "bound", default_value_t = 1.0)]
         b: f64,
         /// R, bound on |η|.
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long = "noise-bound", default_value_t = 1.0)]
         r: f64,
         /// Seed of the reward stream and the device RNG.
         #[arg(long, default_value_t = 0)]
@@ -368,7 +368,7 @@ struct LiveArgs {
     #[arg(long, default_value = "results/live")]
     out: PathBuf,
     /// No progress lines.
-    #[arg(long)]
+    #[arg(short, long)]
     quiet: bool,
 }
 
@@ -457,7 +457,8 @@ struct RunArgs {
     experiment: Option<String>,
     /// TOML file with any of these settings as keys (experiment, trials, horizon, eps, seed,
     /// threads, out, data, constants, noise, device, routing, user_budget, beta_scale,
-    /// algorithms, arms, coords, kernel, lengthscale, prior, family, b, r, v, c); unknown keys are
+    /// algorithms, arms, delimiter, label_column, columns, long, minimise, coords, kernel,
+    /// lengthscale, prior, family, bound, noise_bound, moment, noise_moment); unknown keys are
     /// refused.
     #[arg(long)]
     #[serde(skip)]
@@ -526,16 +527,20 @@ struct RunArgs {
     #[arg(long, value_enum)]
     family: Option<FamilyArg>,
     /// `custom`: B, the bound on |f|, in place of the derived max |f| = 1.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long = "bound", allow_negative_numbers = true)]
+    #[serde(rename = "bound", alias = "b")]
     b: Option<f64>,
     /// `custom`: R, the bound on |noise|, in place of the largest one in the data.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long = "noise-bound", allow_negative_numbers = true)]
+    #[serde(rename = "noise_bound", alias = "r")]
     r: Option<f64>,
     /// `custom`: v, the bound on E y² of what the learner sees, in place of the derived one.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long = "moment", allow_negative_numbers = true)]
+    #[serde(rename = "moment", alias = "v")]
     v: Option<f64>,
     /// `custom`: c, the bound on E (y − f)² of what the learner sees, in place of the derived one.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long = "noise-moment", allow_negative_numbers = true)]
+    #[serde(rename = "noise_moment", alias = "c")]
     c: Option<f64>,
     /// Master seed [default: 0].
     #[arg(long)]
@@ -588,10 +593,15 @@ struct RunArgs {
     #[arg(long)]
     #[serde(default)]
     log_log: bool,
-    /// Do not show a progress bar.
-    #[arg(long)]
+    /// Do not show a progress bar or the arms read.
+    #[arg(short, long)]
     #[serde(skip)]
     quiet: bool,
+    /// Also print the settings the run uses (constants, algorithms, device, …) before it
+    /// starts, as run.json records them.
+    #[arg(short, long, conflicts_with = "quiet")]
+    #[serde(skip)]
+    verbose: bool,
 }
 
 impl RunArgs {
@@ -634,12 +644,33 @@ impl RunArgs {
             log_log: self.log_log || file.log_log,
             shard: self.shard,
             quiet: self.quiet,
+            verbose: self.verbose,
         }
     }
 }
 
+/// The one-letter long flags of earlier versions and their names now: still accepted, but not
+/// clap aliases, which clap would offer as the nearest match to any mistyped flag ("--bogus":
+/// "did you mean --b").
+const OLD_FLAGS: [(&str, &str); 4] =
+    [("--b", "--bound"), ("--r", "--noise-bound"), ("--v", "--moment"), ("--c", "--noise-moment")];
+
+/// The command line with [`OLD_FLAGS`] spelled as now (`--b 2` and `--b=2` alike).
+fn modern_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.map(|arg| {
+        let Some(text) = arg.to_str() else { return arg };
+        let (flag, value) = text.split_once('=').map_or((text, None), |(f, v)| (f, Some(v)));
+        match (OLD_FLAGS.iter().find(|(old, _)| *old == flag), value) {
+            (Some((_, new)), None) => (*new).into(),
+            (Some((_, new)), Some(v)) => format!("{new}={v}").into(),
+            (None, _) => arg,
+        }
+    })
+    .collect()
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(modern_flags(std::env::args_os()));
     let result = match cli.command {
         None => run(RunArgs { experiment: Some("fig2a".into()), ..RunArgs::default() }, &[]),
         Some(Command::List) => {
@@ -820,10 +851,10 @@ fn problem_files(
         ("--kernel", args.kernel.is_some()),
         ("--lengthscale", args.lengthscale.is_some()),
         ("--family", args.family.is_some()),
-        ("--b", args.b.is_some()),
-        ("--r", args.r.is_some()),
-        ("--v", args.v.is_some()),
-        ("--c", args.c.is_some()),
+        ("--bound", args.b.is_some()),
+        ("--noise-bound", args.r.is_some()),
+        ("--moment", args.v.is_some()),
+        ("--noise-moment", args.c.is_some()),
     ];
     if !custom {
         return match given.iter().find(|(_, g)| *g) {
@@ -837,10 +868,10 @@ fn problem_files(
     if kernel.is_some() && args.coords.is_none() {
         return Err(Usage::KernelWithoutCoords.into());
     }
-    check("--b", args.b, Sign::Positive)?;
-    check("--r", args.r, Sign::NonNegative)?;
-    check("--v", args.v, Sign::Positive)?;
-    check("--c", args.c, Sign::Positive)?;
+    check("--bound", args.b, Sign::Positive)?;
+    check("--noise-bound", args.r, Sign::NonNegative)?;
+    check("--moment", args.v, Sign::Positive)?;
+    check("--noise-moment", args.c, Sign::Positive)?;
     check("--lengthscale", args.lengthscale, Sign::Positive)?;
     let overrides = Overrides { b: args.b, r: args.r, v: args.v, c: args.c };
     let read = ReadOptions {
@@ -1013,6 +1044,10 @@ fn run_one(
         Some(files) => format!("your data: {} ({privacy})", files.arms.display()),
         None => format!("{} ({privacy}{noise})", experiment.description),
     };
+    if args.verbose {
+        let settings = serde_json::to_string_pretty(&config).unwrap_or_default();
+        eprintln!("settings of {} ({}):\n{settings}", experiment.name, out.display());
+    }
     let start = Instant::now();
     let shard_settings = if shard.is_whole() { None } else { Some(toml::to_string(&settings)?) };
     let run = Run { experiment, env, title: &title, config: &config, data: data.as_deref(), out: &out };

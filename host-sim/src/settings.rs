@@ -443,12 +443,21 @@ impl std::fmt::Display for ConfigError {
                 "the devices of an MQTT fleet serve one environment, but this experiment draws a new one for every trial: run it with --trials 1 (and start the devices with the run's --seed)",
             ),
             Self::ExpertsHorizon => f.write_str("the experts experiment needs a --horizon of at least 1"),
-            Self::UnknownAlgorithms { unknown, valid } => write!(
-                f,
-                "--algorithms: no learner named {} in this experiment; its learners are: {} (any case)",
-                unknown.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", "),
-                valid.join(", ")
-            ),
+            Self::UnknownAlgorithms { unknown, valid } => {
+                write!(
+                    f,
+                    "--algorithms: no learner named {} in this experiment",
+                    unknown.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", "),
+                )?;
+                let guesses: Vec<String> = unknown
+                    .iter()
+                    .filter_map(|n| closest(n, valid.iter().map(String::as_str)).map(|c| format!("'{c}'")))
+                    .collect();
+                if !guesses.is_empty() {
+                    write!(f, " (did you mean {}?)", guesses.join(", "))?;
+                }
+                write!(f, "; its learners are: {} (any case)", valid.join(", "))
+            }
         }
     }
 }
@@ -556,4 +565,30 @@ pub(crate) fn remove_partials(dir: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The candidate nearest to `name` (any case) if it is near enough to be a typo of it: at most
+/// two edits, or a third of the name's length, transpositions counting one.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let name = name.to_lowercase();
+    let limit = (name.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(&name, &c.to_lowercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod closest_tests {
+    #[test]
+    fn closest_names_a_typo_and_nothing_else() {
+        let names = ["fig2a", "fig2b", "custom", "tao-s1"];
+        assert_eq!(super::closest("fgi2a", names), Some("fig2a"));
+        assert_eq!(super::closest("FIG2B", names), Some("fig2b"));
+        assert_eq!(super::closest("costum", names), Some("custom"));
+        assert_eq!(super::closest("blah", names), None);
+        assert_eq!(super::closest("tao", names), None);
+    }
 }

@@ -72,7 +72,7 @@ fn csv_arms_with_missing_cells_run_every_gp_learner_and_record_the_problem() {
     let (ok, stdout, err) = custom(
         &arms,
         &out2,
-        &["--eps", "none", "--b", "2", "--r", "1.5", "--trials", "2", "--horizon", "30"],
+        &["--eps", "none", "--bound", "2", "--r", "1.5", "--trials", "2", "--horizon", "30"],
     );
     assert!(ok, "{err}");
     assert!(stdout.contains("MoMA-GP-UCB") && !stdout.contains("LDP-"), "{stdout}");
@@ -213,7 +213,9 @@ fn bad_input_is_named_in_the_users_words_and_leaves_no_results() {
         (vec![], vec!["--arms FILE.csv".into()]),
         (vec!["--arms", &sixty_five, "--family", "bandit"], vec!["at most 64 arms".into()]),
         (vec!["--arms", &good, "--kernel", "se"], vec!["need --coords".into()]),
-        (vec!["--arms", &good, "--r", "-1"], vec!["--r must be".into()]),
+        (vec!["--arms", &good, "--r", "-1"], vec!["--noise-bound must be".into()]),
+        (vec!["--arms", &good, "--bogus", "1"], vec!["--bogus".into(), "'--bound'".into()]),
+        (vec!["--arms", &good, "--algorithms", "ldp-tgp-ubc"], vec!["did you mean 'LDP-TGP-UCB'?".into()]),
         (vec!["--arms", &missing], vec!["cannot read".into(), "missing.csv".into()]),
         (vec!["--arms", &good, "--columns", "north,up"], vec!["no column 'up'".into(), "'west'".into()]),
         (vec!["--arms", &good, "--delimiter", "ab"], vec!["give one character".into()]),
@@ -234,6 +236,9 @@ fn bad_input_is_named_in_the_users_words_and_leaves_no_results() {
         }
         assert!(!out.join("run.json").exists() && !out.join("regret.csv").exists(), "{args:?} left results");
     }
+    // A mistyped experiment gets the nearest name.
+    let (ok, _, err) = host_sim(&["run", "fgi2a", "--out", &out_s]);
+    assert!(!ok && err.contains("unknown experiment 'fgi2a': did you mean 'fig2a'?"), "{err}");
     // --arms belongs to custom only.
     let (ok, _, err) = host_sim(&["run", "fig2a", "--arms", &good, "--out", &out_s]);
     assert!(!ok && err.contains("host-sim run custom"), "{err}");
