@@ -28,6 +28,10 @@ use serde::{Deserialize, Serialize};
 /// The file name inside the output directory.
 pub const JOBS_FILE: &str = "jobs.jsonl";
 
+/// The settings of the run whose jobs the directory holds ([`Checkpoint::open_with`]), to name
+/// what differs when a run with other settings meets them.
+pub const SETTINGS_FILE: &str = "settings.json";
+
 /// The lock file inside an output directory ([`OutLock`]).
 pub const LOCK_FILE: &str = "run.lock";
 
@@ -140,6 +144,9 @@ pub enum CheckpointError {
     OtherSettings {
         /// The output directory.
         dir: PathBuf,
+        /// The settings that differ, as `name: there → here` (empty if the directory does not
+        /// record its settings).
+        differences: Vec<String>,
     },
     /// A finished job could not be appended to the jobs file.
     Append {
@@ -179,11 +186,13 @@ impl std::fmt::Display for CheckpointError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Open { dir, source } => write!(f, "{}: {source}", dir.display()),
-            Self::OtherSettings { dir } => write!(
-                f,
-                "{} holds results of other settings: choose another --out or delete the directory",
-                dir.display()
-            ),
+            Self::OtherSettings { dir, differences } => {
+                write!(f, "{} holds results of other settings", dir.display())?;
+                if !differences.is_empty() {
+                    write!(f, " ({})", differences.join("; "))?;
+                }
+                write!(f, ": add --overwrite to replace them, or choose another --out")
+            }
             Self::Append { path, source } => write!(f, "cannot append to {}: {source}", path.display()),
             Self::Encode(e) => write!(f, "{e}"),
             Self::Poisoned => write!(f, "checkpoint lock poisoned"),
@@ -280,7 +289,10 @@ fn read_jobs(dir: &Path, path: &Path, run: &str, horizon: usize) -> Result<(Done
         for record in starts.windows(2).map(|w| &line[w[0]..w[1]]) {
             let Ok(job) = serde_json::from_slice::<Line>(record) else { continue };
             if job.run != run {
-                return Err(CheckpointError::OtherSettings { dir: dir.to_path_buf() });
+                return Err(CheckpointError::OtherSettings {
+                    dir: dir.to_path_buf(),
+                    differences: Vec::new(),
+                });
             }
             match job.steps.decode(horizon) {
                 Ok(curve) if curve.len() == horizon => {
@@ -294,6 +306,47 @@ fn read_jobs(dir: &Path, path: &Path, run: &str, horizon: usize) -> Result<(Done
         }
     }
     Ok((done, ended))
+}
+
+/// The settings that differ between two recorded settings, as `name: there → here` (at most
+/// six, then how many more).
+fn differences(there: &serde_json::Value, here: &serde_json::Value) -> Vec<String> {
+    fn flatten(
+        prefix: String,
+        value: &serde_json::Value,
+        out: &mut std::collections::BTreeMap<String, String>,
+    ) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    flatten(key, v, out);
+                }
+            }
+            other => {
+                out.insert(prefix, other.to_string());
+            }
+        }
+    }
+    let (mut a, mut b) = (Default::default(), Default::default());
+    flatten(String::new(), there, &mut a);
+    flatten(String::new(), here, &mut b);
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let none = "(none)".to_string();
+    let mut out: Vec<String> = keys
+        .into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| {
+            let name = k.strip_prefix("config.").unwrap_or(k);
+            format!("{name}: {} there, {} here", a.get(k).unwrap_or(&none), b.get(k).unwrap_or(&none))
+        })
+        .collect();
+    if out.len() > 6 {
+        let more = out.len() - 6;
+        out.truncate(6);
+        out.push(format!("{more} more"));
+    }
+    out
 }
 
 /// The finished jobs of a run and the file new ones are appended to.
@@ -312,13 +365,48 @@ impl Checkpoint {
     /// results of different settings must not mix. A last line cut short is ended with a
     /// newline, so that the next record is a line of its own.
     pub fn open(dir: &Path, run: &str, horizon: usize) -> Result<Self, CheckpointError> {
+        Self::open_with(dir, run, horizon, None, false)
+    }
+
+    /// [`Checkpoint::open`], recording `settings` in [`SETTINGS_FILE`] so that a run with other
+    /// settings is told which differ; with `overwrite`, the jobs, settings and `run.json` of
+    /// whatever run the directory held are deleted first (once the directory is locked).
+    pub fn open_with(
+        dir: &Path,
+        run: &str,
+        horizon: usize,
+        settings: Option<&serde_json::Value>,
+        overwrite: bool,
+    ) -> Result<Self, CheckpointError> {
         let lock = OutLock::acquire(dir)?;
         let io = |source| CheckpointError::Open { dir: dir.to_path_buf(), source };
         let path = dir.join(JOBS_FILE);
+        let recorded = dir.join(SETTINGS_FILE);
+        if overwrite {
+            for file in [path.clone(), recorded.clone(), dir.join("run.json")] {
+                match std::fs::remove_file(&file) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+                    _ => {}
+                }
+            }
+        }
         let (done, ended) = match path.exists() {
-            true => read_jobs(dir, &path, run, horizon)?,
+            true => read_jobs(dir, &path, run, horizon).map_err(|e| match (e, settings) {
+                (CheckpointError::OtherSettings { dir, .. }, Some(here)) => {
+                    let there = std::fs::read(&recorded).ok().and_then(|b| serde_json::from_slice(&b).ok());
+                    let differences = there.map(|there| differences(&there, here)).unwrap_or_default();
+                    CheckpointError::OtherSettings { dir, differences }
+                }
+                (e, _) => e,
+            })?,
             false => (HashMap::new(), true),
         };
+        if let Some(settings) = settings {
+            let text =
+                serde_json::to_string_pretty(settings).map_err(|e| CheckpointError::Encode(e.to_string()))?;
+            crate::settings::write_whole(&recorded, text.as_bytes())
+                .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+        }
         let mut file = OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
         if !ended {
             file.write_all(b"\n").and_then(|()| file.sync_data()).map_err(io)?;

@@ -597,6 +597,11 @@ struct RunArgs {
     #[arg(short, long)]
     #[serde(skip)]
     quiet: bool,
+    /// Replace the results of a run with other settings in --out (its jobs, settings and
+    /// run.json) instead of refusing.
+    #[arg(long)]
+    #[serde(skip)]
+    overwrite: bool,
     /// Also print the settings the run uses (constants, algorithms, device, …) before it
     /// starts, as run.json records them.
     #[arg(short, long, conflicts_with = "quiet")]
@@ -645,6 +650,7 @@ impl RunArgs {
             shard: self.shard,
             quiet: self.quiet,
             verbose: self.verbose,
+            overwrite: self.overwrite,
         }
     }
 }
@@ -1059,6 +1065,7 @@ fn run_one(
         merge_from,
         plot,
         shard_settings: shard_settings.as_deref(),
+        overwrite: args.overwrite,
     };
     match reproduce::run_experiment_as(&run, mode)? {
         Finished::Complete(results, files) => {

@@ -61,6 +61,8 @@ pub struct Mode<'a> {
     /// A shard's settings (TOML), for `merge`: written to [`SHARD_SETTINGS`] once the output
     /// directory is locked and its checkpoint found to be this run's.
     pub shard_settings: Option<&'a str>,
+    /// Replace the results of another run in the output directory (`--overwrite`).
+    pub overwrite: bool,
 }
 
 /// The file of a shard's settings in its output directory, for `merge`.
@@ -75,6 +77,7 @@ impl Mode<'_> {
         merge_from: &[],
         plot: crate::plot::PlotOptions { log_log: false },
         shard_settings: None,
+        overwrite: false,
     };
 }
 
@@ -122,7 +125,12 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
     }
     let id = run_id(run.experiment.name, run.title, run.config);
     // Holds the output directory until the run ends: no other run writes there meanwhile.
-    let mut checkpoint = Checkpoint::open(run.out, &id, run.config.horizon)?;
+    let mut settings = run.config.clone();
+    settings.threads = None;
+    let settings =
+        serde_json::json!({ "experiment": run.experiment.name, "title": run.title, "config": settings });
+    let mut checkpoint =
+        Checkpoint::open_with(run.out, &id, run.config.horizon, Some(&settings), mode.overwrite)?;
     if let Some(text) = mode.shard_settings {
         crate::settings::write_whole(&run.out.join(SHARD_SETTINGS), text.as_bytes())?;
     }

@@ -519,10 +519,13 @@ impl From<ConfigError> for RunError {
 }
 
 /// An identity for a run's results: FNV-1a over the experiment, its description and every
-/// setting that changes results (not the thread count, which does not).
+/// setting that changes a job's result — not the thread count, and not the number of trials:
+/// trial i's seeds depend on the master seed and i alone, so a run asked for more trials reuses
+/// the finished ones and equals a run made with that many from the start.
 pub fn run_id(experiment: &str, description: &str, config: &RunConfig) -> String {
     let mut c = config.clone();
     c.threads = None;
+    c.trials = 0;
     let text = format!("{experiment}\n{description}\n{}", serde_json::to_string(&c).unwrap_or_default());
     crate::env::table::fnv1a(text.as_bytes())
 }

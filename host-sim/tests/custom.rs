@@ -359,3 +359,34 @@ fn json_on_stdout_is_one_document_and_a_sweep_names_each_eps() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_second_run_into_one_out_names_what_differs_and_more_trials_extend_a_run() {
+    let d = dir("again");
+    let arms = write(&d, "arms.csv", ARMS);
+    let out = d.join("out").to_string_lossy().into_owned();
+    let run = |extra: &[&str]| custom(&arms, &out, &[&["--horizon", "30"], extra].concat());
+    let (ok, _, err) = run(&["--trials", "2"]);
+    assert!(ok, "{err}");
+    // Other settings: refused, saying which, and how to replace them.
+    let (ok, _, err) = run(&["--trials", "2", "--eps", "0.5"]);
+    assert!(!ok);
+    assert!(err.contains("holds results of other settings (epsilon: 1.0 there, 0.5 here;"), "{err}");
+    assert!(err.contains("add --overwrite"), "{err}");
+    // More trials extend the run: equal to a run made with that many from the start.
+    let (ok, _, err) = run(&["--trials", "4"]);
+    assert!(ok && err.contains("resuming: 10 finished"), "{err}");
+    let fresh = d.join("fresh").to_string_lossy().into_owned();
+    let (ok, _, err) = custom(&arms, &fresh, &["--horizon", "30", "--trials", "4"]);
+    assert!(ok, "{err}");
+    for f in ["regret.csv", "finals.csv"] {
+        let read = |dir: &str| std::fs::read(Path::new(dir).join(f)).unwrap();
+        assert!(read(&out) == read(&fresh), "{f} of the extended run differs from a 4-trial run");
+    }
+    // --overwrite replaces them.
+    let (ok, _, err) = run(&["--trials", "2", "--eps", "0.5", "--overwrite"]);
+    assert!(ok && !err.contains("resuming"), "{err}");
+    let json = std::fs::read_to_string(Path::new(&out).join("run.json")).unwrap();
+    assert!(json.contains("\"epsilon\": 0.5"), "{json}");
+    let _ = std::fs::remove_dir_all(&d);
+}
