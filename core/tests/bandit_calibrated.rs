@@ -283,3 +283,36 @@ fn calibrated_ldp_rse_refuses_a_report_larger_than_the_device_can_release() {
     }
     assert_eq!(se.committed(), Some(2));
 }
+
+#[test]
+fn calibrated_robust_ucb_sheds_its_warm_up_rewards_variance() {
+    // Seed 004's S1 at v = ½ (c = 2^v(u + B^{1+v}), u = 5.6, B = 0.9), K = 5, T = 10⁵. The first
+    // rewards after a one-reward centre are clamped at its Markov radius (~4·10⁸), so their
+    // variance bounds c·b^{1−v} are huge. The radius after m rewards must approach the one of
+    // m rewards each clamped at the noise level L_i alone, √(Σ c·L_i^{1−v})/m: a pooled sum kept
+    // the warm-up's bounds (2.5× that at m = 1000, 14× at m = 64).
+    let (u, v, b, horizon): (f64, f64, f64, u64) = (5.6, 0.5, 0.9, 100_000);
+    let c = 2f64.powf(v) * (u + b.powf(1.0 + v));
+    let rule = Rule::new(b, Noise::Moment { c, v }, 5, 0.5).unwrap();
+    let z_horizon = rule.z(horizon);
+    let mut ucb = CalibratedRobustUcb::<5>::new(rule, horizon).unwrap();
+    let mut world = World::new(21, &[0.9, 0.7, 0.5, 0.3, 0.1], true);
+    let mut ideal = 0.0;
+    for m in 1..=1000u64 {
+        if m == 1 {
+            ucb.observe(0, world.draw(0)).unwrap(); // the first centre, not in the estimate
+        }
+        ucb.observe(0, world.draw(0)).unwrap();
+        let level = rule.noise_level(ldp_core::bandit::Estimator::Raw, m, z_horizon);
+        ideal += rule.sample_variance(level);
+        let rounds = m + 1;
+        let sd = (ucb.index(0) - ucb.mean(0).unwrap()) / (0.5 * rule.z(rounds + 1));
+        let ideal_sd = ideal.sqrt() / m as f64;
+        if m == 64 {
+            assert!(sd < 2.0 * ideal_sd, "m = 64: sd {sd} against {ideal_sd}");
+        }
+        if m == 1000 {
+            assert!(sd < 1.2 * ideal_sd, "m = 1000: sd {sd} against {ideal_sd}");
+        }
+    }
+}
