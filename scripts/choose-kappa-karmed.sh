@@ -33,7 +33,7 @@ settings=(
   "custom --arms $t/clicks20.csv --family bandit --seed 1900 --horizon 30000 --eps 2"
   "custom --arms $t/clicks20.csv --family bandit --seed 2000 --horizon 30000 --eps none"
 )
-kappas=(0.1 0.2 0.3 0.5 0.7 1.0)
+read -r -a kappas <<< "${KAPPAS:-0.1 0.2 0.3 0.5 0.7 1.0}"
 kappa0=$(sed -n 's/^pub const KAPPA: f64 = \([0-9.]*\);/\1/p' core/src/bandit/rule.rs)
 scales=()
 for k in "${kappas[@]}"; do scales+=("$(python3 -c "print($k / $kappa0)")"); done

@@ -260,6 +260,19 @@ impl LaplaceMechanism {
         self.grid.max_index()
     }
 
+    /// The largest magnitude a release can have in value units, `2^52·2^k` ([`MAX_RELEASE_INDEX`]
+    /// grid steps): a report larger than this did not come from this mechanism.
+    ///
+    /// ```
+    /// use ldp_core::{Epsilon, LaplaceMechanism, TruncationLevel};
+    /// let m = LaplaceMechanism::truncated(Epsilon::new(1.0)?, TruncationLevel::new(1.0)?)?;
+    /// assert_eq!(m.max_release(), 2f64.powi(52 + m.grid_log2()));
+    /// # Ok::<(), ldp_core::ParamError>(())
+    /// ```
+    pub fn max_release(&self) -> f64 {
+        self.grid.value(MAX_RELEASE_INDEX)
+    }
+
     /// How rewards are brought into range.
     pub fn preprocess(&self) -> Preprocess {
         self.preprocess

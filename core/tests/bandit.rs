@@ -395,3 +395,55 @@ fn memory_is_fixed_by_the_type_not_by_the_horizon() {
         assert!(DpRobustUcb::<5, 20>::new(eps(1.0), tail, horizon, 1.0).is_ok(), "T = {horizon}");
     }
 }
+
+#[test]
+fn dp_rse_refuses_at_construction_an_epsilon_that_a_later_epoch_could_not_use() {
+    // A sum's grid has M ∈ [2^16, 2^17] steps, and the noise scale 2M/ε must fit the sampler:
+    // ε > M·2^-37. For ε ∈ (2^-21, 2^-20] a level with M = 2^16 works but one with M near 2^17
+    // does not, and a later epoch may choose such a level after its releases. The learner must
+    // refuse before releasing anything.
+    let tail = HeavyTail::new(1.0, 1.0).unwrap();
+    for e in [5e-7, 7e-7, 9.5e-7] {
+        assert!(PrivateSum::new(TruncationLevel::new(1.0).unwrap(), eps(e)).is_ok(), "M = 2^16 fits at {e}");
+        assert_eq!(
+            PrivateSum::new(TruncationLevel::new(1.999).unwrap(), eps(e)).map(|_| ()),
+            Err(ParamError::EpsilonTooSmall),
+            "M = ⌈1.999·2^16⌉ does not fit at {e}"
+        );
+        let params = RseParams::new(eps(e), tail, 0.01, PAPER_DP_RSE_KAPPA).unwrap();
+        assert_eq!(DpRobustSe::<3>::new(params).map(|_| ()), Err(ParamError::EpsilonTooSmall), "ε = {e}");
+    }
+    // Just above 2^-20 every level of the mechanism's range is usable.
+    let e = eps(9.6e-7);
+    assert!(DpRobustSe::<3>::new(RseParams::new(e, tail, 0.01, PAPER_DP_RSE_KAPPA).unwrap()).is_ok());
+    for exponent in -40..40 {
+        for mantissa in [1.0, 1.25, 1.5, 1.75, 1.999, 2.0 - 2f64.powi(-19), 2.0 - 2f64.powi(-40)] {
+            let level = mantissa * 2f64.powi(exponent);
+            let sum = PrivateSum::new(TruncationLevel::new(level).unwrap(), e).unwrap();
+            assert!(sum.max_index() <= 1 << 17, "level {level}: M = {}", sum.max_index());
+        }
+    }
+}
+
+#[test]
+fn ldp_rse_refuses_a_report_larger_than_the_device_can_release() {
+    // Finite reports far beyond the mechanism's range would make the epoch sums overflow to
+    // ±∞; they cannot come from the device and are refused, changing nothing.
+    let params =
+        RseParams::new(eps(1.0), HeavyTail::new(1e-6, 1.0).unwrap(), 0.1, PAPER_LDP_RSE_KAPPA).unwrap();
+    let mut se = LdpRobustSe::<3>::new(params);
+    let largest = se.device_mechanism().unwrap().max_release();
+    assert!(largest.is_finite() && largest > 1e6, "{largest}");
+    assert_eq!(se.observe(0, f64::MAX), Err(ObserveError::ReportOutOfRange));
+    assert_eq!(se.observe(0, -largest * 2.0), Err(ObserveError::ReportOutOfRange));
+    assert_eq!((se.select(), se.passes()), (0, 0), "a refusal changes nothing");
+    // The largest report the device can send is accepted, and a whole epoch of them stays finite.
+    for _ in 0..se.epoch().pulls {
+        for arm in 0..3 {
+            se.observe(arm, if arm == 0 { largest } else { -largest }).unwrap();
+        }
+    }
+    let release = se.last_release().unwrap();
+    assert!(release.means.iter().all(|m| m.is_finite()), "{:?}", release.means);
+    assert_eq!(release.eliminated, [false, true, true]);
+}

@@ -6,7 +6,7 @@ use ldp_core::bandit::{
     CalibratedDpRobustSe, CalibratedDpRobustUcb, CalibratedLdpRobustSe, CalibratedRobustUcb, Noise,
     ObserveError, Rule,
 };
-use ldp_core::{Epsilon, LaplaceMechanism, TruncationLevel};
+use ldp_core::{Epsilon, LaplaceMechanism, ParamError, TruncationLevel};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
@@ -246,4 +246,73 @@ fn calibrated_ucbs_learn_and_refusals_change_nothing() {
     assert_eq!(dp.observe(0, f64::INFINITY, &mut rng), Err(ObserveError::NonFiniteReward));
     assert_eq!(dp.select(), 0);
     assert_eq!(dp.tau(), 1);
+}
+
+#[test]
+fn calibrated_dp_rse_refuses_at_construction_an_epsilon_that_a_later_level_could_not_use() {
+    // Epoch 1's level B + R = 1.125 has a sum grid of M = 73,728 steps, which ε = 7·10⁻⁷ can
+    // noise (ε > M·2^-37); a later level set from the released estimates (radius + R) may have
+    // M up to 2^17, which it cannot. Such an ε must be refused before the first release, not
+    // at an epoch boundary after releasing.
+    let rule = bounded_rule(1.0);
+    for e in [5e-7, 7e-7, 9.5e-7] {
+        assert_eq!(
+            CalibratedDpRobustSe::<4>::new(rule, eps(e)).map(|_| ()),
+            Err(ParamError::EpsilonTooSmall)
+        );
+    }
+    assert!(CalibratedDpRobustSe::<4>::new(rule, eps(9.6e-7)).is_ok());
+}
+
+#[test]
+fn calibrated_ldp_rse_refuses_a_report_larger_than_the_device_can_release() {
+    let rule = bounded_rule(1.0);
+    let mut se = CalibratedLdpRobustSe::<4>::new(rule, eps(1.0));
+    let largest = se.device_mechanism().unwrap().max_release();
+    assert_eq!(se.observe(0, 1e300), Err(ObserveError::ReportOutOfRange));
+    assert_eq!(se.observe(0, f64::MIN), Err(ObserveError::ReportOutOfRange));
+    assert_eq!((se.select(), se.tau()), (0, 1), "a refusal changes nothing");
+    // Epochs of the largest reports the device can send keep every estimate finite.
+    for _ in 0..12 {
+        let arm = se.select();
+        se.observe(arm, if arm == 2 { largest } else { -largest }).unwrap();
+    }
+    for arm in 0..4 {
+        let (mean, sd) = se.estimate(arm).unwrap();
+        assert!(mean.is_finite() && sd.is_finite(), "arm {arm}: {mean} ± {sd}");
+    }
+    assert_eq!(se.committed(), Some(2));
+}
+
+#[test]
+fn calibrated_robust_ucb_sheds_its_warm_up_rewards_variance() {
+    // Seed 004's S1 at v = ½ (c = 2^v(u + B^{1+v}), u = 5.6, B = 0.9), K = 5, T = 10⁵. The first
+    // rewards after a one-reward centre are clamped at its Markov radius (~4·10⁸), so their
+    // variance bounds c·b^{1−v} are huge. The radius after m rewards must approach the one of
+    // m rewards each clamped at the noise level L_i alone, √(Σ c·L_i^{1−v})/m: a pooled sum kept
+    // the warm-up's bounds (2.5× that at m = 1000, 14× at m = 64).
+    let (u, v, b, horizon): (f64, f64, f64, u64) = (5.6, 0.5, 0.9, 100_000);
+    let c = 2f64.powf(v) * (u + b.powf(1.0 + v));
+    let rule = Rule::new(b, Noise::Moment { c, v }, 5, 0.5).unwrap();
+    let z_horizon = rule.z(horizon);
+    let mut ucb = CalibratedRobustUcb::<5>::new(rule, horizon).unwrap();
+    let mut world = World::new(21, &[0.9, 0.7, 0.5, 0.3, 0.1], true);
+    let mut ideal = 0.0;
+    for m in 1..=1000u64 {
+        if m == 1 {
+            ucb.observe(0, world.draw(0)).unwrap(); // the first centre, not in the estimate
+        }
+        ucb.observe(0, world.draw(0)).unwrap();
+        let level = rule.noise_level(ldp_core::bandit::Estimator::Raw, m, z_horizon);
+        ideal += rule.sample_variance(level);
+        let rounds = m + 1;
+        let sd = (ucb.index(0) - ucb.mean(0).unwrap()) / (0.5 * rule.z(rounds + 1));
+        let ideal_sd = ideal.sqrt() / m as f64;
+        if m == 64 {
+            assert!(sd < 2.0 * ideal_sd, "m = 64: sd {sd} against {ideal_sd}");
+        }
+        if m == 1000 {
+            assert!(sd < 1.2 * ideal_sd, "m = 1000: sd {sd} against {ideal_sd}");
+        }
+    }
 }

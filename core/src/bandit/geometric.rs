@@ -20,6 +20,7 @@
 
 use rand_core::Rng;
 
+use super::rse::check_report;
 use super::rule::{Combined, Estimator, Rule};
 use super::{ObserveError, ParamError, PrivateSum, check_observation};
 use crate::grid::pow2;
@@ -227,10 +228,12 @@ pub struct CalibratedDpRobustSe<const K: usize> {
 }
 
 impl<const K: usize> CalibratedDpRobustSe<K> {
-    /// The learner at ε under `rule` (epoch 1 starts with all K arms). Fails if the first
-    /// level is outside the grid's range or ε is too small for the sampler.
+    /// The learner at ε under `rule` (epoch 1 starts with all K arms). Fails if ε is too small
+    /// for the sampler at the widest sum grid any level can have ([`PrivateSum::check_epsilon`]),
+    /// so that no later epoch boundary can fail after its releases.
     pub fn new(rule: Rule, epsilon: Epsilon) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
+        PrivateSum::check_epsilon(epsilon)?;
         let empty = PrivateSum::clamped(TruncationLevel::new(1.0)?, epsilon)?;
         let mut this = Self {
             schedule: Schedule::new(rule),
@@ -407,10 +410,12 @@ impl<const K: usize> CalibratedLdpRobustSe<K> {
     }
 
     /// The device's report for the selected arm. Refused, changing nothing, if `arm` is not the
-    /// selected one or the report is not finite.
+    /// selected one, the report is not finite, or it is larger than the device's mechanism can
+    /// release at this round's level ([`ObserveError::ReportOutOfRange`]).
     pub fn observe(&mut self, arm: usize, report: f64) -> Result<(), ObserveError> {
         check_observation::<K>(arm, report)?;
         self.schedule.check_arm(arm)?;
+        check_report(self.device_mechanism(), report)?;
         if self.schedule.committed.is_some() {
             return Ok(());
         }

@@ -177,6 +177,10 @@ pub enum ObserveError {
     /// The mechanism for a new epoch's truncation level could not be built (a level outside
     /// the grid's range `[2^-40, 2^40]`).
     Mechanism(ParamError),
+    /// A device report is larger in magnitude than anything the device's mechanism at this
+    /// round's public level can release ([`crate::LaplaceMechanism::max_release`]): it did not
+    /// come from the mechanism, so it is refused (a sum of such reports could overflow to ±∞).
+    ReportOutOfRange,
 }
 
 impl fmt::Display for ObserveError {
@@ -189,6 +193,10 @@ impl fmt::Display for ObserveError {
             Self::NonFiniteReward => f.write_str("the reward is NaN or infinite: nothing was observed"),
             Self::Tree(e) => write!(f, "privacy tree: {e}"),
             Self::Mechanism(e) => write!(f, "privacy mechanism: {e}"),
+            Self::ReportOutOfRange => f.write_str(
+                "the report is larger than the device's mechanism can release at this round's level: \
+                 nothing was observed; send the device's own release unchanged",
+            ),
         }
     }
 }

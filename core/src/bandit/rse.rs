@@ -26,6 +26,9 @@ use crate::truncation::{RseEpoch, dp_rse_epoch_with, ldp_rse_epoch_with};
 /// Bits of grid resolution below an epoch's level: the sums of [`PrivateSum`] use the grid
 /// `2^(⌊log₂ B_τ⌋ − 16)`.
 const SUM_GRID_BITS: i32 = 16;
+/// A level whose sum grid has the most steps any level can have: `M = ⌈B/2^k⌉` with
+/// `k = ⌊log₂ B⌋ − 16` lies in `[2^16, 2^17]`, and `B = 2 − 2^-19` gives `M = 2^17`.
+const WIDEST_SUM_LEVEL: f64 = 2.0 - pow2(-19);
 /// Levels are kept inside the mechanism's range `[2^-40, 2^40]`, where the grid arithmetic is
 /// exact.
 const MIN_LEVEL: f64 = pow2(MIN_RANGE_LOG2);
@@ -86,6 +89,22 @@ impl PrivateSum {
         let grid_log2 = libm::ilogb(level.get()) - SUM_GRID_BITS;
         let mechanism = LaplaceMechanism::with_grid(level, epsilon, Preprocess::Clamp, grid_log2)?;
         Ok(Self { mechanism, sum: 0, count: 0 })
+    }
+
+    /// Checks that ε is large enough for a sum at **every** level in the mechanism's range
+    /// (the noise scale `2M/ε` of the widest grid, `M = 2^17`, must fit the sampler: ε > 2^-20
+    /// ≈ 9.5·10⁻⁷). A learner whose later epochs choose their levels from released values calls
+    /// this once before its first release, so that no epoch boundary can fail after releasing.
+    ///
+    /// ```
+    /// use ldp_core::bandit::PrivateSum;
+    /// use ldp_core::{Epsilon, ParamError};
+    /// assert!(PrivateSum::check_epsilon(Epsilon::new(1e-6)?).is_ok());
+    /// assert_eq!(PrivateSum::check_epsilon(Epsilon::new(7e-7)?), Err(ParamError::EpsilonTooSmall));
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn check_epsilon(epsilon: Epsilon) -> Result<(), ParamError> {
+        Self::new(TruncationLevel::new(WIDEST_SUM_LEVEL)?, epsilon).map(|_| ())
     }
 
     /// Adds one value (truncated to zero outside `[−B, B]`, or clamped for [`PrivateSum::clamped`],
@@ -163,6 +182,17 @@ impl core::fmt::Debug for PrivateSum {
             .field("count", &self.count)
             .finish_non_exhaustive()
     }
+}
+
+/// Checks a device report against the device's mechanism at the round's public level: its
+/// magnitude must not exceed [`LaplaceMechanism::max_release`]. The check reads only the report
+/// (the mechanism's output) and public values, so refusing reveals nothing more.
+pub(crate) fn check_report(
+    mechanism: Result<LaplaceMechanism, ParamError>,
+    report: f64,
+) -> Result<(), ObserveError> {
+    let mechanism = mechanism.map_err(ObserveError::Mechanism)?;
+    if report.abs() <= mechanism.max_release() { Ok(()) } else { Err(ObserveError::ReportOutOfRange) }
 }
 
 /// The parameters of robust successive elimination (seed 004 Alg. 3 and 4, line 1).
@@ -400,8 +430,12 @@ pub struct DpRobustSe<const K: usize> {
 
 impl<const K: usize> DpRobustSe<K> {
     /// DP-RSE with the given parameters (epoch 1 starts with all K arms).
+    ///
+    /// Refused if ε is too small for the widest sum grid ([`PrivateSum::check_epsilon`]): every
+    /// later epoch's level is then usable, so no epoch boundary can fail after its releases.
     pub fn new(params: RseParams) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
+        PrivateSum::check_epsilon(params.epsilon)?;
         let machine = Elimination::new(params, Model::Central);
         let sums = Self::empty_sums(&machine)?;
         Ok(Self { machine, sums })
@@ -525,10 +559,12 @@ impl<const K: usize> LdpRobustSe<K> {
     }
 
     /// The device's report for the selected arm. Refused, changing nothing, if `arm` is not the
-    /// selected one or the report is not finite.
+    /// selected one, the report is not finite, or it is larger than the device's mechanism can
+    /// release at this round's level ([`ObserveError::ReportOutOfRange`]).
     pub fn observe(&mut self, arm: usize, report: f64) -> Result<(), ObserveError> {
         check_observation::<K>(arm, report)?;
         self.machine.check_arm(arm)?;
+        check_report(self.device_mechanism(), report)?;
         if self.machine.committed.is_some() {
             return Ok(());
         }

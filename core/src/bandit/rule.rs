@@ -243,6 +243,9 @@ pub struct Combined {
 }
 
 impl Combined {
+    /// No estimate yet (as [`Combined::default`], usable in constants).
+    pub const ZERO: Self = Self { weighted_sum: 0.0, weight: 0.0 };
+
     /// Adds an estimate `mean` with `variance` (> 0); a non-finite one is ignored.
     pub fn add(&mut self, mean: f64, variance: f64) {
         let w = 1.0 / variance;
