@@ -633,7 +633,8 @@ fn main() -> ExitCode {
         Some(Command::Merge { dirs, out, data }) => merge(dirs, out, data),
         Some(Command::Plot { dir, log_log, out, title }) => lock_out(&dir)
             .and_then(|_lock| {
-                replot_to(&dir, &PlotOptions { log_log }, out.as_deref(), title.as_deref()).map_err(CliError::from)
+                replot_to(&dir, &PlotOptions { log_log }, out.as_deref(), title.as_deref())
+                    .map_err(CliError::from)
             })
             .map(|files| {
                 let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();

@@ -130,7 +130,12 @@ pub fn replot_to(
     title: Option<&str>,
 ) -> Result<Vec<PathBuf>, OutputError> {
     let targets = match out {
-        Some(file) => Targets::file(file)?,
+        Some(file) => {
+            if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
+                fs::create_dir_all(parent).map_err(|e| OutputError::write(parent, e.to_string()))?;
+            }
+            Targets::file(file)?
+        }
         None => Targets::in_dir(dir),
     };
     let table = read_regret_csv(&dir.join(CSV_FILE))?;
@@ -188,12 +193,18 @@ impl Targets {
         }
         let vs_eps = stem.with_file_name(format!("{name}_vs_eps"));
         match extension.as_deref() {
-            None => Ok(Self { svg: Some(stem.with_extension("svg")), png: Some(stem.with_extension("png")), vs_eps }),
+            None => Ok(Self {
+                svg: Some(stem.with_extension("svg")),
+                png: Some(stem.with_extension("png")),
+                vs_eps,
+            }),
             Some("svg") => Ok(Self { svg: Some(file.to_path_buf()), png: None, vs_eps }),
             Some("png") => Ok(Self { svg: None, png: Some(file.to_path_buf()), vs_eps }),
             Some(other) => Err(OutputError::write(
                 file,
-                format!("plots are written as .svg or .png, not .{other}: end --out in .svg or .png, or leave the extension off for both"),
+                format!(
+                    "plots are written as .svg or .png, not .{other}: end --out in .svg or .png, or leave the extension off for both"
+                ),
             )),
         }
     }
@@ -208,9 +219,11 @@ fn write_regret_figures(
 ) -> Result<Vec<PathBuf>, OutputError> {
     let sweep = Sweep::of(figure);
     let mut files = match &sweep {
-        Some(sweep) => {
-            write_figure_files(targets.svg.as_deref(), targets.png.as_deref(), &Panels { figure, sweep, options })?
-        }
+        Some(sweep) => write_figure_files(
+            targets.svg.as_deref(),
+            targets.png.as_deref(),
+            &Panels { figure, sweep, options },
+        )?,
         None => {
             write_figure_files(targets.svg.as_deref(), targets.png.as_deref(), &Regret { figure, options })?
         }
@@ -311,9 +324,12 @@ fn write_figure_files(
     drawing: &impl Drawing,
 ) -> Result<Vec<PathBuf>, OutputError> {
     let mut written = Vec::new();
+    // Before the size: the legend's width is measured in the embedded font.
+    if let Some(first) = svg_path.or(png_path) {
+        register_embedded_font().map_err(|m| OutputError::write(first, m))?;
+    }
     let size = drawing.size();
     if let Some(svg_path) = svg_path {
-        register_embedded_font().map_err(|m| OutputError::write(svg_path, m))?;
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -324,7 +340,6 @@ fn write_figure_files(
         written.push(svg_path.to_path_buf());
     }
     if let Some(png_path) = png_path {
-        register_embedded_font().map_err(|m| OutputError::write(png_path, m))?;
         // Drawn into memory and encoded here, so the file is written whole (or not at all) and
         // a failure is reported as the file system's, not the drawing library's.
         let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
@@ -552,7 +567,9 @@ where
     for &(c, colour, dash) in styled {
         let line: Vec<(f64, f64)> = rounds.iter().filter_map(|&t| point(c, t)).map(|p| (p.0, p.1)).collect();
         if let Some((size, gap)) = dash {
-            chart.draw_series(DashedLineSeries::new(line, size, gap, colour.stroke_width(2))).map_err(text)?;
+            chart
+                .draw_series(DashedLineSeries::new(line, size, gap, colour.stroke_width(2)))
+                .map_err(text)?;
         } else {
             chart.draw_series(LineSeries::new(line, colour.stroke_width(2))).map_err(text)?;
         }
@@ -576,7 +593,8 @@ fn tick(v: f64) -> String {
 /// The legend, in its own column right of the plot area: a band swatch and line sample per
 /// learner, a dashed grey sample per reference, each followed by its label.
 fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, styles: &[Styled]) -> Result<(), String> {
-    let entries: Vec<Entry> = styles.iter().map(|&(c, colour, dash)| (c.label, colour, dash, !c.reference)).collect();
+    let entries: Vec<Entry> =
+        styles.iter().map(|&(c, colour, dash)| (c.label, colour, dash, !c.reference)).collect();
     draw_entries(area, &entries)
 }
 
@@ -687,7 +705,8 @@ impl<'f> Sweep<'f> {
     /// budget and there is one setting): it is then drawn as one plot.
     fn of(figure: &'f Figure<'f>) -> Option<Self> {
         let env_of = |c: &Curve| c.label.strip_prefix(UNIFORM_LABEL).map(str::trim).unwrap_or("").to_string();
-        let envs: Vec<String> = figure.curves.iter().filter(|c| c.reference).map(env_of).filter(|e| !e.is_empty()).collect();
+        let envs: Vec<String> =
+            figure.curves.iter().filter(|c| c.reference).map(env_of).filter(|e| !e.is_empty()).collect();
         let env_refs: Vec<&str> = envs.iter().map(String::as_str).collect();
         let labels: Vec<Option<SweepLabel>> = figure
             .curves
@@ -829,8 +848,9 @@ impl<'a> VsEpsilon<'a> {
     fn of(figure: &'a Figure<'a>, sweep: &'a Sweep<'a>) -> Option<Self> {
         let parsed = || sweep.labels.iter().flatten();
         let key = EPSILON_KEYS.into_iter().find(|k| {
-            let mut values: Vec<f64> =
-                parsed().filter_map(|l| l.budget.as_ref().filter(|(bk, _)| bk == k).map(|(_, v)| *v)).collect();
+            let mut values: Vec<f64> = parsed()
+                .filter_map(|l| l.budget.as_ref().filter(|(bk, _)| bk == k).map(|(_, v)| *v))
+                .collect();
             values.sort_by(f64::total_cmp);
             values.dedup();
             values.len() >= 2
@@ -847,7 +867,8 @@ impl<'a> VsEpsilon<'a> {
                 learners.push(l.learner.clone());
             }
         }
-        let colour = |name: &str| PALETTE[learners.iter().position(|n| n == name).unwrap_or(0) % PALETTE.len()];
+        let colour =
+            |name: &str| PALETTE[learners.iter().position(|n| n == name).unwrap_or(0) % PALETTE.len()];
         let mut budgets: Vec<f64> = Vec::new();
         let mut panels = Vec::new();
         for (title, styles) in &sweep.panels {
@@ -898,7 +919,10 @@ impl<'a> VsEpsilon<'a> {
         let symbol = budget_symbol(key);
         Some(Self {
             // The experiment's name: the description is on the regret figure beside it.
-            title: format!("{}: final regret against {symbol}", figure.title.split(':').next().unwrap_or_default()),
+            title: format!(
+                "{}: final regret against {symbol}",
+                figure.title.split(':').next().unwrap_or_default()
+            ),
             symbol,
             panels,
             legend,
@@ -976,12 +1000,17 @@ impl Drawing for VsEpsilon<'_> {
 }
 
 impl VsEpsilon<'_> {
-    fn draw_panel<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>, series: &[Series]) -> Result<(), String> {
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        series: &[Series],
+    ) -> Result<(), String> {
         // One place per budget, evenly spaced (the budgets are a sweep's grid, e.g. 0.5, 1, 2).
         let n = self.budgets.len();
         let place = |b: f64| self.budgets.iter().position(|x| *x == b).unwrap_or(0) as f64;
         let (low, high) = (-0.5, n as f64 - 0.5);
-        let top = series.iter().flat_map(|s| s.points.iter().map(|p| p.1 + p.2)).fold(1e-9_f64, f64::max) * 1.1;
+        let top =
+            series.iter().flat_map(|s| s.points.iter().map(|p| p.1 + p.2)).fold(1e-9_f64, f64::max) * 1.1;
         let mut chart = ChartBuilder::on(area)
             .margin(15)
             .x_label_area_size(40)
@@ -1029,7 +1058,9 @@ impl VsEpsilon<'_> {
                 .map_err(text)?;
             chart
                 .draw_series(
-                    points.iter().map(|p| PathElement::new(vec![(p.0, (p.1 - p.2).max(0.0)), (p.0, p.1 + p.2)], style)),
+                    points.iter().map(|p| {
+                        PathElement::new(vec![(p.0, (p.1 - p.2).max(0.0)), (p.0, p.1 + p.2)], style)
+                    }),
                 )
                 .map_err(text)?;
         }
