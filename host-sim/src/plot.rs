@@ -738,7 +738,10 @@ impl<'f> Sweep<'f> {
         }
         budgets.sort_by(f64::total_cmp);
         let dash = |l: &SweepLabel| {
-            let i = l.budget.as_ref().and_then(|(_, v)| budgets.iter().position(|b| b == v))?;
+            let i = l
+                .budget
+                .as_ref()
+                .and_then(|(_, v)| budgets.iter().position(|b| b.to_bits() == v.to_bits()))?;
             Some(BUDGET_DASHES[i % BUDGET_DASHES.len()])
         };
         let colour = |key: &str| PALETTE[keys.iter().position(|k| k == key).unwrap_or(0) % PALETTE.len()];
@@ -1007,7 +1010,7 @@ impl VsEpsilon<'_> {
     ) -> Result<(), String> {
         // One place per budget, evenly spaced (the budgets are a sweep's grid, e.g. 0.5, 1, 2).
         let n = self.budgets.len();
-        let place = |b: f64| self.budgets.iter().position(|x| *x == b).unwrap_or(0) as f64;
+        let place = |b: f64| self.budgets.iter().position(|x| x.to_bits() == b.to_bits()).unwrap_or(0) as f64;
         let (low, high) = (-0.5, n as f64 - 0.5);
         let top =
             series.iter().flat_map(|s| s.points.iter().map(|p| p.1 + p.2)).fold(1e-9_f64, f64::max) * 1.1;
