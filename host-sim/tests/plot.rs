@@ -358,3 +358,20 @@ fn titles_name_a_sweeps_grid_and_show_no_directories() {
     assert_eq!(fig.privacy_note(None), "non-private");
     assert_eq!(host_sim::plot::shown_name(Path::new("/home/someone/data/prices.csv")), "prices.csv");
 }
+
+#[test]
+fn reproduce_copies_each_runs_figures_beside_the_report() {
+    use host_sim::plot::copy_figures_beside;
+    let (out, config) = (temp("beside"), config());
+    let run = out.join("tao-s1");
+    write_all(&run, "tao-s1", "a sweep", &config, &sweep_results(&config)).unwrap();
+    let files = copy_figures_beside(&run, &out, "tao-s1").unwrap();
+    let names: Vec<_> = files.iter().filter_map(|f| f.file_name()?.to_str()).collect();
+    assert_eq!(names, ["tao-s1.svg", "tao-s1.png", "tao-s1_vs_eps.svg", "tao-s1_vs_eps.png"]);
+    assert_eq!(read(&out.join("tao-s1.png")), read(&run.join("regret.png")));
+    // A run without an ε sweep has no regret-versus-ε figure to copy.
+    let plain = out.join("fig3a");
+    write_all(&plain, "fig3a", "test", &config, &results(&config)).unwrap();
+    assert_eq!(copy_figures_beside(&plain, &out, "fig3a").unwrap().len(), 2);
+    let _ = std::fs::remove_dir_all(out);
+}
