@@ -182,7 +182,12 @@ fn divrem_wide(high: u128, low: u128, d: u128) -> Option<(u128, u128)> {
         return None;
     }
     if high == 0 {
-        return Some((low / d, low % d));
+        // γ < 1 on most calls of the Gaussian sampler: no division at all then.
+        if low < d {
+            return Some((0, low));
+        }
+        let q = low / d;
+        return Some((q, low - q * d));
     }
     let (mut q, mut r) = (0u128, high);
     for i in (0..u128::BITS).rev() {
@@ -432,6 +437,28 @@ mod tests {
         }
     }
 
+    /// FNV-1a hashes of 20 000 samples per variance (σ = 1.5 steps, σ² = 10⁶ + 0.3, the JDP
+    /// tree's node noise at ε = 1 on §6.1, σ² = 2^62) from fixed seeds, recorded before the
+    /// division shortcut in [`divrem_wide`]: speed-ups must leave every sample as it was.
+    #[test]
+    fn discrete_gaussian_samples_are_pinned() {
+        let pinned = [
+            (9u64, 4u64, 0x1911_7a80_50f5_846d_u64),
+            (65_536_000_019_661, 65_536, 0x2aaf_4999_3662_a368),
+            (11_565_237_651_472_988, 65_536, 0xdead_ac1d_3272_a5b1),
+            (1 << 62, 1, 0x0908_b43c_34f7_e8a4),
+        ];
+        for (num, den, hash) in pinned {
+            let g = DiscreteGaussian::new(num, den).unwrap();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(num);
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for _ in 0..20_000 {
+                h = (h ^ g.sample(&mut rng) as u64).wrapping_mul(0x100_0000_01b3);
+            }
+            assert_eq!(h, hash, "σ² = {num}/{den}");
+        }
+    }
+
     #[test]
     fn wide_arithmetic_matches_u128_where_it_fits_and_known_values_beyond() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
@@ -454,6 +481,11 @@ mod tests {
         assert_eq!((qh + u128::from(carry), sum), (hi, lo));
         assert!(r < d);
         assert_eq!(divrem_wide(5, 0, 5), None);
+        // The shortcut below d and the single division just above it.
+        assert_eq!(divrem_wide(0, 6, 7), Some((0, 6)));
+        assert_eq!(divrem_wide(0, 7, 7), Some((1, 0)));
+        assert_eq!(divrem_wide(0, u128::MAX, 3), Some((u128::MAX / 3, 0)));
+        assert_eq!(divrem_wide(0, u128::MAX, 1 << 126), Some((3, (1 << 126) - 1)));
     }
 
     #[test]

@@ -77,6 +77,18 @@ pub struct Experiment {
 }
 
 impl Experiment {
+    /// What a run's title says of its privacy after the description: `eps = 1`,
+    /// `non-private`, or `eps = 0.5 only` for a sweep cut to one ε; empty for a sweep run over
+    /// its whole grid (its own task with the listed ε), whose description names the grid.
+    pub fn privacy_note(&self, epsilon: Option<Epsilon>) -> String {
+        match epsilon {
+            None => "non-private".to_string(),
+            Some(_) if self.own_task.is_some() && epsilon == self.epsilon => String::new(),
+            Some(e) if self.own_task.is_some() => format!("eps = {e} only"),
+            Some(e) => format!("eps = {e}"),
+        }
+    }
+
     /// The settings of a plain `host-sim run <name>`: the experiment's trials, horizon, ε and
     /// learners, seed 0, the calibrated constants, λ = 1 and δ = 0.1 (for the modes that use
     /// them), the in-process device, all cores.

@@ -25,7 +25,7 @@ use host_sim::env::table::ReadOptions;
 use host_sim::executor::Shard;
 use host_sim::experiments;
 use host_sim::output::{self, TableFormat};
-use host_sim::plot::{PlotOptions, replot};
+use host_sim::plot::{PlotOptions, replot_to};
 use host_sim::reproduce::{self, Finished, Mode, Run, SHARD_SETTINGS};
 use host_sim::results::AlgorithmResult;
 use host_sim::runner::{self, RunConfig};
@@ -86,13 +86,23 @@ enum Command {
     },
     /// Redraw a run's regret.svg and regret.png from its regret.csv (and run.json), e.g. with
     /// log-log axes.
-    #[command(after_help = "Example:\n  host-sim plot results/fig2a --log-log")]
+    #[command(
+        after_help = "Examples:\n  host-sim plot results/fig2a --log-log --out results/fig2a/regret-loglog.svg\n  host-sim plot results/tao-s1 --out fig1 --title \"Seed 004 Fig. 1: S1\""
+    )]
     Plot {
         /// The run's output directory.
         dir: PathBuf,
         /// Both axes logarithmic.
         #[arg(long)]
         log_log: bool,
+        /// Write the figure here instead of the run's regret.svg and regret.png: FILE.svg or
+        /// FILE.png writes that file, FILE without an extension both (an ε sweep's
+        /// regret-versus-ε figure goes beside it as FILE_vs_eps).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// The figure's title [default: the run's experiment and description].
+        #[arg(long)]
+        title: Option<String>,
     },
     /// Run every experiment of the four seeds and write REPORT.md: each paper claim beside our
     /// figures, with a verdict by a stated rule.
@@ -685,8 +695,11 @@ fn main() -> ExitCode {
         }
         Some(Command::Run(args)) => run(*args, &[]),
         Some(Command::Merge { dirs, out, data }) => merge(dirs, out, data),
-        Some(Command::Plot { dir, log_log }) => lock_out(&dir)
-            .and_then(|_lock| replot(&dir, &PlotOptions { log_log }).map_err(CliError::from))
+        Some(Command::Plot { dir, log_log, out, title }) => lock_out(&dir)
+            .and_then(|_lock| {
+                replot_to(&dir, &PlotOptions { log_log }, out.as_deref(), title.as_deref())
+                    .map_err(CliError::from)
+            })
             .map(|files| {
                 let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
                 say!("wrote {}", names.join(", "));
@@ -1044,10 +1057,12 @@ fn run_one(
     {
         return Err(Usage::UnboundedPrivate.into());
     }
-    let privacy = epsilon.map_or("non-private".to_string(), |e| format!("eps = {e}"));
+    let privacy = experiment.privacy_note(epsilon);
     let noise = noise_name.map_or(String::new(), |n| format!(", {n} noise"));
     let title = match &config.problem {
-        Some(files) => format!("your data: {} ({privacy})", files.arms.display()),
+        // The file's name, not its path: a title is no place for a home directory.
+        Some(files) => format!("your data: {} ({privacy})", host_sim::plot::shown_name(&files.arms)),
+        None if privacy.is_empty() && noise.is_empty() => experiment.description.to_string(),
         None => format!("{} ({privacy}{noise})", experiment.description),
     };
     if args.verbose {

@@ -31,6 +31,8 @@ use crate::settings::OutputError;
 pub const SVG_FILE: &str = "regret.svg";
 /// The plot's bitmap file, beside [`SVG_FILE`].
 pub const PNG_FILE: &str = "regret.png";
+/// The stem of the regret-versus-ε figure of an ε sweep (`regret_vs_eps.svg`, `.png`).
+pub const VS_EPS_STEM: &str = "regret_vs_eps";
 /// The per-round table [`replot`] reads.
 pub const CSV_FILE: &str = "regret.csv";
 /// The run's record [`replot`] takes the title, the trials and the reference rows from.
@@ -103,7 +105,7 @@ pub fn write_plots(
         .map(|r| Curve { label: &r.label, mean: &r.mean, std: &r.std, reference: r.reference })
         .collect();
     let figure = Figure { title, curves, trials: Some(trials) };
-    write_figure(dir, (SVG_FILE, PNG_FILE), &Regret { figure: &figure, options })
+    write_regret_figures(&Targets::in_dir(dir), &figure, options)
 }
 
 /// Redraws `regret.svg` and `regret.png` in `dir` from its `regret.csv` alone, as the run drew
@@ -114,6 +116,28 @@ pub fn write_plots(
 /// name, bands are ± 1 sd and rows labelled `uniform play…` are the reference. A missing or
 /// malformed file is an error naming the file, the line and what was wrong.
 pub fn replot(dir: &Path, options: &PlotOptions) -> Result<Vec<PathBuf>, OutputError> {
+    replot_to(dir, options, None, None)
+}
+
+/// [`replot`], drawn into `out` instead of the run's own files when given (a name ending in
+/// `.svg` or `.png` writes that file only, a name without an extension both; a regret-versus-ε
+/// figure goes beside it as `<stem>_vs_eps.<ext>`), titled `title` when given. A file name
+/// with another extension is refused, naming it.
+pub fn replot_to(
+    dir: &Path,
+    options: &PlotOptions,
+    out: Option<&Path>,
+    title: Option<&str>,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let targets = match out {
+        Some(file) => {
+            if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
+                fs::create_dir_all(parent).map_err(|e| OutputError::write(parent, e.to_string()))?;
+            }
+            Targets::file(file)?
+        }
+        None => Targets::in_dir(dir),
+    };
     let table = read_regret_csv(&dir.join(CSV_FILE))?;
     let record = read_record(&dir.join(JSON_FILE))?;
     let fallback_title = dir
@@ -121,7 +145,10 @@ pub fn replot(dir: &Path, options: &PlotOptions) -> Result<Vec<PathBuf>, OutputE
         .ok()
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| dir.display().to_string());
-    let title = record.as_ref().and_then(|r| r.title.clone()).unwrap_or(fallback_title);
+    let title = title
+        .map(str::to_string)
+        .or_else(|| record.as_ref().and_then(|r| r.title.clone()))
+        .unwrap_or(fallback_title);
     let curves = table
         .columns
         .iter()
@@ -138,7 +165,81 @@ pub fn replot(dir: &Path, options: &PlotOptions) -> Result<Vec<PathBuf>, OutputE
         .collect();
     let trials = record.and_then(|r| r.trials);
     let figure = Figure { title: &title, curves, trials };
-    write_figure(dir, (SVG_FILE, PNG_FILE), &Regret { figure: &figure, options })
+    write_regret_figures(&targets, &figure, options)
+}
+
+/// Where the figures of a run go: the regret figure's SVG and PNG (either may be left out)
+/// and the stem of the regret-versus-ε figure's files beside them.
+struct Targets {
+    svg: Option<PathBuf>,
+    png: Option<PathBuf>,
+    /// `<dir>/regret_vs_eps` for a run's directory.
+    vs_eps: PathBuf,
+}
+
+impl Targets {
+    /// A run's own files: `regret.svg`, `regret.png` and `regret_vs_eps.*` in `dir`.
+    fn in_dir(dir: &Path) -> Self {
+        Self { svg: Some(dir.join(SVG_FILE)), png: Some(dir.join(PNG_FILE)), vs_eps: dir.join(VS_EPS_STEM) }
+    }
+
+    /// `plot --out FILE`.
+    fn file(file: &Path) -> Result<Self, OutputError> {
+        let extension = file.extension().map(|e| e.to_string_lossy().to_lowercase());
+        let stem = file.with_extension("");
+        let name = stem.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.is_empty() {
+            return Err(OutputError::write(file, "give --out a file name, e.g. fig1.svg".to_string()));
+        }
+        let vs_eps = stem.with_file_name(format!("{name}_vs_eps"));
+        match extension.as_deref() {
+            None => Ok(Self {
+                svg: Some(stem.with_extension("svg")),
+                png: Some(stem.with_extension("png")),
+                vs_eps,
+            }),
+            Some("svg") => Ok(Self { svg: Some(file.to_path_buf()), png: None, vs_eps }),
+            Some("png") => Ok(Self { svg: None, png: Some(file.to_path_buf()), vs_eps }),
+            Some(other) => Err(OutputError::write(
+                file,
+                format!(
+                    "plots are written as .svg or .png, not .{other}: end --out in .svg or .png, or leave the extension off for both"
+                ),
+            )),
+        }
+    }
+}
+
+/// Writes the regret figure (one panel per setting for a sweep) and, for an ε sweep, the
+/// regret-versus-ε figure; returns the paths written.
+fn write_regret_figures(
+    targets: &Targets,
+    figure: &Figure,
+    options: &PlotOptions,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let sweep = Sweep::of(figure);
+    let mut files = match &sweep {
+        Some(sweep) => write_figure_files(
+            targets.svg.as_deref(),
+            targets.png.as_deref(),
+            &Panels { figure, sweep, options },
+        )?,
+        None => {
+            write_figure_files(targets.svg.as_deref(), targets.png.as_deref(), &Regret { figure, options })?
+        }
+    };
+    if let Some(vs) = sweep.as_ref().and_then(|s| VsEpsilon::of(figure, s)) {
+        let with = |on: bool, ext: &str| on.then(|| targets.vs_eps.with_extension(ext));
+        let (svg, png) = (with(targets.svg.is_some(), "svg"), with(targets.png.is_some(), "png"));
+        files.extend(write_figure_files(svg.as_deref(), png.as_deref(), &vs)?);
+    }
+    Ok(files)
+}
+
+/// A file as a title shows it: its name without the directories (a title is no place for an
+/// absolute path); the path as given if it has no name.
+pub fn shown_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 /// The rounds (0-based indices) a curve of `horizon` rounds is drawn through: evenly spaced,
@@ -212,30 +313,46 @@ fn write_figure(
     names: (&str, &str),
     drawing: &impl Drawing,
 ) -> Result<Vec<PathBuf>, OutputError> {
-    let svg_path = dir.join(names.0);
-    let png_path = dir.join(names.1);
-    register_embedded_font().map_err(|m| OutputError::write(&svg_path, m))?;
+    write_figure_files(Some(&dir.join(names.0)), Some(&dir.join(names.1)), drawing)
+}
+
+/// Writes `drawing` as the SVG file `svg_path` and the PNG file `png_path` (each if given);
+/// returns the paths written.
+fn write_figure_files(
+    svg_path: Option<&Path>,
+    png_path: Option<&Path>,
+    drawing: &impl Drawing,
+) -> Result<Vec<PathBuf>, OutputError> {
+    let mut written = Vec::new();
+    // Before the size: the legend's width is measured in the embedded font.
+    if let Some(first) = svg_path.or(png_path) {
+        register_embedded_font().map_err(|m| OutputError::write(first, m))?;
+    }
     let size = drawing.size();
-
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        drawing.draw(&root).and_then(|()| root.present().map_err(text))
+    if let Some(svg_path) = svg_path {
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+            drawing.draw(&root).and_then(|()| root.present().map_err(text))
+        }
+        .map_err(|m| OutputError::write(svg_path, m))?;
+        crate::settings::write_whole(svg_path, svg.as_bytes())?;
+        written.push(svg_path.to_path_buf());
     }
-    .map_err(|m| OutputError::write(&svg_path, m))?;
-    crate::settings::write_whole(&svg_path, svg.as_bytes())?;
-
-    // Drawn into memory and encoded here, so the file is written whole (or not at all) and a
-    // failure is reported as the file system's, not the drawing library's.
-    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
-        drawing.draw(&root).and_then(|()| root.present().map_err(text))
+    if let Some(png_path) = png_path {
+        // Drawn into memory and encoded here, so the file is written whole (or not at all) and
+        // a failure is reported as the file system's, not the drawing library's.
+        let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+            drawing.draw(&root).and_then(|()| root.present().map_err(text))
+        }
+        .map_err(|m| OutputError::write(png_path, m))?;
+        let png = encode_png(&rgb, size).map_err(|e| OutputError::write(png_path, e.to_string()))?;
+        crate::settings::write_whole(png_path, &png)?;
+        written.push(png_path.to_path_buf());
     }
-    .map_err(|m| OutputError::write(&png_path, m))?;
-    let png = encode_png(&rgb, size).map_err(|e| OutputError::write(&png_path, e.to_string()))?;
-    crate::settings::write_whole(&png_path, &png)?;
-    Ok(vec![svg_path, png_path])
+    Ok(written)
 }
 
 /// The actions a live run played, round by round (`host-sim live`): a dot per round at its
@@ -307,8 +424,13 @@ fn text(e: impl std::fmt::Display) -> String {
 
 /// The legend's column: wide enough for the longest label, line sample and margins.
 fn legend_width(figure: &Figure) -> u32 {
+    labels_width(figure.curves.iter().map(|c| c.label))
+}
+
+/// [`legend_width`] for these labels.
+fn labels_width<'a>(labels: impl Iterator<Item = &'a str>) -> u32 {
     let font = FontDesc::new(FontFamily::Name(FAMILY), 13.0, FontStyle::Normal);
-    let widest = figure.curves.iter().filter_map(|c| font.box_size(c.label).ok()).map(|(w, _)| w).max();
+    let widest = labels.filter_map(|l| font.box_size(l).ok()).map(|(w, _)| w).max();
     (widest.unwrap_or(0) + 70).clamp(140, 600)
 }
 
@@ -321,23 +443,34 @@ fn band(figure: &Figure, c: &Curve, t: usize) -> f64 {
     }
 }
 
+/// A line's dash: `None` solid, `Some((dash, gap))` in pixels.
+type Dash = Option<(u32, u32)>;
+/// The dash of the reference lines and of learners past the palette.
+const DASHED: Dash = Some((8, 5));
+/// The dashes of a sweep's budgets, smallest budget first (a learner without a budget is
+/// solid): dotted, short, long, dash-dot-like.
+const BUDGET_DASHES: [(u32, u32); 5] = [(2, 4), (6, 4), (12, 4), (20, 5), (3, 9)];
+
+/// A curve with the colour and dash it is drawn in.
+type Styled<'f> = (&'f Curve<'f>, RGBColor, Dash);
+
 /// How learner curve number `i` (references not counted) is drawn: colour and dashed or not.
-fn learner_style(i: usize) -> (RGBColor, bool) {
-    (PALETTE[i % PALETTE.len()], (i / PALETTE.len()) % 2 == 1)
+fn learner_style(i: usize) -> (RGBColor, Dash) {
+    (PALETTE[i % PALETTE.len()], if (i / PALETTE.len()) % 2 == 1 { DASHED } else { None })
 }
 
 /// The curves in drawing order with their styles: learners first, then the references.
-fn styled<'f>(figure: &'f Figure) -> Vec<(&'f Curve<'f>, RGBColor, bool)> {
+fn styled<'f>(figure: &'f Figure) -> Vec<Styled<'f>> {
     let learners = figure.curves.iter().filter(|c| !c.reference).enumerate().map(|(i, c)| {
-        let (colour, dashed) = learner_style(i);
-        (c, colour, dashed)
+        let (colour, dash) = learner_style(i);
+        (c, colour, dash)
     });
     let references = figure
         .curves
         .iter()
         .filter(|c| c.reference)
         .enumerate()
-        .map(|(i, c)| (c, GREYS[i % GREYS.len()], true));
+        .map(|(i, c)| (c, GREYS[i % GREYS.len()], DASHED));
     learners.chain(references).collect()
 }
 
@@ -349,39 +482,49 @@ fn draw<DB: DrawingBackend>(
     root.fill(&WHITE).map_err(text)?;
     let area = root.titled(figure.title, (FAMILY, 18)).map_err(text)?;
     let (plot_area, legend_area) = area.split_horizontally(PLOT_SIZE.0);
-    let horizon = figure.curves.iter().map(|c| c.mean.len()).max().unwrap_or(0);
+    let styles = styled(figure);
+    draw_panel(&plot_area, figure, &styles, options)?;
+    draw_legend(&legend_area, &styles)
+}
+
+/// One chart of regret curves on `plot_area`: the curves of `styles`, bands ± 1 s.e.
+fn draw_panel<DB: DrawingBackend>(
+    plot_area: &DrawingArea<DB, Shift>,
+    figure: &Figure,
+    styles: &[Styled],
+    options: &PlotOptions,
+) -> Result<(), String> {
+    let curves = || styles.iter().map(|&(c, ..)| c);
+    let horizon = curves().map(|c| c.mean.len()).max().unwrap_or(0);
     let finite = |c: &Curve, t: usize| {
         let (m, b) = (c.mean[t], band(figure, c, t));
         (m.is_finite() && b.is_finite()).then_some((m, b))
     };
-    let mut builder = ChartBuilder::on(&plot_area);
+    let mut builder = ChartBuilder::on(plot_area);
     builder.margin(15).x_label_area_size(40).y_label_area_size(70);
     if options.log_log {
         let rounds = log_plotted_rounds(horizon);
         let positive = |c: &Curve, t: usize| finite(c, t).filter(|&(m, _)| m > 0.0);
-        let points = || figure.curves.iter().flat_map(|c| rounds.iter().filter_map(move |&t| positive(c, t)));
+        let points = || curves().flat_map(|c| rounds.iter().filter_map(move |&t| positive(c, t)));
         let lowest = points().map(|(m, _)| m).fold(f64::INFINITY, f64::min);
         let highest = points().map(|(m, b)| m + b).fold(0.0, f64::max);
         let (bottom, top) = if lowest.is_finite() { (lowest / 2.0, highest * 1.5) } else { (0.01, 1.0) };
         let x_axis = (1f64..(horizon as f64).max(2.0)).log_scale();
         let mut chart = builder.build_cartesian_2d(x_axis, (bottom..top).log_scale()).map_err(text)?;
-        draw_curves(&mut chart, figure, &rounds, |c, t| {
+        draw_curves(&mut chart, figure, styles, &rounds, |c, t| {
             positive(c, t).map(|(m, b)| ((t + 1) as f64, m, (m - b).max(bottom), m + b))
         })
     } else {
         let rounds = plotted_rounds(horizon);
-        let top = figure
-            .curves
-            .iter()
+        let top = curves()
             .flat_map(|c| rounds.iter().filter_map(move |&t| finite(c, t)))
             .map(|(m, b)| m + b)
             .fold(1e-9_f64, f64::max);
         let mut chart = builder.build_cartesian_2d(0f64..horizon as f64, 0f64..top * 1.05).map_err(text)?;
-        draw_curves(&mut chart, figure, &rounds, |c, t| {
+        draw_curves(&mut chart, figure, styles, &rounds, |c, t| {
             finite(c, t).map(|(m, b)| ((t + 1) as f64, m, (m - b).max(0.0), m + b))
         })
-    }?;
-    draw_legend(&legend_area, figure)
+    }
 }
 
 /// Mesh, bands, then lines over them. `point(curve, t)` is round index t's (x, mean, band low,
@@ -389,6 +532,7 @@ fn draw<DB: DrawingBackend>(
 fn draw_curves<DB, X, Y>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
     figure: &Figure,
+    styled: &[Styled],
     rounds: &[usize],
     point: impl Fn(&Curve, usize) -> Option<(f64, f64, f64, f64)>,
 ) -> Result<(), String>
@@ -413,7 +557,6 @@ where
         .bold_line_style(RGBColor(210, 210, 210))
         .draw()
         .map_err(text)?;
-    let styled = styled(figure);
     for &(c, colour, _) in styled.iter().filter(|(c, ..)| !c.reference) {
         let points: Vec<_> = rounds.iter().filter_map(|&t| point(c, t)).collect();
         let outline = points.iter().map(|p| (p.0, p.3)).chain(points.iter().rev().map(|p| (p.0, p.2)));
@@ -421,10 +564,12 @@ where
             .draw_series(std::iter::once(Polygon::new(outline.collect::<Vec<_>>(), colour.mix(BAND_ALPHA))))
             .map_err(text)?;
     }
-    for &(c, colour, dashed) in &styled {
+    for &(c, colour, dash) in styled {
         let line: Vec<(f64, f64)> = rounds.iter().filter_map(|&t| point(c, t)).map(|p| (p.0, p.1)).collect();
-        if dashed {
-            chart.draw_series(DashedLineSeries::new(line, 8, 5, colour.stroke_width(2))).map_err(text)?;
+        if let Some((size, gap)) = dash {
+            chart
+                .draw_series(DashedLineSeries::new(line, size, gap, colour.stroke_width(2)))
+                .map_err(text)?;
         } else {
             chart.draw_series(LineSeries::new(line, colour.stroke_width(2))).map_err(text)?;
         }
@@ -447,23 +592,483 @@ fn tick(v: f64) -> String {
 
 /// The legend, in its own column right of the plot area: a band swatch and line sample per
 /// learner, a dashed grey sample per reference, each followed by its label.
-fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<(), String> {
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, styles: &[Styled]) -> Result<(), String> {
+    let entries: Vec<Entry> =
+        styles.iter().map(|&(c, colour, dash)| (c.label, colour, dash, !c.reference)).collect();
+    draw_entries(area, &entries)
+}
+
+/// A legend row: label, colour, dash and whether it has a band swatch.
+type Entry<'a> = (&'a str, RGBColor, Dash, bool);
+
+/// [`draw_legend`] for any rows.
+fn draw_entries<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[Entry]) -> Result<(), String> {
     let label_style = TextStyle::from((FAMILY, 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-    for (row, &(c, colour, dashed)) in styled(figure).iter().enumerate() {
+    for (row, &(label, colour, dash, band)) in entries.iter().enumerate() {
         let y = 30 + 22 * row as i32;
         let sample = [(4, y), (36, y)];
-        if !c.reference {
+        if band {
             area.draw(&Rectangle::new([(4, y - 6), (36, y + 6)], colour.mix(BAND_ALPHA).filled()))
                 .map_err(text)?;
         }
-        if dashed {
-            area.draw(&DashedPathElement::new(sample, 8, 5, colour.stroke_width(2))).map_err(text)?;
+        if let Some((size, gap)) = dash {
+            area.draw(&DashedPathElement::new(sample, size, gap, colour.stroke_width(2))).map_err(text)?;
         } else {
             area.draw(&PathElement::new(sample, colour.stroke_width(2))).map_err(text)?;
         }
-        area.draw(&Text::new(c.label, (44, y), label_style.clone())).map_err(text)?;
+        area.draw(&Text::new(label, (44, y), label_style.clone())).map_err(text)?;
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sweeps: one panel per setting, a colour per learner and budget, a dash per budget.
+
+/// The budget keys of a sweep's labels (`eps=0.5`; seed 003's `alpha=1`, `beta=0.1`).
+const BUDGET_KEYS: [&str; 3] = ["eps", "alpha", "beta"];
+/// The budget keys that are an ε (seed 003's α is its ε): a sweep over one of them also gets
+/// the regret-versus-ε figure.
+const EPSILON_KEYS: [&str; 2] = ["eps", "alpha"];
+/// Size of one panel of a sweep.
+const PANEL_SIZE: (u32, u32) = (620, 440);
+/// Room added to a sweep legend's column (the measured text width runs short of the drawn one).
+const SWEEP_LEGEND_EXTRA: u32 = 30;
+/// Height of a figure's title line.
+const TITLE_HEIGHT: u32 = 40;
+
+/// A learner's label read as a sweep's: `[setting] learner [key=value]…`, e.g.
+/// `DP-RSE v=0.5 eps=1` (learner `DP-RSE`, setting `v=0.5`, budget ε = 1) or
+/// `camel JDP alpha=10` (setting `camel`, one of the environments named by the reference rows
+/// `uniform play camel`, …).
+#[derive(Clone, Debug, PartialEq)]
+struct SweepLabel {
+    /// The learner without setting and budget.
+    learner: String,
+    /// The budget's key and value.
+    budget: Option<(String, f64)>,
+    /// The setting (`v=0.5`, `camel`; empty when the run has one).
+    setting: String,
+}
+
+impl SweepLabel {
+    fn parse(label: &str, envs: &[&str]) -> Self {
+        let (mut learner, mut setting, mut budget) = (Vec::new(), Vec::new(), None);
+        for token in label.split_whitespace() {
+            match token.split_once('=') {
+                Some((key, value)) if BUDGET_KEYS.contains(&key) && value.parse::<f64>().is_ok() => {
+                    budget = value.parse::<f64>().ok().map(|v| (key.to_string(), v));
+                }
+                Some(_) => setting.push(token),
+                None if envs.contains(&token) => setting.push(token),
+                None => learner.push(token),
+            }
+        }
+        Self { learner: learner.join(" "), budget, setting: setting.join(" ") }
+    }
+
+    /// The learner and budget, as the legend names them (`DP-RSE eps=1`).
+    fn key(&self) -> String {
+        match &self.budget {
+            Some((key, value)) => format!("{} {} = {value}", self.learner, budget_symbol(key)),
+            None => self.learner.clone(),
+        }
+    }
+}
+
+/// A setting's name as a panel title: `v=0.5` → `v = 0.5`.
+fn setting_title(setting: &str) -> String {
+    setting.replace('=', " = ")
+}
+
+/// The greek letter of a budget key.
+fn budget_symbol(key: &str) -> &str {
+    match key {
+        "eps" => "ε",
+        "alpha" => "α",
+        "beta" => "β",
+        other => other,
+    }
+}
+
+/// A sweep figure's layout: panels, each with its curves styled, and one legend.
+struct Sweep<'f> {
+    /// Each setting's title (empty for a run with one) and curves, learners then references.
+    panels: Vec<(String, Vec<Styled<'f>>)>,
+    /// One row per learner-and-budget, then one for uniform play.
+    legend: Vec<(String, RGBColor, Dash, bool)>,
+    /// The parsed label of every learner curve, by curve index.
+    labels: Vec<Option<SweepLabel>>,
+}
+
+impl<'f> Sweep<'f> {
+    /// The layout of `figure`, or `None` if it is not a sweep (no learner label carries a
+    /// budget and there is one setting): it is then drawn as one plot.
+    fn of(figure: &'f Figure<'f>) -> Option<Self> {
+        let env_of = |c: &Curve| c.label.strip_prefix(UNIFORM_LABEL).map(str::trim).unwrap_or("").to_string();
+        let envs: Vec<String> =
+            figure.curves.iter().filter(|c| c.reference).map(env_of).filter(|e| !e.is_empty()).collect();
+        let env_refs: Vec<&str> = envs.iter().map(String::as_str).collect();
+        let labels: Vec<Option<SweepLabel>> = figure
+            .curves
+            .iter()
+            .map(|c| (!c.reference).then(|| SweepLabel::parse(c.label, &env_refs)))
+            .collect();
+        let parsed = || labels.iter().flatten();
+        let mut settings: Vec<&str> = Vec::new();
+        for l in parsed() {
+            if !settings.contains(&l.setting.as_str()) {
+                settings.push(&l.setting);
+            }
+        }
+        if settings.len() < 2 && parsed().all(|l| l.budget.is_none()) {
+            return None;
+        }
+        // A colour per learner-and-budget (the same in every panel), a dash per budget value.
+        let mut keys: Vec<String> = Vec::new();
+        let mut budgets: Vec<f64> = Vec::new();
+        for l in parsed() {
+            if !keys.contains(&l.key()) {
+                keys.push(l.key());
+            }
+            if let Some((_, v)) = l.budget
+                && !budgets.contains(&v)
+            {
+                budgets.push(v);
+            }
+        }
+        budgets.sort_by(f64::total_cmp);
+        let dash = |l: &SweepLabel| {
+            let i = l
+                .budget
+                .as_ref()
+                .and_then(|(_, v)| budgets.iter().position(|b| b.to_bits() == v.to_bits()))?;
+            Some(BUDGET_DASHES[i % BUDGET_DASHES.len()])
+        };
+        let colour = |key: &str| PALETTE[keys.iter().position(|k| k == key).unwrap_or(0) % PALETTE.len()];
+        let mut legend: Vec<(String, RGBColor, Dash, bool)> = Vec::new();
+        for l in parsed() {
+            if !legend.iter().any(|(k, ..)| *k == l.key()) {
+                legend.push((l.key(), colour(&l.key()), dash(l), true));
+            }
+        }
+        if figure.curves.iter().any(|c| c.reference) {
+            legend.push((UNIFORM_LABEL.to_string(), GREYS[0], DASHED, false));
+        }
+        let panels = settings
+            .iter()
+            .map(|&setting| {
+                let mut styled: Vec<Styled<'f>> = Vec::new();
+                for (c, l) in figure.curves.iter().zip(&labels) {
+                    if let Some(l) = l.as_ref().filter(|l| l.setting == setting) {
+                        styled.push((c, colour(&l.key()), dash(l)));
+                    }
+                }
+                // Uniform play of this setting's environment, or the run's only one.
+                let tokens: Vec<&str> = setting.split_whitespace().collect();
+                for c in figure.curves.iter().filter(|c| c.reference) {
+                    let env = env_of(c);
+                    if env.is_empty() || tokens.contains(&env.as_str()) {
+                        styled.push((c, GREYS[0], DASHED));
+                    }
+                }
+                (setting_title(setting), styled)
+            })
+            .collect();
+        Some(Self { panels, legend, labels })
+    }
+
+    /// Rows and columns of the panel grid: up to three side by side.
+    fn grid(&self) -> (u32, u32) {
+        grid_of(self.panels.len())
+    }
+
+    fn legend_entries(&self) -> Vec<Entry<'_>> {
+        self.legend.iter().map(|(l, c, d, b)| (l.as_str(), *c, *d, *b)).collect()
+    }
+}
+
+/// The regret curves of a sweep, a panel per setting.
+struct Panels<'a> {
+    figure: &'a Figure<'a>,
+    sweep: &'a Sweep<'a>,
+    options: &'a PlotOptions,
+}
+
+impl Drawing for Panels<'_> {
+    fn size(&self) -> (u32, u32) {
+        let (rows, columns) = self.sweep.grid();
+        let panel = panel_size((rows, columns));
+        let legend = labels_width(self.sweep.legend.iter().map(|(l, ..)| l.as_str())) + SWEEP_LEGEND_EXTRA;
+        (columns * panel.0 + legend, rows * panel.1 + TITLE_HEIGHT)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        root.fill(&WHITE).map_err(text)?;
+        let area = root.titled(self.figure.title, (FAMILY, 18)).map_err(text)?;
+        let (rows, columns) = self.sweep.grid();
+        let (grid, legend) = area.split_horizontally(columns * panel_size((rows, columns)).0);
+        let cells = grid.split_evenly((rows as usize, columns as usize));
+        for ((title, styles), cell) in self.sweep.panels.iter().zip(&cells) {
+            if title.is_empty() {
+                draw_panel(cell, self.figure, styles, self.options)?;
+            } else {
+                let inner = cell.titled(title, (FAMILY, 15)).map_err(text)?;
+                draw_panel(&inner, self.figure, styles, self.options)?;
+            }
+        }
+        draw_entries(&legend, &self.sweep.legend_entries())
+    }
+}
+
+/// One learner's final regret against the budget in a panel of the regret-versus-ε figure.
+struct Series {
+    label: String,
+    colour: RGBColor,
+    /// (budget, mean, half-width of the ± 1 s.e. bar), by increasing budget; one point with
+    /// budget `None` for a learner without one (drawn across as a level line).
+    points: Vec<(Option<f64>, f64, f64)>,
+    reference: bool,
+}
+
+/// Final regret against ε, a panel per setting, for a sweep over ε (or seed 003's α): each
+/// private learner a line through its budgets with ± 1 s.e. bars, each learner without a
+/// budget (non-private, or a learner the sweep does not privatise) and uniform play a level
+/// line.
+struct VsEpsilon<'a> {
+    title: String,
+    symbol: &'a str,
+    /// Each setting's title and series.
+    panels: Vec<(String, Vec<Series>)>,
+    legend: Vec<(String, RGBColor, Dash, bool)>,
+    trials: Option<usize>,
+    horizon: usize,
+    /// The sweep's budgets, increasing: the x axis has one place per budget.
+    budgets: Vec<f64>,
+}
+
+impl<'a> VsEpsilon<'a> {
+    /// The figure of `sweep`, or `None` unless its labels carry at least two values of one ε key.
+    fn of(figure: &'a Figure<'a>, sweep: &'a Sweep<'a>) -> Option<Self> {
+        let parsed = || sweep.labels.iter().flatten();
+        let key = EPSILON_KEYS.into_iter().find(|k| {
+            let mut values: Vec<f64> = parsed()
+                .filter_map(|l| l.budget.as_ref().filter(|(bk, _)| bk == k).map(|(_, v)| *v))
+                .collect();
+            values.sort_by(f64::total_cmp);
+            values.dedup();
+            values.len() >= 2
+        })?;
+        let horizon = figure.curves.iter().map(|c| c.mean.len()).max().unwrap_or(0);
+        let last = |c: &Curve| {
+            let t = c.mean.len().checked_sub(1)?;
+            let (m, b) = (c.mean[t], band(figure, c, t));
+            (m.is_finite() && b.is_finite()).then_some((m, b))
+        };
+        let mut learners: Vec<String> = Vec::new();
+        for l in parsed() {
+            if !learners.contains(&l.learner) {
+                learners.push(l.learner.clone());
+            }
+        }
+        let colour =
+            |name: &str| PALETTE[learners.iter().position(|n| n == name).unwrap_or(0) % PALETTE.len()];
+        let mut budgets: Vec<f64> = Vec::new();
+        let mut panels = Vec::new();
+        for (title, styles) in &sweep.panels {
+            let mut series: Vec<Series> = Vec::new();
+            for &(c, ..) in styles {
+                let Some((mean, bar)) = last(c) else { continue };
+                if c.reference {
+                    series.push(Series {
+                        label: UNIFORM_LABEL.to_string(),
+                        colour: GREYS[0],
+                        points: vec![(None, mean, 0.0)],
+                        reference: true,
+                    });
+                    continue;
+                }
+                let index = figure.curves.iter().position(|x| std::ptr::eq(x, c))?;
+                let Some(l) = sweep.labels.get(index).and_then(Option::as_ref) else { continue };
+                let budget = l.budget.as_ref().filter(|(k, _)| k == key).map(|(_, v)| *v);
+                if let Some(b) = budget
+                    && !budgets.contains(&b)
+                {
+                    budgets.push(b);
+                }
+                match series.iter_mut().find(|s| s.label == l.learner && !s.reference) {
+                    Some(s) => s.points.push((budget, mean, bar)),
+                    None => series.push(Series {
+                        label: l.learner.clone(),
+                        colour: colour(&l.learner),
+                        points: vec![(budget, mean, bar)],
+                        reference: false,
+                    }),
+                }
+            }
+            for s in &mut series {
+                s.points.sort_by(|a, b| a.0.unwrap_or(0.0).total_cmp(&b.0.unwrap_or(0.0)));
+            }
+            panels.push((title.clone(), series));
+        }
+        if budgets.len() < 2 {
+            return None;
+        }
+        budgets.sort_by(f64::total_cmp);
+        let mut legend: Vec<(String, RGBColor, Dash, bool)> =
+            learners.iter().map(|n| (n.clone(), colour(n), None, false)).collect();
+        if figure.curves.iter().any(|c| c.reference) {
+            legend.push((UNIFORM_LABEL.to_string(), GREYS[0], DASHED, false));
+        }
+        let symbol = budget_symbol(key);
+        Some(Self {
+            // The experiment's name: the description is on the regret figure beside it.
+            title: format!(
+                "{}: final regret against {symbol}",
+                figure.title.split(':').next().unwrap_or_default()
+            ),
+            symbol,
+            panels,
+            legend,
+            trials: figure.trials,
+            horizon,
+            budgets,
+        })
+    }
+
+    fn grid(&self) -> (u32, u32) {
+        grid_of(self.panels.len())
+    }
+}
+
+/// Rows and columns of a grid of `n` panels: up to three side by side, else two.
+fn grid_of(n: usize) -> (u32, u32) {
+    let n = n.max(1) as u32;
+    let columns = if n <= 3 { n } else { 2 };
+    (n.div_ceil(columns), columns)
+}
+
+/// The size of each panel of a grid: one panel as large as a plain plot.
+fn panel_size(grid: (u32, u32)) -> (u32, u32) {
+    if grid == (1, 1) { PLOT_SIZE } else { PANEL_SIZE }
+}
+
+/// Copies a run's figures in `run_dir` beside a report in `out` as `<key>.svg`, `<key>.png`
+/// (and `<key>_vs_eps.*` for an ε sweep), so the report's directory holds one figure per
+/// paper figure; returns the files written. Figures the run did not draw are skipped.
+pub fn copy_figures_beside(run_dir: &Path, out: &Path, key: &str) -> Result<Vec<PathBuf>, OutputError> {
+    let mut written = Vec::new();
+    for (from, to) in [
+        (SVG_FILE.to_string(), format!("{key}.svg")),
+        (PNG_FILE.to_string(), format!("{key}.png")),
+        (format!("{VS_EPS_STEM}.svg"), format!("{key}_vs_eps.svg")),
+        (format!("{VS_EPS_STEM}.png"), format!("{key}_vs_eps.png")),
+    ] {
+        let source = run_dir.join(from);
+        let bytes = match fs::read(&source) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(OutputError::read(&source, e.to_string())),
+        };
+        let target = out.join(to);
+        crate::settings::write_whole(&target, &bytes)?;
+        written.push(target);
+    }
+    Ok(written)
+}
+
+impl Drawing for VsEpsilon<'_> {
+    fn size(&self) -> (u32, u32) {
+        let (rows, columns) = self.grid();
+        let panel = panel_size((rows, columns));
+        let legend = labels_width(self.legend.iter().map(|(l, ..)| l.as_str())) + SWEEP_LEGEND_EXTRA;
+        (columns * panel.0 + legend, rows * panel.1 + TITLE_HEIGHT)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        root.fill(&WHITE).map_err(text)?;
+        let area = root.titled(&self.title, (FAMILY, 18)).map_err(text)?;
+        let (rows, columns) = self.grid();
+        let (grid, legend) = area.split_horizontally(columns * panel_size((rows, columns)).0);
+        let cells = grid.split_evenly((rows as usize, columns as usize));
+        for ((title, series), cell) in self.panels.iter().zip(&cells) {
+            if title.is_empty() {
+                self.draw_panel(cell, series)?;
+            } else {
+                self.draw_panel(&cell.titled(title, (FAMILY, 15)).map_err(text)?, series)?;
+            }
+        }
+        let entries: Vec<Entry> = self.legend.iter().map(|(l, c, d, b)| (l.as_str(), *c, *d, *b)).collect();
+        draw_entries(&legend, &entries)
+    }
+}
+
+impl VsEpsilon<'_> {
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        series: &[Series],
+    ) -> Result<(), String> {
+        // One place per budget, evenly spaced (the budgets are a sweep's grid, e.g. 0.5, 1, 2).
+        let n = self.budgets.len();
+        let place = |b: f64| self.budgets.iter().position(|x| x.to_bits() == b.to_bits()).unwrap_or(0) as f64;
+        let (low, high) = (-0.5, n as f64 - 0.5);
+        let top =
+            series.iter().flat_map(|s| s.points.iter().map(|p| p.1 + p.2)).fold(1e-9_f64, f64::max) * 1.1;
+        let mut chart = ChartBuilder::on(area)
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(low..high, 0f64..top)
+            .map_err(text)?;
+        let budget_at = |v: &f64| {
+            let i = v.round();
+            let on_place = (v - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < n;
+            if on_place { tick(self.budgets[i as usize]) } else { String::new() }
+        };
+        let spread = match self.trials {
+            Some(n) => format!("± 1 s.e. over {n} trials"),
+            None => "± 1 sd".to_string(),
+        };
+        chart
+            .configure_mesh()
+            .x_desc(format!("{} (the sweep's values)", self.symbol))
+            .y_desc(format!("regret at T = {} ({spread})", self.horizon))
+            .label_style((FAMILY, 13))
+            .axis_desc_style((FAMILY, 15))
+            .x_labels(4 * n + 1)
+            .x_label_formatter(&budget_at)
+            .y_label_formatter(&|v| tick(*v))
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(210, 210, 210))
+            .draw()
+            .map_err(text)?;
+        for s in series {
+            let style = s.colour.stroke_width(2);
+            let level: Vec<f64> = s.points.iter().filter(|p| p.0.is_none()).map(|p| p.1).collect();
+            for y in level {
+                let line = vec![(low, y), (high, y)];
+                if s.reference {
+                    chart.draw_series(DashedLineSeries::new(line, 8, 5, style)).map_err(text)?;
+                } else {
+                    chart.draw_series(LineSeries::new(line, style)).map_err(text)?;
+                }
+            }
+            let points: Vec<(f64, f64, f64)> =
+                s.points.iter().filter_map(|p| p.0.map(|b| (place(b), p.1, p.2))).collect();
+            chart.draw_series(LineSeries::new(points.iter().map(|p| (p.0, p.1)), style)).map_err(text)?;
+            chart
+                .draw_series(points.iter().map(|p| Circle::new((p.0, p.1), 4, s.colour.filled())))
+                .map_err(text)?;
+            chart
+                .draw_series(
+                    points.iter().map(|p| {
+                        PathElement::new(vec![(p.0, (p.1 - p.2).max(0.0)), (p.0, p.1 + p.2)], style)
+                    }),
+                )
+                .map_err(text)?;
+        }
+        Ok(())
+    }
 }
 
 /// One learner's columns of `regret.csv`.

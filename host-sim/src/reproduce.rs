@@ -236,8 +236,12 @@ pub fn reproduce(planned: &[Planned], data: Option<&Path>, out: &Path) -> Vec<Ou
     for (i, p) in planned.iter().enumerate() {
         let Some(experiment) = experiments::find(p.name) else { continue };
         let config = RunConfig { trials: p.trials, horizon: p.horizon, ..experiment.default_config() };
-        let privacy = experiment.epsilon.map_or("non-private".to_string(), |e| format!("eps = {e}"));
-        let title = format!("{} ({privacy})", experiment.description);
+        let privacy = experiment.privacy_note(experiment.epsilon);
+        let title = if privacy.is_empty() {
+            experiment.description.to_string()
+        } else {
+            format!("{} ({privacy})", experiment.description)
+        };
         eprintln!("[{}/{}] {}: {} trials, T = {}", i + 1, planned.len(), p.key, p.trials, p.horizon);
         let start = Instant::now();
         let dir = out.join(p.key);
@@ -245,6 +249,8 @@ pub fn reproduce(planned: &[Planned], data: Option<&Path>, out: &Path) -> Vec<Ou
         let results = run_experiment(&run, false, false).map(|(r, _)| r);
         if let Err(e) = &results {
             eprintln!("  {}: not run: {e}", p.key);
+        } else if let Err(e) = crate::plot::copy_figures_beside(&dir, out, p.key) {
+            eprintln!("  {}: figures not copied beside the report: {e}", p.key);
         }
         outcomes.push(Outcome { experiment, planned: *p, results, seconds: start.elapsed().as_secs_f64() });
     }

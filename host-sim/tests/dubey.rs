@@ -197,3 +197,53 @@ fn table1_report_prints_both_tables_and_checks_monotonicity() {
     assert!(table.contains(&format!("| {:.0} |", PAPER_TABLE1[3][2])));
     assert!(table.contains("camel yes; styb yes; mw no;"), "{table}");
 }
+
+/// Every final regret of a small seeded `dubey-local` run (non-private, JDP and local JDP at
+/// α = 1 and 10), pinned to the last bit: a faster noise path (generator, sampler) must draw
+/// exactly the same noise. The snapshot is the `finals.csv` of
+/// `host-sim run dubey-local --trials 2 --horizon 60 --seed 3` made before the noise path was
+/// sped up; it changes only with a deliberate change of the outputs, said in the commit.
+#[test]
+fn small_dubey_local_finals_are_pinned_to_the_bit() {
+    let mut config = config(2, 60, 1);
+    config.constants = Constants::Calibrated; // the CLI's default (the same as practical here)
+    let task = host_sim::dubey::local_task(&config).unwrap();
+    let results = host_sim::executor::Executor::new(&config).results(task.as_ref()).unwrap();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/dubey-local_2x60_seed3_finals.csv");
+    let snapshot = std::fs::read_to_string(path).unwrap();
+    let mut rows = 0;
+    for line in snapshot.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let r = results.iter().find(|r| r.label == cells[0]).unwrap_or_else(|| panic!("no {}", cells[0]));
+        let trial: usize = cells[1].parse().unwrap();
+        let expected: f64 = cells[2].parse().unwrap();
+        assert_eq!(r.finals[trial].to_bits(), expected.to_bits(), "{} trial {trial}", r.label);
+        rows += 1;
+    }
+    assert_eq!(rows, 12);
+}
+
+/// The seed 003 noise generator (`chacha20`'s ChaCha20Rng, with AVX2) gives the words of
+/// `rand_chacha`'s ChaCha20Rng for the same seed, through every way the samplers read it
+/// (u64, u32, bytes) and across the 256-byte buffer refills.
+#[test]
+fn the_noise_generator_is_rand_chachas_chacha20_word_for_word() {
+    use rand_core::Rng;
+    for seed in [0u64, 3, u64::MAX] {
+        let mut ours = chacha20::ChaCha20Rng::seed_from_u64(seed);
+        let mut theirs = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let mut pattern = SimRng::seed_from_u64(seed ^ 0x5eed);
+        for step in 0..200_000 {
+            match pattern.next_u32() % 8 {
+                0..=4 => assert_eq!(ours.next_u64(), theirs.next_u64(), "seed {seed} step {step}"),
+                5 | 6 => assert_eq!(ours.next_u32(), theirs.next_u32(), "seed {seed} step {step}"),
+                _ => {
+                    let (mut a, mut b) = ([0u8; 37], [0u8; 37]);
+                    ours.fill_bytes(&mut a);
+                    theirs.fill_bytes(&mut b);
+                    assert_eq!(a, b, "seed {seed} step {step}");
+                }
+            }
+        }
+    }
+}

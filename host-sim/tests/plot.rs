@@ -268,3 +268,114 @@ fn the_text_table_is_unchanged_and_markdown_and_json_carry_the_same_rows() {
         assert_eq!(row["worse_than_uniform"], r.worse_than_uniform());
     }
 }
+
+/// A sweep as seed 004's `tao-s1` labels it: two settings (v), two budgets (ε) of two
+/// learners, one learner without a budget, and uniform play.
+fn sweep_results(config: &RunConfig) -> Vec<AlgorithmResult> {
+    let labels = [
+        "Robust-UCB v=0.5",
+        "DP-RUCB v=0.5 eps=0.5",
+        "DP-RSE v=0.5 eps=0.5",
+        "DP-RUCB v=0.5 eps=1",
+        "DP-RSE v=0.5 eps=1",
+        "Robust-UCB v=0.9",
+        "DP-RUCB v=0.9 eps=0.5",
+        "DP-RSE v=0.9 eps=0.5",
+        "DP-RUCB v=0.9 eps=1",
+        "DP-RSE v=0.9 eps=1",
+    ];
+    let rows = labels
+        .iter()
+        .enumerate()
+        .map(|(a, label)| {
+            let curves: Vec<Vec<f64>> = (0..TRIALS)
+                .map(|trial| {
+                    (0..HORIZON).map(|t| (1.0 + a as f64 + 0.2 * trial as f64) * (t as f64).sqrt()).collect()
+                })
+                .collect();
+            aggregate(label.to_string(), &curves, 0.5)
+        })
+        .collect();
+    with_uniform(config, rows, |_| Ok((1..=HORIZON).map(|t| 0.2 * t as f64).collect())).unwrap()
+}
+
+#[test]
+fn a_sweep_is_drawn_a_panel_per_setting_with_uniform_play_in_each_and_regret_against_eps() {
+    let (dir, config) = (temp("sweep"), config());
+    let files = write_all(&dir, "tao-s1", "a sweep", &config, &sweep_results(&config)).unwrap();
+    let names: Vec<_> = files.iter().filter_map(|f| f.file_name()?.to_str()).collect();
+    assert!(names.contains(&"regret_vs_eps.svg") && names.contains(&"regret_vs_eps.png"), "{names:?}");
+    let svg = svg_text(&dir);
+    // One panel per setting, titled by it; the legend names learner and budget once each.
+    assert!(draws_text(&svg, "v = 0.5") && draws_text(&svg, "v = 0.9"));
+    for entry in ["Robust-UCB", "DP-RUCB ε = 0.5", "DP-RSE ε = 0.5", "DP-RUCB ε = 1", "DP-RSE ε = 1"] {
+        assert_eq!(svg.matches(&format!(">\n{entry}\n</text>")).count(), 1, "{entry} once in the legend");
+    }
+    // No colour reused: the five learner-and-budget keys take five palette colours.
+    for colour in ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00"] {
+        assert!(svg.contains(colour), "{colour}");
+    }
+    // Uniform play in each panel (grey #6E6E6E): two lines and the legend's sample.
+    let grey = svg.matches("stroke=\"#6E6E6E\"").count();
+    assert!(grey >= 3, "uniform play drawn {grey} times");
+    let vs = String::from_utf8(read(&dir.join("regret_vs_eps.svg"))).unwrap();
+    assert!(vs.contains("final regret against ε"), "the vs-ε figure names its axis");
+    assert!(draws_text(&vs, "0.5") && draws_text(&vs, "1"), "a tick per budget");
+    assert!(draws_text(&vs, "v = 0.5") && draws_text(&vs, "v = 0.9"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_run_that_is_no_sweep_gets_no_regret_against_eps_figure() {
+    let (dir, config) = (temp("nosweep"), config());
+    write_all(&dir, "fig3a", "test", &config, &results(&config)).unwrap();
+    assert!(!dir.join("regret_vs_eps.svg").exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn plot_out_writes_the_named_file_only_with_the_given_title() {
+    use host_sim::plot::replot_to;
+    let (dir, config) = (temp("out"), config());
+    write_all(&dir, "tao-s1", "a sweep", &config, &sweep_results(&config)).unwrap();
+    let before = read(&dir.join("regret.svg"));
+    let out = dir.join("figures").join("fig1.svg");
+    let files = replot_to(&dir, &PlotOptions { log_log: true }, Some(&out), Some("Fig. 1, log-log")).unwrap();
+    assert_eq!(files, [out.clone(), dir.join("figures").join("fig1_vs_eps.svg")]);
+    assert_eq!(read(&dir.join("regret.svg")), before, "--out leaves the run's own plot alone");
+    assert!(!dir.join("figures").join("fig1.png").exists());
+    assert!(draws_text(&String::from_utf8(read(&out)).unwrap(), "Fig. 1, log-log"));
+    let message =
+        replot_to(&dir, &PlotOptions::default(), Some(&dir.join("fig1.pdf")), None).unwrap_err().to_string();
+    assert!(message.contains("not .pdf") && message.contains(".svg or .png"), "{message}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn titles_name_a_sweeps_grid_and_show_no_directories() {
+    let tao = experiments::find("tao-s1").unwrap();
+    assert_eq!(tao.privacy_note(tao.epsilon), "", "the description names the grid eps in {{0.5, 1}}");
+    let half = ldp_core::Epsilon::new(0.5).unwrap();
+    assert_eq!(tao.privacy_note(Some(half)), "eps = 0.5 only");
+    let fig = experiments::find("fig2a").unwrap();
+    assert_eq!(fig.privacy_note(fig.epsilon), "eps = 1");
+    assert_eq!(fig.privacy_note(None), "non-private");
+    assert_eq!(host_sim::plot::shown_name(Path::new("/home/someone/data/prices.csv")), "prices.csv");
+}
+
+#[test]
+fn reproduce_copies_each_runs_figures_beside_the_report() {
+    use host_sim::plot::copy_figures_beside;
+    let (out, config) = (temp("beside"), config());
+    let run = out.join("tao-s1");
+    write_all(&run, "tao-s1", "a sweep", &config, &sweep_results(&config)).unwrap();
+    let files = copy_figures_beside(&run, &out, "tao-s1").unwrap();
+    let names: Vec<_> = files.iter().filter_map(|f| f.file_name()?.to_str()).collect();
+    assert_eq!(names, ["tao-s1.svg", "tao-s1.png", "tao-s1_vs_eps.svg", "tao-s1_vs_eps.png"]);
+    assert_eq!(read(&out.join("tao-s1.png")), read(&run.join("regret.png")));
+    // A run without an ε sweep has no regret-versus-ε figure to copy.
+    let plain = out.join("fig3a");
+    write_all(&plain, "fig3a", "test", &config, &results(&config)).unwrap();
+    assert_eq!(copy_figures_beside(&plain, &out, "fig3a").unwrap().len(), 2);
+    let _ = std::fs::remove_dir_all(out);
+}
