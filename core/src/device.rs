@@ -322,6 +322,13 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
         let _ = self.reporter.prepare();
     }
 
+    /// What a learner of this device authenticates with: its key and id (session 0: the
+    /// learner learns the session from the hello). For in-process devices and tests, whose
+    /// learner runs beside them; a device never sends its key anywhere.
+    pub fn learner_auth(&self) -> Auth {
+        Auth::new(self.auth.key, self.auth.device_id)
+    }
+
     /// The reporter (budget state).
     pub fn reporter(&self) -> &Reporter<S> {
         &self.reporter

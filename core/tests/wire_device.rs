@@ -144,7 +144,9 @@ fn a_query_gets_a_report_and_a_retry_gets_the_same_bytes_without_a_second_spend(
     assert_eq!(stale, [Repr::new(2, Message::Refusal(Refusal::StaleSequence))]);
     assert_eq!(dev.spent(), 1.0);
     let hello = learner_read(&dev.receive(&framed(Repr::new(3, Message::HelloRequest))));
-    assert!(matches!(hello[..], [Repr { message: Message::Hello(h), .. }] if h.last_seq == 2 && h.session == 1));
+    assert!(
+        matches!(hello[..], [Repr { message: Message::Hello(h), .. }] if h.last_seq == 2 && h.session == 1)
+    );
     let other_bytes = dev.receive(&framed(query(3, 3, 0.25, Some(1.0))));
     let other = learner_read(&other_bytes);
     let [Repr { seq: 3, message: Message::Report(r) }] = other[..] else { panic!("{other:?}") };
@@ -201,7 +203,10 @@ fn unauthenticated_queries_spend_nothing() {
     let len = cobs::encode(&raw, &mut stuffed);
     let mut bytes = stuffed[..len].to_vec();
     bytes.push(0);
-    assert_eq!(learner_read(&dev.receive(&bytes)), [Repr::new(20, Message::Refusal(Refusal::Unauthenticated))]);
+    assert_eq!(
+        learner_read(&dev.receive(&bytes)),
+        [Repr::new(20, Message::Refusal(Refusal::Unauthenticated))]
+    );
     assert_eq!(dev.spent(), 0.0);
 }
 

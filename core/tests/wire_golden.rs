@@ -130,12 +130,20 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
             "04 03 83 06 01 01 02 0B 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 92 18 23 B4 12 \
              0A DD 29 CE 6B 1E A8 8E E4 B4 F2 08 6B 8A 87 00",
         ),
-        (Repr::new(8, Message::Refusal(Refusal::Unauthenticated)), "03 83 08 00 00 00 0C 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 16 AC D6 58 70 79 \
-             38 AA 2E 24 C5 C7 A7 A3 ED DA 10 52 8B 0D", "04 03 83 08 01 01 02 0C 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 16 AC D6 58 70 \
-             79 38 AA 2E 24 C5 C7 A7 A3 ED DA 10 52 8B 0D 00"),
-        (Repr::new(9, Message::Refusal(Refusal::StaleSequence)), "03 83 09 00 00 00 0D 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 F7 A4 DD 91 32 B8 \
-             55 9D 82 87 E8 20 B5 21 0D D2 54 BA E9 0E", "04 03 83 09 01 01 02 0D 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 F7 A4 DD 91 32 \
-             B8 55 9D 82 87 E8 20 B5 21 0D D2 54 BA E9 0E 00"),
+        (
+            Repr::new(8, Message::Refusal(Refusal::Unauthenticated)),
+            "03 83 08 00 00 00 0C 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 16 AC D6 58 70 79 \
+             38 AA 2E 24 C5 C7 A7 A3 ED DA 10 52 8B 0D",
+            "04 03 83 08 01 01 02 0C 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 16 AC D6 58 70 \
+             79 38 AA 2E 24 C5 C7 A7 A3 ED DA 10 52 8B 0D 00",
+        ),
+        (
+            Repr::new(9, Message::Refusal(Refusal::StaleSequence)),
+            "03 83 09 00 00 00 0D 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 F7 A4 DD 91 32 B8 \
+             55 9D 82 87 E8 20 B5 21 0D D2 54 BA E9 0E",
+            "04 03 83 09 01 01 02 0D 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 F7 A4 DD 91 32 \
+             B8 55 9D 82 87 E8 20 B5 21 0D D2 54 BA E9 0E 00",
+        ),
     ];
     cases.into_iter().map(|(m, raw, framed)| (m, unhex(raw), unhex(framed))).collect()
 }
@@ -328,7 +336,12 @@ fn a_version_2_frame_is_unsupported() {
 #[test]
 fn golden_link_key() {
     let key = LinkKey::from_seed(&[0x11; 32]).to_bytes();
-    assert_eq!(key.to_vec(), unhex("FF C5 21 DC D5 A1 3F 9F 81 6B 27 55 52 0F 57 24 62 92 5F C9 C1 91 AD EC 21 7E CB B4 22 48 AB 71"));
+    assert_eq!(
+        key.to_vec(),
+        unhex(
+            "FF C5 21 DC D5 A1 3F 9F 81 6B 27 55 52 0F 57 24 62 92 5F C9 C1 91 AD EC 21 7E CB B4 22 48 AB 71"
+        )
+    );
 }
 
 /// A golden frame is refused under another key, another device id, or (except the hellos,
@@ -367,7 +380,9 @@ fn a_report_that_decodes_to_infinity_is_refused() {
         raw.extend_from_slice(&wire::checksum(&raw).to_le_bytes());
         let got = Repr::from_bytes(&raw, &auth());
         if ok {
-            assert!(matches!(got, Ok(Repr { message: Message::Report(r), .. }) if r.release.value().is_finite()));
+            assert!(
+                matches!(got, Ok(Repr { message: Message::Report(r), .. }) if r.release.value().is_finite())
+            );
         } else {
             assert_eq!(got, Err(DecodeError::NonFinite), "exponent {grid}");
         }

@@ -60,7 +60,13 @@ fn hello() -> impl Strategy<Value = Hello> {
             let policy =
                 BudgetPolicy::new(Epsilon::new(limit).unwrap(), Epsilon::new(total).unwrap()).unwrap();
             let config = DeviceConfig { b: Bound::new(b).unwrap(), r: Bound::new(r).unwrap(), policy };
-            Hello { device_id, config, budget_remaining, session: device_id.rotate_left(7), last_seq: device_id as u32 }
+            Hello {
+                device_id,
+                config,
+                budget_remaining,
+                session: device_id.rotate_left(7),
+                last_seq: device_id as u32,
+            }
         },
     )
 }

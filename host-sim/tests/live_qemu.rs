@@ -94,7 +94,7 @@ fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
     let dir = std::env::temp_dir().join(format!("ldp-live-qemu-blanked-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
-    let hello = WireClient::new(qemu.connect().unwrap()).hello().unwrap();
+    let hello = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap()).hello().unwrap();
     assert!(hello.budget_remaining > 0.0);
     drop(qemu);
 
@@ -105,7 +105,10 @@ fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
     std::fs::write(dir.join("ldp-provision.bin"), [7u8; 32]).unwrap();
     let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
     let answered = qemu.connect().ok().and_then(|link| {
-        let mut client = WireClient::new(link);
+        // Were the request obeyed, the new board would answer under the key of that seed.
+        let key = ldp_core::wire::LinkKey::from_seed(&[7; 32]);
+        let auth = ldp_core::wire::Auth::new(key, host_sim::transport::QEMU_DEVICE_ID);
+        let mut client = WireClient::new(link, auth);
         client.tries = 3;
         client.hello().ok()
     });

@@ -100,7 +100,8 @@ impl Auth {
 
     /// Whether `tag` is the tag of `body` in `session` (compared in constant time).
     pub fn verify(&self, session: u64, body: &[u8], tag: &[u8]) -> bool {
-        tag.len() == TAG_LEN && self.mac(session, body).is_some_and(|mac| mac.verify_truncated_left(tag).is_ok())
+        tag.len() == TAG_LEN
+            && self.mac(session, body).is_some_and(|mac| mac.verify_truncated_left(tag).is_ok())
     }
 }
 
