@@ -69,8 +69,9 @@ fn every_query_gets_one_report_through_faults_and_a_broker_restart() {
     let Some(mut broker) = broker() else { return };
     let dir = fresh_dir("faults");
     let serving = serve(spec(&broker, &dir, 5, Seeds::Simulated { trial_seed: 11 }));
-    let fleet =
-        MqttFleet::connect(&broker.url(), FleetWait { devices: Some(5), ..wait() }).expect("five hellos");
+    let keys = common::keys(&[&dir], 5);
+    let fleet = MqttFleet::connect(&broker.url(), FleetWait { devices: Some(5), ..wait() }, &keys)
+        .expect("five hellos");
     let members = fleet.members();
     let ids: Vec<u64> = members.iter().map(|(h, _)| h.device_id).collect();
     assert_eq!(ids, [1, 2, 3, 4, 5]);
@@ -84,7 +85,8 @@ fn every_query_gets_one_report_through_faults_and_a_broker_restart() {
     let mut clients: Vec<(u64, WireClient<FaultyLink<MqttLink>>)> = members
         .into_iter()
         .map(|(hello, link)| {
-            let mut client = WireClient::new(FaultyLink::new(link, faults, hello.device_id));
+            let auth = link.auth();
+            let mut client = WireClient::new(FaultyLink::new(link, faults, hello.device_id), auth);
             client.tries = 20;
             (hello.device_id, client)
         })
@@ -134,10 +136,12 @@ fn a_restarted_device_process_keeps_its_spent_budget_and_boots_again() {
     let Some(broker) = broker() else { return };
     let dir = fresh_dir("restart");
     let serving = serve(spec(&broker, &dir, 2, Seeds::Os));
-    let fleet =
-        MqttFleet::connect(&broker.url(), FleetWait { devices: Some(2), ..wait() }).expect("two hellos");
+    let keys = common::keys(&[&dir], 2);
+    let fleet = MqttFleet::connect(&broker.url(), FleetWait { devices: Some(2), ..wait() }, &keys)
+        .expect("two hellos");
     let (_, link) = fleet.members().into_iter().next().expect("device 1");
-    let mut client = WireClient::new(link);
+    let auth = link.auth();
+    let mut client = WireClient::new(link, auth);
     let mut left = BUDGET;
     for round in 1..=5 {
         left = query(&mut client, round);
@@ -170,9 +174,11 @@ fn a_restarted_device_process_keeps_its_spent_budget_and_boots_again() {
 #[test]
 fn a_learner_without_a_broker_says_so() {
     let url = host_sim::mqtt::BrokerUrl::parse("mqtt://127.0.0.1:1").expect("url");
-    let err = MqttFleet::connect(&url, FleetWait { devices: Some(1), patience: Duration::from_secs(2) })
-        .err()
-        .expect("nothing listens on port 1");
+    let keys = host_sim::keys::Keys::new();
+    let err =
+        MqttFleet::connect(&url, FleetWait { devices: Some(1), patience: Duration::from_secs(2) }, &keys)
+            .err()
+            .expect("nothing listens on port 1");
     assert!(matches!(err, MqttError::Unreachable { .. }), "{err}");
     assert!(err.to_string().contains("127.0.0.1:1"), "{err}");
 }
@@ -184,18 +190,25 @@ fn every_hello_of_a_fleet_larger_than_the_clients_queue_comes_and_goes() {
     // More devices than a client's request queue holds (256): the hellos wait for room.
     let n = 300;
     let serving = serve(spec(&broker, &dir, n, Seeds::Simulated { trial_seed: 3 }));
-    let fleet =
-        MqttFleet::connect(&broker.url(), FleetWait { devices: Some(n), patience: Duration::from_secs(120) })
-            .expect("every device's hello");
+    let keys = common::keys(&[&dir], n);
+    let fleet = MqttFleet::connect(
+        &broker.url(),
+        FleetWait { devices: Some(n), patience: Duration::from_secs(120) },
+        &keys,
+    )
+    .expect("every device's hello");
     assert_eq!(fleet.members().len(), n);
     drop(fleet);
     // A clean stop takes every hello off the broker, acknowledged.
     let stats = stop(serving);
     assert_eq!(stats.dropped_publishes, 0, "{stats:?}");
-    let err =
-        MqttFleet::connect(&broker.url(), FleetWait { devices: None, patience: Duration::from_secs(3) })
-            .err()
-            .expect("no device is left");
+    let err = MqttFleet::connect(
+        &broker.url(),
+        FleetWait { devices: None, patience: Duration::from_secs(3) },
+        &keys,
+    )
+    .err()
+    .expect("no device is left");
     assert!(matches!(err, MqttError::TooFewDevices { found: 0, .. }), "{err}");
     // Forgetting devices that are gone already is harmless.
     host_sim::mqtt::forget_devices(&broker.url(), 1..=3).expect("the broker acknowledges");
