@@ -511,6 +511,7 @@ impl<L: Link> Fleet<L> {
                 spent: (m.total - m.remaining).max(0.0),
                 reports: m.reports,
                 skipped: m.skipped,
+                dropped: m.client.dropped,
             })
             .collect()
     }
