@@ -91,8 +91,16 @@ fn main() -> ! {
             defmt::panic!("TRNG failed: refusing to run without fresh randomness");
         };
         let mut store = LogStore::new(hardware::FlashMedium::new(dp.FLASH));
-        // Only an image built with `--features provision` (`cargo provision-board`) provisions.
-        provision_if_blank(&mut store, cfg!(feature = "provision").then_some(seed));
+        // Only an image built with `--features provision` (`cargo provision-board`) provisions,
+        // and it prints the learner's key line once (docs/wire-format.md, "Keys"): save it.
+        if provision_if_blank(&mut store, cfg!(feature = "provision").then_some(seed)) {
+            let key = ldp_core::wire::LinkKey::from_seed(&seed).to_bytes();
+            defmt::println!(
+                "ldp link key (save as the board's key file): {=u64} {=[u8]:02x}",
+                DEVICE_ID,
+                key
+            );
+        }
         (Some(entropy), store, [B, R, EPS_LIMIT, EPS_TOTAL])
     };
     // Under QEMU the host may provision a new device with its own B, R and budget (a

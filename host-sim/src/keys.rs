@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! # written when the device was provisioned
-//! 5494994564981342209 ffc521dcd5a13f9f816b2755520f572462925fc9c191adec217ecbb42248ab71
+//! 5495605612387500033 ffc521dcd5a13f9f816b2755520f572462925fc9c191adec217ecbb42248ab71
 //! ```
 //!
 //! Whoever provisions a device writes its file: `QemuDevice` writes `ldp-link.key` in the
@@ -151,9 +151,9 @@ mod tests {
     #[test]
     fn key_files_round_trip_and_bad_lines_say_why() {
         let key = LinkKey::from_seed(&[0x11; 32]);
-        let text = format!("# a comment\n\n{}", line(5494994564981342209, &key));
+        let text = format!("# a comment\n\n{}", line(5495605612387500033, &key));
         let keys = parse(&text, Path::new("k")).unwrap();
-        assert_eq!(keys.get(&5494994564981342209), Some(&key));
+        assert_eq!(keys.get(&5495605612387500033), Some(&key));
         for bad in ["1", "x 00", "1 0011", "1 zz", &format!("1 {}", "0".repeat(63) + "é")] {
             let e = parse(bad, Path::new("k")).unwrap_err().to_string();
             assert!(e.contains("line 1") && e.contains("64 hex digits"), "{e}");

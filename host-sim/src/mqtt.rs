@@ -51,9 +51,13 @@
 //! # What a broker sees
 //!
 //! The broker and anyone subscribed to `ldp/#` see every frame: queries, reports (already
-//! privatised) and hellos. The privacy of a report does not depend on the broker; its
-//! integrity and availability do (there is no authentication of frames beyond the broker's
-//! own login).
+//! privatised) and hellos. The privacy of a report does not depend on the broker, nor, since
+//! wire format 3, its integrity: every frame is tagged under the device's link key
+//! (`ldp_core::wire::Auth`). A publisher without the key (another client, a device's own login
+//! on its topics) cannot spend a device's budget (its queries are refused, replays refused or
+//! answered from the cache) nor have a report, a hello or a refusal believed: the learner
+//! drops and counts them ([`crate::transport::Dropped`], [`MqttFleet::unauthenticated_hellos`]).
+//! Availability still depends on the broker.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
