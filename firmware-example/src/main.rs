@@ -121,11 +121,17 @@ fn main() -> ! {
                 defmt::panic!("ldp-config.bin is not a valid configuration: not provisioning");
             }
             provision_if_blank(&mut store, semihosting::provisioning_seed());
-            if semihosting::write_config(config).is_err() {
+            let Ok(state) = ldp_core::StateStore::load(&mut store) else {
+                defmt::panic!("the state just provisioned is not readable");
+            };
+            if semihosting::write_config(config, &state.seed).is_err() {
                 defmt::panic!("the configuration could not be written to the state file");
             }
         }
-        let Ok(config) = semihosting::config() else {
+        let Ok(state) = ldp_core::StateStore::load(&mut store) else {
+            defmt::panic!("device state unusable: its records are missing or corrupt");
+        };
+        let Ok(config) = semihosting::config(&state.seed) else {
             defmt::panic!("device state unusable: its configuration is missing or corrupt");
         };
         (semihosting::entropy(), store, config)

@@ -486,7 +486,7 @@ impl<L: Link> WireClient<L> {
                     Ok(reply) if reply.seq != seq => self.dropped.replayed += 1,
                     Ok(reply) => match self.check(&message, &reply.message) {
                         Ok(()) => {
-                            self.accept(&reply.message);
+                            self.accept(seq, &reply.message);
                             return Ok(reply.message);
                         }
                         Err(reject) => self.count(reject),
@@ -507,12 +507,14 @@ impl<L: Link> WireClient<L> {
         Err(LinkError::Timeout { seq, tries: self.tries })
     }
 
-    /// Takes note of an accepted reply: the session and budget it shows.
-    fn accept(&mut self, reply: &Message) {
+    /// Takes note of an accepted reply to request `seq`: the session and budget it shows.
+    fn accept(&mut self, seq: u32, reply: &Message) {
         match reply {
             Message::Hello(h) => {
                 self.auth.session = h.session;
-                self.seq = h.last_seq;
+                // Go on after the device's last fresh query, and after this hello's own number
+                // (a late copy of its reply must not meet a query of the same number).
+                self.seq = if seq.wrapping_sub(h.last_seq) as i32 > 0 { seq } else { h.last_seq };
                 self.budget = self.budget.min(h.budget_remaining);
                 self.greeted = Some(*h);
             }

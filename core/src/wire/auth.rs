@@ -63,6 +63,20 @@ impl LinkKey {
     }
 }
 
+/// HMAC-SHA256 of `label ‖ bytes` under `seed`: a device's own seal over data it keeps where
+/// the host can write (the emulated board's configuration), which only the holder of the seed
+/// can make, and which differs from device to device (a sealed copy from another device does
+/// not verify). Not the link key: a learner holding that cannot make it.
+pub fn seed_digest(seed: &[u8; 32], label: &[u8], bytes: &[u8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    if let Ok(mut mac) = <Hmac<Sha256> as KeyInit>::new_from_slice(seed) {
+        mac.update(label);
+        mac.update(bytes);
+        out.copy_from_slice(&mac.finalize().into_bytes());
+    }
+    out
+}
+
 /// Who a frame is between, as both ends authenticate it: the device's key and id, and the
 /// device's current session (its boot number, told in its [`Hello`](super::Hello)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -118,7 +118,7 @@ mod replay;
 mod repr;
 mod stream;
 
-pub use auth::{Auth, KEY_LEN, LinkKey, TAG_LEN};
+pub use auth::{Auth, KEY_LEN, LinkKey, TAG_LEN, seed_digest};
 pub use error::{DecodeError, EncodeError};
 pub use frame::{CHECKSUM_LEN, Frame, HEADER_LEN, MIN_FRAME_LEN, checksum, field};
 pub use replay::{REPLY_CACHE_LEN, ReplyCache};
