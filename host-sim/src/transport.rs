@@ -411,13 +411,19 @@ impl<L: Link> WireClient<L> {
         if self.greeted.is_none() {
             self.hello()?;
         }
-        match self.exchange(message)? {
-            Message::Refusal(Refusal::StaleSequence) => {
+        let reply = match self.exchange(message) {
+            Ok(Message::Refusal(Refusal::StaleSequence)) => {
                 self.hello()?;
                 self.exchange(message)
             }
-            reply => Ok(reply),
+            reply => reply,
+        };
+        if reply.is_err() {
+            // No answer in this session: the device may have restarted (a new session, whose
+            // replies do not verify in the old one). Greet it again before the next request.
+            self.greeted = None;
         }
+        reply
     }
 
     /// Whether `reply` (authenticated, with the awaited number) answers `request`.
