@@ -32,7 +32,7 @@ use rand_core::Rng;
 use crate::params::Bound;
 use crate::reporter::Reporter;
 use crate::state::StateStore;
-use crate::wire::{MAX_ENCODED_LEN, Message, Refusal, ReplyCache, StreamReader};
+use crate::wire::{Auth, MAX_ENCODED_LEN, Message, Refusal, ReplyCache, StreamReader};
 
 /// The reply slot, in core clock cycles: how long after the last byte of a request the firmware
 /// sends its reply (module docs). 400 000 cycles is 25 ms at the STM32F405's reset clock of
@@ -253,6 +253,8 @@ pub struct DeviceApp<S, R> {
     /// Whether the source takes fed readings, fixed at construction.
     accepts_fed: bool,
     device_id: u64,
+    /// The device's key, id and session (its boot number): every frame in and out.
+    auth: Auth,
     reader: StreamReader,
     cache: ReplyCache,
     out: [u8; MAX_ENCODED_LEN],
@@ -261,9 +263,14 @@ pub struct DeviceApp<S, R> {
 impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
     /// An application around an opened reporter, which reserves its first budget chunk (the
     /// boot write) now, and the source of its private readings.
+    ///
+    /// Frames are authenticated with the reporter's [`link_key`](Reporter::link_key), the
+    /// device id and the boot number as session (`crate::wire::Auth`).
     pub fn new(mut reporter: Reporter<S>, source: R, device_id: u64) -> Self {
         let _ = reporter.prepare(); // a failure shows as refusals until a later prepare works
+        let auth = Auth { key: reporter.link_key(), device_id, session: reporter.accountant().boot() };
         Self {
+            auth,
             reporter,
             actions: source.actions(),
             // Without `hil` no source can opt in, whatever it says.
@@ -286,7 +293,7 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
         let (reporter, source, actions) = (&mut self.reporter, &mut self.source, self.actions);
         let accepts_fed = self.accepts_fed;
         // Queries are answered from budget reserved ahead: no store write in a reply.
-        let reply = self.cache.respond(&frame, hello, |query, fed| {
+        let reply = self.cache.respond(&frame, &self.auth, hello, |query, fed| {
             if let Some(reading) = fed {
                 // Public: the refusal depends on the frame sent and this build alone, and
                 // nothing is read or spent. A fed reading takes the sensor reading's path
@@ -305,7 +312,7 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
             reporter.report_reserved(reading.unwrap_or(0.0), query.epsilon, query.level).into()
         });
         // Every reply fits MAX_ENCODED_LEN by construction; an encoding failure sends nothing.
-        reply.emit_framed(&mut self.out).ok().map(|bytes| &*bytes)
+        reply.emit_framed(&mut self.out, &self.auth).ok().map(|bytes| &*bytes)
     }
 
     /// Idle-time work, to call after boot and after each reply is sent: writes the next budget
@@ -313,6 +320,13 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
     /// failure is not an error here: the next query writes again and refuses if it must.
     pub fn prepare(&mut self) {
         let _ = self.reporter.prepare();
+    }
+
+    /// What a learner of this device authenticates with: its key and id (session 0: the
+    /// learner learns the session from the hello). For in-process devices and tests, whose
+    /// learner runs beside them; a device never sends its key anywhere.
+    pub fn learner_auth(&self) -> Auth {
+        Auth::new(self.auth.key, self.auth.device_id)
     }
 
     /// The reporter (budget state).

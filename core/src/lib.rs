@@ -77,6 +77,20 @@
 //!   [`device::REPLY_SLOT_CYCLES`]); store writes are made while idle
 //!   ([`device::DeviceApp::prepare`]), not in the reply path.
 //! - **Length.** Every message type has one fixed length on the wire.
+//! - **Authenticated frames** ([`wire::Auth`], wire format 3). A second adversary controls the
+//!   link or the broker but is not the device's learner (it lacks the device's link key): it
+//!   can read, drop, delay, duplicate and inject frames. Every frame carries a tag
+//!   (HMAC-SHA256, 128 bits) binding device id, session (boot number), sequence number and
+//!   every byte. It cannot make a device spend budget: a forged query is refused
+//!   ([`wire::Refusal::Unauthenticated`]), a replayed one is answered from the reply cache or
+//!   refused as stale ([`wire::Refusal::StaleSequence`]), a query of an earlier boot does not
+//!   verify — none is read or charged, and the refusal depends on the frame alone, inside the
+//!   same reply slot. It cannot make a learner believe a report: forged, replayed and
+//!   re-numbered reports fail the tag or the sequence number and are dropped and counted. It
+//!   can still deny service (drop frames, or replay an old hello so the learner asks in a
+//!   stale session until it says hello again) and can see every report, which LDP already
+//!   allows. Whoever holds the key (the learner, or whoever reads the key file) can spend the
+//!   budget, within the device's limits.
 //!
 //! ## What is *not* promised
 //!
@@ -85,7 +99,9 @@
 //!   the [`Reporter`] always uses its own per-boot ChaCha20. A simulation that provisions its
 //!   store from a public seed has no privacy against whoever knows that seed.
 //! - **Physical access.** Reading the flash (the seed) or erasing it and reprovisioning is
-//!   outside the model; so are power and electromagnetic side channels.
+//!   outside the model; so are power and electromagnetic side channels. The link key is a
+//!   function of the seed: whoever reads the seed, or the key file on a host, can forge the
+//!   device's frames.
 //! - **A host that forges state.** A CRC stops damage and edits that do not know it, not a
 //!   host that writes whole records of its own (it can compute the CRC) or puts back an older
 //!   copy of a state file: either gives that device its budget back. A device that must hold

@@ -29,7 +29,7 @@ use crate::mechanism::LaplaceMechanism;
 use crate::params::{Epsilon, TruncationLevel};
 pub use crate::public::{DeviceConfig, Report};
 use crate::state::StateStore;
-use crate::wire::{Hello, Message, Query};
+use crate::wire::{Hello, LinkKey, Message, Query};
 
 /// The per-boot key: `PRF(seed, boot) ⊕ entropy` (module docs).
 /// `purpose` separates the keys of different reporters over one store: block `purpose` of the
@@ -151,10 +151,23 @@ impl<S: StateStore> Reporter<S> {
         self.report(reward, query.epsilon, query.level).into()
     }
 
-    /// The greeting of this device on the wire: its identity, public configuration and the
-    /// budget it will still spend.
+    /// The greeting of this device on the wire: its identity, public configuration, the
+    /// budget it will still spend and its session (the boot number; `last_seq` 0 — the device
+    /// application fills in its own).
     pub fn hello(&self, device_id: u64) -> Hello {
-        Hello { device_id, config: self.config, budget_remaining: self.accountant.remaining() }
+        Hello {
+            device_id,
+            config: self.config,
+            budget_remaining: self.accountant.remaining(),
+            session: self.accountant.boot(),
+            last_seq: 0,
+        }
+    }
+
+    /// The key that authenticates this device's frames ([`LinkKey::from_seed`] of its seed
+    /// material): whoever provisioned the device computes the same for its learner.
+    pub fn link_key(&self) -> LinkKey {
+        LinkKey::from_seed(self.accountant.seed())
     }
 
     /// Idle-time work: reserves the next chunk of budget now if the next report would need a

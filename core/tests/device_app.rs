@@ -8,7 +8,7 @@
 #[cfg(feature = "hil")]
 use ldp_core::device::FedSource;
 use ldp_core::device::{DeviceApp, RewardSource, SensorModel, SimulatedSensor};
-use ldp_core::wire::{FedQuery, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
+use ldp_core::wire::{Auth, FedQuery, LinkKey, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter, StateStore, TruncationLevel,
 };
@@ -35,10 +35,16 @@ fn app_with<R: RewardSource>(source: R, total: f64) -> DeviceApp<MemoryStore, R>
     DeviceApp::new(reporter, source, 42)
 }
 
+/// The learner's authentication for an app of [`app_with`] (seed material `[1; 32]`, id 42).
+fn auth_of<S: StateStore, R: RewardSource>(app: &DeviceApp<S, R>) -> Auth {
+    Auth { key: LinkKey::from_seed(&[1; 32]), device_id: 42, session: app.reporter().accountant().boot() }
+}
+
 /// Sends one request, returns the decoded reply and its raw bytes.
 fn exchange<S: StateStore, R: RewardSource>(app: &mut DeviceApp<S, R>, request: &Repr) -> (Repr, Vec<u8>) {
+    let auth = auth_of(app);
     let mut buf = [0u8; MAX_ENCODED_LEN];
-    let bytes = request.emit_framed(&mut buf).unwrap().to_vec();
+    let bytes = request.emit_framed(&mut buf, &auth).unwrap().to_vec();
     let mut reply = None;
     for b in bytes {
         if let Some(r) = app.on_byte(b) {
@@ -51,7 +57,7 @@ fn exchange<S: StateStore, R: RewardSource>(app: &mut DeviceApp<S, R>, request: 
     let mut parsed = None;
     for &b in &reply {
         if let Some(frame) = reader.push(b) {
-            parsed = Some(Repr::parse(&frame.unwrap()).unwrap());
+            parsed = Some(Repr::parse(&frame.unwrap(), &auth).unwrap());
         }
     }
     (parsed.expect("the reply is one frame"), reply)
@@ -303,35 +309,38 @@ const FED: [f64; 10] =
 /// A device that reads its own sensor (every `RewardSource` unless it says otherwise, here a
 /// user's source and the simulated sensor) refuses a fed query with the same `FeedRefused`,
 /// byte for byte, whatever the reading, the ε, the level or the budget left: nothing is read,
-/// released or spent, and the fed reading never stands in for the sensor's. The refusal is not
-/// confused with a plain query of the same number.
+/// released or spent, and the fed reading never stands in for the sensor's. A plain query that
+/// reuses a fed query's number is a replay: refused, nothing read.
 #[test]
 fn a_production_source_refuses_fed_readings_whatever_the_reading() {
     let mut sensor = app(1.0);
     let mut app = app_with(Fixed::new(0.25), 1.0);
-    let mut refusal = None;
+    let mut seq = 8;
     for (i, &reading) in FED.iter().enumerate() {
         for (epsilon, level) in [(1.0, None), (2.0, None), (0.5, Some(1.5)), (1e-300, None)] {
             for action in [0, 3, 10, u32::MAX] {
-                let request = Repr::new(9, fed_at(action, epsilon, level, reading));
+                seq += 1;
+                let request = Repr::new(seq, fed_at(action, epsilon, level, reading));
                 let (reply, bytes) = exchange(&mut app, &request);
-                assert_eq!(reply, Repr::new(9, Message::Refusal(Refusal::FeedRefused)), "{i}: {reading}");
+                assert_eq!(reply, Repr::new(seq, Message::Refusal(Refusal::FeedRefused)), "{i}: {reading}");
+                // Same key, id and boot: byte for byte the sensor device's refusal.
                 assert_eq!(exchange(&mut sensor, &request).1, bytes, "{reading}");
-                assert_eq!(*refusal.get_or_insert_with(|| bytes.clone()), bytes, "{reading}");
             }
         }
     }
     assert_eq!(app.source().reads, 0, "a fed query reads nothing");
     assert_eq!(app.reporter().accountant().spent(), 0.0);
     assert_eq!(sensor.reporter().accountant().spent(), 0.0);
-    // The budget is whole: the plain query with the same number is answered fresh, from the
+    let (replay, _) = exchange(&mut app, &Repr::new(9, query_at(0, 1.0, None)));
+    assert_eq!(replay.message, Message::Refusal(Refusal::StaleSequence));
+    assert_eq!(app.source().reads, 0, "a replayed number reads nothing");
+    // The budget is whole: a plain query with a new number is answered fresh, from the
     // sensor; after it the budget is spent and a fed query is still refused the same way.
-    let (report, _) = exchange(&mut app, &Repr::new(9, query_at(0, 1.0, None)));
+    let (report, _) = exchange(&mut app, &Repr::new(seq + 1, query_at(0, 1.0, None)));
     assert!(matches!(report.message, Message::Report(r) if r.budget_remaining == 0.0), "{report:?}");
     assert_eq!(app.source().reads, 1);
-    let (after, bytes) = exchange(&mut app, &Repr::new(9, fed_at(0, 1.0, None, 0.3)));
+    let (after, _) = exchange(&mut app, &Repr::new(seq + 2, fed_at(0, 1.0, None, 0.3)));
     assert_eq!(after.message, Message::Refusal(Refusal::FeedRefused));
-    assert_eq!(Some(bytes), refusal);
 }
 
 /// A simulation's source (`FedSource`) releases a fed reading `y` exactly as a device whose

@@ -2,8 +2,8 @@
 //! a second spend, and one refusal per way a query can fail.
 
 use ldp_core::wire::{
-    self, DecodeError, DeviceStorageError, Frame, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Refusal,
-    ReplyCache, Repr, StreamReader,
+    self, Auth, DecodeError, DeviceStorageError, Frame, LinkKey, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message,
+    Refusal, ReplyCache, Repr, StreamReader,
 };
 use ldp_core::{
     Bound, BudgetError, BudgetPolicy, DeviceConfig, DeviceState, Epsilon, MemoryStore, ParamError,
@@ -11,6 +11,11 @@ use ldp_core::{
 };
 
 const DEVICE_ID: u64 = 0xC0FF_EE00_D15E_A5E5;
+
+/// Both ends' authentication: the key of seed material `[7; 32]`, the device's id, boot 1.
+fn auth() -> Auth {
+    Auth { key: LinkKey::from_seed(&[7; 32]), device_id: DEVICE_ID, session: 1 }
+}
 
 /// The firmware's side, minus the UART: bytes in, bytes out.
 struct Device {
@@ -40,12 +45,12 @@ impl Device {
             let Some(Ok(frame)) = self.reader.push(b) else { continue };
             let (reporter, sensor) = (&mut self.reporter, self.sensor);
             let hello = reporter.hello(DEVICE_ID);
-            let reply = self.cache.respond(&frame, hello, |q, fed| match fed {
+            let reply = self.cache.respond(&frame, &auth(), hello, |q, fed| match fed {
                 None => reporter.answer(q, sensor(q.action)),
                 Some(_) => Message::Refusal(Refusal::FeedRefused),
             });
             let mut buf = [0u8; MAX_ENCODED_LEN];
-            out.extend_from_slice(reply.emit_framed(&mut buf).unwrap());
+            out.extend_from_slice(reply.emit_framed(&mut buf, &auth()).unwrap());
         }
         out
     }
@@ -57,12 +62,16 @@ impl Device {
 
 fn framed(repr: Repr) -> Vec<u8> {
     let mut buf = [0u8; MAX_ENCODED_LEN];
-    repr.emit_framed(&mut buf).unwrap().to_vec()
+    repr.emit_framed(&mut buf, &auth()).unwrap().to_vec()
 }
 
-/// COBS-frames raw bytes with a fixed-up checksum (a frame this crate would never emit).
+/// COBS-frames raw bytes with a fixed-up tag and checksum (a frame this crate would never
+/// emit, from a sender that has the key).
 fn framed_raw(mut raw: Vec<u8>) -> Vec<u8> {
     let n = raw.len() - 4;
+    let session = if matches!(raw[1], 0x01 | 0x81) { 0 } else { auth().session };
+    let tag = auth().tag(session, &raw[..n - wire::TAG_LEN]);
+    raw[n - wire::TAG_LEN..n].copy_from_slice(&tag);
     let crc = wire::checksum(&raw[..n]);
     raw[n..].copy_from_slice(&crc.to_le_bytes());
     let mut buf = [0u8; MAX_ENCODED_LEN + 8];
@@ -74,7 +83,7 @@ fn framed_raw(mut raw: Vec<u8>) -> Vec<u8> {
 
 fn learner_read(bytes: &[u8]) -> Vec<Repr> {
     let mut reader = StreamReader::new();
-    bytes.iter().filter_map(|&b| reader.push(b).map(|f| Repr::parse(&f.unwrap()).unwrap())).collect()
+    bytes.iter().filter_map(|&b| reader.push(b).map(|f| Repr::parse(&f.unwrap(), &auth()).unwrap())).collect()
 }
 
 fn query(seq: u32, action: u32, epsilon: f64, level: Option<f64>) -> Repr {
@@ -129,16 +138,24 @@ fn a_query_gets_a_report_and_a_retry_gets_the_same_bytes_without_a_second_spend(
     assert!(matches!(again[..], [Repr { seq: 2, message: Message::Report(_) }]));
     assert_eq!(dev.spent(), 1.0);
 
-    // A reused number with a different query (a learner that restarted) is answered afresh.
-    let other_bytes = dev.receive(&framed(query(2, 3, 0.25, Some(1.0))));
+    // A reused number with a different query is a replay (or a learner that lost count): refused,
+    // nothing spent. The learner's hello tells it where to continue.
+    let stale = learner_read(&dev.receive(&framed(query(2, 3, 0.25, Some(1.0)))));
+    assert_eq!(stale, [Repr::new(2, Message::Refusal(Refusal::StaleSequence))]);
+    assert_eq!(dev.spent(), 1.0);
+    let hello = learner_read(&dev.receive(&framed(Repr::new(3, Message::HelloRequest))));
+    assert!(
+        matches!(hello[..], [Repr { message: Message::Hello(h), .. }] if h.last_seq == 2 && h.session == 1)
+    );
+    let other_bytes = dev.receive(&framed(query(3, 3, 0.25, Some(1.0))));
     let other = learner_read(&other_bytes);
-    let [Repr { seq: 2, message: Message::Report(r) }] = other[..] else { panic!("{other:?}") };
+    let [Repr { seq: 3, message: Message::Report(r) }] = other[..] else { panic!("{other:?}") };
     assert_eq!(r.epsilon, 0.25);
     assert_eq!(dev.spent(), 1.25);
 
     // A hello in between does not disturb the cache.
-    let _ = dev.receive(&framed(Repr::new(3, Message::HelloRequest)));
-    assert_eq!(dev.receive(&framed(query(2, 3, 0.25, Some(1.0)))), other_bytes);
+    let _ = dev.receive(&framed(Repr::new(4, Message::HelloRequest)));
+    assert_eq!(dev.receive(&framed(query(3, 3, 0.25, Some(1.0)))), other_bytes);
     assert_eq!(dev.spent(), 1.25);
 
     // The last REPLY_CACHE_LEN replies are kept: a late duplicate of an older query is still
@@ -150,8 +167,47 @@ fn a_query_gets_a_report_and_a_retry_gets_the_same_bytes_without_a_second_spend(
         let _ = dev.receive(&framed(query(seq, 1, 0.125, None)));
     }
     assert_eq!(dev.spent(), 2.25);
-    assert_ne!(dev.receive(&q), first);
-    assert_eq!(dev.spent(), 2.75);
+    // A replay of it is refused: a recorded query is never spent twice.
+    assert_eq!(learner_read(&dev.receive(&q)), [Repr::new(1, Message::Refusal(Refusal::StaleSequence))]);
+    assert_eq!(dev.spent(), 2.25);
+}
+
+/// A query with a forged tag, with another key, another device's id, or from an earlier boot
+/// (session) is refused as unauthenticated: nothing read, nothing spent (issue #25).
+#[test]
+fn unauthenticated_queries_spend_nothing() {
+    let mut dev = Device::new(1.0, 10.0);
+    dev.sensor = |_| panic!("an unauthenticated query must not read the sensor");
+    let emit = |auth: &Auth, seq| {
+        let mut buf = [0u8; MAX_ENCODED_LEN];
+        query(seq, 1, 0.5, None).emit_framed(&mut buf, auth).unwrap().to_vec()
+    };
+    let others = [
+        Auth { key: LinkKey::from_seed(&[8; 32]), ..auth() },
+        Auth { device_id: DEVICE_ID + 1, ..auth() },
+        Auth { session: 0, ..auth() },
+        Auth { session: 2, ..auth() },
+    ];
+    for (i, other) in others.iter().enumerate() {
+        let replies = learner_read(&dev.receive(&emit(other, 10 + i as u32)));
+        assert_eq!(replies, [Repr::new(10 + i as u32, Message::Refusal(Refusal::Unauthenticated))]);
+    }
+    // A tag with one bit flipped (checksum fixed up).
+    let mut buf = [0u8; MAX_FRAME_LEN];
+    let mut raw = query(20, 1, 0.5, None).emit(&mut buf, &auth()).unwrap().to_vec();
+    let n = raw.len();
+    raw[n - 5] ^= 1;
+    let crc = wire::checksum(&raw[..n - 4]);
+    raw[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    let mut stuffed = [0u8; MAX_ENCODED_LEN];
+    let len = cobs::encode(&raw, &mut stuffed);
+    let mut bytes = stuffed[..len].to_vec();
+    bytes.push(0);
+    assert_eq!(
+        learner_read(&dev.receive(&bytes)),
+        [Repr::new(20, Message::Refusal(Refusal::Unauthenticated))]
+    );
+    assert_eq!(dev.spent(), 0.0);
 }
 
 #[test]
@@ -192,7 +248,7 @@ fn every_refused_report_maps_to_its_refusal() {
 fn intact_frames_that_do_not_parse_are_refused_with_their_sequence_number() {
     let mut dev = Device::new(1.0, 10.0);
     let mut buf = [0u8; MAX_FRAME_LEN];
-    let raw = query(77, 1, 0.5, None).emit(&mut buf).unwrap().to_vec();
+    let raw = query(77, 1, 0.5, None).emit(&mut buf, &auth()).unwrap().to_vec();
 
     // A NaN ε in an otherwise valid query.
     let mut bad = raw.clone();
@@ -235,18 +291,28 @@ fn intact_frames_that_do_not_parse_are_refused_with_their_sequence_number() {
 #[test]
 fn decode_errors_are_checked_in_order() {
     let mut buf = [0u8; MAX_FRAME_LEN];
-    let raw = query(1, 1, 0.5, None).emit(&mut buf).unwrap().to_vec();
+    let raw = query(1, 1, 0.5, None).emit(&mut buf, &auth()).unwrap().to_vec();
     assert_eq!(Frame::new_checked(&raw[..9]), Err(DecodeError::Truncated));
     assert_eq!(Frame::new_checked(&[0u8; MAX_FRAME_LEN + 1][..]), Err(DecodeError::Overlong));
     let mut bad = raw.clone();
     bad[0] = wire::VERSION + 1;
     assert_eq!(Frame::new_checked(&bad[..]), Err(DecodeError::Checksum));
-    let fix = |mut b: Vec<u8>| {
+    let fix_crc = |mut b: Vec<u8>| {
         let n = b.len() - 4;
         let crc = wire::checksum(&b[..n]);
         b[n..].copy_from_slice(&crc.to_le_bytes());
-        Repr::from_bytes(&b)
+        b
     };
+    let fix = |mut b: Vec<u8>| {
+        let n = b.len() - 4;
+        let tag = auth().tag(auth().session, &b[..n - wire::TAG_LEN]);
+        b[n - wire::TAG_LEN..n].copy_from_slice(&tag);
+        Repr::from_bytes(&fix_crc(b), &auth())
+    };
+    // Intact and of the right length, but the tag does not verify: nothing else is looked at.
+    let mut forged = raw.clone();
+    forged[14..22].copy_from_slice(&0.0f64.to_bits().to_le_bytes());
+    assert_eq!(Repr::from_bytes(&fix_crc(forged), &auth()), Err(DecodeError::Unauthenticated));
     assert_eq!(fix(bad), Err(DecodeError::UnsupportedVersion));
     let mut bad = raw.clone();
     bad[1] = 0x04;

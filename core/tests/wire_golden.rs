@@ -2,13 +2,19 @@
 //! truncated or corrupted frame of them is rejected, raw and on the stream.
 
 use ldp_core::wire::{
-    self, DecodeError, FedQuery, FrameReader, Hello, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Refusal, Repr,
-    StreamReader,
+    self, Auth, DecodeError, FedQuery, FrameReader, Hello, LinkKey, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message,
+    Refusal, Repr, StreamReader,
 };
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, ParamError, Release, Report, TruncationLevel};
 
 fn eps(x: f64) -> Epsilon {
     Epsilon::new(x).unwrap()
+}
+
+/// The golden frames' authentication: the key of seed material `[0x11; 32]`, device
+/// 0x0123456789ABCDEF, session (boot) 5.
+fn auth() -> Auth {
+    Auth { key: LinkKey::from_seed(&[0x11; 32]), device_id: 0x0123_4567_89AB_CDEF, session: 5 }
 }
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -30,25 +36,33 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
     let cases = [
         (
             Repr::new(1, Message::HelloRequest),
-            "02 01 01 00 00 00 5D 19 F2 69",
-            "04 02 01 01 01 01 05 5D 19 F2 69 00",
+            "03 01 01 00 00 00 E2 47 18 9B E4 BE 8E 1C B7 41 B8 3D AC 5C D6 5D 53 E2 86 09",
+            "04 03 01 01 01 01 15 E2 47 18 9B E4 BE 8E 1C B7 41 B8 3D AC 5C D6 5D 53 E2 86 09 00",
         ),
         (
             Repr::new(
                 1,
-                Message::Hello(Hello { device_id: 0x0123_4567_89AB_CDEF, config, budget_remaining: 10.0 }),
+                Message::Hello(Hello {
+                    device_id: 0x0123_4567_89AB_CDEF,
+                    config,
+                    budget_remaining: 10.0,
+                    session: 5,
+                    last_seq: 0x0102_0304,
+                }),
             ),
-            "02 81 01 00 00 00 EF CD AB 89 67 45 23 01 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 F0 3F \
-             00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 24 40 00 00 00 00 00 00 24 40 0F 1B C5 81",
-            "04 02 81 01 01 01 09 EF CD AB 89 67 45 23 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 F0 \
-             3F 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 24 40 01 01 01 01 01 07 24 40 0F 1B C5 81 00",
+            "03 81 01 00 00 00 EF CD AB 89 67 45 23 01 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 F0 3F \
+             00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 24 40 00 00 00 00 00 00 24 40 05 00 00 00 00 00 \
+             00 00 04 03 02 01 7F F3 39 F9 79 9A 91 11 44 95 AE 33 75 9E 28 1C 9E 0F 5A 4D",
+            "04 03 81 01 01 01 09 EF CD AB 89 67 45 23 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 F0 \
+             3F 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 24 40 01 01 01 01 01 04 24 40 05 01 01 01 01 \
+             01 01 19 04 03 02 01 7F F3 39 F9 79 9A 91 11 44 95 AE 33 75 9E 28 1C 9E 0F 5A 4D 00",
         ),
         (
             Repr::new(2, Message::Query(wire::Query { round: 1, action: 3, epsilon: eps(0.5), level: None })),
-            "02 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             17 E8 F5 32",
-            "04 02 02 02 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             05 17 E8 F5 32 00",
+            "03 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             F0 C9 6A 2C E7 F0 6B 8E 18 AD 45 2E 1F 54 64 5B CE 69 21 86",
+            "04 03 02 02 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             15 F0 C9 6A 2C E7 F0 6B 8E 18 AD 45 2E 1F 54 64 5B CE 69 21 86 00",
         ),
         (
             Repr::new(
@@ -60,10 +74,10 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     level: Some(TruncationLevel::new(2.5).unwrap()),
                 }),
             ),
-            "02 02 03 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 04 40 \
-             AF C5 F4 D8",
-            "04 02 02 03 01 01 02 07 01 01 01 01 01 01 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 07 04 \
-             40 AF C5 F4 D8 00",
+            "03 02 03 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 04 40 \
+             AF 5D FD C6 BA 03 A1 EC B3 5A 57 5C 62 29 09 C1 B1 7B C5 8E",
+            "04 03 02 03 01 01 02 07 01 01 01 01 01 01 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 04 \
+             40 AF 5D FD C6 BA 03 A1 EC B3 5A 57 5C 62 29 09 C1 B1 7B C5 8E 00",
         ),
         (
             Repr::new(
@@ -75,39 +89,60 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     budget_remaining: 9.5,
                 }),
             ),
-            "02 82 02 00 00 00 2E FB FF FF FF FF FF FF F5 FF 00 00 00 00 00 00 E0 3F 00 00 00 00 00 F8 \
-             DF 3F 00 00 00 00 00 00 23 40 6C CF 30 E2",
-            "04 02 82 02 01 01 0B 2E FB FF FF FF FF FF FF F5 FF 01 01 01 01 01 03 E0 3F 01 01 01 01 04 \
-             F8 DF 3F 01 01 01 01 01 07 23 40 6C CF 30 E2 00",
+            "03 82 02 00 00 00 2E FB FF FF FF FF FF FF F5 FF 00 00 00 00 00 00 E0 3F 00 00 00 00 00 F8 \
+             DF 3F 00 00 00 00 00 00 23 40 73 8D 5C 71 AC 93 12 3C 89 48 ED 28 D0 AA A7 6F 50 7E C2 71",
+            "04 03 82 02 01 01 0B 2E FB FF FF FF FF FF FF F5 FF 01 01 01 01 01 03 E0 3F 01 01 01 01 04 \
+             F8 DF 3F 01 01 01 01 01 17 23 40 73 8D 5C 71 AC 93 12 3C 89 48 ED 28 D0 AA A7 6F 50 7E C2 \
+             71 00",
         ),
         (
             Repr::new(4, Message::Refusal(Refusal::BudgetExhausted { requested: 1.0, remaining: 0.25 })),
-            "02 83 04 00 00 00 04 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 D0 3F FA DE 25 6C",
-            "04 02 83 04 01 01 02 04 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 07 D0 3F FA DE 25 6C 00",
+            "03 83 04 00 00 00 04 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 D0 3F 9C 9F 36 1F D5 AD \
+             A8 AD 6F D2 61 BB 81 0D DD 8C 64 FD D3 80",
+            "04 03 83 04 01 01 02 04 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 D0 3F 9C 9F 36 1F D5 \
+             AD A8 AD 6F D2 61 BB 81 0D DD 8C 64 FD D3 80 00",
         ),
         (
             Repr::new(5, Message::Refusal(Refusal::Param(ParamError::EpsilonNotFinite))),
-            "02 83 05 00 00 00 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 04 D5 3C",
-            "04 02 83 05 01 01 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 05 F0 04 D5 3C 00",
+            "03 83 05 00 00 00 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 38 4A 8E B0 18 A4 \
+             4E E8 33 F1 DE EA 35 3A 33 00 E5 98 43 5F",
+            "04 03 83 05 01 01 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 10 38 4A 8E B0 18 \
+             A4 4E E8 33 F1 DE EA 35 3A 33 05 E5 98 43 5F 00",
         ),
         (
             Repr::new(6, Message::FedQuery(FedQuery::new(query(1), 0.75))),
-            "02 03 06 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             00 00 00 00 00 00 E8 3F E6 A2 DD 58",
-            "04 02 03 06 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             01 01 01 01 01 01 07 E8 3F E6 A2 DD 58 00",
+            "03 03 06 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             00 00 00 00 00 00 E8 3F 95 CA 40 05 14 C7 76 AB 34 A8 08 71 9D 19 3E 55 A5 A5 45 1A",
+            "04 03 03 06 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             01 01 01 01 01 01 17 E8 3F 95 CA 40 05 14 C7 76 AB 34 A8 08 71 9D 19 3E 55 A5 A5 45 1A 00",
         ),
         (
             Repr::new(7, Message::FedQuery(FedQuery::new(query(2), f64::NAN))),
-            "02 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             00 00 00 00 00 00 F8 7F 3A 84 44 53",
-            "04 02 03 07 01 01 02 02 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             01 01 01 01 01 01 07 F8 7F 3A 84 44 53 00",
+            "03 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             00 00 00 00 00 00 F8 7F DB 88 5B 11 56 91 65 FB 68 61 5D 6B 05 3C 3C C6 F1 A5 A5 51",
+            "04 03 03 07 01 01 02 02 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             01 01 01 01 01 01 17 F8 7F DB 88 5B 11 56 91 65 FB 68 61 5D 6B 05 3C 3C C6 F1 A5 A5 51 00",
         ),
         (
             Repr::new(6, Message::Refusal(Refusal::FeedRefused)),
-            "02 83 06 00 00 00 0B 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 7D FE 95 E2",
-            "04 02 83 06 01 01 02 0B 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 05 7D FE 95 E2 00",
+            "03 83 06 00 00 00 0B 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 92 18 23 B4 12 0A \
+             DD 29 CE 6B 1E A8 8E E4 B4 F2 08 6B 8A 87",
+            "04 03 83 06 01 01 02 0B 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 92 18 23 B4 12 \
+             0A DD 29 CE 6B 1E A8 8E E4 B4 F2 08 6B 8A 87 00",
+        ),
+        (
+            Repr::new(8, Message::Refusal(Refusal::Unauthenticated)),
+            "03 83 08 00 00 00 0C 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 16 AC D6 58 70 79 \
+             38 AA 2E 24 C5 C7 A7 A3 ED DA 10 52 8B 0D",
+            "04 03 83 08 01 01 02 0C 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 16 AC D6 58 70 \
+             79 38 AA 2E 24 C5 C7 A7 A3 ED DA 10 52 8B 0D 00",
+        ),
+        (
+            Repr::new(9, Message::Refusal(Refusal::StaleSequence)),
+            "03 83 09 00 00 00 0D 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 F7 A4 DD 91 32 B8 \
+             55 9D 82 87 E8 20 B5 21 0D D2 54 BA E9 0E",
+            "04 03 83 09 01 01 02 0D 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 F7 A4 DD 91 32 \
+             B8 55 9D 82 87 E8 20 B5 21 0D D2 54 BA E9 0E 00",
         ),
     ];
     cases.into_iter().map(|(m, raw, framed)| (m, unhex(raw), unhex(framed))).collect()
@@ -119,7 +154,7 @@ fn read_stream(bytes: &[u8]) -> (Vec<Repr>, Vec<DecodeError>) {
     let (mut ok, mut err) = (Vec::new(), Vec::new());
     for &b in bytes {
         match reader.push(b) {
-            Some(Ok(frame)) => match Repr::parse(&frame) {
+            Some(Ok(frame)) => match Repr::parse(&frame, &auth()) {
                 Ok(r) => ok.push(r),
                 Err(e) => err.push(e),
             },
@@ -143,9 +178,9 @@ fn single_byte_corruptions(bytes: &[u8]) -> impl Iterator<Item = (usize, u8, Vec
 
 #[test]
 fn sizes_are_known_at_compile_time() {
-    const _: () = assert!(MAX_FRAME_LEN == 58 && MAX_ENCODED_LEN == 60);
+    const _: () = assert!(MAX_FRAME_LEN == 86 && MAX_ENCODED_LEN == 88);
     let lens: Vec<usize> = wire::MessageType::ALL.iter().map(|t| t.frame_len()).collect();
-    assert_eq!(lens, [10, 34, 42, 58, 44, 28]);
+    assert_eq!(lens, [26, 50, 58, 86, 60, 44]);
 }
 
 #[test]
@@ -158,11 +193,11 @@ fn golden_bytes_emit_and_parse() {
     let mut at_least_one_per_type = std::collections::HashSet::new();
     for (repr, raw, framed) in golden() {
         let mut buf = [0u8; MAX_FRAME_LEN];
-        assert_eq!(repr.emit(&mut buf).unwrap(), &raw[..], "{repr:?}");
+        assert_eq!(repr.emit(&mut buf, &auth()).unwrap(), &raw[..], "{repr:?}");
         assert_eq!(repr.buffer_len(), raw.len());
         let mut buf = [0u8; MAX_ENCODED_LEN];
-        assert_eq!(repr.emit_framed(&mut buf).unwrap(), &framed[..], "{repr:?}");
-        assert_eq!(Repr::from_bytes(&raw), Ok(repr));
+        assert_eq!(repr.emit_framed(&mut buf, &auth()).unwrap(), &framed[..], "{repr:?}");
+        assert_eq!(Repr::from_bytes(&raw, &auth()), Ok(repr));
         assert_eq!(read_stream(&framed), (vec![repr], vec![]));
         at_least_one_per_type.insert(repr.message.message_type());
     }
@@ -173,7 +208,7 @@ fn golden_bytes_emit_and_parse() {
 fn every_truncated_frame_is_rejected() {
     for (repr, raw, framed) in golden() {
         for k in 0..raw.len() {
-            assert!(Repr::from_bytes(&raw[..k]).is_err(), "{repr:?} cut to {k}");
+            assert!(Repr::from_bytes(&raw[..k], &auth()).is_err(), "{repr:?} cut to {k}");
         }
         // Cut on the stream: the prefix is delimited early (a torn frame), then the reader must
         // still read the next intact frame.
@@ -192,7 +227,7 @@ fn every_truncated_frame_is_rejected() {
 fn every_single_byte_corruption_is_rejected() {
     for (repr, raw, framed) in golden() {
         for (i, v, bad) in single_byte_corruptions(&raw) {
-            assert!(Repr::from_bytes(&bad).is_err(), "{repr:?}: byte {i} = {v:#04x}");
+            assert!(Repr::from_bytes(&bad, &auth()).is_err(), "{repr:?}: byte {i} = {v:#04x}");
         }
         // On the stream: no corrupted frame (nor the pieces of one split by a corrupted 0x00)
         // is ever accepted.
@@ -258,32 +293,98 @@ fn empty_frames_are_ignored_and_garbage_is_one_error() {
 fn a_fed_reading_has_one_nan_and_any_other_value() {
     let frame = |bits: u64| {
         let mut raw = unhex(
-            "02 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00",
+            "03 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00",
         );
         raw.extend_from_slice(&bits.to_le_bytes());
+        raw.extend_from_slice(&auth().tag(5, &raw));
         raw.extend_from_slice(&wire::checksum(&raw).to_le_bytes());
         raw
     };
     let fed = |x: f64| Ok(Repr::new(7, Message::FedQuery(FedQuery { query: query(2), reading: x })));
     for x in [f64::INFINITY, f64::NEG_INFINITY, -0.0, 5e-324, f64::MAX, -1e300, f64::NAN] {
-        assert_eq!(Repr::from_bytes(&frame(x.to_bits())), fed(x), "{x}");
+        assert_eq!(Repr::from_bytes(&frame(x.to_bits()), &auth()), fed(x), "{x}");
     }
     for bits in [0x7FF8_0000_0000_0001, 0xFFF8_0000_0000_0000, 0x7FF0_0000_0000_0001, u64::MAX] {
         assert!(f64::from_bits(bits).is_nan());
-        assert_eq!(Repr::from_bytes(&frame(bits)), Err(DecodeError::InvalidField), "{bits:#x}");
+        assert_eq!(Repr::from_bytes(&frame(bits), &auth()), Err(DecodeError::InvalidField), "{bits:#x}");
         let other =
             Repr::new(7, Message::FedQuery(FedQuery { query: query(2), reading: f64::from_bits(bits) }));
-        assert_eq!(other.emit(&mut [0u8; MAX_FRAME_LEN]), Err(wire::EncodeError::InvalidField));
+        assert_eq!(other.emit(&mut [0u8; MAX_FRAME_LEN], &auth()), Err(wire::EncodeError::InvalidField));
     }
     // `FedQuery::new` makes any NaN the one the wire carries.
     let made = FedQuery::new(query(2), f64::from_bits(0xFFF8_0000_0000_0001));
     assert_eq!(made.reading.to_bits(), f64::NAN.to_bits());
 }
 
-/// A version-1 learner's frame (before fed queries) is answered "unsupported version", as the
-/// stability rule says: the old golden hello request, seq 1.
+/// A version-2 learner's query (before tags) is answered "unsupported version", as the
+/// stability rule says: the old golden query, seq 2. Its hello request (10 bytes) is now
+/// shorter than any frame, and gets no answer.
 #[test]
-fn a_version_1_frame_is_unsupported() {
-    let old = unhex("01 01 01 00 00 00 87 D2 4E 5D");
-    assert_eq!(Repr::from_bytes(&old), Err(DecodeError::UnsupportedVersion));
+fn a_version_2_frame_is_unsupported() {
+    let old = unhex(
+        "02 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+         17 E8 F5 32",
+    );
+    assert_eq!(Repr::from_bytes(&old, &auth()), Err(DecodeError::UnsupportedVersion));
+    let hello = unhex("02 01 01 00 00 00 5D 19 F2 69");
+    assert_eq!(Repr::from_bytes(&hello, &auth()), Err(DecodeError::Truncated));
+}
+
+/// The link key of seed material `[0x11; 32]` (HMAC-SHA256(seed, "ldp-bo link key v1")), and
+/// the golden frames' tags, were checked against Python's `hmac` module: see
+/// docs/wire-format.md, *Tags*.
+#[test]
+fn golden_link_key() {
+    let key = LinkKey::from_seed(&[0x11; 32]).to_bytes();
+    assert_eq!(
+        key.to_vec(),
+        unhex(
+            "FF C5 21 DC D5 A1 3F 9F 81 6B 27 55 52 0F 57 24 62 92 5F C9 C1 91 AD EC 21 7E CB B4 22 48 AB 71"
+        )
+    );
+}
+
+/// A golden frame is refused under another key, another device id, or (except the hellos,
+/// which carry their session inside) another session.
+#[test]
+fn golden_frames_need_their_key_device_and_session() {
+    for (repr, raw, _) in golden() {
+        let others = [
+            Auth { key: LinkKey::from_seed(&[0x12; 32]), ..auth() },
+            Auth { device_id: auth().device_id ^ 1, ..auth() },
+            Auth { session: 6, ..auth() },
+        ];
+        for (i, other) in others.iter().enumerate() {
+            let hello = matches!(repr.message, Message::HelloRequest | Message::Hello(_));
+            let got = Repr::from_bytes(&raw, other);
+            if i == 2 && hello {
+                assert_eq!(got, Ok(repr));
+            } else {
+                assert_eq!(got, Err(DecodeError::Unauthenticated), "{repr:?} under {other:?}");
+            }
+        }
+    }
+}
+
+/// A report whose grid exponent makes its value infinite is refused with a tag that verifies
+/// (issue #25: exponent 1024 decoded to +∞ and ended a run).
+#[test]
+fn a_report_that_decodes_to_infinity_is_refused() {
+    for (grid, ok) in [(971i16, true), (972, false), (1024, false), (i16::MAX, false)] {
+        let mut raw = unhex("03 82 02 00 00 00 00 00 00 00 00 00 10 00");
+        raw.extend_from_slice(&grid.to_le_bytes());
+        for x in [0.5f64, 0.5, 9.5] {
+            raw.extend_from_slice(&x.to_le_bytes());
+        }
+        raw.extend_from_slice(&auth().tag(5, &raw));
+        raw.extend_from_slice(&wire::checksum(&raw).to_le_bytes());
+        let got = Repr::from_bytes(&raw, &auth());
+        if ok {
+            assert!(
+                matches!(got, Ok(Repr { message: Message::Report(r), .. }) if r.release.value().is_finite())
+            );
+        } else {
+            assert_eq!(got, Err(DecodeError::NonFinite), "exponent {grid}");
+        }
+    }
 }

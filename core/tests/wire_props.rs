@@ -2,14 +2,17 @@
 //! panics on any bytes, the encoding is canonical, and the stream reader resynchronises.
 
 use ldp_core::wire::{
-    self, EncodeError, FedQuery, Frame, Hello, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, MessageType, Refusal,
-    Repr, StreamReader,
+    self, Auth, EncodeError, FedQuery, Frame, Hello, LinkKey, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message,
+    MessageType, Refusal, Repr, StreamReader, TAG_LEN,
 };
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, ParamError, Release, Report, TruncationLevel,
     mechanism::MAX_RELEASE_INDEX,
 };
 use proptest::prelude::*;
+
+/// Both ends' authentication, in session 0 (so that any frame built here can carry a valid tag).
+const AUTH: Auth = Auth::new(LinkKey::new([5; 32]), 9);
 
 fn any_f64() -> impl Strategy<Value = f64> {
     prop_oneof![
@@ -57,13 +60,20 @@ fn hello() -> impl Strategy<Value = Hello> {
             let policy =
                 BudgetPolicy::new(Epsilon::new(limit).unwrap(), Epsilon::new(total).unwrap()).unwrap();
             let config = DeviceConfig { b: Bound::new(b).unwrap(), r: Bound::new(r).unwrap(), policy };
-            Hello { device_id, config, budget_remaining }
+            Hello {
+                device_id,
+                config,
+                budget_remaining,
+                session: device_id.rotate_left(7),
+                last_seq: device_id as u32,
+            }
         },
     )
 }
 
 fn report() -> impl Strategy<Value = Report> {
-    (-MAX_RELEASE_INDEX..=MAX_RELEASE_INDEX, any::<i16>(), positive(), positive(), non_negative()).prop_map(
+    // Exponents up to 1023 − 52: above, `index·2^k` can be infinite, which no device sends.
+    (-MAX_RELEASE_INDEX..=MAX_RELEASE_INDEX, i16::MIN..=971, positive(), positive(), non_negative()).prop_map(
         |(index, grid, x, y, budget_remaining)| {
             let (epsilon_effective, epsilon) = if x <= y { (x, y) } else { (y, x) };
             Report {
@@ -127,7 +137,9 @@ fn repr() -> impl Strategy<Value = Repr> {
     (any::<u32>(), message).prop_map(|(seq, message)| Repr::new(seq, message))
 }
 
+/// Header and payload `body` with a valid tag (session 0) and checksum appended.
 fn with_checksum(mut body: Vec<u8>) -> Vec<u8> {
+    body.extend_from_slice(&AUTH.tag(0, &body));
     let crc = wire::checksum(&body);
     body.extend_from_slice(&crc.to_le_bytes());
     body
@@ -140,8 +152,8 @@ fn checksummed_frame() -> impl Strategy<Value = Vec<u8>> {
     let mutated = (repr(), proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4))
         .prop_map(|(repr, edits)| {
             let mut buf = [0u8; MAX_FRAME_LEN];
-            let mut body = repr.emit(&mut buf).unwrap().to_vec();
-            body.truncate(body.len() - 4);
+            let mut body = repr.emit(&mut buf, &AUTH).unwrap().to_vec();
+            body.truncate(body.len() - TAG_LEN - 4);
             for (i, v) in edits {
                 let i = i.index(body.len());
                 body[i] = v;
@@ -162,7 +174,7 @@ fn checksummed_frame() -> impl Strategy<Value = Vec<u8>> {
     )
         .prop_flat_map(|(v, ty, raw_ty, seq, keep_type)| {
             let t = if keep_type { ty as u8 } else { raw_ty };
-            let len = prop_oneof![4 => Just(ty.payload_len()), 1 => 0..=MAX_FRAME_LEN - 10];
+            let len = prop_oneof![4 => Just(ty.payload_len()), 1 => 0..=MAX_FRAME_LEN - 26];
             let field = prop_oneof![Just(0u8), Just(0xFF), Just(0x3F), any::<u8>()];
             len.prop_flat_map(move |len| proptest::collection::vec(field.clone(), len)).prop_map(
                 move |payload| {
@@ -180,7 +192,7 @@ fn read_all(reader: &mut StreamReader, bytes: &[u8]) -> Vec<Result<Repr, wire::D
     let mut out = Vec::new();
     for &b in bytes {
         if let Some(frame) = reader.push(b) {
-            out.push(frame.and_then(|f| Repr::parse(&f)));
+            out.push(frame.and_then(|f| Repr::parse(&f, &AUTH)));
         }
     }
     out
@@ -192,12 +204,12 @@ proptest! {
     #[test]
     fn parse_after_emit_is_identity(repr in repr()) {
         let mut buf = [0u8; MAX_FRAME_LEN];
-        let raw = repr.emit(&mut buf).unwrap();
+        let raw = repr.emit(&mut buf, &AUTH).unwrap();
         prop_assert_eq!(raw.len(), repr.buffer_len());
-        prop_assert_eq!(Repr::from_bytes(raw), Ok(repr));
+        prop_assert_eq!(Repr::from_bytes(raw, &AUTH), Ok(repr));
 
         let mut buf = [0u8; MAX_ENCODED_LEN];
-        let framed = repr.emit_framed(&mut buf).unwrap();
+        let framed = repr.emit_framed(&mut buf, &AUTH).unwrap();
         prop_assert_eq!(framed.iter().filter(|&&b| b == 0).count(), 1);
         prop_assert_eq!(framed.last(), Some(&0));
         prop_assert_eq!(read_all(&mut StreamReader::new(), framed), vec![Ok(repr)]);
@@ -206,31 +218,31 @@ proptest! {
     #[test]
     fn emit_into_a_short_buffer_fails_cleanly(repr in repr(), cut in 0usize..MAX_ENCODED_LEN) {
         let mut buf = vec![0u8; cut];
-        let raw = repr.emit(&mut buf);
+        let raw = repr.emit(&mut buf, &AUTH);
         prop_assert_eq!(raw.is_ok(), cut >= repr.buffer_len());
         if cut < repr.buffer_len() {
             prop_assert_eq!(raw, Err(EncodeError::BufferTooSmall));
         }
         let mut full = [0u8; MAX_ENCODED_LEN];
-        let need = repr.emit_framed(&mut full).unwrap().len();
+        let need = repr.emit_framed(&mut full, &AUTH).unwrap().len();
         let mut buf = vec![0u8; cut];
-        let framed = repr.emit_framed(&mut buf);
+        let framed = repr.emit_framed(&mut buf, &AUTH);
         prop_assert_eq!(framed.is_ok(), cut >= need);
     }
 
     #[test]
     fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
-        let _ = Repr::from_bytes(&bytes);
+        let _ = Repr::from_bytes(&bytes, &AUTH);
         let _ = read_all(&mut StreamReader::new(), &bytes);
     }
 
     #[test]
     fn every_accepted_frame_re_emits_identically(bytes in checksummed_frame()) {
         let frame = Frame::new_checked(&bytes[..]).unwrap();
-        match Repr::parse(&frame) {
+        match Repr::parse(&frame, &AUTH) {
             Ok(repr) => {
                 let mut buf = [0u8; MAX_FRAME_LEN];
-                prop_assert_eq!(repr.emit(&mut buf).unwrap(), &bytes[..]);
+                prop_assert_eq!(repr.emit(&mut buf, &AUTH).unwrap(), &bytes[..]);
                 prop_assert_eq!(repr.seq, frame.seq());
             }
             // The device answers these, so the sequence number must be readable.
@@ -244,7 +256,7 @@ proptest! {
         repr in repr(),
     ) {
         let mut buf = [0u8; MAX_ENCODED_LEN];
-        let framed = repr.emit_framed(&mut buf).unwrap().to_vec();
+        let framed = repr.emit_framed(&mut buf, &AUTH).unwrap().to_vec();
         let mut reader = StreamReader::new();
         let _ = read_all(&mut reader, &garbage);
         // A lone delimiter flushes whatever the garbage left; then the frame is read.
@@ -267,13 +279,14 @@ proptest! {
         let mut buf = [0u8; MAX_FRAME_LEN];
         let valid = index.unsigned_abs() <= MAX_RELEASE_INDEX.unsigned_abs()
             && i16::try_from(grid).is_ok()
+            && Release { index, grid_log2: grid }.value().is_finite()
             && x.is_finite() && x > 0.0
             && y.is_finite() && y > 0.0 && y <= x
             && z.is_finite() && z >= 0.0;
-        match repr.emit(&mut buf) {
+        match repr.emit(&mut buf, &AUTH) {
             Ok(raw) => {
                 prop_assert!(valid);
-                prop_assert_eq!(Repr::from_bytes(raw), Ok(repr));
+                prop_assert_eq!(Repr::from_bytes(raw, &AUTH), Ok(repr));
             }
             Err(e) => {
                 prop_assert!(!valid);

@@ -91,8 +91,16 @@ fn main() -> ! {
             defmt::panic!("TRNG failed: refusing to run without fresh randomness");
         };
         let mut store = LogStore::new(hardware::FlashMedium::new(dp.FLASH));
-        // Only an image built with `--features provision` (`cargo provision-board`) provisions.
-        provision_if_blank(&mut store, cfg!(feature = "provision").then_some(seed));
+        // Only an image built with `--features provision` (`cargo provision-board`) provisions,
+        // and it prints the learner's key line once (docs/wire-format.md, "Keys"): save it.
+        if provision_if_blank(&mut store, cfg!(feature = "provision").then_some(seed)) {
+            let key = ldp_core::wire::LinkKey::from_seed(&seed).to_bytes();
+            defmt::println!(
+                "ldp link key (save as the board's key file): {=u64} {=[u8]:02x}",
+                DEVICE_ID,
+                key
+            );
+        }
         (Some(entropy), store, [B, R, EPS_LIMIT, EPS_TOTAL])
     };
     // Under QEMU the host may provision a new device with its own B, R and budget (a
@@ -113,11 +121,17 @@ fn main() -> ! {
                 defmt::panic!("ldp-config.bin is not a valid configuration: not provisioning");
             }
             provision_if_blank(&mut store, semihosting::provisioning_seed());
-            if semihosting::write_config(config).is_err() {
+            let Ok(state) = ldp_core::StateStore::load(&mut store) else {
+                defmt::panic!("the state just provisioned is not readable");
+            };
+            if semihosting::write_config(config, &state.seed).is_err() {
                 defmt::panic!("the configuration could not be written to the state file");
             }
         }
-        let Ok(config) = semihosting::config() else {
+        let Ok(state) = ldp_core::StateStore::load(&mut store) else {
+            defmt::panic!("device state unusable: its records are missing or corrupt");
+        };
+        let Ok(config) = semihosting::config(&state.seed) else {
             defmt::panic!("device state unusable: its configuration is missing or corrupt");
         };
         (semihosting::entropy(), store, config)

@@ -3,16 +3,17 @@
 //!
 //! | file | who writes it | what it is |
 //! |---|---|---|
-//! | `ldp-state.bin` | this firmware | the device state: two 64-byte record slots, each state written to both, neither blank after provisioning ([`FileMedium`]; `ldp_core::state`, *A medium overwritten in place*); then the configuration it was provisioned with: `LDPC`, B, R, per-report limit, total ε (four `f64` LE), CRC-32C of the 36 bytes before (40 bytes at offset 128; missing or damaged: the device halts) |
+//! | `ldp-state.bin` | this firmware | the device state: two 64-byte record slots, each state written to both, neither blank after provisioning ([`FileMedium`]; `ldp_core::state`, *A medium overwritten in place*); then the configuration it was provisioned with: `LDPC`, B, R, per-report limit, total ε (four `f64` LE), a 4-byte seal of the 36 bytes before under the device's seed (`ldp_core::wire::seed_digest`; 40 bytes at offset 128; missing, damaged, or copied from another image: the device halts) |
 //! | `ldp-provision.bin` | the host (`qemu-run.sh`, host-sim), only for a new device | 32 bytes of secret seed material; used once to provision a blank state, then deleted (host-sim deletes one it finds beside an existing `ldp-state.bin`) |
 //! | `ldp-config.bin` | the host (host-sim), optionally, only for a new device | B, R, per-report ε limit and total ε (four `f64` LE): read and validated only while the state is blank (unreadable, not 32 bytes or invalid: the device halts without provisioning), copied into `ldp-state.bin`, deleted once copied; without it a new device gets the built-in configuration; a device that exists keeps its configuration |
 //! | `ldp-entropy.bin` | the host, before every boot | 32 fresh bytes of OS entropy (QEMU's STM32 has no TRNG); read once and deleted |
 //! | `ldp-timing.bin` | the host creates it empty to ask for it (tests) | per reply, the query → reply latency in TIM2 ticks (`u32` LE) |
 //!
-//! The configuration tail's CRC, like the records', is against torn writes and accidental
-//! damage: a host that can write `ldp-state.bin` can recompute it. The emulated device's files
-//! belong to the host; what the tail adds is that a truncated or damaged file halts the device
-//! instead of handing it the built-in configuration and a fresh budget.
+//! The configuration tail is sealed under the device's seed (HMAC-SHA256, 4 bytes): a truncated,
+//! damaged or edited tail, or one copied from another image (another seed), halts the device
+//! instead of handing it another configuration and budget. The host that provisioned the
+//! board wrote its seed (`ldp-provision.bin`), so it could still seal a tail of its own; one
+//! that only reads the files afterwards cannot.
 #![allow(unsafe_code)] // semihosting is a trap into the debugger/emulator: raw pointers by design
 
 use cortex_m_semihosting::{nr, syscall};
@@ -90,7 +91,9 @@ pub fn provisioning_seed() -> Option<[u8; 32]> {
 const CONFIG_AT: usize = 2 * RECORD_LEN;
 /// The configuration tail's first bytes.
 const CONFIG_MAGIC: [u8; 4] = *b"LDPC";
-/// The tail: magic, B, R, per-report limit and total ε (four `f64` LE), CRC-32C of all before.
+/// The tail: magic, B, R, per-report limit and total ε (four `f64` LE), then the first 4 bytes
+/// of `seed_digest(seed, "ldp-bo qemu config v1", all before)`: bound to this device's seed, so
+/// a tail copied from another image, or edited by a host without the seed, does not verify.
 const TAIL_LEN: usize = 4 + 32 + 4;
 
 /// The host's provisioning configuration (`ldp-config.bin`, left in place): `Ok(None)` if there
@@ -121,14 +124,14 @@ fn words(bytes: &[u8]) -> [f64; 4] {
 /// Writes `config` as the tail of a just-provisioned `ldp-state.bin`, then deletes
 /// `ldp-config.bin` (only once the tail is written: a failure leaves the request in place and a
 /// state without a tail, which every later boot refuses).
-pub fn write_config(config: [f64; 4]) -> Result<(), FileError> {
+pub fn write_config(config: [f64; 4], seed: &[u8; 32]) -> Result<(), FileError> {
     let mut tail = [0u8; TAIL_LEN];
     tail[..4].copy_from_slice(&CONFIG_MAGIC);
     for (chunk, x) in tail[4..36].chunks_exact_mut(8).zip(config) {
         chunk.copy_from_slice(&x.to_le_bytes());
     }
-    let crc = ldp_core::checksum::crc32c(&tail[..36]);
-    tail[36..].copy_from_slice(&crc.to_le_bytes());
+    let seal = seal(&tail[..36], seed);
+    tail[36..].copy_from_slice(&seal);
     let fd = open(STATE_FILE, nr::open::RW_BINARY).ok_or(FileError)?;
     let written = write_at(fd, CONFIG_AT, &tail);
     close(fd);
@@ -143,16 +146,21 @@ pub fn write_config(config: [f64; 4]) -> Result<(), FileError> {
 /// a built-in configuration. Like the records' CRC, this one guards against torn writes and
 /// accidental damage, not against a host that rewrites the file on purpose: such a host can
 /// recompute it (the emulated device's files are the host's; a board keeps them in its flash).
-pub fn config() -> Result<[f64; 4], FileError> {
+pub fn config(seed: &[u8; 32]) -> Result<[f64; 4], FileError> {
     let fd = open(STATE_FILE, nr::open::R_BINARY).ok_or(FileError)?;
     let mut tail = [0u8; TAIL_LEN];
     let n = read_at(fd, CONFIG_AT, &mut tail);
     close(fd);
-    let crc = u32::from_le_bytes([tail[36], tail[37], tail[38], tail[39]]);
-    if n != Some(TAIL_LEN) || tail[..4] != CONFIG_MAGIC || crc != ldp_core::checksum::crc32c(&tail[..36]) {
+    if n != Some(TAIL_LEN) || tail[..4] != CONFIG_MAGIC || tail[36..] != seal(&tail[..36], seed) {
         return Err(FileError);
     }
     Ok(words(&tail[4..36]))
+}
+
+/// The configuration tail's seal: bound to the device's seed (see [`TAIL_LEN`]).
+fn seal(bytes: &[u8], seed: &[u8; 32]) -> [u8; 4] {
+    let digest = ldp_core::wire::seed_digest(seed, b"ldp-bo qemu config v1", bytes);
+    [digest[0], digest[1], digest[2], digest[3]]
 }
 
 /// The device state in `ldp-state.bin`: two slots of one record each, written alternately in

@@ -6,7 +6,7 @@
 #![no_main]
 
 use ldp_core::device::{DeviceApp, FedSource, RewardSource, SensorModel, SimulatedSensor};
-use ldp_core::wire::{Repr, StreamReader};
+use ldp_core::wire::{Auth, Repr, StreamReader};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter, StateStore};
 use libfuzzer_sys::fuzz_target;
 use rand_chacha::ChaCha20Rng;
@@ -27,12 +27,13 @@ fuzz_target!(|data: &[u8]| {
 
 fn run<R: RewardSource>(mut app: DeviceApp<MemoryStore, R>, data: &[u8]) {
     for &b in data {
+        let auth = Auth { session: app.reporter().accountant().boot(), ..app.learner_auth() };
         if let Some(reply) = app.on_byte(b) {
             let mut reader = StreamReader::new();
             let mut frames = 0;
             for &x in reply {
                 if let Some(frame) = reader.push(x) {
-                    Repr::parse(&frame.expect("intact")).expect("a reply decodes");
+                    Repr::parse(&frame.expect("intact"), &auth).expect("a reply decodes");
                     frames += 1;
                 }
             }

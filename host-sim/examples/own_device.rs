@@ -2,8 +2,11 @@
 //! query per action at ε = 0.5, printing each release or refusal. Every report spends ε of the
 //! device's lifetime budget.
 //!
+//! The device's key comes from the key file its provisioning wrote (`LDP_KEYS`, see
+//! `docs/wire-format.md`, *Keys*).
+//!
 //! ```sh
-//! cargo run --release -p host-sim --example own_device -- /dev/ttyACM0 6   # port, actions
+//! LDP_KEYS=board.key cargo run --release -p host-sim --example own_device -- /dev/ttyACM0 6   # port, actions
 //! ```
 
 use host_sim::transport::{SerialLink, WireClient};
@@ -13,7 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let port = args.next().unwrap_or_else(|| "/dev/ttyACM0".to_string());
     let actions: u32 = args.next().map_or(Ok(6), |n| n.parse())?;
-    let mut device = WireClient::new(SerialLink::open(&port)?);
+    let auth = host_sim::runner::single_device_auth()?;
+    let mut device = WireClient::new(SerialLink::open(&port)?, auth);
     let hello = device.hello()?;
     println!(
         "device {:#x}: B = {}, R = {}, per-report ε at most {}, {} ε left",

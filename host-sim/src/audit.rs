@@ -364,7 +364,9 @@ fn boot(store: MemoryStore, entropy: [u8; 32]) -> Option<InProcess> {
     let reporter = Reporter::open(device_config()?, store, entropy).ok()?;
     let sensor = SensorModel::new(DEVICE_ARMS, NOISELESS)?;
     let source = SimulatedSensor::new(sensor, SimRng::seed_from_u64(0));
-    Some(WireClient::new(LoopbackLink::new(DeviceApp::new(reporter, source, 1))))
+    let link = LoopbackLink::new(DeviceApp::new(reporter, source, 1));
+    let auth = link.auth();
+    Some(WireClient::new(link, auth))
 }
 
 /// One query at ε = 1 for `arm`: the released value.
@@ -815,7 +817,7 @@ fn firmware_draws(
         let _ = std::fs::remove_dir_all(&dir);
         device += 1;
         let ask = |qemu: &mut QemuDevice, arm: u32| -> Result<Vec<f64>, AuditError> {
-            let mut client = WireClient::new(qemu.connect()?);
+            let mut client = WireClient::new(qemu.connect()?, qemu.auth()?);
             (0..m)
                 .map(|i| match client.query(i as u32, arm, EPS, None) {
                     Ok(Ok(report)) => Ok(report.release.value()),

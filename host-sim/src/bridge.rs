@@ -58,7 +58,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
-use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Refusal, Repr, StreamReader};
+use ldp_core::wire::{Auth, Hello, MAX_ENCODED_LEN, Message, Refusal, Repr, StreamReader};
 
 use crate::mqtt::{BrokerUrl, MqttError, Note, Session, forget_devices, parse_topic, publish, topic};
 use crate::transport::Link;
@@ -146,13 +146,16 @@ pub struct BridgeStats {
 pub struct Bridge<L> {
     link: L,
     hello: Hello,
+    /// The board's key and id, in the session its hello told: the bridge reads the board's
+    /// replies and republishes its hello, authenticated as the board's.
+    auth: Auth,
 }
 
 impl<L: Link> Bridge<L> {
     /// Asks the board on `link` for its hello (the handshake, module docs).
-    pub fn new(mut link: L) -> Result<Self, BridgeError> {
-        let hello = handshake(&mut link)?;
-        Ok(Self { link, hello })
+    pub fn new(mut link: L, auth: Auth) -> Result<Self, BridgeError> {
+        let hello = handshake(&mut link, &auth)?;
+        Ok(Self { link, hello, auth: Auth { session: hello.session, ..auth } })
     }
 
     /// The board's hello: the handshake's, or its latest.
@@ -161,8 +164,13 @@ impl<L: Link> Bridge<L> {
     }
 
     /// [`Bridge::new`], then [`Bridge::serve`].
-    pub fn run(link: L, broker: &BrokerUrl, stop: &AtomicBool) -> Result<BridgeStats, BridgeError> {
-        Self::new(link)?.serve(broker, stop)
+    pub fn run(
+        link: L,
+        auth: Auth,
+        broker: &BrokerUrl,
+        stop: &AtomicBool,
+    ) -> Result<BridgeStats, BridgeError> {
+        Self::new(link, auth)?.serve(broker, stop)
     }
 
     /// Bridges the board to `broker` until `stop` is set (module docs). Waits for the first
@@ -279,7 +287,9 @@ impl<L: Link> Bridge<L> {
     fn learn(&mut self, frame: &[u8]) {
         let mut reader = StreamReader::new();
         let Some(message) = frame.iter().find_map(|&b| {
-            reader.push(b).map(|decoded| decoded.ok().and_then(|f| Repr::parse(&f).ok()).map(|r| r.message))
+            reader
+                .push(b)
+                .map(|decoded| decoded.ok().and_then(|f| Repr::parse(&f, &self.auth).ok()).map(|r| r.message))
         }) else {
             return;
         };
@@ -294,6 +304,7 @@ impl<L: Link> Bridge<L> {
             Some(Message::Hello(hello)) if hello.device_id == self.hello.device_id => {
                 let remaining = self.hello.budget_remaining.min(hello.budget_remaining);
                 self.hello = Hello { budget_remaining: remaining, ..hello };
+                self.auth.session = hello.session;
             }
             _ => {}
         }
@@ -303,7 +314,9 @@ impl<L: Link> Bridge<L> {
     fn publish_hello(&self, session: &Session, stats: &mut BridgeStats) -> bool {
         let mut buf = [0u8; MAX_ENCODED_LEN];
         // A hello the board sent always encodes again; if not, there is nothing to publish.
-        let Ok(frame) = Repr::new(0, Message::Hello(self.hello)).emit_framed(&mut buf) else { return true };
+        let Ok(frame) = Repr::new(0, Message::Hello(self.hello)).emit_framed(&mut buf, &self.auth) else {
+            return true;
+        };
         let sent = publish(session.client(), topic(self.hello.device_id, "hello"), true, frame);
         stats.hellos += u64::from(sent);
         sent
@@ -311,10 +324,10 @@ impl<L: Link> Bridge<L> {
 }
 
 /// Asks the board for its hello with [`HANDSHAKE_SEQ`]; other frames are skipped.
-fn handshake<L: Link>(link: &mut L) -> Result<Hello, BridgeError> {
+fn handshake<L: Link>(link: &mut L, auth: &Auth) -> Result<Hello, BridgeError> {
     let mut buf = [0u8; MAX_ENCODED_LEN];
     let request = Repr::new(HANDSHAKE_SEQ, Message::HelloRequest)
-        .emit_framed(&mut buf)
+        .emit_framed(&mut buf, auth)
         .map_err(|_| BridgeError::NoHello { tries: 0 })?
         .to_vec();
     let mut reader = StreamReader::new();
@@ -324,7 +337,8 @@ fn handshake<L: Link>(link: &mut L) -> Result<Hello, BridgeError> {
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             let Some(byte) = link.recv_byte(left).map_err(BridgeError::Board)? else { break };
             let Some(Ok(frame)) = reader.push(byte) else { continue };
-            if let Ok(Repr { seq: HANDSHAKE_SEQ, message: Message::Hello(hello) }) = Repr::parse(&frame) {
+            if let Ok(Repr { seq: HANDSHAKE_SEQ, message: Message::Hello(hello) }) = Repr::parse(&frame, auth)
+            {
                 return Ok(hello);
             }
         }

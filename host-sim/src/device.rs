@@ -101,6 +101,8 @@ pub struct MemberRecord {
     pub reports: u64,
     /// Rounds it was skipped for after not answering.
     pub skipped: u64,
+    /// Replies from it the learner dropped (forged, replayed, malformed, impossible).
+    pub dropped: crate::transport::Dropped,
 }
 
 /// The public configuration of a device over `env`: its B and R, per-report limit `epsilon`

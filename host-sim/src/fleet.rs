@@ -511,6 +511,7 @@ impl<L: Link> Fleet<L> {
                 spent: (m.total - m.remaining).max(0.0),
                 reports: m.reports,
                 skipped: m.skipped,
+                dropped: m.client.dropped,
             })
             .collect()
     }
@@ -617,7 +618,9 @@ pub fn in_process<'a>(
             let reporter = Reporter::open(config, MemoryStore::provisioned(seeds.material), seeds.entropy)
                 .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
             let app = DeviceApp::new(reporter, EnvSource::new(env, seeds.world), id);
-            let mut client = WireClient::new(LoopbackLink::new(app));
+            let link = LoopbackLink::new(app);
+            let auth = link.auth();
+            let mut client = WireClient::new(link, auth);
             let hello = client.hello().map_err(DeviceError::Link)?;
             Ok(Member::new(client, &hello))
         })
@@ -722,8 +725,9 @@ mod tests {
             .into_iter()
             .map(|m| {
                 let hello = m.client.link().app().reporter().hello(m.id);
+                let auth = *m.client.auth();
                 let link = if m.id == 2 { Either::Dead } else { Either::Sim(Box::new(m.client.into_link())) };
-                let mut client = WireClient::new(link);
+                let mut client = WireClient::new(link, auth);
                 client.timeout = Duration::from_millis(1);
                 client.tries = 2;
                 Member::new(client, &hello)
@@ -769,12 +773,13 @@ mod tests {
                     .into_iter()
                     .map(|m| {
                         let hello = m.client.link().app().reporter().hello(m.id);
+                        let auth = *m.client.auth();
                         let link = if m.id == 1 {
                             Either::Sim(Box::new(m.client.into_link()))
                         } else {
                             Either::Dead
                         };
-                        let mut client = WireClient::new(Switched { on: on.clone(), link });
+                        let mut client = WireClient::new(Switched { on: on.clone(), link }, auth);
                         client.timeout = Duration::from_millis(1);
                         client.tries = 1;
                         Member::new(client, &hello)

@@ -255,7 +255,10 @@ fn over_mqtt(
         .name("bench-devices".into())
         .spawn(move || booted.serve(&flag))
         .map_err(|e| BenchError::Settings(format!("cannot start the devices' thread: {e}")))?;
-    let result = measure_mqtt(spec, url, n, first_id, eps, setup);
+    // The devices wrote their keys when they were provisioned (`crate::keys`).
+    let result = crate::keys::read(&dir)
+        .map_err(|e| BenchError::Settings(e.to_string()))
+        .and_then(|keys| measure_mqtt(spec, url, n, first_id, eps, setup, &keys));
     stop.store(true, Ordering::Relaxed);
     let served: Result<ServeStats, MqttError> = serving.join().unwrap_or_else(|_| {
         Err(MqttError::Device { id: first_id, reason: "the devices' thread panicked".into() })
@@ -273,9 +276,10 @@ fn measure_mqtt(
     first_id: u64,
     eps: Epsilon,
     setup: Instant,
+    keys: &crate::keys::Keys,
 ) -> Result<BenchRow, BenchError> {
     let ids = first_id..first_id + n as u64;
-    let fleet = MqttFleet::connect(url, FleetWait { devices: Some(n), patience: HELLO_PATIENCE })?;
+    let fleet = MqttFleet::connect(url, FleetWait { devices: Some(n), patience: HELLO_PATIENCE }, keys)?;
     // Other devices' hellos count towards `devices`: wait for ours.
     while ids.clone().any(|id| fleet.latest_hello(id).is_none()) {
         if setup.elapsed() > HELLO_PATIENCE {
@@ -294,11 +298,21 @@ fn measure_mqtt(
     let members = ours(&fleet)
         .into_iter()
         .map(|(hello, link)| {
-            Member::new(WireClient::new(TimedLink { inner: link, waited_ns: Arc::clone(&waited) }), &hello)
+            let auth = link.auth();
+            Member::new(
+                WireClient::new(TimedLink { inner: link, waited_ns: Arc::clone(&waited) }, auth),
+                &hello,
+            )
         })
         .collect();
     let (mut row, mut resends) = sequential(spec, members, eps, &waited)?;
-    let clients = ours(&fleet).into_iter().map(|(_, link)| WireClient::new(link)).collect();
+    let clients = ours(&fleet)
+        .into_iter()
+        .map(|(_, link)| {
+            let auth = link.auth();
+            WireClient::new(link, auth)
+        })
+        .collect();
     let (queries, reports_per_s, burst_resends) =
         throughput(clients, spec.inflight.min(n), burst_queries(spec, n), eps)?;
     resends += burst_resends;
@@ -324,8 +338,9 @@ fn in_memory(
     let members = build()?
         .into_iter()
         .map(|m| {
+            let auth = *m.client().auth();
             let link = TimedLink { inner: m.into_client().into_link(), waited_ns: Arc::clone(&waited) };
-            let mut client = WireClient::new(link);
+            let mut client = WireClient::new(link, auth);
             let hello = client.hello().map_err(BenchError::Link)?;
             Ok(Member::new(client, &hello))
         })

@@ -21,6 +21,7 @@ pub mod experiments;
 pub mod fleet;
 pub mod fleet_bench;
 pub mod gp;
+pub mod keys;
 pub mod live;
 pub mod mqtt;
 pub mod mqtt_error;

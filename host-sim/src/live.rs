@@ -332,6 +332,10 @@ struct Record<'a> {
     settings: &'a LiveSpec,
     device: DeviceRecord,
     learner_constants: Vec<(String, f64)>,
+    /// Replies the learner dropped in this session, by reason (`crate::transport::Dropped`):
+    /// written when the session ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dropped_frames: Option<crate::transport::Dropped>,
 }
 
 /// What is compared when a run resumes: everything but the horizon.
@@ -416,10 +420,11 @@ pub fn run<L: Link>(
         }
         policy.observe(r.action, r.release).map_err(LiveError::Policy)?;
     }
-    let record = Record {
+    let mut record = Record {
         settings: spec,
         device,
         learner_constants: policy.constants().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        dropped_frames: None,
     };
     let text = serde_json::to_string_pretty(&record)
         .map_err(|e| LiveError::Io { path: json.clone(), source: std::io::Error::other(e) })?;
@@ -428,7 +433,7 @@ pub fn run<L: Link>(
     let mut file = open_csv(&csv, rounds.is_empty())?;
     let resumed = rounds.len();
     let mut outcome =
-        LiveOutcome { rounds, resumed, budget_exhausted: false, files: vec![json, csv.clone()] };
+        LiveOutcome { rounds, resumed, budget_exhausted: false, files: vec![json.clone(), csv.clone()] };
     for round in resumed + 1..=spec.horizon {
         let action = policy.select();
         let wire_action = u32::try_from(action).map_err(|_| LiveError::ActionOutOfWire(action))?;
@@ -463,6 +468,10 @@ pub fn run<L: Link>(
         outcome.rounds.push(r);
         progress(&r, spec.horizon);
     }
+    record.dropped_frames = Some(client.dropped);
+    let text = serde_json::to_string_pretty(&record)
+        .map_err(|e| LiveError::Io { path: json.clone(), source: std::io::Error::other(e) })?;
+    write_whole(&json, text.as_bytes()).map_err(LiveError::Output)?;
     let actions: Vec<usize> = outcome.rounds.iter().map(|r| r.action).collect();
     let title =
         format!("{} on device {:#x}, eps = {}", spec.learner.label(true), device.id, spec.epsilon.get());

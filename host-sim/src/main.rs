@@ -1270,14 +1270,16 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
     let session = host_sim::fleet::session_start().map_err(CliError::System)?;
     let outcome = match device {
         runner::DeviceKind::Serial { path } => {
+            let auth = runner::single_device_auth()?;
             let link =
                 SerialLink::open(&path).map_err(|source| CliError::Connect { target: path, source })?;
-            live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
+            live::run(&mut WireClient::new(link, auth).starting_after(session), &spec, &args.out, progress)
         }
         runner::DeviceKind::Tcp { addr } => {
+            let auth = runner::single_device_auth()?;
             let link = TcpLink::connect(&addr, std::time::Duration::from_secs(5))
                 .map_err(|source| CliError::Connect { target: addr, source })?;
-            live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
+            live::run(&mut WireClient::new(link, auth).starting_after(session), &spec, &args.out, progress)
         }
         runner::DeviceKind::Qemu { elf } => {
             // The board of `--out`: made for a new run only, and never again once lost.
@@ -1289,7 +1291,8 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             })?;
             let mut qemu = QemuDevice::start(&elf, &dir).map_err(CliError::System)?;
             let link = qemu.connect().map_err(CliError::System)?;
-            live::run(&mut WireClient::new(link).starting_after(session), &spec, &args.out, progress)
+            let auth = qemu.auth().map_err(CliError::System)?;
+            live::run(&mut WireClient::new(link, auth).starting_after(session), &spec, &args.out, progress)
         }
         _ => return Err(Usage::LiveDevice.into()),
     }?;
@@ -1413,8 +1416,13 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), CliError> {
     use host_sim::mqtt::BrokerUrl;
     use host_sim::transport::{Link, QemuDevice, SerialLink, TcpLink, build_firmware};
 
-    fn serve<L: Link>(link: L, broker: &BrokerUrl, seconds: Option<u64>) -> Result<BridgeStats, CliError> {
-        let bridge = Bridge::new(link)?;
+    fn serve<L: Link>(
+        link: L,
+        auth: ldp_core::wire::Auth,
+        broker: &BrokerUrl,
+        seconds: Option<u64>,
+    ) -> Result<BridgeStats, CliError> {
+        let bridge = Bridge::new(link, auth)?;
         let hello = *bridge.hello();
         say!(
             "board {} (topics ldp/{}/...): B = {}, R = {}, eps {} per report, budget left {} of {}",
@@ -1456,14 +1464,17 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), CliError> {
         say!("booting {} under QEMU in {}", elf.display(), dir.display());
         let mut qemu = QemuDevice::start(&elf, &dir).map_err(CliError::System)?;
         let link = qemu.connect().map_err(CliError::System)?;
-        serve(link, &broker, args.seconds)?
+        let auth = qemu.auth().map_err(CliError::System)?;
+        serve(link, auth, &broker, args.seconds)?
     } else if let Some(path) = args.serial {
+        let auth = host_sim::runner::single_device_auth()?;
         let link = SerialLink::open(&path).map_err(|source| CliError::Connect { target: path, source })?;
-        serve(link, &broker, args.seconds)?
+        serve(link, auth, &broker, args.seconds)?
     } else if let Some(addr) = args.tcp {
+        let auth = host_sim::runner::single_device_auth()?;
         let link = TcpLink::connect(&addr, std::time::Duration::from_secs(10))
             .map_err(|source| CliError::Connect { target: format!("the board at {addr}"), source })?;
-        serve(link, &broker, args.seconds)?
+        serve(link, auth, &broker, args.seconds)?
     } else {
         return Err(Usage::NoBoard.into());
     };

@@ -51,9 +51,13 @@
 //! # What a broker sees
 //!
 //! The broker and anyone subscribed to `ldp/#` see every frame: queries, reports (already
-//! privatised) and hellos. The privacy of a report does not depend on the broker; its
-//! integrity and availability do (there is no authentication of frames beyond the broker's
-//! own login).
+//! privatised) and hellos. The privacy of a report does not depend on the broker, nor, since
+//! wire format 3, its integrity: every frame is tagged under the device's link key
+//! (`ldp_core::wire::Auth`). A publisher without the key (another client, a device's own login
+//! on its topics) cannot spend a device's budget (its queries are refused, replays refused or
+//! answered from the cache) nor have a report, a hello or a refusal believed: the learner
+//! drops and counts them ([`crate::transport::Dropped`], [`MqttFleet::unauthenticated_hellos`]).
+//! Availability still depends on the broker.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
@@ -71,7 +75,7 @@ use std::time::{Duration, Instant};
 use ldp_core::Reporter;
 use ldp_core::device::DeviceApp;
 use ldp_core::state::{LogStore, StateStore};
-use ldp_core::wire::{Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
+use ldp_core::wire::{Auth, Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
 use rumqttc::{Client, Connection, Event, MqttOptions, NetworkOptions, Packet, QoS};
 
 pub use crate::mqtt_error::MqttError;
@@ -310,12 +314,13 @@ pub(crate) fn parse_topic(topic: &str) -> Option<(u64, &str)> {
     Some((id.parse().ok()?, kind))
 }
 
-/// The hello in a retained payload, if it is one intact framed hello from device `id`.
-fn parse_hello(id: u64, payload: &[u8]) -> Option<Hello> {
+/// The hello in a retained payload, if it is one intact framed hello from device `id`,
+/// authenticated under `auth` (that device's key).
+fn parse_hello(id: u64, payload: &[u8], auth: &Auth) -> Option<Hello> {
     let mut reader = StreamReader::new();
     for &byte in payload {
         if let Some(frame) = reader.push(byte) {
-            return match frame.ok().and_then(|f| Repr::parse(&f).ok())?.message {
+            return match frame.ok().and_then(|f| Repr::parse(&f, auth).ok())?.message {
                 Message::Hello(h) if h.device_id == id => Some(h),
                 _ => None,
             };
@@ -504,6 +509,8 @@ pub struct FleetWait {
 #[derive(Default)]
 struct Shared {
     hellos: Mutex<BTreeMap<u64, Hello>>,
+    /// Retained hellos dropped: from a device without a key here, or failing their tag.
+    unauthenticated_hellos: AtomicU64,
     last_hello: Mutex<Option<Instant>>,
     routes: Mutex<HashMap<u64, Sender<Vec<u8>>>>,
     connections: AtomicU64,
@@ -519,14 +526,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub struct MqttFleet {
     driven: Driven,
     shared: Arc<Shared>,
+    keys: crate::keys::Keys,
 }
 
 impl MqttFleet {
     /// Connects to `url`, subscribes to every device's hello and reports, and waits as `wait`
-    /// says for the devices' retained hellos (malformed ones are ignored).
-    pub fn connect(url: &BrokerUrl, wait: FleetWait) -> Result<Self, MqttError> {
+    /// says for the devices' retained hellos. Only devices with a key in `keys` are members,
+    /// and only hellos that verify under their key count (the others are dropped and counted:
+    /// [`MqttFleet::unauthenticated_hellos`]).
+    pub fn connect(url: &BrokerUrl, wait: FleetWait, keys: &crate::keys::Keys) -> Result<Self, MqttError> {
         let (client, connection) = new_client(url, "learner");
         let shared = Arc::new(Shared::default());
+        let member_keys = keys.clone();
+        let keys = keys.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let s = Arc::clone(&shared);
         let on = move |note: Note| match note {
@@ -537,10 +549,17 @@ impl MqttFleet {
             Note::Acked => {}
             Note::Publish { topic, payload, .. } => match parse_topic(&topic) {
                 Some((id, "hello")) => {
-                    if let Some(hello) = parse_hello(id, &payload)
-                        && lock(&s.hellos).insert(id, hello).is_none()
-                    {
-                        *lock(&s.last_hello) = Some(Instant::now());
+                    let auth = keys.get(&id).map(|key| Auth::new(*key, id));
+                    match auth.and_then(|auth| parse_hello(id, &payload, &auth)) {
+                        Some(hello) => {
+                            if lock(&s.hellos).insert(id, hello).is_none() {
+                                *lock(&s.last_hello) = Some(Instant::now());
+                            }
+                        }
+                        None if payload.is_empty() => {} // a cleared hello
+                        None => {
+                            s.unauthenticated_hellos.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                 }
                 Some((id, "report")) => {
@@ -554,7 +573,7 @@ impl MqttFleet {
         let filters = vec!["ldp/+/hello".to_string(), "ldp/+/report".to_string()];
         let thread = spawn_connection(connection, client.clone(), filters, Arc::clone(&stop), on)
             .map_err(io_error("cannot start the MQTT thread"))?;
-        let fleet = Self { driven: Driven { client, stop, thread: Some(thread) }, shared };
+        let fleet = Self { driven: Driven { client, stop, thread: Some(thread) }, shared, keys: member_keys };
         let start = Instant::now();
         let connected_by = start + wait.patience;
         while fleet.shared.connections.load(Ordering::Relaxed) == 0 {
@@ -593,7 +612,8 @@ impl MqttFleet {
         let mut routes = lock(&self.shared.routes);
         hellos
             .into_iter()
-            .map(|(id, hello)| {
+            .filter_map(|(id, hello)| {
+                let key = *self.keys.get(&id)?;
                 let (tx, rx) = mpsc::channel();
                 routes.insert(id, tx);
                 let link = MqttLink {
@@ -601,10 +621,18 @@ impl MqttFleet {
                     query_topic: topic(id, "query"),
                     rx,
                     pending: VecDeque::new(),
+                    auth: Auth::new(key, id),
+                    extra_frames: 0,
                 };
-                (hello, link)
+                Some((hello, link))
             })
             .collect()
+    }
+
+    /// Retained hellos dropped because no key here verifies them (forged, or a device this
+    /// learner has no key for).
+    pub fn unauthenticated_hellos(&self) -> u64 {
+        self.shared.unauthenticated_hellos.load(Ordering::Relaxed)
     }
 
     /// The latest retained hello seen from device `id` (devices renew it after every reply).
@@ -629,6 +657,8 @@ pub struct MqttLink {
     query_topic: String,
     rx: Receiver<Vec<u8>>,
     pending: VecDeque<u8>,
+    auth: Auth,
+    extra_frames: u64,
 }
 
 impl Link for MqttLink {
@@ -672,14 +702,29 @@ impl MqttLink {
         }
     }
 
-    /// Queues a report message's bytes, ending it with a delimiter if it lacks one, so that a
-    /// damaged message cannot run into the next one.
+    /// Queues a report message's first frame, ending it with a delimiter if it lacks one, so
+    /// that a damaged message cannot run into the next one. A device sends one frame per
+    /// message: whatever follows the first frame is dropped and counted, never kept for a
+    /// later query (issue #25).
     fn take(&mut self, payload: Vec<u8>) {
-        let open = payload.last() != Some(&0);
-        self.pending.extend(payload);
-        if open {
+        let end = payload.iter().position(|&b| b == 0).map_or(payload.len(), |i| i + 1);
+        if payload[end..].iter().any(|&b| b != 0) {
+            self.extra_frames += 1;
+        }
+        self.pending.extend(&payload[..end]);
+        if payload.get(end.wrapping_sub(1)) != Some(&0) {
             self.pending.push_back(0);
         }
+    }
+
+    /// The device's key and id, for the [`WireClient`](crate::transport::WireClient) on this link.
+    pub fn auth(&self) -> Auth {
+        self.auth
+    }
+
+    /// Report messages that carried more than one frame (the rest was dropped).
+    pub fn extra_frames(&self) -> u64 {
+        self.extra_frames
     }
 }
 
@@ -873,13 +918,15 @@ impl Devices {
             let state = dir.join("state.bin");
             let new = may_provision(&state, &settings_path, spec.provision)
                 .map_err(|why| fail(format!("{} {why}", dir.display())))?;
-            let store = if new {
-                // config.txt is a copy for people, and says that the device exists; the
-                // settings that count are those in its state file.
-                write_synced(&settings_path, &settings.text()).map_err(|e| fail(e.to_string()))?;
+            let (store, seed) = if new {
                 let mut store = LogStore::new(FileMedium::create(&state, settings, &seeds.material));
                 store.provision(seeds.material).map_err(|e| fail(e.to_string()))?;
-                store
+                // config.txt is a copy for people, and says that the device exists (a directory
+                // with it and without state has lost its device); the settings that count are
+                // those in its state file. Written once the state is: a crash before it leaves a
+                // device whose state is whole.
+                write_synced(&settings_path, &settings.text()).map_err(|e| fail(e.to_string()))?;
+                (store, seeds.material)
             } else {
                 let mut store = LogStore::new(FileMedium::new(&state));
                 let seed = store.load().map_err(|e| fail(e.to_string()))?.seed;
@@ -893,8 +940,15 @@ impl Devices {
                         line(&settings)
                     )));
                 }
-                store
+                (store, seed)
             };
+            // The learner's key (`crate::keys`): a function of the seed, so written again if lost.
+            let key_path = dir.join(crate::keys::DEVICE_KEY_FILE);
+            let key = ldp_core::wire::LinkKey::from_seed(&seed);
+            if crate::keys::read(&key_path).ok().and_then(|k| k.get(&id).copied()) != Some(key) {
+                crate::keys::write(&key_path, id, &key)
+                    .map_err(|e| fail(format!("{}: {e}", key_path.display())))?;
+            }
             let reporter = Reporter::open(config, store, seeds.entropy).map_err(|e| fail(e.to_string()))?;
             let source = EnvSource::new(Arc::clone(&spec.env), seeds.world);
             apps.push(DeviceApp::new(reporter, source, id));
@@ -920,9 +974,13 @@ impl Devices {
 
     fn hello_frame(&self, i: usize) -> Option<Vec<u8>> {
         let id = self.first_id + i as u64;
-        let hello = self.apps.get(i)?.reporter().hello(id);
+        let app = self.apps.get(i)?;
+        let hello = app.reporter().hello(id);
         let mut buf = [0u8; MAX_ENCODED_LEN];
-        Repr::new(0, Message::Hello(hello)).emit_framed(&mut buf).ok().map(|b| b.to_vec())
+        Repr::new(0, Message::Hello(hello))
+            .emit_framed(&mut buf, &app.learner_auth())
+            .ok()
+            .map(|b| b.to_vec())
     }
 
     /// Serves the devices on the broker until `stop` is set (module docs): answers queries,
@@ -1265,7 +1323,9 @@ mod tests {
             .into_iter()
             .map(|app| {
                 let boot = app.reporter().accountant().boot();
-                let mut client = crate::transport::WireClient::new(crate::transport::LoopbackLink::new(app));
+                let link = crate::transport::LoopbackLink::new(app);
+                let auth = link.auth();
+                let mut client = crate::transport::WireClient::new(link, auth);
                 let mut reports = 0;
                 for round in 0..n as u32 {
                     match client.query(round, 0, eps, None).expect("the loopback answers") {
@@ -1448,7 +1508,43 @@ mod tests {
         assert_eq!(parse_topic("ldp/x/report"), None);
         assert_eq!(parse_topic("ldp/1/report/extra"), None);
         assert_eq!(parse_topic("other/1/report"), None);
-        assert_eq!(parse_hello(1, b"garbage\0"), None);
-        assert_eq!(parse_hello(1, b""), None);
+        let auth = Auth::new(ldp_core::wire::LinkKey::new([1; 32]), 1);
+        assert_eq!(parse_hello(1, b"garbage\0", &auth), None);
+        assert_eq!(parse_hello(1, b"", &auth), None);
+        // A hello tagged under another key (a forger's) is not device 1's.
+        let policy =
+            ldp_core::BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(9.0).unwrap()).unwrap();
+        let b = ldp_core::Bound::new(1.0).unwrap();
+        let config = ldp_core::DeviceConfig { b, r: b, policy };
+        let hello = Hello { device_id: 1, config, budget_remaining: 9.0, session: 3, last_seq: 0 };
+        let mut buf = [0u8; MAX_ENCODED_LEN];
+        let forged = Auth::new(ldp_core::wire::LinkKey::new([2; 32]), 1);
+        let bytes = Repr::new(0, Message::Hello(hello)).emit_framed(&mut buf, &forged).unwrap().to_vec();
+        assert_eq!(parse_hello(1, &bytes, &auth), None);
+        assert_eq!(parse_hello(1, &bytes, &forged), Some(hello));
+    }
+
+    /// A report message carrying several frames gives the learner its first one only: the
+    /// rest is dropped and counted, never kept for a later query (issue #25: one message with
+    /// forged reports for the next 30 sequence numbers).
+    #[test]
+    fn only_the_first_frame_of_a_report_message_is_kept() {
+        let (client, _connection) = Client::new(MqttOptions::new("t", "127.0.0.1", 1), 1);
+        let (_tx, rx) = mpsc::channel();
+        let auth = Auth::new(ldp_core::wire::LinkKey::new([1; 32]), 1);
+        let mut link = MqttLink {
+            client,
+            query_topic: topic(1, "query"),
+            rx,
+            pending: VecDeque::new(),
+            auth,
+            extra_frames: 0,
+        };
+        link.take(vec![1, 2, 0, 3, 4, 0, 5, 0]);
+        assert_eq!(link.pending.iter().copied().collect::<Vec<_>>(), [1, 2, 0]);
+        assert_eq!(link.extra_frames(), 1);
+        link.take(vec![7, 8]);
+        assert_eq!(link.pending.iter().copied().collect::<Vec<_>>(), [1, 2, 0, 7, 8, 0]);
+        assert_eq!(link.extra_frames(), 1);
     }
 }

@@ -96,22 +96,69 @@ struct FleetSummary {
     spent_by_device: std::collections::BTreeMap<u64, f64>,
     /// Rounds skipped because a device did not answer, over all jobs.
     skipped: u64,
+    /// Replies the learner dropped, by reason, over all jobs and devices (issue #25): none of
+    /// them entered a ledger.
+    dropped_frames: crate::transport::Dropped,
+}
+
+/// The ledger's columns of dropped replies ([`crate::transport::Dropped`]'s fields, in order).
+pub const DROPPED_COLUMNS: [&str; 9] = [
+    "bad_tag",
+    "replayed",
+    "malformed",
+    "non_finite",
+    "off_grid",
+    "out_of_range",
+    "wrong_epsilon",
+    "budget_rose",
+    "unauthenticated_refusals",
+];
+
+fn dropped_fields(d: &crate::transport::Dropped) -> [u64; 9] {
+    [
+        d.bad_tag,
+        d.replayed,
+        d.malformed,
+        d.non_finite,
+        d.off_grid,
+        d.out_of_range,
+        d.wrong_epsilon,
+        d.budget_rose,
+        d.unauthenticated_refusals,
+    ]
+}
+
+fn dropped_from(c: [u64; 9]) -> crate::transport::Dropped {
+    crate::transport::Dropped {
+        bad_tag: c[0],
+        replayed: c[1],
+        malformed: c[2],
+        non_finite: c[3],
+        off_grid: c[4],
+        out_of_range: c[5],
+        wrong_epsilon: c[6],
+        budget_rose: c[7],
+        unauthenticated_refusals: c[8],
+    }
 }
 
 /// The ledger directory inside an output directory.
 pub const LEDGER_DIR: &str = "fleet";
 
 /// Writes what each member of a job's fleet spent as `trial<t>-learner<l>.csv` in `dir`
-/// (columns device, spent_eps, reports, skipped), whole or not at all.
+/// (columns device, spent_eps, reports, skipped, then the dropped replies by reason in the
+/// order of [`DROPPED_COLUMNS`]), whole or not at all.
 pub fn write_ledger(
     dir: &Path,
     trial: usize,
     learner: usize,
     ledger: &[MemberRecord],
 ) -> Result<(), OutputError> {
-    let mut text = String::from("device,spent_eps,reports,skipped\n");
+    let mut text = format!("device,spent_eps,reports,skipped,{}\n", DROPPED_COLUMNS.join(","));
     for r in ledger {
-        let _ = writeln!(text, "{},{},{},{}", r.id, r.spent, r.reports, r.skipped);
+        let d = dropped_fields(&r.dropped);
+        let d: Vec<String> = d.iter().map(u64::to_string).collect();
+        let _ = writeln!(text, "{},{},{},{},{}", r.id, r.spent, r.reports, r.skipped, d.join(","));
     }
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     write_whole(&dir.join(format!("trial{trial}-learner{learner}.csv")), text.as_bytes())
@@ -139,12 +186,23 @@ pub fn read_ledgers(dir: &Path) -> Result<Vec<Vec<MemberRecord>>, OutputError> {
                 .map(|line| {
                     let f: Vec<&str> = line.split(',').collect();
                     let bad = || OutputError::write(path, format!("not a ledger line: '{line}'"));
-                    match f[..] {
+                    // A ledger written before wire format 3 has no dropped columns.
+                    let (head, dropped) = match f.len() {
+                        4 => (&f[..], Vec::new()),
+                        n if n == 4 + DROPPED_COLUMNS.len() => (&f[..4], f[4..].to_vec()),
+                        _ => return Err(bad()),
+                    };
+                    let mut counts = [0u64; DROPPED_COLUMNS.len()];
+                    for (c, x) in counts.iter_mut().zip(dropped) {
+                        *c = x.parse().map_err(|_| bad())?;
+                    }
+                    match head[..] {
                         [id, spent, reports, skipped] => Ok(MemberRecord {
                             id: id.parse().map_err(|_| bad())?,
                             spent: spent.parse().map_err(|_| bad())?,
                             reports: reports.parse().map_err(|_| bad())?,
                             skipped: skipped.parse().map_err(|_| bad())?,
+                            dropped: dropped_from(counts),
                         }),
                         _ => Err(bad()),
                     }
@@ -164,7 +222,12 @@ fn fleet_summary(dir: &Path, config: &RunConfig) -> Result<Option<FleetSummary>,
         let e = spent_by_device.entry(r.id).or_insert(0.0f64);
         *e = e.max(r.spent);
     }
+    let mut dropped_frames = crate::transport::Dropped::default();
+    for r in ledgers.iter().flatten() {
+        dropped_frames.add(&r.dropped);
+    }
     Ok(Some(FleetSummary {
+        dropped_frames,
         ledgers: LEDGER_DIR,
         jobs: ledgers.len(),
         max_user_eps: spent_by_device.values().copied().fold(0.0, f64::max),
@@ -470,5 +533,28 @@ pub fn render_table(results: &[AlgorithmResult], trials: usize, format: TableFor
             // A tree of plain values and string keys serialises without error.
             serde_json::to_string_pretty(&table).unwrap_or_default() + "\n"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ledger keeps each member's dropped replies by reason; one written before wire format 3
+    /// (four columns) still reads, with none dropped.
+    #[test]
+    fn ledgers_carry_dropped_replies_and_old_ones_still_read() {
+        let dir = std::env::temp_dir().join(format!("ldp-ledger-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let dropped =
+            crate::transport::Dropped { bad_tag: 31, replayed: 2, budget_rose: 1, ..Default::default() };
+        let record = MemberRecord { id: 7, spent: 1.5, reports: 3, skipped: 0, dropped };
+        write_ledger(&dir, 0, 1, &[record]).unwrap();
+        fs::write(dir.join("trial1-learner1.csv"), "device,spent_eps,reports,skipped\n8,2,4,1\n").unwrap();
+        let ledgers = read_ledgers(&dir).unwrap();
+        assert_eq!(ledgers[0], [record]);
+        assert_eq!(ledgers[1][0].dropped, crate::transport::Dropped::default());
+        assert_eq!(ledgers[1][0].reports, 4);
+        let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -129,14 +129,16 @@ pub fn run_trial_with_ledger(
             feed_if(config, qemu.device, env, world_seed, qemu.qemu)
         }
         (Some(eps), DeviceKind::Serial { path }) => {
+            let auth = single_device_auth()?;
             let link = SerialLink::open(path)
                 .map_err(|source| DeviceError::Connect { target: path.clone(), source })?;
-            feed_if(config, checked_wire_device(env, link, eps, None)?, env, world_seed, ())
+            feed_if(config, checked_wire_device(env, link, auth, eps, None)?, env, world_seed, ())
         }
         (Some(eps), DeviceKind::Tcp { addr }) => {
+            let auth = single_device_auth()?;
             let link = TcpLink::connect(addr, std::time::Duration::from_secs(5))
                 .map_err(|source| DeviceError::Connect { target: addr.clone(), source })?;
-            feed_if(config, checked_wire_device(env, link, eps, None)?, env, world_seed, ())
+            feed_if(config, checked_wire_device(env, link, auth, eps, None)?, env, world_seed, ())
         }
         (Some(eps), &DeviceKind::Fleet { devices }) => {
             let spec = config.fleet.clone().unwrap_or_default();
@@ -309,16 +311,45 @@ fn derived_constants(
     Ok(out)
 }
 
+/// The environment variable naming the learner's key file (or directory of key files,
+/// `crate::keys`) for devices this process did not provision: a board on a serial port or
+/// TCP, an MQTT fleet.
+pub const KEYS_VAR: &str = "LDP_KEYS";
+
+/// The keys of [`KEYS_VAR`].
+pub fn learner_keys() -> Result<crate::keys::Keys, RunError> {
+    let io = |m: String| RunError::Device(DeviceError::Link(LinkError::Io(std::io::Error::other(m))));
+    let Some(path) = std::env::var_os(KEYS_VAR) else {
+        return Err(io(format!(
+            "no device keys: set {KEYS_VAR} to the key file the device's provisioning wrote (DIR for `host-sim fleet devices --dir DIR`, the line `cargo provision-board` printed, or ldp-link.key beside an emulated board)"
+        )));
+    };
+    crate::keys::read(Path::new(&path)).map_err(|e| io(e.to_string()))
+}
+
+/// The one device of [`KEYS_VAR`]'s key file (a board on a serial port or TCP).
+pub fn single_device_auth() -> Result<ldp_core::wire::Auth, RunError> {
+    let keys = learner_keys()?;
+    match keys.iter().next() {
+        Some((&id, &key)) if keys.len() == 1 => Ok(ldp_core::wire::Auth::new(key, id)),
+        _ => Err(RunError::Device(DeviceError::Link(LinkError::Io(std::io::Error::other(format!(
+            "{KEYS_VAR} must name the key of exactly one device for a board on a serial port or TCP ({} found)",
+            keys.len()
+        )))))),
+    }
+}
+
 /// A wire device after the handshake, with its public configuration checked against what the
 /// learner assumes (B and R of the environment) and, for a device this run provisioned, against
 /// the whole configuration it was provisioned with (B, R, per-report limit, total ε).
 fn checked_wire_device<L: Link>(
     env: &dyn Environment,
     link: L,
+    auth: ldp_core::wire::Auth,
     epsilon: Epsilon,
     provisioned: Option<&DeviceConfig>,
 ) -> Result<WireDevice<L>, RunError> {
-    let mut client = WireClient::new(link);
+    let mut client = WireClient::new(link, auth);
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
     check_bounds(env, &hello)?;
     if let Some(&provisioned) = provisioned
@@ -360,16 +391,19 @@ impl MqttRun {
     ) -> Result<Self, RunError> {
         let mqtt = |e| RunError::Device(DeviceError::Mqtt(e));
         let url = BrokerUrl::parse(url).map_err(mqtt)?;
+        let keys = learner_keys()?;
         let connection =
-            MqttFleet::connect(&url, FleetWait { devices: None, patience: FLEET_PATIENCE }).map_err(mqtt)?;
+            MqttFleet::connect(&url, FleetWait { devices: None, patience: FLEET_PATIENCE }, &keys)
+                .map_err(mqtt)?;
         let mut members = Vec::new();
-        for (hello, link) in connection.members() {
+        for (_, link) in connection.members() {
+            // The retained hello only says the device is there: its own, authenticated hello
+            // gives the configuration checked here, its session and where its numbers go on.
+            let auth = link.auth();
+            let mut client = WireClient::new(link, auth);
+            let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
             check_bounds(env, &hello)?;
-            // A device's reply cache outlives a session: start where no earlier session's
-            // sequence numbers are (a reused one would get that session's report back).
-            let start =
-                fleet::session_start().map_err(|e| RunError::Device(DeviceError::Link(LinkError::Io(e))))?;
-            members.push(Member::new(WireClient::new(link).starting_after(start), &hello));
+            members.push(Member::new(client, &hello));
         }
         Ok(Self { fleet: Fleet::new(members, epsilon, routing, seed), _connection: connection })
     }
@@ -467,7 +501,8 @@ impl QemuWire {
             None => QemuDevice::start(elf, &dir).map_err(link_err)?,
         });
         let link = qemu.0.connect().map_err(link_err)?;
-        Ok(Self { device: checked_wire_device(env, link, epsilon, provision.as_ref())?, qemu })
+        let auth = qemu.0.auth().map_err(link_err)?;
+        Ok(Self { device: checked_wire_device(env, link, auth, epsilon, provision.as_ref())?, qemu })
     }
 }
 
@@ -497,9 +532,10 @@ mod tests {
         let env = SensorEnv::new(10, 1.0).unwrap();
         let eps = Epsilon::new(1.0).unwrap();
         let provisioned = device_config(&env, eps, 40.0).unwrap();
-        assert!(checked_wire_device(&env, device(&env, 40.0), eps, Some(&provisioned)).is_ok());
-        assert!(checked_wire_device(&env, device(&env, 1e6), eps, None).is_ok(), "B and R alone");
-        let Err(err) = checked_wire_device(&env, device(&env, 1e6), eps, Some(&provisioned)) else {
+        let auth = device(&env, 40.0).auth();
+        assert!(checked_wire_device(&env, device(&env, 40.0), auth, eps, Some(&provisioned)).is_ok());
+        assert!(checked_wire_device(&env, device(&env, 1e6), auth, eps, None).is_ok(), "B and R alone");
+        let Err(err) = checked_wire_device(&env, device(&env, 1e6), auth, eps, Some(&provisioned)) else {
             panic!("a device with another total was accepted");
         };
         let RunError::Config(ConfigError::DeviceNotProvisioned { device, provisioned: p }) = &err else {

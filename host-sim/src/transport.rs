@@ -9,6 +9,12 @@
 //! Each query carries a fresh sequence number; on a timeout the client resends the *same* frame
 //! (same sequence number), which the device answers from its reply cache without spending budget
 //! twice. Replies with another sequence number are stale and skipped.
+//!
+//! Every frame is authenticated (`ldp_core::wire::Auth`: the device's link key, id and session).
+//! The client drops, and counts in [`Dropped`], every reply that fails its tag, answers another
+//! sequence number, does not parse, or is a report the device could not have sent for the query
+//! (another ε, off the device's grid, beyond its range by more than [`RANGE_MARGIN_SCALES`]
+//! noise scales, a budget that rose); none of them ends a run or reaches a ledger.
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -18,8 +24,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ldp_core::device::{DeviceApp, RewardSource};
-use ldp_core::wire::{FedQuery, Hello, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
-use ldp_core::{DeviceConfig, Epsilon, Report, StateStore, TruncationLevel};
+use ldp_core::wire::{
+    Auth, DecodeError, FedQuery, Hello, LinkKey, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader,
+};
+use ldp_core::{DeviceConfig, Epsilon, LaplaceMechanism, Report, StateStore, TruncationLevel};
 use rand::RngExt;
 use rand_core::SeedableRng;
 
@@ -48,6 +56,13 @@ impl<S, R> LoopbackLink<S, R> {
     /// The device application (e.g. to inspect its budget).
     pub fn app(&self) -> &DeviceApp<S, R> {
         &self.app
+    }
+}
+
+impl<S: StateStore, R: RewardSource> LoopbackLink<S, R> {
+    /// What the learner beside this in-process device authenticates with.
+    pub fn auth(&self) -> Auth {
+        self.app.learner_auth()
     }
 }
 
@@ -167,6 +182,9 @@ pub enum LinkError {
     Unexpected(Message),
     /// The request could not be encoded.
     Encode,
+    /// The device refused every send as unauthenticated: the learner's key for it is not the
+    /// device's.
+    KeyRefused,
 }
 
 impl std::fmt::Display for LinkError {
@@ -181,6 +199,9 @@ impl std::fmt::Display for LinkError {
             }
             Self::Unexpected(m) => write!(f, "device sent an unexpected message: {m:?}"),
             Self::Encode => f.write_str("request could not be encoded"),
+            Self::KeyRefused => f.write_str(
+                "the device refused this learner's frames as unauthenticated: the key for it is not the device's (check the key file the device's provisioning wrote)",
+            ),
         }
     }
 }
@@ -193,11 +214,117 @@ impl From<io::Error> for LinkError {
     }
 }
 
+/// How far beyond the clamping range `[−(B+R), B+R]` (or `[−b, b]`) a report may lie, in
+/// noise scales: the discrete Laplace noise exceeds 64 scales with probability about e^-64 ≈
+/// 2^-92, so a genuine report is dropped essentially never, and a value further out is not one
+/// the device released.
+pub const RANGE_MARGIN_SCALES: f64 = 64.0;
+
+/// Replies the learner dropped, by reason (issue #25). Counted per client; recorded in
+/// `run.json` (`dropped_frames`). None of them ended a run or entered a ledger.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Dropped {
+    /// Intact frames whose tag did not verify: forged, another device's or session's, or sent
+    /// with another key.
+    pub bad_tag: u64,
+    /// Authenticated frames for a sequence number not awaited: replays and late duplicates
+    /// (QoS 1, a link that duplicates).
+    pub replayed: u64,
+    /// Authenticated frames that do not parse, or a reply of the wrong kind.
+    pub malformed: u64,
+    /// Reports whose value `index·2^k` is not finite.
+    pub non_finite: u64,
+    /// Reports off the grid the device's mechanism uses for the query.
+    pub off_grid: u64,
+    /// Reports beyond the clamping range by more than [`RANGE_MARGIN_SCALES`] noise scales.
+    pub out_of_range: u64,
+    /// Reports for another ε (or ε_eff) than the query asked.
+    pub wrong_epsilon: u64,
+    /// Reports showing more budget left than the device showed before.
+    pub budget_rose: u64,
+    /// The device's refusals of a frame it could not authenticate, which are never the answer
+    /// to this learner's own query (someone else's query, or this learner's under a wrong key).
+    pub unauthenticated_refusals: u64,
+}
+
+impl Dropped {
+    /// All dropped frames.
+    pub fn total(&self) -> u64 {
+        let d = self;
+        d.bad_tag
+            + d.replayed
+            + d.malformed
+            + d.non_finite
+            + d.off_grid
+            + d.out_of_range
+            + d.wrong_epsilon
+            + d.budget_rose
+            + d.unauthenticated_refusals
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &Dropped) {
+        self.bad_tag += other.bad_tag;
+        self.replayed += other.replayed;
+        self.malformed += other.malformed;
+        self.non_finite += other.non_finite;
+        self.off_grid += other.off_grid;
+        self.out_of_range += other.out_of_range;
+        self.wrong_epsilon += other.wrong_epsilon;
+        self.budget_rose += other.budget_rose;
+        self.unauthenticated_refusals += other.unauthenticated_refusals;
+    }
+}
+
+/// Why a reply that passed its tag was not taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reject {
+    Malformed,
+    OffGrid,
+    OutOfRange,
+    WrongEpsilon,
+    BudgetRose,
+    UnauthenticatedRefusal,
+}
+
+/// Whether `report` is one the device of `hello` could have sent for `query` with `budget`
+/// left before it: its ε, its mechanism's ε_eff and grid, within range plus margin, and no
+/// more budget left than before.
+fn check_report(hello: &Hello, query: &Query, report: &Report, budget: f64) -> Result<(), Reject> {
+    if report.epsilon.to_bits() != query.epsilon.get().to_bits() {
+        return Err(Reject::WrongEpsilon);
+    }
+    let mechanism = match query.level {
+        None => LaplaceMechanism::ctl(query.epsilon, hello.config.b, hello.config.r),
+        Some(level) => LaplaceMechanism::truncated(query.epsilon, level),
+    }
+    .map_err(|_| Reject::OffGrid)?; // the device refuses such a query: no report can be right
+    if report.epsilon_effective.to_bits() != mechanism.epsilon_effective().to_bits() {
+        return Err(Reject::WrongEpsilon);
+    }
+    if report.release.grid_log2 != mechanism.grid_log2() {
+        return Err(Reject::OffGrid);
+    }
+    let margin = RANGE_MARGIN_SCALES * mechanism.noise().scale();
+    if report.release.index.unsigned_abs() as f64 > mechanism.max_index() as f64 + margin {
+        return Err(Reject::OutOfRange);
+    }
+    if report.budget_remaining > budget {
+        return Err(Reject::BudgetRose);
+    }
+    Ok(())
+}
+
 /// The learner's protocol client.
 pub struct WireClient<L> {
     link: L,
     reader: StreamReader,
     seq: u32,
+    auth: Auth,
+    /// The device's last hello (its configuration and session), once greeted.
+    greeted: Option<Hello>,
+    /// The least budget the device has shown (hello or report).
+    budget: f64,
     /// How long to wait for a reply before resending.
     pub timeout: Duration,
     /// How many times a frame is sent before giving up.
@@ -206,20 +333,32 @@ pub struct WireClient<L> {
     pub damaged_frames: u64,
     /// Resends after a timeout.
     pub resends: u64,
+    /// Replies dropped, by reason.
+    pub dropped: Dropped,
 }
 
 impl<L: Link> WireClient<L> {
-    /// A client on `link` with a 1 s timeout and 5 tries.
-    pub fn new(link: L) -> Self {
+    /// A client on `link` to the device `auth` names (its key and id; the session is learnt
+    /// from its hello), with a 1 s timeout and 5 tries.
+    pub fn new(link: L, auth: Auth) -> Self {
         Self {
             link,
             reader: StreamReader::new(),
             seq: 0,
+            auth,
+            greeted: None,
+            budget: f64::INFINITY,
             timeout: Duration::from_secs(1),
             tries: 5,
             damaged_frames: 0,
             resends: 0,
+            dropped: Dropped::default(),
         }
+    }
+
+    /// The device's key and id, and the session the client speaks in.
+    pub fn auth(&self) -> &Auth {
+        &self.auth
     }
 
     /// The client with its sequence numbers starting after `last` (the next request is
@@ -242,26 +381,97 @@ impl<L: Link> WireClient<L> {
         self.link
     }
 
-    /// Swaps the link (e.g. after the device restarted), keeping the sequence numbers, so a query
-    /// in flight is retried with the same number on the new link.
+    /// Swaps the link (e.g. after the device restarted): the next request first greets the
+    /// device again, to learn its new session (a restarted device has a new boot number).
     pub fn replace_link(&mut self, link: L) -> L {
         self.reader = StreamReader::new();
+        self.greeted = None;
         std::mem::replace(&mut self.link, link)
     }
 
-    /// Resends the last query (same sequence number) and returns the reply: what a learner does
-    /// when a query failed for good, e.g. because the device restarted mid-query.
+    /// Sends the last query again and returns the reply: what a learner does when a query
+    /// failed for good, e.g. because the device restarted mid-query. With the same sequence
+    /// number if the device is in the same session (a retry it answers from its cache); after a
+    /// restart the client greets it again and the query goes out afresh.
     pub fn retry_last(&mut self, message: Message) -> Result<Message, LinkError> {
-        self.seq = self.seq.wrapping_sub(1);
+        if self.greeted.is_some() {
+            self.seq = self.seq.wrapping_sub(1);
+        }
         self.request(message)
     }
 
-    /// Sends `message` with a new sequence number and returns the device's reply to it.
+    /// Sends `message` with a new sequence number and returns the device's reply to it: an
+    /// authenticated frame with that number (anything else is dropped and counted). A query is
+    /// preceded by a hello if the device has not been greeted in its current session, and a
+    /// query refused as [`Refusal::StaleSequence`] is sent once more after a new hello.
     pub fn request(&mut self, message: Message) -> Result<Message, LinkError> {
+        if message == Message::HelloRequest {
+            return self.exchange(message);
+        }
+        if self.greeted.is_none() {
+            self.hello()?;
+        }
+        let reply = match self.exchange(message) {
+            Ok(Message::Refusal(Refusal::StaleSequence)) => {
+                self.hello()?;
+                self.exchange(message)
+            }
+            reply => reply,
+        };
+        if reply.is_err() {
+            // No answer in this session: the device may have restarted (a new session, whose
+            // replies do not verify in the old one). Greet it again before the next request.
+            self.greeted = None;
+        }
+        reply
+    }
+
+    /// Whether `reply` (authenticated, with the awaited number) answers `request`.
+    fn check(&self, request: &Message, reply: &Message) -> Result<(), Reject> {
+        let query = match request {
+            Message::HelloRequest => {
+                return match reply {
+                    Message::Hello(h) if h.device_id == self.auth.device_id => Ok(()),
+                    _ => Err(Reject::Malformed),
+                };
+            }
+            Message::Query(q) => q,
+            Message::FedQuery(f) => &f.query,
+            _ => return Ok(()),
+        };
+        match reply {
+            Message::Refusal(Refusal::Unauthenticated) => Err(Reject::UnauthenticatedRefusal),
+            Message::Refusal(_) => Ok(()),
+            Message::Report(r) => match &self.greeted {
+                Some(hello) => check_report(hello, query, r, self.budget),
+                None => Err(Reject::Malformed),
+            },
+            _ => Err(Reject::Malformed),
+        }
+    }
+
+    fn count(&mut self, reject: Reject) {
+        let d = &mut self.dropped;
+        match reject {
+            Reject::Malformed => d.malformed += 1,
+            Reject::OffGrid => d.off_grid += 1,
+            Reject::OutOfRange => d.out_of_range += 1,
+            Reject::WrongEpsilon => d.wrong_epsilon += 1,
+            Reject::BudgetRose => d.budget_rose += 1,
+            Reject::UnauthenticatedRefusal => d.unauthenticated_refusals += 1,
+        }
+    }
+
+    /// One request and its reply, with retries; no handshake.
+    fn exchange(&mut self, message: Message) -> Result<Message, LinkError> {
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
         let mut buf = [0u8; MAX_ENCODED_LEN];
-        let frame = Repr::new(seq, message).emit_framed(&mut buf).map_err(|_| LinkError::Encode)?.to_vec();
+        let frame = Repr::new(seq, message)
+            .emit_framed(&mut buf, &self.auth)
+            .map_err(|_| LinkError::Encode)?
+            .to_vec();
+        let refused_before = self.dropped.unauthenticated_refusals;
         for attempt in 0..self.tries {
             if attempt > 0 {
                 self.resends += 1;
@@ -270,23 +480,59 @@ impl<L: Link> WireClient<L> {
             let deadline = Instant::now() + self.timeout;
             while let Some(left) = deadline.checked_duration_since(Instant::now()) {
                 let Some(byte) = self.link.recv_byte(left)? else { break };
-                match self.reader.push(byte) {
-                    None => {}
-                    Some(Err(_)) => self.damaged_frames += 1,
-                    Some(Ok(frame)) => match Repr::parse(&frame) {
-                        Ok(reply) if reply.seq == seq => return Ok(reply.message),
-                        Ok(_) => {} // a stale reply to an earlier send
-                        Err(_) => self.damaged_frames += 1,
+                let reply = match self.reader.push(byte) {
+                    None => continue,
+                    Some(Err(_)) => {
+                        self.damaged_frames += 1;
+                        continue;
+                    }
+                    Some(Ok(frame)) => Repr::parse(&frame, &self.auth),
+                };
+                match reply {
+                    Ok(reply) if reply.seq != seq => self.dropped.replayed += 1,
+                    Ok(reply) => match self.check(&message, &reply.message) {
+                        Ok(()) => {
+                            self.accept(seq, &reply.message);
+                            return Ok(reply.message);
+                        }
+                        Err(reject) => self.count(reject),
                     },
+                    Err(DecodeError::Unauthenticated) => self.dropped.bad_tag += 1,
+                    Err(DecodeError::NonFinite) => self.dropped.non_finite += 1,
+                    // Checked before the tag: damage, or not a frame of this version.
+                    Err(DecodeError::UnsupportedVersion | DecodeError::UnknownType | DecodeError::Length) => {
+                        self.damaged_frames += 1
+                    }
+                    Err(_) => self.dropped.malformed += 1,
                 }
             }
+        }
+        if self.dropped.unauthenticated_refusals > refused_before {
+            return Err(LinkError::KeyRefused);
         }
         Err(LinkError::Timeout { seq, tries: self.tries })
     }
 
-    /// The handshake: the device's identity, bounds and limits.
+    /// Takes note of an accepted reply to request `seq`: the session and budget it shows.
+    fn accept(&mut self, seq: u32, reply: &Message) {
+        match reply {
+            Message::Hello(h) => {
+                self.auth.session = h.session;
+                // Go on after the device's last fresh query, and after this hello's own number
+                // (a late copy of its reply must not meet a query of the same number).
+                self.seq = if seq.wrapping_sub(h.last_seq) as i32 > 0 { seq } else { h.last_seq };
+                self.budget = self.budget.min(h.budget_remaining);
+                self.greeted = Some(*h);
+            }
+            Message::Report(r) => self.budget = self.budget.min(r.budget_remaining),
+            _ => {}
+        }
+    }
+
+    /// The handshake: the device's identity, bounds, limits and session. Later requests are
+    /// authenticated in that session and numbered after the device's last answered query.
     pub fn hello(&mut self) -> Result<Hello, LinkError> {
-        match self.request(Message::HelloRequest)? {
+        match self.exchange(Message::HelloRequest)? {
             Message::Hello(h) => Ok(h),
             other => Err(LinkError::Unexpected(other)),
         }
@@ -339,6 +585,21 @@ fn os_random() -> io::Result<[u8; 32]> {
 /// The emulated board's state in its working directory (`firmware-example/src/semihosting.rs`):
 /// without it, [`QemuDevice::start`] provisions a new board.
 pub const STATE_FILE: &str = "ldp-state.bin";
+/// The device id of the firmware image (`DEVICE_ID` in `firmware-example/src/main.rs`).
+pub const QEMU_DEVICE_ID: u64 = 0x4C44_5030_0000_0001;
+
+/// What a learner of the emulated board in `workdir` authenticates with: the key its
+/// provisioning wrote there ([`crate::keys::BOARD_KEY_FILE`]) and the firmware's device id.
+pub fn board_auth(workdir: &Path) -> io::Result<Auth> {
+    let path = workdir.join(crate::keys::BOARD_KEY_FILE);
+    let keys = crate::keys::read(&path).map_err(|e| {
+        io::Error::other(format!(
+            "{e} (the board's key is written when the host provisions it; a board provisioned before wire format 3 has none: provision a new one)"
+        ))
+    })?;
+    crate::keys::auth_for(&keys, QEMU_DEVICE_ID, &path).map_err(|e| io::Error::other(e.to_string()))
+}
+
 /// Written in a board's working directory when the host makes the board (`fleet bridge --qemu`,
 /// `live --device qemu`): a directory with it and without [`STATE_FILE`] has lost its board,
 /// which is never made again (`fleet::may_provision`).
@@ -418,7 +679,11 @@ impl QemuDevice {
                 }
             }
         } else {
-            std::fs::write(workdir.join("ldp-provision.bin"), random()?)?;
+            // The board's seed, and the learner's key from it (`crate::keys`), before it boots.
+            let seed = random()?;
+            let key = LinkKey::from_seed(&seed);
+            crate::keys::write(&workdir.join(crate::keys::BOARD_KEY_FILE), QEMU_DEVICE_ID, &key)?;
+            std::fs::write(workdir.join("ldp-provision.bin"), seed)?;
         }
         std::fs::write(workdir.join("ldp-entropy.bin"), random()?)?;
         // Pick a free port: bind to port 0, read it, release it for QEMU. Until QEMU holds it,
@@ -483,6 +748,11 @@ impl QemuDevice {
             let _ = stderr.read_to_string(&mut message);
         }
         Some(format!("qemu-system-arm exited ({status}): {}", message.trim()))
+    }
+
+    /// What a learner of this board authenticates with ([`board_auth`]).
+    pub fn auth(&self) -> io::Result<Auth> {
+        board_auth(&self.workdir)
     }
 
     /// The working directory (the device's files).

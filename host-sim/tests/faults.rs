@@ -35,10 +35,12 @@ fn play<L: Link>(client: &mut WireClient<L>) -> Vec<f64> {
 
 #[test]
 fn faulty_link_loses_nothing_and_counts_nothing_twice() {
-    let clean = play(&mut WireClient::new(device()));
+    let clean_device = device();
+    let auth = clean_device.auth();
+    let clean = play(&mut WireClient::new(clean_device, auth));
 
     let faults = Faults { drop: 0.10, corrupt: 0.05, duplicate: 0.05, reorder: 0.05 };
-    let mut client = WireClient::new(FaultyLink::new(device(), faults, 77));
+    let mut client = WireClient::new(FaultyLink::new(device(), faults, 77), auth);
     client.timeout = Duration::from_millis(1);
     client.tries = 50;
     let noisy = play(&mut client);

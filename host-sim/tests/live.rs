@@ -24,7 +24,9 @@ fn device(total: f64, r: f64) -> Device {
     let reporter = Reporter::open(config, MemoryStore::provisioned([7; 32]), [1; 32]).unwrap();
     let world = ChaCha20Rng::seed_from_u64(3);
     let source = SimulatedSensor::new(SensorModel::new(20, Bound::new(r).unwrap()).unwrap(), world);
-    WireClient::new(LoopbackLink::new(DeviceApp::new(reporter, source, 42)))
+    let link = LoopbackLink::new(DeviceApp::new(reporter, source, 42));
+    let auth = link.auth();
+    WireClient::new(link, auth)
 }
 
 fn spec(horizon: usize) -> LiveSpec {

@@ -94,7 +94,7 @@ fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
     let dir = std::env::temp_dir().join(format!("ldp-live-qemu-blanked-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
-    let hello = WireClient::new(qemu.connect().unwrap()).hello().unwrap();
+    let hello = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap()).hello().unwrap();
     assert!(hello.budget_remaining > 0.0);
     drop(qemu);
 
@@ -105,7 +105,10 @@ fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
     std::fs::write(dir.join("ldp-provision.bin"), [7u8; 32]).unwrap();
     let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
     let answered = qemu.connect().ok().and_then(|link| {
-        let mut client = WireClient::new(link);
+        // Were the request obeyed, the new board would answer under the key of that seed.
+        let key = ldp_core::wire::LinkKey::from_seed(&[7; 32]);
+        let auth = ldp_core::wire::Auth::new(key, host_sim::transport::QEMU_DEVICE_ID);
+        let mut client = WireClient::new(link, auth);
         client.tries = 3;
         client.hello().ok()
     });
@@ -114,4 +117,46 @@ fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
     assert_eq!(std::fs::read(&state).unwrap(), bytes, "the board was provisioned again");
     assert!(!dir.join("ldp-provision.bin").exists());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The emulated board's configuration tail is sealed under its seed (issue #25 review): the
+/// tail of a board provisioned with a larger budget, copied into another board's state file,
+/// halts that board instead of giving it that budget. Fails with main's tail (a CRC-32C of the
+/// tail alone, valid in any image).
+#[test]
+fn a_configuration_copied_from_another_board_is_refused() {
+    let Some(elf) = firmware() else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let base = std::env::temp_dir().join(format!("ldp-live-qemu-swap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let config = |total: f64| {
+        let eps = ldp_core::Epsilon::new(1.0).unwrap();
+        let policy = ldp_core::BudgetPolicy::new(eps, ldp_core::Epsilon::new(total).unwrap()).unwrap();
+        let one = ldp_core::Bound::new(1.0).unwrap();
+        ldp_core::DeviceConfig { b: one, r: one, policy }
+    };
+    let boot = |dir: &std::path::Path, total: Option<f64>| {
+        let mut qemu = match total {
+            Some(t) => QemuDevice::start_provisioned(&elf, dir, &config(t)).unwrap(),
+            None => QemuDevice::start(&elf, dir).unwrap(),
+        };
+        let auth = qemu.auth().unwrap();
+        qemu.connect().ok().and_then(|link| {
+            let mut client = WireClient::new(link, auth);
+            client.tries = 3;
+            client.hello().ok()
+        })
+    };
+    let (rich, poor) = (base.join("rich"), base.join("poor"));
+    assert_eq!(boot(&rich, Some(900.0)).map(|h| h.config.policy.total().get()), Some(900.0));
+    assert_eq!(boot(&poor, Some(2.0)).map(|h| h.config.policy.total().get()), Some(2.0));
+    // The poor board again, with its own tail: fine.
+    assert!(boot(&poor, None).is_some());
+    let tail = |dir: &std::path::Path| std::fs::read(dir.join("ldp-state.bin")).unwrap()[128..168].to_vec();
+    let mut state = std::fs::read(poor.join("ldp-state.bin")).unwrap();
+    state[128..168].copy_from_slice(&tail(&rich));
+    std::fs::write(poor.join("ldp-state.bin"), &state).unwrap();
+    let answered = boot(&poor, None);
+    assert!(answered.is_none(), "the board took another board's configuration: {answered:?}");
+    let _ = std::fs::remove_dir_all(&base);
 }

@@ -21,7 +21,7 @@ use host_sim::bridge::{Bridge, BridgeError, BridgeStats};
 use host_sim::device::Device;
 use host_sim::experiments::experiment_env;
 use host_sim::fleet::{Fleet, Member, Routing};
-use host_sim::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
+use host_sim::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats};
 use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
@@ -38,9 +38,10 @@ type Bridging = (Arc<AtomicBool>, JoinHandle<Result<BridgeStats, BridgeError>>);
 fn bridge(elf: &Path, dir: &Path, url: &BrokerUrl) -> (QemuDevice, Bridging) {
     let mut qemu = QemuDevice::start(elf, dir).expect("QEMU starts");
     let link = qemu.connect().expect("the emulated USART1 answers");
+    let auth = qemu.auth().expect("the board's key");
     let stop = Arc::new(AtomicBool::new(false));
     let (flag, url) = (Arc::clone(&stop), url.clone());
-    (qemu, (stop, std::thread::spawn(move || Bridge::run(link, &url, &flag))))
+    (qemu, (stop, std::thread::spawn(move || Bridge::run(link, auth, &url, &flag))))
 }
 
 fn stop_bridge(bridging: Bridging) -> BridgeStats {
@@ -57,8 +58,9 @@ fn query<L: Link>(client: &mut WireClient<L>, round: u32) -> f64 {
     }
 }
 
-fn patient<L: Link>(link: L) -> WireClient<L> {
-    let mut client = WireClient::new(link);
+fn patient(link: MqttLink) -> WireClient<MqttLink> {
+    let auth = link.auth();
+    let mut client = WireClient::new(link, auth);
     client.timeout = Duration::from_secs(2);
     client.tries = 15;
     client
@@ -71,7 +73,8 @@ fn a_bridged_qemu_board_answers_a_learner_over_mqtt_and_survives_a_broker_restar
     let dir = common::fresh_dir("bridge");
     let (qemu, bridging) = bridge(&elf, &dir, &broker.url());
     let wait = FleetWait { devices: Some(1), patience: Duration::from_secs(60) };
-    let fleet = MqttFleet::connect(&broker.url(), wait).expect("the board's hello");
+    let keys = common::keys(&[&dir], 1);
+    let fleet = MqttFleet::connect(&broker.url(), wait, &keys).expect("the board's hello");
     let (hello, link) = fleet.members().into_iter().next().expect("one member");
     // The board's public configuration: the device experiment's bounds and ε.
     let (env, epsilon) = experiment_env("device", 0, 0, None).expect("the device experiment");
@@ -98,7 +101,7 @@ fn a_bridged_qemu_board_answers_a_learner_over_mqtt_and_survives_a_broker_restar
     let now = query(&mut client, 6);
     assert_eq!(now, left - EPSILON, "after the restart: one report, ε spent once");
     left = now;
-    let fresh = MqttFleet::connect(&broker.url(), wait).expect("the hello is on the restarted broker");
+    let fresh = MqttFleet::connect(&broker.url(), wait, &keys).expect("the hello is on the restarted broker");
     // (The hello follows the report through the broker: wait for it, bounded.)
     common::hello_until(&fresh, id, Duration::from_secs(60), |b| b == left);
     drop(fresh);
@@ -130,7 +133,8 @@ fn a_mixed_fleet_of_simulated_devices_and_a_bridged_board_answers_round_robin() 
     let (qemu, bridging) = bridge(&elf, &dir.join("board"), &broker.url());
 
     let wait = FleetWait { devices: Some(4), patience: Duration::from_secs(60) };
-    let mqtt = MqttFleet::connect(&broker.url(), wait).expect("four hellos");
+    let keys = common::keys(&[&dir.join("devices"), &dir.join("board")], 4);
+    let mqtt = MqttFleet::connect(&broker.url(), wait, &keys).expect("four hellos");
     let members: Vec<_> =
         mqtt.members().into_iter().map(|(hello, link)| Member::new(patient(link), &hello)).collect();
     assert_eq!(members.len(), 4);
@@ -152,7 +156,8 @@ fn a_mixed_fleet_of_simulated_devices_and_a_bridged_board_answers_round_robin() 
     drop(fleet);
     drop(mqtt);
     let stats = stop_bridge(bridging);
-    assert_eq!((stats.device_id, stats.reports), (board, 2));
+    // Two reports and the learner's hello (it greets a device before its first query).
+    assert_eq!((stats.device_id, stats.reports), (board, 3));
     stop_devices.store(true, Ordering::Relaxed);
     devices.join().expect("the devices' thread ends").expect("the devices served");
     drop(qemu);
@@ -177,10 +182,12 @@ fn a_bridged_in_memory_board_passes_frames_unchanged_and_drops_other_messages() 
     let Some(broker) = broker() else { return };
     let stop = Arc::new(AtomicBool::new(false));
     let (flag, url) = (Arc::clone(&stop), broker.url());
-    let bridging: Bridging =
-        (stop, std::thread::spawn(move || Bridge::run(in_memory_board(77), &url, &flag)));
+    let board = in_memory_board(77);
+    let auth = board.auth();
+    let keys = host_sim::keys::Keys::from([(77, auth.key)]);
+    let bridging: Bridging = (stop, std::thread::spawn(move || Bridge::run(board, auth, &url, &flag)));
     let wait = FleetWait { devices: Some(1), patience: Duration::from_secs(60) };
-    let fleet = MqttFleet::connect(&broker.url(), wait).expect("the board's hello");
+    let fleet = MqttFleet::connect(&broker.url(), wait, &keys).expect("the board's hello");
     let (hello, mut link) = fleet.members().into_iter().next().expect("one member");
     assert_eq!((hello.device_id, hello.budget_remaining), (77, FIRMWARE_TOTAL));
     // A message that is not one frame exactly never reaches the board: too long, no
@@ -207,10 +214,13 @@ fn a_bridged_in_memory_board_passes_frames_unchanged_and_drops_other_messages() 
     assert_eq!(stats.budget_remaining, left);
     assert!(stats.hellos >= 22, "a hello at the start and after every frame: {stats:?}");
     // A clean stop took the hello off the broker.
-    let err =
-        MqttFleet::connect(&broker.url(), FleetWait { devices: None, patience: Duration::from_secs(3) })
-            .err()
-            .expect("no board is left");
+    let err = MqttFleet::connect(
+        &broker.url(),
+        FleetWait { devices: None, patience: Duration::from_secs(3) },
+        &keys,
+    )
+    .err()
+    .expect("no board is left");
     assert!(matches!(err, MqttError::TooFewDevices { found: 0, .. }), "{err}");
 }
 
@@ -228,7 +238,8 @@ fn a_bridge_without_a_board_or_broker_says_what_to_do() {
         }
     }
     let url = BrokerUrl::parse("mqtt://127.0.0.1:1").expect("url");
-    let err = Bridge::run(Silent, &url, &AtomicBool::new(false)).expect_err("no board");
+    let auth = ldp_core::wire::Auth::new(ldp_core::wire::LinkKey::new([1; 32]), 1);
+    let err = Bridge::run(Silent, auth, &url, &AtomicBool::new(false)).expect_err("no board");
     assert!(matches!(err, BridgeError::NoHello { .. }), "{err}");
     assert!(err.to_string().contains("--serial"), "{err}");
 }

@@ -69,8 +69,9 @@ fn every_query_gets_one_report_through_faults_and_a_broker_restart() {
     let Some(mut broker) = broker() else { return };
     let dir = fresh_dir("faults");
     let serving = serve(spec(&broker, &dir, 5, Seeds::Simulated { trial_seed: 11 }));
-    let fleet =
-        MqttFleet::connect(&broker.url(), FleetWait { devices: Some(5), ..wait() }).expect("five hellos");
+    let keys = common::keys(&[&dir], 5);
+    let fleet = MqttFleet::connect(&broker.url(), FleetWait { devices: Some(5), ..wait() }, &keys)
+        .expect("five hellos");
     let members = fleet.members();
     let ids: Vec<u64> = members.iter().map(|(h, _)| h.device_id).collect();
     assert_eq!(ids, [1, 2, 3, 4, 5]);
@@ -84,7 +85,8 @@ fn every_query_gets_one_report_through_faults_and_a_broker_restart() {
     let mut clients: Vec<(u64, WireClient<FaultyLink<MqttLink>>)> = members
         .into_iter()
         .map(|(hello, link)| {
-            let mut client = WireClient::new(FaultyLink::new(link, faults, hello.device_id));
+            let auth = link.auth();
+            let mut client = WireClient::new(FaultyLink::new(link, faults, hello.device_id), auth);
             client.tries = 20;
             (hello.device_id, client)
         })
@@ -134,10 +136,12 @@ fn a_restarted_device_process_keeps_its_spent_budget_and_boots_again() {
     let Some(broker) = broker() else { return };
     let dir = fresh_dir("restart");
     let serving = serve(spec(&broker, &dir, 2, Seeds::Os));
-    let fleet =
-        MqttFleet::connect(&broker.url(), FleetWait { devices: Some(2), ..wait() }).expect("two hellos");
+    let keys = common::keys(&[&dir], 2);
+    let fleet = MqttFleet::connect(&broker.url(), FleetWait { devices: Some(2), ..wait() }, &keys)
+        .expect("two hellos");
     let (_, link) = fleet.members().into_iter().next().expect("device 1");
-    let mut client = WireClient::new(link);
+    let auth = link.auth();
+    let mut client = WireClient::new(link, auth);
     let mut left = BUDGET;
     for round in 1..=5 {
         left = query(&mut client, round);
@@ -170,9 +174,11 @@ fn a_restarted_device_process_keeps_its_spent_budget_and_boots_again() {
 #[test]
 fn a_learner_without_a_broker_says_so() {
     let url = host_sim::mqtt::BrokerUrl::parse("mqtt://127.0.0.1:1").expect("url");
-    let err = MqttFleet::connect(&url, FleetWait { devices: Some(1), patience: Duration::from_secs(2) })
-        .err()
-        .expect("nothing listens on port 1");
+    let keys = host_sim::keys::Keys::new();
+    let err =
+        MqttFleet::connect(&url, FleetWait { devices: Some(1), patience: Duration::from_secs(2) }, &keys)
+            .err()
+            .expect("nothing listens on port 1");
     assert!(matches!(err, MqttError::Unreachable { .. }), "{err}");
     assert!(err.to_string().contains("127.0.0.1:1"), "{err}");
 }
@@ -184,20 +190,174 @@ fn every_hello_of_a_fleet_larger_than_the_clients_queue_comes_and_goes() {
     // More devices than a client's request queue holds (256): the hellos wait for room.
     let n = 300;
     let serving = serve(spec(&broker, &dir, n, Seeds::Simulated { trial_seed: 3 }));
-    let fleet =
-        MqttFleet::connect(&broker.url(), FleetWait { devices: Some(n), patience: Duration::from_secs(120) })
-            .expect("every device's hello");
+    let keys = common::keys(&[&dir], n);
+    let fleet = MqttFleet::connect(
+        &broker.url(),
+        FleetWait { devices: Some(n), patience: Duration::from_secs(120) },
+        &keys,
+    )
+    .expect("every device's hello");
     assert_eq!(fleet.members().len(), n);
     drop(fleet);
     // A clean stop takes every hello off the broker, acknowledged.
     let stats = stop(serving);
     assert_eq!(stats.dropped_publishes, 0, "{stats:?}");
-    let err =
-        MqttFleet::connect(&broker.url(), FleetWait { devices: None, patience: Duration::from_secs(3) })
-            .err()
-            .expect("no device is left");
+    let err = MqttFleet::connect(
+        &broker.url(),
+        FleetWait { devices: None, patience: Duration::from_secs(3) },
+        &keys,
+    )
+    .err()
+    .expect("no device is left");
     assert!(matches!(err, MqttError::TooFewDevices { found: 0, .. }), "{err}");
     // Forgetting devices that are gone already is harmless.
     host_sim::mqtt::forget_devices(&broker.url(), 1..=3).expect("the broker acknowledges");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue #25, item 1, over a real broker: an attacker that can publish (any client of the
+/// broker, or a device's own login) answers every query with one message of forged reports for
+/// that sequence number and the next 30 (value 2^52·2^960, budget 100), a report of +∞ (grid
+/// exponent 1024), replays the learner's query and an older one, sends a query of its own, and
+/// leaves a forged retained hello. The learner takes exactly the device's reports (its budget
+/// going down by ε each), counts what it dropped, and the device spends ε per learner query
+/// only. Fails on main, where the forged reports were believed.
+#[test]
+fn forged_replayed_and_infinite_frames_from_the_broker_are_dropped_and_spend_nothing() {
+    use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Repr, StreamReader};
+    use ldp_core::{Release, Report};
+    use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
+
+    let Some(broker) = broker() else { return };
+    let dir = fresh_dir("forged");
+    let serving = serve(spec(&broker, &dir, 1, Seeds::Simulated { trial_seed: 21 }));
+    let keys = common::keys(&[&dir], 1);
+
+    // The attacker: it knows every topic and sees every frame, but not the device's key.
+    let stranger = Auth { key: LinkKey::new([0xEE; 32]), device_id: 1, session: 1 };
+    let (client, mut connection) = Client::new(MqttOptions::new("attacker", "127.0.0.1", broker.port()), 256);
+    client.subscribe("ldp/+/query", QoS::AtLeastOnce).expect("subscribe");
+    let attacking = Arc::new(AtomicBool::new(true));
+    let on = Arc::clone(&attacking);
+    let attacker = std::thread::spawn(move || {
+        let mut seen: Vec<Vec<u8>> = Vec::new();
+        let mut own: Vec<Vec<u8>> = Vec::new();
+        for event in connection.iter() {
+            if !on.load(Ordering::Relaxed) {
+                break;
+            }
+            let Ok(Event::Incoming(Packet::Publish(p))) = event else { continue };
+            let payload = p.payload.to_vec();
+            if p.retain || own.contains(&payload) {
+                continue;
+            }
+            let mut reader = StreamReader::new();
+            let Some(frame) = payload
+                .iter()
+                .find_map(|&b| reader.push(b).and_then(Result::ok).map(|f| (f.seq(), f.msg_type())))
+            else {
+                continue;
+            };
+            let (seq, ty) = frame;
+            if ty != 0x02 {
+                continue; // hello requests: nothing to forge against
+            }
+            let mut publish = |topic: &str, retain: bool, bytes: Vec<u8>| {
+                own.push(bytes.clone());
+                let _ = client.publish(topic, QoS::AtLeastOnce, retain, bytes);
+            };
+            let framed = |repr: Repr| {
+                let mut buf = [0u8; MAX_ENCODED_LEN];
+                repr.emit_framed(&mut buf, &stranger).expect("encodes").to_vec()
+            };
+            // One message, 31 forged reports.
+            let huge = Report {
+                release: Release { index: 1 << 52, grid_log2: 960 },
+                epsilon: EPSILON,
+                epsilon_effective: EPSILON,
+                budget_remaining: 100.0,
+            };
+            let batch: Vec<u8> = (0..=30)
+                .flat_map(|k| framed(Repr::new(seq.wrapping_add(k), Message::Report(huge))))
+                .collect();
+            publish("ldp/1/report", false, batch);
+            // +∞: grid exponent 1024, built by hand (no encoder emits it).
+            let mut raw = vec![0x03, 0x82];
+            raw.extend_from_slice(&seq.to_le_bytes());
+            raw.extend_from_slice(&1i64.to_le_bytes());
+            raw.extend_from_slice(&1024i16.to_le_bytes());
+            for x in [EPSILON, EPSILON, 100.0] {
+                raw.extend_from_slice(&x.to_le_bytes());
+            }
+            raw.extend_from_slice(&stranger.tag(1, &raw));
+            raw.extend_from_slice(&ldp_core::wire::checksum(&raw).to_le_bytes());
+            let mut out = vec![0u8; MAX_ENCODED_LEN];
+            let n = cobs::encode(&raw, &mut out);
+            out.truncate(n);
+            out.push(0);
+            publish("ldp/1/report", false, out);
+            // Replays: this query (the device answers from its cache, spending nothing) and one
+            // two queries old (refused as stale), and a query of the attacker's own.
+            publish("ldp/1/query", false, payload.clone());
+            if seen.len() >= 2 {
+                publish("ldp/1/query", false, seen[seen.len() - 2].clone());
+            }
+            let q = ldp_core::wire::Query {
+                round: 1,
+                action: 0,
+                epsilon: Epsilon::new(EPSILON).unwrap(),
+                level: None,
+            };
+            publish("ldp/1/query", false, framed(Repr::new(seq.wrapping_add(1_000_000), Message::Query(q))));
+            if seen.len() == 1 {
+                let policy =
+                    ldp_core::BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(100.0).unwrap())
+                        .unwrap();
+                let one = ldp_core::Bound::new(1.0).unwrap();
+                let config = ldp_core::DeviceConfig { b: one, r: one, policy };
+                let hello = ldp_core::wire::Hello {
+                    device_id: 1,
+                    config,
+                    budget_remaining: 100.0,
+                    session: 1,
+                    last_seq: 0,
+                };
+                publish("ldp/1/hello", true, framed(Repr::new(0, Message::Hello(hello))));
+            }
+            seen.push(payload);
+        }
+    });
+
+    let fleet = MqttFleet::connect(&broker.url(), FleetWait { devices: Some(1), ..wait() }, &keys)
+        .expect("the hello");
+    let (_, link) = fleet.members().into_iter().next().expect("device 1");
+    let auth = link.auth();
+    let mut client = WireClient::new(link, auth);
+    const ROUNDS: u32 = 20;
+    for round in 1..=ROUNDS {
+        let left = query(&mut client, round);
+        assert_eq!(left, BUDGET - EPSILON * f64::from(round), "round {round}: only the device's reports");
+    }
+    let d = client.dropped;
+    eprintln!(
+        "dropped: {d:?}; extra frames {}; forged hellos {}",
+        client.link().extra_frames(),
+        fleet.unauthenticated_hellos()
+    );
+    assert!(d.bad_tag >= u64::from(ROUNDS), "forged reports dropped: {d:?}");
+    assert!(client.link().extra_frames() >= 1, "the batch's other 30 frames were dropped");
+    // The forged hello was seen (and dropped) once the device renewed its own after it.
+    common::hello_until(&fleet, 1, Duration::from_secs(30), |b| b == BUDGET - EPSILON * f64::from(ROUNDS));
+    assert!(fleet.unauthenticated_hellos() >= 1);
+    attacking.store(false, Ordering::Relaxed);
+    drop(client);
+    drop(fleet);
+    let stats = stop(serving);
+    assert_eq!(
+        stats.devices[0].budget_remaining,
+        BUDGET - EPSILON * f64::from(ROUNDS),
+        "replayed and forged queries spent nothing"
+    );
+    drop(attacker);
     let _ = std::fs::remove_dir_all(&dir);
 }

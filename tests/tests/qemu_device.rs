@@ -96,7 +96,7 @@ fn firmware_under_qemu_answers_the_learner() {
     let Some(elf) = common::firmware(&[]) else { return };
     let workdir = common::fresh_dir("test");
     let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
-    let mut client = WireClient::new(qemu.connect().unwrap());
+    let mut client = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap());
 
     let hello = client.hello().unwrap();
     assert_eq!(hello.config.b.get(), 1.0);
@@ -129,7 +129,9 @@ fn firmware_under_qemu_answers_the_learner() {
     // The rest of the budget at one arm, against the in-process twin.
     let n = TOTAL - ROUNDS;
     let emulated = releases(&mut client, 0, n);
-    let mut twin = WireClient::new(loopback(99));
+    let twin_link = loopback(99);
+    let twin_auth = twin_link.auth();
+    let mut twin = WireClient::new(twin_link, twin_auth);
     let in_process = releases(&mut twin, 0, n);
     let d = ks_distance(emulated, in_process);
     let critical = ((2.0f64 / 1e-6).ln() * (2 * n) as f64 / (2 * n * n) as f64).sqrt();
@@ -146,7 +148,7 @@ fn firmware_under_qemu_answers_the_learner() {
     drop(client);
     qemu.kill();
     let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
-    let mut client = WireClient::new(qemu.connect().unwrap());
+    let mut client = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap());
     assert_eq!(client.hello().unwrap().budget_remaining, 0.0);
     let r = client.query(0, 1, Epsilon::new(0.1).unwrap(), None).unwrap();
     assert!(matches!(r, Err(Refusal::BudgetExhausted { .. })), "{r:?}");
@@ -168,7 +170,8 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
     let workdir = common::fresh_dir("faults");
     let faults = Faults { drop: 0.10, corrupt: 0.05, duplicate: 0.05, reorder: 0.05 };
     let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
-    let mut client = WireClient::new(FaultyLink::new(qemu.connect().unwrap(), faults, 5));
+    let mut client =
+        WireClient::new(FaultyLink::new(qemu.connect().unwrap(), faults, 5), qemu.auth().unwrap());
     client.timeout = Duration::from_millis(60);
     client.tries = 40;
     let eps = Epsilon::new(1.0).unwrap();
@@ -240,7 +243,7 @@ fn a_restarted_device_draws_fresh_noise() {
     let mut boots = Vec::new();
     for _ in 0..2 {
         let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
-        let mut client = WireClient::new(qemu.connect().unwrap());
+        let mut client = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap());
         // A link that fails at the first exchange says whether the emulator is still there.
         if let Err(e) = client.hello() {
             std::thread::sleep(std::time::Duration::from_millis(500));

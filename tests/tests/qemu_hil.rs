@@ -40,7 +40,7 @@ fn fig2a_against_the_emulated_firmware_with_fed_rewards() {
     let provision = device_config(env.as_ref(), Epsilon::new(eps).unwrap(), total).unwrap();
     let workdir = common::fresh_dir("hil");
     let mut qemu = QemuDevice::start_provisioned(&elf, &workdir, &provision).unwrap();
-    let mut client = WireClient::new(qemu.connect().unwrap());
+    let mut client = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap());
     let hello = client.hello().unwrap();
     assert_eq!(hello.config, provision, "the device runs with the experiment's B, R and budget");
     assert_eq!(hello.budget_remaining, total);
@@ -79,7 +79,7 @@ fn fig2a_against_the_emulated_firmware_with_fed_rewards() {
     drop(qemu);
     let other = device_config(env.as_ref(), Epsilon::new(eps / 2.0).unwrap(), 1000.0).unwrap();
     let mut qemu = QemuDevice::start_provisioned(&elf, &workdir, &other).unwrap();
-    let hello = WireClient::new(qemu.connect().unwrap()).hello().unwrap();
+    let hello = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap()).hello().unwrap();
     assert_eq!(hello.config, provision);
     assert!(hello.budget_remaining.abs() < 1e-9, "{hello:?}");
     let _ = std::fs::remove_dir_all(&workdir);
@@ -114,7 +114,7 @@ const TAIL: usize = 40;
 /// silent; what it would say with a fresh budget is the attack), and it writes nothing.
 fn assert_halted(qemu: &mut QemuDevice, what: &str) {
     let state = std::fs::read(qemu.workdir().join("ldp-state.bin")).ok();
-    let mut client = WireClient::new(qemu.connect().unwrap());
+    let mut client = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap());
     client.tries = 3;
     let hello = client.hello();
     assert!(
@@ -157,7 +157,7 @@ fn a_truncated_or_rewritten_configuration_or_a_blanked_record_halts_the_device()
     for (i, (what, attack)) in attacks.into_iter().enumerate() {
         let workdir = common::fresh_dir(&format!("hil-tail-{i}"));
         let mut qemu = QemuDevice::start_provisioned(&elf, &workdir, &provision).unwrap();
-        let mut client = WireClient::new(qemu.connect().unwrap());
+        let mut client = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap());
         assert_eq!(client.hello().unwrap().config, provision, "{what}");
         for t in 1..=2 {
             let query = Query { round: t, action: 0, epsilon, level: None };
@@ -176,7 +176,7 @@ fn a_truncated_or_rewritten_configuration_or_a_blanked_record_halts_the_device()
         std::fs::write(&path, &state).unwrap();
         let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
         if i == 0 {
-            let hello = WireClient::new(qemu.connect().unwrap()).hello().unwrap();
+            let hello = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap()).hello().unwrap();
             assert_eq!(hello.config, provision);
             assert!(hello.budget_remaining.abs() < 1e-9, "{hello:?}");
         } else {

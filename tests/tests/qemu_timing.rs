@@ -43,7 +43,7 @@ fn measure(elf: &Path, name: &str) -> (Vec<f64>, Vec<f64>) {
     std::fs::write(workdir.join("ldp-timing.bin"), []).unwrap();
     let icount = ["-icount", "shift=0,sleep=off,align=off"];
     let mut qemu = QemuDevice::start_with(elf, &workdir, &icount, None).unwrap();
-    let mut client = WireClient::new(qemu.connect().unwrap());
+    let mut client = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap());
     // The hello may need a resend (its first bytes can arrive before the firmware's UART is up);
     // after it, a resend would add a probe record: be patient.
     client.hello().unwrap();

@@ -31,6 +31,12 @@ pub enum DecodeError {
     UnknownType,
     /// The frame's length does not match its message type.
     Length,
+    /// The frame is intact but its tag is not the one the device's key gives for this device,
+    /// session, sequence number and bytes: forged, replayed from another session or device, or
+    /// sent with another key. Nothing in it was looked at.
+    Unauthenticated,
+    /// A report's released value `index·2^k` is not finite (a grid exponent no device uses).
+    NonFinite,
     /// A real-valued field failed `ldp-core`'s own validation (ε, truncation level, bound,
     /// budget policy).
     Param(ParamError),
@@ -52,6 +58,10 @@ impl fmt::Display for DecodeError {
             }
             Self::UnknownType => f.write_str("unknown message type"),
             Self::Length => f.write_str("frame length does not match its message type"),
+            Self::Unauthenticated => f.write_str(
+                "the frame's tag does not match: forged, replayed, or sent with another key (check the device's key file)",
+            ),
+            Self::NonFinite => f.write_str("a report's value is not finite: discarded"),
             Self::Param(e) => write!(f, "invalid field: {e}"),
             Self::InvalidField => f.write_str("a field is out of range or not in canonical form"),
         }

@@ -1,5 +1,6 @@
 //! The checked view over the bytes of one frame (before COBS stuffing / after unstuffing).
 
+use super::auth::TAG_LEN;
 use super::{DecodeError, MAX_FRAME_LEN, MessageType};
 
 /// Byte offsets of the header fields. The header is the same in every protocol version.
@@ -20,8 +21,8 @@ pub mod field {
 pub const HEADER_LEN: usize = field::PAYLOAD;
 /// Trailer length: CRC-32C, little-endian.
 pub const CHECKSUM_LEN: usize = 4;
-/// The shortest frame (a message without payload).
-pub const MIN_FRAME_LEN: usize = HEADER_LEN + CHECKSUM_LEN;
+/// The shortest frame (a message without payload): header, tag, checksum.
+pub const MIN_FRAME_LEN: usize = HEADER_LEN + TAG_LEN + CHECKSUM_LEN;
 
 /// CRC-32C of `bytes` ([`crate::checksum::crc32c`]). A frame's trailer is this checksum of
 /// everything before it.
@@ -48,11 +49,16 @@ impl<T: AsRef<[u8]>> Frame<T> {
     /// Checks the length and the checksum of the frame that is exactly `buffer`.
     ///
     /// ```
-    /// use ldp_core::wire::{DecodeError, Frame};
-    /// let bytes = [0x01, 0x01, 0x07, 0x00, 0x00, 0x00, 0xF5, 0xC0, 0x0B, 0x99];
+    /// use ldp_core::wire::{DecodeError, Frame, checksum};
+    /// // version 3, hello request, seq 7, a (here all-zero) tag, the CRC-32C
+    /// let mut bytes = [0u8; 26];
+    /// bytes[..6].copy_from_slice(&[0x03, 0x01, 0x07, 0x00, 0x00, 0x00]);
+    /// let crc = checksum(&bytes[..22]);
+    /// bytes[22..].copy_from_slice(&crc.to_le_bytes());
     /// let frame = Frame::new_checked(&bytes[..])?;
     /// assert_eq!(frame.seq(), 7);
-    /// assert_eq!(Frame::new_checked(&bytes[..9]), Err(DecodeError::Truncated));
+    /// assert_eq!(frame.tag(), &[0; 16]);
+    /// assert_eq!(Frame::new_checked(&bytes[..25]), Err(DecodeError::Truncated));
     /// # Ok::<(), DecodeError>(())
     /// ```
     pub fn new_checked(buffer: T) -> Result<Self, DecodeError> {
@@ -106,10 +112,23 @@ impl<T: AsRef<[u8]>> Frame<T> {
         u32::from_le_bytes([a, b, c, d])
     }
 
-    /// The payload: the bytes between header and checksum.
+    /// The payload: the bytes between header and tag.
     pub fn payload(&self) -> &[u8] {
         let bytes = self.as_bytes();
-        bytes.get(HEADER_LEN..bytes.len().saturating_sub(CHECKSUM_LEN)).unwrap_or(&[])
+        bytes.get(HEADER_LEN..bytes.len().saturating_sub(TAG_LEN + CHECKSUM_LEN)).unwrap_or(&[])
+    }
+
+    /// What the tag authenticates: header and payload.
+    pub fn body(&self) -> &[u8] {
+        let bytes = self.as_bytes();
+        bytes.get(..bytes.len().saturating_sub(TAG_LEN + CHECKSUM_LEN)).unwrap_or(&[])
+    }
+
+    /// The tag ([`TAG_LEN`] bytes before the checksum; see [`Auth`](super::Auth)).
+    pub fn tag(&self) -> &[u8] {
+        let bytes = self.as_bytes();
+        let end = bytes.len().saturating_sub(CHECKSUM_LEN);
+        bytes.get(end.saturating_sub(TAG_LEN)..end).unwrap_or(&[])
     }
 
     /// The checksum trailer.

@@ -5,7 +5,7 @@
 //! # Layers
 //!
 //! ```text
-//!  Repr { seq, Message }  ──emit──►  frame: version │ type │ seq │ payload │ CRC-32C
+//!  Repr { seq, Message }  ──emit──►  frame: version │ type │ seq │ payload │ tag │ CRC-32C
 //!        ▲                                 │
 //!      parse                          COBS + 0x00 (emit_framed)
 //!        │                                 ▼
@@ -27,7 +27,7 @@
 //! | hello request | `0x01` | learner → device | none |
 //! | [`Query`] | `0x02` | learner → device | round, action, ε, truncation level |
 //! | [`FedQuery`] | `0x03` | learner → device | a query and the raw reading for it (hardware-in-the-loop) |
-//! | [`Hello`] | `0x81` | device → learner | device id, B, R, ε limit, total ε, budget left |
+//! | [`Hello`] | `0x81` | device → learner | device id, B, R, ε limit, total ε, budget left, session, last sequence number |
 //! | [`Report`](crate::Report) | `0x82` | device → learner | grid index, grid exponent, ε, ε_eff, budget left |
 //! | [`Refusal`] | `0x83` | device → learner | reason, detail |
 //!
@@ -49,7 +49,18 @@
 //!
 //! Every frame carries a `u32` sequence number; a reply carries the number of the request it
 //! answers. A learner retries a lost reply by resending the same query with the same number;
-//! [`ReplyCache`] makes the device answer it with the same reply without spending budget again.
+//! [`ReplyCache`] makes the device answer it with the same reply without spending budget again,
+//! and refuses a new query whose number is not after the last one it answered
+//! ([`Refusal::StaleSequence`]).
+//!
+//! # Authentication
+//!
+//! Every frame carries a tag (HMAC-SHA256, truncated to 16 bytes) under the device's
+//! [`LinkKey`], binding device id, session (the device's boot number), sequence number and every
+//! byte of the frame ([`Auth`]). A device refuses a request whose tag does not verify
+//! ([`Refusal::Unauthenticated`]) without reading or spending anything; a learner drops a reply
+//! whose tag does not verify. With the sequence rule above, a recorded query cannot be spent
+//! again, and a recorded report cannot answer another query.
 //!
 //! # Panics
 //!
@@ -60,19 +71,22 @@
 //! # A device's main loop
 //!
 //! ```
-//! use ldp_core::wire::{MAX_ENCODED_LEN, Message, Query, Refusal, ReplyCache, Repr, StreamReader};
+//! use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Query, Refusal, ReplyCache, Repr, StreamReader};
 //! use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 //!
 //! let policy = BudgetPolicy::new(Epsilon::new(1.0)?, Epsilon::new(10.0)?)?;
 //! let config = DeviceConfig { b: Bound::new(1.0)?, r: Bound::new(1.0)?, policy };
 //! let mut reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32])?;
+//! // Device and learner share the key; the session is the device's boot number.
+//! let auth = Auth { key: reporter.link_key(), device_id: 0xD1CE, session: reporter.accountant().boot() };
+//! assert_eq!(auth.key, LinkKey::from_seed(&[1; 32]));
 //! let (mut reader, mut cache) = (StreamReader::new(), ReplyCache::new());
 //! let sensor = |action: u32| 0.1 * action as f64;
 //!
 //! // The learner's query, as it arrives on the UART.
 //! let query = Query { round: 1, action: 3, epsilon: Epsilon::new(0.5)?, level: None };
 //! let mut uart = [0u8; MAX_ENCODED_LEN];
-//! let uart = Repr::new(42, Message::Query(query)).emit_framed(&mut uart)?;
+//! let uart = Repr::new(42, Message::Query(query)).emit_framed(&mut uart, &auth)?;
 //!
 //! let mut out = [0u8; MAX_ENCODED_LEN];
 //! let mut learner = StreamReader::new();
@@ -80,14 +94,14 @@
 //!     let Some(Ok(frame)) = reader.push(byte) else { continue }; // bad frames: stay silent
 //!     let hello = reporter.hello(0xD1CE);
 //!     // A device that reads its own sensor refuses fed readings (hardware-in-the-loop).
-//!     let reply = cache.respond(&frame, hello, |q, fed| match fed {
+//!     let reply = cache.respond(&frame, &auth, hello, |q, fed| match fed {
 //!         None => reporter.answer(q, sensor(q.action)),
 //!         Some(_) => Message::Refusal(Refusal::FeedRefused),
 //!     });
 //!     // Write the framed reply to the UART; here the learner reads it back.
-//!     for &b in reply.emit_framed(&mut out)?.iter() {
+//!     for &b in reply.emit_framed(&mut out, &auth)?.iter() {
 //!         if let Some(frame) = learner.push(b) {
-//!             let reply = Repr::parse(&frame?)?;
+//!             let reply = Repr::parse(&frame?, &auth)?;
 //!             assert_eq!(reply.seq, 42);
 //!             assert!(matches!(reply.message, Message::Report(r) if r.epsilon == 0.5));
 //!         }
@@ -97,21 +111,24 @@
 //! # Ok::<(), Box<dyn core::error::Error>>(())
 //! ```
 
+mod auth;
 mod error;
 mod frame;
 mod replay;
 mod repr;
 mod stream;
 
+pub use auth::{Auth, KEY_LEN, LinkKey, TAG_LEN, seed_digest};
 pub use error::{DecodeError, EncodeError};
 pub use frame::{CHECKSUM_LEN, Frame, HEADER_LEN, MIN_FRAME_LEN, checksum, field};
 pub use replay::{REPLY_CACHE_LEN, ReplyCache};
 pub use repr::{DeviceStorageError, FedQuery, Hello, Message, MessageType, Query, Refusal, Repr};
 pub use stream::{FrameReader, StreamReader};
 
-/// The protocol version this build speaks. Bumped on any change to the layout of a payload;
-/// the header (version, type, sequence number) and the CRC-32C trailer never change.
-pub const VERSION: u8 = 2;
+/// The protocol version this build speaks. Bumped on any change to the layout of a frame; the
+/// header (version, type, sequence number) and the CRC-32C trailer never change. Version 3 added
+/// the tag ([`Auth`]) before the trailer and the session and last sequence number to the hello.
+pub const VERSION: u8 = 3;
 
 /// The longest frame of this version (a [`Hello`]), before COBS stuffing.
 pub const MAX_FRAME_LEN: usize = {

@@ -1,6 +1,6 @@
 //! The device's answer to a retried query: the same reply, without spending budget twice.
 
-use super::{Frame, Hello, Message, Query, Refusal, Repr};
+use super::{Auth, Frame, Hello, Message, Query, Refusal, Repr};
 
 /// The device's memory of its last answered query: `(seq, query, reply)`.
 ///
@@ -21,11 +21,20 @@ use super::{Frame, Hello, Message, Query, Refusal, Repr};
 /// query and the fact that they are fed — *not* on the reading. A fed query that repeats an
 /// answered one with another reading is a retry: it gets the stored reply, never a second fresh
 /// release under the same number. A plain query and a fed query never share an entry.
+///
+/// **Replays.** Beyond the remembered queries, the cache keeps the number of the last query it
+/// answered afresh: a new query must come later in serial-number order (`seq − last` as an
+/// `i32` > 0), else it is refused as [`Refusal::StaleSequence`], reading and spending nothing.
+/// With authenticated frames ([`Auth`]: the session is the boot number) this means a recorded
+/// query can never be spent again, in this session or any later one. The number is told in the
+/// device's [`Hello::last_seq`], so a learner continues after it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ReplyCache {
     /// `(seq, query, fed, reply)`.
     entries: [Option<(u32, Query, bool, Message)>; REPLY_CACHE_LEN],
     next: usize,
+    /// The last sequence number answered afresh.
+    last_fresh: Option<u32>,
 }
 
 /// How many recent queries the device remembers.
@@ -34,7 +43,7 @@ pub const REPLY_CACHE_LEN: usize = 8;
 impl ReplyCache {
     /// An empty cache.
     pub const fn new() -> Self {
-        Self { entries: [None; REPLY_CACHE_LEN], next: 0 }
+        Self { entries: [None; REPLY_CACHE_LEN], next: 0, last_fresh: None }
     }
 
     fn find(&self, seq: u32, query: &Query, fed: bool) -> Option<Message> {
@@ -46,7 +55,8 @@ impl ReplyCache {
     }
 
     /// Answers query `seq`: the stored reply if it repeats one of the last
-    /// [`REPLY_CACHE_LEN`] queries (same number, same query), else `fresh(query)`, which is then
+    /// [`REPLY_CACHE_LEN`] queries (same number, same query), [`Refusal::StaleSequence`] if its
+    /// number is not after the last fresh one (type docs), else `fresh(query)`, which is then
     /// stored. `fresh` is where the device reads its sensor and spends budget, e.g.
     /// `|q| reporter.answer(q, sensor.read(q.action))`.
     pub fn answer(&mut self, seq: u32, query: &Query, fresh: impl FnOnce(&Query) -> Message) -> Repr {
@@ -66,6 +76,10 @@ impl ReplyCache {
         if let Some(reply) = self.find(seq, query, fed) {
             return Repr::new(seq, reply);
         }
+        if self.last_fresh.is_some_and(|last| seq.wrapping_sub(last) as i32 <= 0) {
+            return Repr::new(seq, Message::Refusal(Refusal::StaleSequence));
+        }
+        self.last_fresh = Some(seq);
         let reply = fresh(query, reading);
         self.entries[self.next] = Some((seq, *query, fed, reply));
         self.next = (self.next + 1) % REPLY_CACHE_LEN;
@@ -77,9 +91,17 @@ impl ReplyCache {
         self.find(seq, query, false).is_some()
     }
 
-    /// The device's whole answer to a checked frame, one mapping for every firmware:
+    /// The last sequence number answered afresh (0 if none): [`Hello::last_seq`].
+    pub fn last_seq(&self) -> u32 {
+        self.last_fresh.unwrap_or(0)
+    }
+
+    /// The device's whole answer to a checked frame, authenticated under `auth` (the device's
+    /// key, id and session: its boot number), one mapping for every firmware:
     ///
-    /// - a hello request → `Hello(hello)` (cheap to build each time:
+    /// - a frame whose tag does not verify → [`Refusal::Unauthenticated`], reading and spending
+    ///   nothing (the refusal depends on the frame alone);
+    /// - a hello request → `Hello(hello)` with [`Hello::last_seq`] filled in (cheap to build each time:
     ///   [`Reporter::hello`](crate::reporter::Reporter::hello) copies the configuration and
     ///   the remaining budget);
     /// - a query → [`ReplyCache::answer`] with `fresh(query, None)`;
@@ -94,12 +116,15 @@ impl ReplyCache {
     pub fn respond<T: AsRef<[u8]>>(
         &mut self,
         frame: &Frame<T>,
+        auth: &Auth,
         hello: Hello,
         fresh: impl FnOnce(&Query, Option<f64>) -> Message,
     ) -> Repr {
         let seq = frame.seq();
-        match Repr::parse(frame) {
-            Ok(Repr { message: Message::HelloRequest, .. }) => Repr::new(seq, Message::Hello(hello)),
+        match Repr::parse(frame, auth) {
+            Ok(Repr { message: Message::HelloRequest, .. }) => {
+                Repr::new(seq, Message::Hello(Hello { last_seq: self.last_seq(), ..hello }))
+            }
             Ok(Repr { message: Message::Query(q), .. }) => self.answer_keyed(seq, &q, None, fresh),
             Ok(Repr { message: Message::FedQuery(f), .. }) => {
                 self.answer_keyed(seq, &f.query, Some(f.reading), fresh)

@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use super::auth::{Auth, TAG_LEN};
 use super::frame::{CHECKSUM_LEN, HEADER_LEN, checksum};
 use super::{DecodeError, EncodeError, Frame, VERSION};
 use crate::budget::BudgetPolicy;
@@ -61,9 +62,18 @@ impl MessageType {
         }
     }
 
-    /// The frame length of this type: header, payload and checksum.
+    /// The frame length of this type: header, payload, tag and checksum.
     pub const fn frame_len(self) -> usize {
-        HEADER_LEN + self.payload_len() + CHECKSUM_LEN
+        HEADER_LEN + self.payload_len() + TAG_LEN + CHECKSUM_LEN
+    }
+
+    /// The session a frame of this type is authenticated in: 0 for a hello request and a hello
+    /// (a hello carries the device's session in its payload), else the device's session.
+    const fn session(self, auth: &Auth) -> u64 {
+        match self {
+            Self::HelloRequest | Self::Hello => 0,
+            _ => auth.session,
+        }
     }
 
     /// Whether the learner sends this type (to the device).
@@ -187,6 +197,8 @@ impl FedQuery {
 /// | 24 | 8 | per-report ε limit | `f64` bits; finite, > 0, ≤ total |
 /// | 32 | 8 | total ε | `f64` bits; finite, > 0 |
 /// | 40 | 8 | `budget_remaining` | `f64` bits; finite, ≥ 0 |
+/// | 48 | 8 | `session` | `u64` LE: the device's boot number, which every later frame's tag binds |
+/// | 56 | 4 | `last_seq` | `u32` LE: the sequence number of the last query it answered afresh this session (0: none) |
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Hello {
@@ -196,11 +208,17 @@ pub struct Hello {
     pub config: DeviceConfig,
     /// The ε the device will still spend over its lifetime.
     pub budget_remaining: f64,
+    /// The device's session: its boot number, never repeated. Queries and replies are
+    /// authenticated in it, so none from an earlier boot is accepted.
+    pub session: u64,
+    /// The last sequence number the device answered afresh this session: it answers a new
+    /// query only with a later number (in serial-number order), so a learner continues after it.
+    pub last_seq: u32,
 }
 
 impl Hello {
     /// Payload length.
-    pub const PAYLOAD_LEN: usize = 48;
+    pub const PAYLOAD_LEN: usize = 60;
 
     fn check(&self) -> Result<(), DecodeError> {
         if non_negative(self.budget_remaining) { Ok(()) } else { Err(DecodeError::InvalidField) }
@@ -214,7 +232,9 @@ impl Hello {
         w.f64(c.r.get())?;
         w.f64(c.policy.per_report_limit().get())?;
         w.f64(c.policy.total().get())?;
-        w.f64(self.budget_remaining)
+        w.f64(self.budget_remaining)?;
+        w.u64(self.session)?;
+        w.u32(self.last_seq)
     }
 
     fn parse_payload(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
@@ -225,7 +245,13 @@ impl Hello {
         let limit = Epsilon::new(r.f64()?).map_err(p)?;
         let total = Epsilon::new(r.f64()?).map_err(p)?;
         let policy = BudgetPolicy::new(limit, total).map_err(p)?;
-        let hello = Self { device_id, config: DeviceConfig { b, r: rr, policy }, budget_remaining: r.f64()? };
+        let hello = Self {
+            device_id,
+            config: DeviceConfig { b, r: rr, policy },
+            budget_remaining: r.f64()?,
+            session: r.u64()?,
+            last_seq: r.u32()?,
+        };
         hello.check()?;
         Ok(hello)
     }
@@ -237,12 +263,16 @@ const REPORT_PAYLOAD_LEN: usize = 34;
 // Report (device → learner): `ldp_core::Report` itself, so device and learner share one type.
 //
 // | 0 | 8 | release.index | i64 LE; |index| ≤ 2^52
-// | 8 | 2 | release.grid_log2 | i16 LE
+// | 8 | 2 | release.grid_log2 | i16 LE; index·2^k finite
 // | 10 | 8 | epsilon | f64 bits; finite, > 0
 // | 18 | 8 | epsilon_effective | f64 bits; finite, > 0, ≤ epsilon
 // | 26 | 8 | budget_remaining | f64 bits; finite, ≥ 0
 fn check_report(report: &Report) -> Result<i16, DecodeError> {
     let grid = i16::try_from(report.release.grid_log2).map_err(|_| DecodeError::InvalidField)?;
+    // Every i16 exponent fits the type, but one above 1023 − 52 can make `index·2^k` infinite.
+    if !report.release.value().is_finite() {
+        return Err(DecodeError::NonFinite);
+    }
     let ok = report.release.index.unsigned_abs() <= MAX_RELEASE_INDEX.unsigned_abs()
         && positive(report.epsilon)
         && positive(report.epsilon_effective)
@@ -286,7 +316,8 @@ fn parse_report(r: &mut Reader<'_>) -> Result<Report, DecodeError> {
 ///
 /// Reasons: 1 `Param`, 2 `NonFiniteReward`, 3 `AboveDeviceLimit`, 4 `BudgetExhausted`,
 /// 5 `CorruptState`, 6 `StorageFailed`, 7 `UnsupportedVersion`, 8 `Malformed`, 9 `Unexpected`,
-/// 10 `BelowDeviceFloor` (a = `requested`, b = `floor`), 11 `FeedRefused`.
+/// 10 `BelowDeviceFloor` (a = `requested`, b = `floor`), 11 `FeedRefused`, 12 `Unauthenticated`,
+/// 13 `StaleSequence`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -335,6 +366,14 @@ pub enum Refusal {
     /// invalid ε gets [`Refusal::Param`], one with a non-canonical NaN [`Refusal::Malformed`]),
     /// never on a private reading or the budget.
     FeedRefused,
+    /// The request's tag did not verify under the device's key, id and current session: it was
+    /// forged, sent with another key, or replayed from an earlier session (boot). Nothing was
+    /// read or spent. A learner never takes this as the answer to its own (authenticated) query.
+    Unauthenticated,
+    /// The query is authenticated but its sequence number is not after the last one the device
+    /// answered afresh this session, and it is not a retry of a remembered one: a replay.
+    /// Nothing was read or spent; a learner says hello again and continues after `last_seq`.
+    StaleSequence,
 }
 
 impl Refusal {
@@ -354,6 +393,8 @@ impl Refusal {
             Self::Unexpected => (9, 0, 0.0, 0.0),
             Self::BelowDeviceFloor { requested, floor } => (10, 0, requested, floor),
             Self::FeedRefused => (11, 0, 0.0, 0.0),
+            Self::Unauthenticated => (12, 0, 0.0, 0.0),
+            Self::StaleSequence => (13, 0, 0.0, 0.0),
         }
     }
 
@@ -390,6 +431,8 @@ impl Refusal {
             9 => Self::Unexpected,
             10 => Self::BelowDeviceFloor { requested: a, floor: b },
             11 => Self::FeedRefused,
+            12 => Self::Unauthenticated,
+            13 => Self::StaleSequence,
             _ => return Err(DecodeError::InvalidField),
         };
         refusal.check()?;
@@ -424,6 +467,12 @@ impl fmt::Display for Refusal {
             Self::FeedRefused => f.write_str(
                 "device refused a fed reading: it reads its own sensor; hardware-in-the-loop runs need a simulation image (the QEMU firmware)",
             ),
+            Self::Unauthenticated => f.write_str(
+                "device refused: the query's tag does not verify (another key, or a query from another session): check the device's key file",
+            ),
+            Self::StaleSequence => {
+                f.write_str("device refused: the query's sequence number was already used (a replay)")
+            }
         }
     }
 }
@@ -580,7 +629,12 @@ impl TryFrom<Refusal> for ReportError<DeviceStorageError> {
             }
             Refusal::CorruptState => Self::Budget(BudgetError::CorruptState),
             Refusal::StorageFailed => Self::Budget(BudgetError::Storage(DeviceStorageError)),
-            Refusal::UnsupportedVersion | Refusal::Malformed | Refusal::Unexpected | Refusal::FeedRefused => {
+            Refusal::UnsupportedVersion
+            | Refusal::Malformed
+            | Refusal::Unexpected
+            | Refusal::FeedRefused
+            | Refusal::Unauthenticated
+            | Refusal::StaleSequence => {
                 return Err(r);
             }
         })
@@ -593,6 +647,7 @@ impl From<DecodeError> for Refusal {
     fn from(e: DecodeError) -> Self {
         match e {
             DecodeError::UnsupportedVersion => Self::UnsupportedVersion,
+            DecodeError::Unauthenticated => Self::Unauthenticated,
             DecodeError::Param(p) => Self::Param(p),
             _ => Self::Malformed,
         }
@@ -645,12 +700,16 @@ impl<E> From<Result<Report, ReportError<E>>> for Message {
 /// A typed frame: sequence number and message. The version is always [`VERSION`].
 ///
 /// ```
-/// use ldp_core::wire::{MAX_FRAME_LEN, Message, Repr};
+/// use ldp_core::wire::{Auth, DecodeError, LinkKey, MAX_FRAME_LEN, Message, Repr};
+/// let auth = Auth::new(LinkKey::new([7; 32]), 0xD1CE);
 /// let hello = Repr::new(7, Message::HelloRequest);
 /// let mut buf = [0u8; MAX_FRAME_LEN];
-/// let bytes = hello.emit(&mut buf)?;
-/// assert_eq!(bytes, [0x02, 0x01, 0x07, 0x00, 0x00, 0x00, 0x2F, 0x0B, 0xB7, 0xAD]);
-/// assert_eq!(Repr::from_bytes(bytes), Ok(hello));
+/// let bytes = hello.emit(&mut buf, &auth)?;
+/// assert_eq!(bytes[..6], [0x03, 0x01, 0x07, 0x00, 0x00, 0x00]); // version 3, type, seq
+/// assert_eq!(bytes.len(), 6 + 16 + 4); // header, tag, CRC-32C
+/// assert_eq!(Repr::from_bytes(bytes, &auth), Ok(hello));
+/// let other = Auth::new(LinkKey::new([8; 32]), 0xD1CE);
+/// assert_eq!(Repr::from_bytes(bytes, &other), Err(DecodeError::Unauthenticated));
 /// # Ok::<(), Box<dyn core::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -669,8 +728,10 @@ impl Repr {
         Self { seq, message }
     }
 
-    /// Parses a checked frame: version, type, length, then every field.
-    pub fn parse<T: AsRef<[u8]>>(frame: &Frame<T>) -> Result<Self, DecodeError> {
+    /// Parses a checked frame: version, type, length, the tag under `auth` (nothing of a frame
+    /// whose tag does not verify is looked at: [`DecodeError::Unauthenticated`]), then every
+    /// field.
+    pub fn parse<T: AsRef<[u8]>>(frame: &Frame<T>, auth: &Auth) -> Result<Self, DecodeError> {
         if frame.version() != VERSION {
             return Err(DecodeError::UnsupportedVersion);
         }
@@ -678,6 +739,9 @@ impl Repr {
         let payload = frame.payload();
         if payload.len() != ty.payload_len() {
             return Err(DecodeError::Length);
+        }
+        if !auth.verify(ty.session(auth), frame.body(), frame.tag()) {
+            return Err(DecodeError::Unauthenticated);
         }
         let mut r = Reader(payload);
         let message = match ty {
@@ -693,8 +757,8 @@ impl Repr {
     }
 
     /// Checks and parses the frame that is exactly `bytes` (no COBS, no delimiter).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::parse(&Frame::new_checked(bytes)?)
+    pub fn from_bytes(bytes: &[u8], auth: &Auth) -> Result<Self, DecodeError> {
+        Self::parse(&Frame::new_checked(bytes)?, auth)
     }
 
     /// The length of the emitted frame.
@@ -702,10 +766,11 @@ impl Repr {
         self.message.message_type().frame_len()
     }
 
-    /// Writes the frame (header, payload, CRC-32C; no COBS) to the front of `buf` and returns
-    /// that part. Fails only if `buf` is shorter than [`Repr::buffer_len`] or a field cannot be
-    /// represented ([`EncodeError::InvalidField`]); then the contents of `buf` are unspecified.
-    pub fn emit<'a>(&self, buf: &'a mut [u8]) -> Result<&'a mut [u8], EncodeError> {
+    /// Writes the frame (header, payload, tag under `auth`, CRC-32C; no COBS) to the front of
+    /// `buf` and returns that part. Fails only if `buf` is shorter than [`Repr::buffer_len`] or
+    /// a field cannot be represented ([`EncodeError::InvalidField`]); then the contents of `buf`
+    /// are unspecified.
+    pub fn emit<'a>(&self, buf: &'a mut [u8], auth: &Auth) -> Result<&'a mut [u8], EncodeError> {
         let len = self.buffer_len();
         let out = buf.get_mut(..len).ok_or(EncodeError::BufferTooSmall)?;
         let mut w = Writer(&mut *out);
@@ -721,6 +786,9 @@ impl Repr {
         }
         let (body, trailer) =
             out.split_last_chunk_mut::<CHECKSUM_LEN>().ok_or(EncodeError::BufferTooSmall)?;
+        let (header_payload, tag) =
+            body.split_last_chunk_mut::<TAG_LEN>().ok_or(EncodeError::BufferTooSmall)?;
+        *tag = auth.tag(self.message.message_type().session(auth), header_payload);
         *trailer = checksum(body).to_le_bytes();
         Ok(out)
     }
@@ -728,9 +796,9 @@ impl Repr {
     /// Writes the frame COBS-encoded and followed by the `0x00` delimiter, ready for a byte
     /// stream, and returns that part of `buf` ([`MAX_ENCODED_LEN`](super::MAX_ENCODED_LEN)
     /// bytes always suffice).
-    pub fn emit_framed<'a>(&self, buf: &'a mut [u8]) -> Result<&'a mut [u8], EncodeError> {
+    pub fn emit_framed<'a>(&self, buf: &'a mut [u8], auth: &Auth) -> Result<&'a mut [u8], EncodeError> {
         let mut raw = [0u8; super::MAX_FRAME_LEN];
-        let raw = self.emit(&mut raw)?;
+        let raw = self.emit(&mut raw, auth)?;
         let n = cobs::try_encode(raw, buf).map_err(|_| EncodeError::BufferTooSmall)?;
         *buf.get_mut(n).ok_or(EncodeError::BufferTooSmall)? = 0;
         buf.get_mut(..=n).ok_or(EncodeError::BufferTooSmall)
@@ -877,7 +945,8 @@ mod tests {
     fn a_query_level_of_zero_bits_means_none() {
         let q = Query { round: 0, action: 0, epsilon: Epsilon::new(1.0).unwrap(), level: None };
         let mut buf = [0u8; 64];
-        let raw = Repr::new(0, Message::Query(q)).emit(&mut buf).unwrap();
+        let auth = Auth::new(crate::wire::LinkKey::new([0; 32]), 0);
+        let raw = Repr::new(0, Message::Query(q)).emit(&mut buf, &auth).unwrap();
         assert_eq!(&raw[HEADER_LEN + 16..HEADER_LEN + 24], &[0; 8]);
     }
 }

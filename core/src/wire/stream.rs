@@ -17,15 +17,16 @@ use super::{DecodeError, Frame, MAX_ENCODED_LEN};
 /// reader with exactly that capacity.
 ///
 /// ```
-/// use ldp_core::wire::{MAX_ENCODED_LEN, Message, Repr, StreamReader};
+/// use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Repr, StreamReader};
+/// let auth = Auth::new(LinkKey::new([3; 32]), 1);
 /// let mut out = [0u8; MAX_ENCODED_LEN];
-/// let bytes = Repr::new(1, Message::HelloRequest).emit_framed(&mut out)?;
+/// let bytes = Repr::new(1, Message::HelloRequest).emit_framed(&mut out, &auth)?;
 /// let mut reader = StreamReader::new();
 /// let mut got = None;
 /// for &b in [0x42, 0x13, 0x00].iter().chain(bytes.iter()) {
 ///     // the garbage before the first delimiter is reported and skipped
 ///     if let Some(Ok(frame)) = reader.push(b) {
-///         got = Some(Repr::parse(&frame)?);
+///         got = Some(Repr::parse(&frame, &auth)?);
 ///     }
 /// }
 /// assert_eq!(got, Some(Repr::new(1, Message::HelloRequest)));

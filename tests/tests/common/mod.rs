@@ -62,3 +62,24 @@ pub fn hello_until(fleet: &MqttFleet, id: u64, patience: Duration, check: impl F
         }
     }
 }
+
+/// The link keys under `dirs` (`host_sim::keys::read` of each), once at least `n` are there:
+/// device processes and emulated boards write theirs when they are provisioned, while the test
+/// goes on.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn keys(dirs: &[&std::path::Path], n: usize) -> host_sim::keys::Keys {
+    let start = Instant::now();
+    loop {
+        let mut keys = host_sim::keys::Keys::new();
+        for dir in dirs {
+            if let Ok(found) = host_sim::keys::read(dir) {
+                keys.extend(found);
+            }
+        }
+        if keys.len() >= n {
+            return keys;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "only {} of {n} keys under {dirs:?}", keys.len());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
