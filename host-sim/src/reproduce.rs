@@ -226,7 +226,9 @@ const SEED000_CALIBRATED: [(&str, &str); 9] = [
 ];
 
 /// The runs of each privacy-cost-versus-T claim (seed 002): one run per T, each with its
-/// learning rate tuned for its own T. The last is in the full plan only.
+/// learning rate tuned for its own T. The last is in the full plan only. The experts' claim is
+/// judged from T = 5·10⁴: at T = 5000 every Private-Hedge is within 10–25 % of uniform play,
+/// whose regret caps it, so the ratio there measures the cap, not the cost (the run is shown).
 const EXPERTS_T: [(&str, usize); 3] =
     [("agarwal-experts", 5_000), ("agarwal-experts-T50000", 50_000), ("agarwal-experts-T500000", 500_000)];
 const BANDIT_T: [(&str, usize); 3] =
@@ -713,12 +715,15 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
     // O(√(NT ln T ln N) / ε) against EXP3's O(√(NT ln N)): the relative cost grows with T.
     for eps in AGARWAL_EXPERTS_EPSILONS {
         let private = format!("Private-Hedge eps={eps}");
-        let verdict = c.privacy_cost(&EXPERTS_T, "Hedge", &private).map(|points| falls(&points));
+        let verdict = c.privacy_cost(&EXPERTS_T[1..], "Hedge", &private).map_or_else(
+            || (None, "needs a run at each of T = 5·10⁴ and 5·10⁵ (the full run)".to_string()),
+            |points| falls(&points),
+        );
         c.push(
             "agarwal-experts",
             format!("{private}: the privacy cost relative to Hedge (private/plain − 1) falls as T grows"),
             "seed 002 §1.1, Cor. 3.2 (privacy for free)",
-            verdict,
+            Some(verdict),
         );
     }
     for eps in AGARWAL_BANDIT_EPSILONS {
@@ -826,10 +831,10 @@ impl Cause {
 /// runs of the report that show it.
 #[derive(Clone, Copy, Debug)]
 pub struct Diagnosis {
-    /// The run the claim is about.
+    /// The runs the claims are about: their keys start with this.
     pub experiment: &'static str,
-    /// The claim's text starts with this.
-    pub claim: &'static str,
+    /// The claims' texts contain each of these.
+    pub claim: &'static [&'static str],
     /// The cause.
     pub cause: Cause,
     /// The diagnosis, in words.
@@ -839,11 +844,42 @@ pub struct Diagnosis {
 }
 
 /// The diagnoses, keyed by run and claim (the report is regenerated from them, never edited).
-pub const DIAGNOSES: &[Diagnosis] = &[];
+/// Figures quoted here were measured with this code at seed 0; the runs named show them.
+pub static DIAGNOSES: &[Diagnosis] = &[
+    Diagnosis {
+        experiment: "tao-s",
+        claim: &["DP-RSE v=", "has a lower regret than DP-RUCB"],
+        cause: Cause::PaperConstants,
+        text: "With the constants seed 004 states (Alg. 3: 24^{(1+v)/v} in R_τ; tao-s1-paper) DP-RSE is \
+               round robin at T = 10⁵: its first epoch alone is longer than T. R_τ grows as κ^{(1+v)/v}, \
+               so against the practical κ = 2, whose first epoch is already 145,325 pulls at v = 0.5, \
+               ε = 1 (docs/constants.md), the paper's κ = 24 needs 12³ ≈ 1728× more, ≈ 2.5·10⁸ pulls: \
+               no feasible T decides the claim with the paper's constants. With the calibrated K-armed \
+               rule DP-RSE leaves round robin (0.37–0.95× uniform play at T = 10⁵) but stays above \
+               DP-RUCB (0.13–0.29×): elimination pulls every surviving arm equally, and the one κ \
+               with a union over rounds that serves the UCB learners costs elimination most \
+               (docs/constants.md, 'Where the rule falls short'). At T = 10⁶ (the full run; tao-s1, \
+               90 trials, measured) DP-RSE is below DP-RUCB at v = 0.9 (ε = 1: 28,540 ± 628 against \
+               51,459 ± 9,286) and still above it at v = 0.5 (177,203 ± 2,673 against 37,977 ± 8,042).",
+        runs: &["tao-s1", "tao-s2", "tao-s3", TAO_PAPER],
+    },
+    Diagnosis {
+        experiment: "agarwal-experts",
+        claim: &["the privacy cost relative to Hedge"],
+        cause: Cause::Horizon,
+        text: "The claim is about large T (regret O(√(T ln N)) + Õ(N ln N/ε)). At T = 5000 every \
+               Private-Hedge is at 0.75–0.98× uniform play, which caps it, so its ratio to Hedge there \
+               measures the cap; the claim is judged from T = 5·10⁴ to 5·10⁵, which only the full run \
+               has (the issue's measurement at ε = 1: 9.37 at 5·10⁴, 3.68 at 5·10⁵).",
+        runs: &["agarwal-experts", "agarwal-experts-T50000"],
+    },
+];
 
 /// The diagnosis of `v`, if there is one.
 pub fn diagnosis(v: &Verdict) -> Option<&'static Diagnosis> {
-    DIAGNOSES.iter().find(|d| d.experiment == v.experiment && v.claim.starts_with(d.claim))
+    DIAGNOSES
+        .iter()
+        .find(|d| v.experiment.starts_with(d.experiment) && d.claim.iter().all(|c| v.claim.contains(c)))
 }
 
 /// How long a reproduction took and on what.
@@ -942,7 +978,9 @@ pub fn report(
             writeln!(out, "| {} | {} | {} | {} |", v.experiment, v.claim, v.source, verdict_word(v.holds));
     }
     out.push_str("\n## Diagnoses\n\nEvery claim that does not hold, and every undecided one with a diagnosis: the cause, and the runs of this report that show it.\n\n| experiment | claim | verdict | cause | diagnosis | shown by |\n|---|---|---|---|---|---|\n");
-    for v in verdicts.iter().filter(|v| v.holds == Some(false) || diagnosis(v).is_some()) {
+    for v in
+        verdicts.iter().filter(|v| v.holds == Some(false) || (v.holds.is_none() && diagnosis(v).is_some()))
+    {
         let (cause, text, runs) = match diagnosis(v) {
             Some(d) => (
                 d.cause.words(),
@@ -1182,11 +1220,19 @@ mod tests {
         // Within each run, the cost at T/10 equals the cost at T (curves [f/2, f]): the old check
         // (late < early) failed at any T.
         let verdicts = claims(&[
-            run("agarwal-experts", "agarwal-experts", 5_000, "Hedge", "Private-Hedge", 100.0, 1_000.0),
             run(
                 "agarwal-experts-T50000",
                 "agarwal-experts",
                 50_000,
+                "Hedge",
+                "Private-Hedge",
+                100.0,
+                1_000.0,
+            ),
+            run(
+                "agarwal-experts-T500000",
+                "agarwal-experts",
+                500_000,
                 "Hedge",
                 "Private-Hedge",
                 300.0,
@@ -1198,22 +1244,25 @@ mod tests {
         let experts = verdict(&verdicts, "agarwal-experts", "Private-Hedge eps=1: the privacy cost");
         assert_eq!(experts.holds, Some(true), "{experts:?}");
         assert!(
-            experts.evidence.contains("9.00 ± 0.06 at T = 5000 → 4.00 ± 0.01 at T = 50000"),
+            experts.evidence.contains("9.00 ± 0.06 at T = 50000 → 4.00 ± 0.01 at T = 500000"),
             "{}",
             experts.evidence
         );
         let bandit = verdict(&verdicts, "agarwal-bandit", "Private-EXP3 eps=1: the privacy cost");
         assert_eq!(bandit.holds, Some(true), "2.00 at 10⁴ → 3.00 at 10⁵ grows: {bandit:?}");
-        // One T only: not decided.
-        let verdicts = claims(&[run(
-            "agarwal-experts",
-            "agarwal-experts",
-            5_000,
-            "Hedge",
-            "Private-Hedge",
-            100.0,
-            1_000.0,
-        )]);
+        // One T of the claim's (the quick plan's): not decided; T = 5000 is not in the claim.
+        let verdicts = claims(&[
+            run("agarwal-experts", "agarwal-experts", 5_000, "Hedge", "Private-Hedge", 300.0, 3_000.0),
+            run(
+                "agarwal-experts-T50000",
+                "agarwal-experts",
+                50_000,
+                "Hedge",
+                "Private-Hedge",
+                100.0,
+                1_000.0,
+            ),
+        ]);
         assert_eq!(verdict(&verdicts, "agarwal-experts", "Private-Hedge eps=1").holds, None);
         // The plans: one run per T; seed 004 at 10⁶ in the full plan; every key its own directory.
         for quick in [false, true] {
@@ -1237,10 +1286,7 @@ mod tests {
             let all = claims(&[]);
             for d in DIAGNOSES {
                 assert!(d.runs.iter().all(|r| keys.contains(r)), "{d:?}");
-                assert!(
-                    all.iter().any(|v| v.experiment == d.experiment && v.claim.starts_with(d.claim)),
-                    "{d:?}"
-                );
+                assert!(all.iter().any(|v| diagnosis(v).is_some_and(|x| std::ptr::eq(x, d))), "{d:?}");
             }
         }
     }
