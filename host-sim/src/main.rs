@@ -106,7 +106,12 @@ enum Command {
     },
     /// Run every experiment of the four seeds and write REPORT.md: each paper claim beside our
     /// figures, with a verdict by a stated rule.
-    #[command(after_help = "Example:\n  host-sim reproduce --quick")]
+    #[command(after_help = "Examples:\n  \
+        host-sim reproduce --quick                  # minutes; killed, it resumes where it stopped\n  \
+        host-sim reproduce --threads 2              # the full run (papers' trials and horizons)\n  \
+        host-sim reproduce --shard 0/2 --out r0     # half of every run's jobs, on one machine ...\n  \
+        host-sim reproduce --shard 1/2 --out r1     # ... the other half on another\n  \
+        host-sim reproduce --merge r0 r1            # then the report from both")]
     Reproduce {
         /// Fewer trials and shorter horizons where a full run takes long (minutes, not hours).
         #[arg(long)]
@@ -121,6 +126,17 @@ enum Command {
         /// docs/results.md: into docs/results/<run>/regret.svg), so the copy stands alone.
         #[arg(long)]
         report_copy: Option<PathBuf>,
+        /// Worker threads of every run [default: all cores]; results do not depend on it.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Compute only share i of n of every run's jobs (0 ≤ i < n) into --out, for
+        /// `reproduce --merge`; no report.
+        #[arg(long, value_name = "i/n")]
+        shard: Option<String>,
+        /// Write the report from these `reproduce --shard` output directories (every i of one
+        /// n, run with the same --quick), computing nothing.
+        #[arg(long, num_args = 1.., value_name = "DIR", conflicts_with = "shard")]
+        merge: Vec<PathBuf>,
     },
     /// Audit the privacy mechanisms: an empirical lower bound on ε per mechanism (ours must stay
     /// below their claim, the broken fixtures must not).
@@ -704,8 +720,8 @@ fn main() -> ExitCode {
                 let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
                 say!("wrote {}", names.join(", "));
             }),
-        Some(Command::Reproduce { quick, data, out, report_copy }) => {
-            reproduce_all(quick, data, out, report_copy)
+        Some(Command::Reproduce { quick, data, out, report_copy, threads, shard, merge }) => {
+            reproduce_all(quick, data, out, report_copy, threads, shard.as_deref(), &merge)
         }
         Some(Command::Audit { samples, seed, out, qemu, qemu_samples }) => {
             audit(samples, seed, out, qemu.then_some(qemu_samples))
@@ -1142,15 +1158,42 @@ fn reproduce_all(
     data: Option<PathBuf>,
     out: Option<PathBuf>,
     report_copy: Option<PathBuf>,
+    threads: Option<usize>,
+    shard: Option<&str>,
+    merge: &[PathBuf],
 ) -> Result<(), CliError> {
+    let shard = shard.map(Shard::parse).transpose()?.unwrap_or(Shard::WHOLE);
     let data = data.or_else(host_sim::env::data::default_dir);
-    let out = out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results/reproduce" }));
+    let out = out.unwrap_or_else(|| {
+        let name = if quick { "quick" } else { "reproduce" };
+        PathBuf::from("results").join(if shard.is_whole() {
+            name.to_string()
+        } else {
+            format!("{name}-shard{}of{}", shard.index, shard.count)
+        })
+    });
     let _lock = lock_out(&out)?; // each experiment's run locks its own directory below it
     let start = Instant::now();
-    let outcomes = reproduce::reproduce(&reproduce::plan(quick), data.as_deref(), &out);
+    let options = reproduce::Options { threads, shard, merge_from: merge };
+    let plan = reproduce::plan(quick);
+    let outcomes = reproduce::reproduce(&plan, data.as_deref(), &out, options);
+    if !shard.is_whole() {
+        say!(
+            "shard {}/{} of {} runs done in {:.0} s, in {}; when every shard is done: host-sim reproduce{} --merge DIR... --out DIR",
+            shard.index,
+            shard.count,
+            plan.len(),
+            start.elapsed().as_secs_f64(),
+            out.display(),
+            if quick { " --quick" } else { "" }
+        );
+        return Ok(());
+    }
     let verdicts = reproduce::claims(&outcomes);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let timing = reproduce::Timing { seconds: start.elapsed().as_secs_f64(), threads, cores };
     let write = |path: &std::path::Path, prefix: &str| {
-        let text = reproduce::report(&outcomes, &verdicts, quick, prefix);
+        let text = reproduce::report(&outcomes, &verdicts, quick, prefix, timing);
         std::fs::write(path, text).map_err(file(FileOp::Write, path))
     };
     let report = out.join("REPORT.md");
@@ -1175,11 +1218,11 @@ fn reproduce_all(
     }
     let failed = verdicts.iter().filter(|v| v.holds == Some(false)).count();
     say!(
-        "{} claims: {} hold, {failed} do not, {} not decided; {:.0} s; wrote {}",
+        "{} claims: {} hold, {failed} do not, {} could not be decided; {:.0} s; wrote {}",
         verdicts.len(),
         verdicts.iter().filter(|v| v.holds == Some(true)).count(),
         verdicts.iter().filter(|v| v.holds.is_none()).count(),
-        start.elapsed().as_secs_f64(),
+        timing.seconds,
         report.display()
     );
     Ok(())
