@@ -178,7 +178,14 @@ pub enum Usage {
         qemu: Option<u64>,
     },
     /// The audit's verdicts are not what they should be (the mechanisms named).
-    AuditContrary(Vec<String>),
+    AuditContrary {
+        /// Our mechanisms whose audit found a violation.
+        failed: Vec<String>,
+        /// Broken fixtures the audit did not catch.
+        missed: Vec<String>,
+        /// Draws per neighbour.
+        samples: u64,
+    },
     /// `fleet devices --count 0`.
     NoDevices,
     /// A board directory that may not be provisioned (why: the fleet's rule).
@@ -294,8 +301,25 @@ impl std::fmt::Display for Usage {
                 "--samples and --qemu-samples must be at least 1000, got {samples} and {}",
                 qemu.map_or("none".to_string(), |q| q.to_string())
             ),
-            Self::AuditContrary(names) => {
-                write!(f, "audit verdicts contrary to expectation: {}", names.join(", "))
+            Self::AuditContrary { failed, missed, samples } => {
+                if !failed.is_empty() {
+                    write!(
+                        f,
+                        "the audit found a privacy violation in {}: this is a bug; please report it with audit.json",
+                        failed.join(", ")
+                    )?;
+                }
+                if !missed.is_empty() {
+                    let sep = if failed.is_empty() { "" } else { "; also, " };
+                    write!(
+                        f,
+                        "{sep}the audit did not catch the deliberately broken {} at {samples} draws per neighbour: \
+                         their violation is too small to see with so few; run with more, e.g. --samples {}",
+                        missed.join(", "),
+                        samples.saturating_mul(10)
+                    )?;
+                }
+                Ok(())
             }
             Self::NoDevices => f.write_str("--count must be at least 1"),
             Self::Provision { dir, why } => write!(f, "the board in {} {why}", dir.display()),

@@ -405,7 +405,7 @@ struct EpsArg(String);
 
 impl std::str::FromStr for EpsArg {
     type Err = std::convert::Infallible;
-    /// Any text: it is checked with the other settings, by [`EpsArg::values`].
+    /// Any text: it is checked with the other settings, by `EpsArg::values`.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         Ok(EpsArg(text.to_string()))
     }
@@ -1258,8 +1258,15 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
     let json = serde_json::to_string_pretty(&record)?;
     std::fs::write(&path, json).map_err(file(FileOp::Write, &path))?;
     say!("wrote {}", path.display());
-    let wrong: Vec<String> = verdicts.iter().filter(|v| v.passed != v.ours).map(|v| v.name.clone()).collect();
-    if wrong.is_empty() { Ok(()) } else { Err(Usage::AuditContrary(wrong).into()) }
+    let names = |ours: bool| -> Vec<String> {
+        verdicts.iter().filter(|v| v.ours == ours && v.passed != v.ours).map(|v| v.name.clone()).collect()
+    };
+    let (failed, missed) = (names(true), names(false));
+    if failed.is_empty() && missed.is_empty() {
+        Ok(())
+    } else {
+        Err(Usage::AuditContrary { failed, missed, samples }.into())
+    }
 }
 
 /// `host-sim live`: the learner against the user's device, until the horizon or the device's

@@ -268,7 +268,7 @@ pub enum RunError {
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Environment(e) => write!(f, "environment: {e}"),
+            Self::Environment(e) => write!(f, "{e}"),
             Self::Device(e) => write!(f, "{e}"),
             Self::Policy(e) => write!(f, "learner: {e}"),
             Self::Config(e) => write!(f, "{e}"),

@@ -35,3 +35,19 @@ fn audit_is_reproducible_and_thread_count_independent() {
         .install(|| audit_all(&cases()[..2], 20_000, 1e-6, 3));
     assert_eq!(a, b);
 }
+
+/// Too few draws to catch the broken fixtures: the CLI says more would help, and how many.
+#[test]
+fn audit_at_few_samples_says_to_run_with_more() {
+    let out = std::env::temp_dir().join(format!("host-sim-audit-few-{}", std::process::id()));
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_host-sim"))
+        .args(["audit", "--samples", "1000", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "at 1000 draws every fixture was caught: {err}");
+    assert!(err.contains("did not catch the deliberately broken"), "{err}");
+    assert!(err.contains("run with more, e.g. --samples 10000"), "{err}");
+    assert!(!err.contains("privacy violation"), "{err}");
+    let _ = std::fs::remove_dir_all(out);
+}

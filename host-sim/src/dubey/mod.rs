@@ -126,7 +126,7 @@ impl fmt::Display for DubeyError {
             Self::Features(e) => write!(f, "features: {e}"),
             Self::Params(e) => write!(f, "privacy parameters: {e}"),
             Self::Jdp(e) => write!(f, "privatiser: {e}"),
-            Self::Env(e) => write!(f, "environment: {e}"),
+            Self::Env(e) => write!(f, "{e}"),
             Self::DimensionMismatch { expected, got } => write!(f, "expected length {expected}, got {got}"),
             Self::EmptyDecisionSet => f.write_str("the decision set is empty"),
             Self::NonFiniteValue => f.write_str("a reward or feature is NaN or infinite"),
