@@ -316,3 +316,23 @@ fn calibrated_robust_ucb_sheds_its_warm_up_rewards_variance() {
         }
     }
 }
+
+/// Noiseless rewards (a variance bound of 0, or one whose c/n underflows): Robust-UCB learns
+/// the means exactly and plays the best arm (after the inverse-variance blocks it played the
+/// worst: every block was dropped as weightless; found by review).
+#[test]
+fn calibrated_robust_ucb_learns_noiseless_rewards() {
+    for (r, c) in [(0.0, 0.0), (0.5, 0.0), (0.5, 1e-310)] {
+        let rule = Rule::new(1.0, Noise::Bounded { r, c }, 3, 0.5).unwrap();
+        let mut ucb = CalibratedRobustUcb::<3>::new(rule, 1000).unwrap();
+        let rewards = [0.1, 0.9, 0.5];
+        let mut counts = [0u64; 3];
+        for _ in 0..300 {
+            let a = ucb.select();
+            counts[a] += 1;
+            ucb.observe(a, rewards[a]).unwrap();
+        }
+        assert_eq!(ucb.mean(1), Some(0.9), "r = {r}, c = {c}");
+        assert!(counts[1] >= 290, "r = {r}, c = {c}: {counts:?}");
+    }
+}

@@ -240,29 +240,54 @@ impl Rule {
 pub struct Combined {
     weighted_sum: f64,
     weight: f64,
+    /// Estimates with variance 0 (noiseless rewards, or a variance bound that underflowed):
+    /// their sum and number. Their weight is infinite, so once there is one they are the
+    /// combination, averaged among themselves.
+    exact_sum: f64,
+    exact: u32,
 }
 
 impl Combined {
     /// No estimate yet (as [`Combined::default`], usable in constants).
-    pub const ZERO: Self = Self { weighted_sum: 0.0, weight: 0.0 };
+    pub const ZERO: Self = Self { weighted_sum: 0.0, weight: 0.0, exact_sum: 0.0, exact: 0 };
 
-    /// Adds an estimate `mean` with `variance` (> 0); a non-finite one is ignored.
+    /// Adds an estimate `mean` with `variance` (≥ 0); one with a non-finite mean or a
+    /// negative or NaN variance is ignored.
     pub fn add(&mut self, mean: f64, variance: f64) {
+        if !mean.is_finite() || variance.is_nan() || variance < 0.0 {
+            return;
+        }
         let w = 1.0 / variance;
-        if w.is_finite() && w > 0.0 && mean.is_finite() {
+        if w.is_finite() {
             self.weighted_sum += w * mean;
             self.weight += w;
+        } else {
+            // Variance 0 (or so small that its inverse overflows): an exact estimate.
+            self.exact_sum += mean;
+            self.exact = self.exact.saturating_add(1);
         }
     }
 
     /// The combined mean (0 before any estimate).
     pub fn mean(&self) -> f64 {
-        if self.weight > 0.0 { self.weighted_sum / self.weight } else { 0.0 }
+        if self.exact > 0 {
+            self.exact_sum / f64::from(self.exact)
+        } else if self.weight > 0.0 {
+            self.weighted_sum / self.weight
+        } else {
+            0.0
+        }
     }
 
-    /// Its standard deviation `1/√Σw` (+∞ before any estimate).
+    /// Its standard deviation `1/√Σw` (0 once an exact estimate came, +∞ before any estimate).
     pub fn sd(&self) -> f64 {
-        if self.weight > 0.0 { 1.0 / libm::sqrt(self.weight) } else { f64::INFINITY }
+        if self.exact > 0 {
+            0.0
+        } else if self.weight > 0.0 {
+            1.0 / libm::sqrt(self.weight)
+        } else {
+            f64::INFINITY
+        }
     }
 }
 
@@ -272,6 +297,24 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn combined_estimates_with_no_variance_are_exact_not_ignored() {
+        // Noiseless rewards (c = 0) gave variance-0 blocks, which used to be dropped: the mean
+        // stayed 0 and the sd ∞, and calibrated Robust-UCB played the worst arm (review).
+        let mut c = Combined::ZERO;
+        c.add(0.9, 0.0);
+        assert_eq!((c.mean(), c.sd()), (0.9, 0.0));
+        c.add(0.1, 1.0); // a noisy estimate beside an exact one changes nothing
+        c.add(0.7, 1e-320); // 1/variance overflows: exact too
+        assert_eq!((c.mean(), c.sd()), (0.8, 0.0));
+        let mut noisy = Combined::ZERO;
+        noisy.add(1.0, 1.0);
+        noisy.add(3.0, 1.0);
+        noisy.add(f64::NAN, 1.0);
+        noisy.add(5.0, -1.0);
+        assert_eq!((noisy.mean(), noisy.sd()), (2.0, 1.0 / 2f64.sqrt()));
     }
 
     #[test]
@@ -342,7 +385,8 @@ mod tests {
         assert!(close(c.mean(), 3.0));
         assert!(close(c.sd(), 1.0 / 3f64.sqrt()));
         c.add(f64::NAN, 1.0); // ignored
-        c.add(5.0, 0.0); // ignored (infinite weight)
         assert!(close(c.mean(), 3.0));
+        c.add(5.0, 0.0); // exact: infinite weight
+        assert_eq!((c.mean(), c.sd()), (5.0, 0.0));
     }
 }

@@ -80,6 +80,7 @@ fn observe_error(e: ObserveError) -> PolicyError {
         ObserveError::ArmOutOfRange { arm, arms } => PolicyError::ArmOutOfRange { arm, arms },
         ObserveError::UnexpectedArm { got, .. } => PolicyError::ArmOutOfRange { arm: got, arms: usize::MAX },
         ObserveError::NonFiniteReward => PolicyError::NonFiniteReport,
+        ObserveError::ReportOutOfRange => PolicyError::ReportOutOfRange,
         _ => PolicyError::Numerical,
     }
 }
@@ -500,3 +501,16 @@ pub const EXP3: AlgorithmSpec = AlgorithmSpec { name: "EXP3", private_name: "EXP
 /// Private EXP3 by the reduction of seed 002 Alg. 4; needs a central-DP run.
 pub const PRIVATE_EXP3: AlgorithmSpec =
     AlgorithmSpec { name: "Private-EXP3", private_name: "Private-EXP3", build: build_private_exp3 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_beyond_the_mechanism_is_named_as_such_not_as_a_numerical_failure() {
+        // It used to read "posterior update failed numerically: increase lambda" (review).
+        let e = observe_error(ObserveError::ReportOutOfRange);
+        assert_eq!(e, PolicyError::ReportOutOfRange);
+        assert!(e.to_string().contains("larger than the device's mechanism can release"), "{e}");
+    }
+}

@@ -175,6 +175,8 @@ pub enum PolicyError {
     },
     /// The report was NaN or infinite.
     NonFiniteReport,
+    /// The report is larger than the device's mechanism can release: the device did not send it.
+    ReportOutOfRange,
     /// The posterior update failed numerically (matrix not positive definite).
     Numerical,
     /// A setting the learner cannot work with (the message says which and why).
@@ -190,6 +192,10 @@ impl std::fmt::Display for PolicyError {
             Self::NonFiniteReport => {
                 f.write_str("a report was NaN or infinite: the device must never send one")
             }
+            Self::ReportOutOfRange => f.write_str(
+                "a report was larger than the device's mechanism can release: the device did not send it (a faulty \
+                 or tampered link); check the link and the device's settings",
+            ),
             Self::Numerical => f.write_str("posterior update failed numerically: increase lambda"),
             Self::InvalidSetting(why) => write!(f, "invalid learner setting: {why}"),
         }
