@@ -387,13 +387,18 @@ fn a_repeated_fed_query_with_another_reading_gets_the_cached_reply() {
         assert_eq!(exchange(&mut app, &Repr::new(5, fed_at(7, 1.0, None, other))).1, bytes, "{other}");
     }
     assert_eq!(app.reporter().accountant().spent(), 1.0);
-    // The plain query with that number is another query: the source is read and charged.
-    let (plain, _) = exchange(&mut app, &Repr::new(5, query_at(7, 1.0, None)));
+    // The plain query with that number is another query under a used number: refused as stale
+    // (wire v3) before the source is read or anything spent.
+    let (stale, _) = exchange(&mut app, &Repr::new(5, query_at(7, 1.0, None)));
+    assert_eq!(stale.message, Message::Refusal(Refusal::StaleSequence));
+    assert_eq!((app.source().0.reads, app.reporter().accountant().spent()), (0, 1.0));
+    // Under a fresh number plain queries read the source.
+    let (plain, _) = exchange(&mut app, &Repr::new(6, query_at(7, 1.0, None)));
     assert_eq!(plain.message, Message::Refusal(Refusal::Malformed), "action 7 is outside the source's set");
-    let (plain, _) = exchange(&mut app, &Repr::new(6, query_at(1, 1.0, None)));
+    let (plain, _) = exchange(&mut app, &Repr::new(7, query_at(1, 1.0, None)));
     assert!(matches!(plain.message, Message::Report(r) if r.budget_remaining == 1.0));
     assert_eq!(app.source().0.reads, 2);
-    let (weak, _) = exchange(&mut app, &Repr::new(7, fed_at(1, 2.0, None, 0.1)));
+    let (weak, _) = exchange(&mut app, &Repr::new(8, fed_at(1, 2.0, None, 0.1)));
     assert_eq!(weak.message, Message::Refusal(Refusal::AboveDeviceLimit { requested: 2.0, limit: 1.0 }));
     assert_eq!(app.reporter().accountant().spent(), 2.0);
 }
