@@ -121,6 +121,10 @@ pub enum Usage {
     PriorNotTable(&'static str),
     /// `--prior` with `--coords` (the coordinates' kernel is the prior).
     PriorWithCoords,
+    /// `privatise` with --columns or --out but no --input.
+    PrivatiseWithoutInput,
+    /// `privatise --input` without --bound.
+    PrivatiseNeedsBound,
     /// A `--delimiter` that is not one character.
     Delimiter(String),
     /// A `--long` that does not name two or three columns (the reason).
@@ -248,6 +252,14 @@ impl std::fmt::Display for Usage {
             Self::PriorWithCoords => f.write_str(
                 "--prior and --coords both set the prior: with --coords the prior is the kernel over the \
                  coordinates; drop one of them",
+            ),
+            Self::PrivatiseWithoutInput => {
+                f.write_str("--columns and --out are for your own table: give it with --input FILE.csv")
+            }
+            Self::PrivatiseNeedsBound => f.write_str(
+                "privatise --input needs --bound B (and --noise-bound R if your values are f + noise): the noise is \
+                 scaled to the bound, which must be a public fact about your values (their range), never computed \
+                 from the values themselves",
             ),
             Self::Delimiter(text) => write!(
                 f,

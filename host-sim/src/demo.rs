@@ -1,5 +1,6 @@
 //! `host-sim privatise`: push a stream of raw rewards through the device's production reporter
-//! and measure what was released — the quickest honest look at what CTL(ε) does to data.
+//! and measure what was released — the quickest honest look at what CTL(ε) does to data — or
+//! privatise a user's own table, cell by cell, with the same mechanism ([`privatise_table`]).
 
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, ParamError, ReportError};
 use rand::RngExt;
@@ -50,12 +51,16 @@ pub struct PrivatiseSummary {
 }
 
 /// Errors of the demo: bad settings, or a refusal by the device.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum PrivatiseError {
     /// An invalid ε, B or R.
     Param(ParamError),
     /// The device refused a report (should not happen with the demo's own budget).
     Device(ReportError<core::convert::Infallible>),
+    /// The operating system gave no entropy for the device's noise.
+    Entropy(String),
+    /// The privatised table could not be written as CSV.
+    Csv(String),
 }
 
 impl std::fmt::Display for PrivatiseError {
@@ -63,6 +68,8 @@ impl std::fmt::Display for PrivatiseError {
         match self {
             Self::Param(e) => write!(f, "invalid setting: {e}"),
             Self::Device(e) => write!(f, "the device refused: {e}"),
+            Self::Entropy(e) => write!(f, "no entropy from the operating system for the noise: {e}"),
+            Self::Csv(e) => write!(f, "cannot write the privatised table: {e}"),
         }
     }
 }
@@ -98,6 +105,87 @@ pub fn privatise(config: PrivatiseConfig) -> Result<PrivatiseSummary, PrivatiseE
         noise_variance: mechanism.noise_variance(),
         epsilon_effective: mechanism.epsilon_effective(),
         epsilon_spent: device.accountant().spent(),
+    })
+}
+
+/// What [`privatise_table`] released.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableRelease {
+    /// The privatised table as CSV: the label column (if any) as it was, every arm column's
+    /// observations replaced by their releases, missing cells left empty.
+    pub csv: String,
+    /// Observations released (one report each).
+    pub reports: u64,
+    /// Of them, outside [−(B+R), B+R]: clipped before the noise.
+    pub clipped: u64,
+    /// The noise's standard deviation.
+    pub noise_sd: f64,
+    /// The ε each release guarantees.
+    pub epsilon_effective: f64,
+}
+
+/// Privatises every observation of `table` with the device's production reporter: CTL(ε)
+/// with bounds `b` (on |f|) and `r` (on |η|), one report per cell at ε. The device's secret
+/// comes from the operating system's entropy unless `seed` is given (then anyone who knows the
+/// seed can recompute the noise and remove it: for tests only).
+pub fn privatise_table(
+    table: &crate::env::table::Table,
+    epsilon: f64,
+    b: f64,
+    r: f64,
+    seed: Option<u64>,
+) -> Result<TableRelease, PrivatiseError> {
+    let p = PrivatiseError::Param;
+    let eps = Epsilon::new(epsilon).map_err(p)?;
+    let (bound, noise_bound) = (Bound::new(b).map_err(p)?, Bound::new(r).map_err(p)?);
+    let mechanism = ldp_core::LaplaceMechanism::ctl(eps, bound, noise_bound).map_err(p)?;
+    let cells = table.columns.iter().flatten().flatten().count().max(1) as f64;
+    let policy = BudgetPolicy::new(eps, Epsilon::new(epsilon * cells).map_err(p)?).map_err(p)?;
+    let config = DeviceConfig { b: bound, r: noise_bound, policy };
+    let budget = |e| PrivatiseError::Device(ReportError::Budget(e));
+    let mut device = match seed {
+        Some(seed) => crate::device::simulated_reporter(config, seed).map_err(budget)?,
+        None => {
+            let (mut material, mut entropy) = ([0u8; 32], [0u8; 32]);
+            getrandom::fill(&mut material).map_err(|e| PrivatiseError::Entropy(e.to_string()))?;
+            getrandom::fill(&mut entropy).map_err(|e| PrivatiseError::Entropy(e.to_string()))?;
+            ldp_core::Reporter::open(config, ldp_core::MemoryStore::provisioned(material), entropy)
+                .map_err(budget)?
+        }
+    };
+    let limit = b + r;
+    let (mut reports, mut clipped) = (0, 0);
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let csv_err = |e: csv::Error| PrivatiseError::Csv(e.to_string());
+    let label = table.labels.as_ref();
+    let header: Vec<&str> = label
+        .map(|(name, _)| name.as_str())
+        .into_iter()
+        .chain(table.names.iter().map(String::as_str))
+        .collect();
+    out.write_record(&header).map_err(csv_err)?;
+    for row in 0..table.lines.len() {
+        let mut record: Vec<String> = label.map(|(_, cells)| cells[row].clone()).into_iter().collect();
+        for column in &table.columns {
+            record.push(match column[row] {
+                Some(y) => {
+                    let report = device.report(y, eps, None).map_err(PrivatiseError::Device)?;
+                    reports += 1;
+                    clipped += u64::from(y.abs() > limit);
+                    report.release.value().to_string()
+                }
+                None => String::new(),
+            });
+        }
+        out.write_record(&record).map_err(csv_err)?;
+    }
+    let bytes = out.into_inner().map_err(|e| PrivatiseError::Csv(e.to_string()))?;
+    Ok(TableRelease {
+        csv: String::from_utf8_lossy(&bytes).into_owned(),
+        reports,
+        clipped,
+        noise_sd: mechanism.noise_variance().sqrt(),
+        epsilon_effective: mechanism.epsilon_effective(),
     })
 }
 

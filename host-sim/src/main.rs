@@ -170,15 +170,30 @@ enum Command {
         /// Number of reports.
         #[arg(long, default_value_t = 100_000)]
         reports: u64,
-        /// B, bound on |f|.
-        #[arg(long = "bound", default_value_t = 1.0)]
-        b: f64,
-        /// R, bound on |η|.
-        #[arg(long = "noise-bound", default_value_t = 1.0)]
-        r: f64,
-        /// Seed of the reward stream and the device RNG.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
+        /// B, bound on |f| [default: 1 for the synthetic stream; required with --input: a
+        /// public fact about your values, never computed from them].
+        #[arg(long = "bound")]
+        b: Option<f64>,
+        /// R, bound on |η| [default: 1 for the synthetic stream, 0 with --input]; values beyond
+        /// B + R are clipped before the noise.
+        #[arg(long = "noise-bound")]
+        r: Option<f64>,
+        /// Seed of the reward stream and the device RNG [default: 0; with --input the device's
+        /// secret comes from the OS, and a seed makes the noise removable by anyone who knows
+        /// it: for tests only].
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Privatise your own table instead (read as `run custom --arms` reads one): every
+        /// observation of its arm columns is released once at --eps; writes --out.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// With --input: the columns to privatise, by header name or 1-based number [default:
+        /// all but the label column].
+        #[arg(long, value_delimiter = ',')]
+        columns: Option<Vec<String>>,
+        /// With --input: the privatised table [default: <input stem>.private.csv beside it].
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Learn on your own device: the learner chooses actions, the device releases privatised
     /// readings, every round is kept (live.csv) and a stopped run resumes. No regret: the
@@ -730,10 +745,15 @@ fn main() -> ExitCode {
         Some(Command::Fleet { command: FleetCommand::Bridge(args) }) => fleet_bridge(*args),
         Some(Command::Fleet { command: FleetCommand::Bench(args) }) => fleet_bench(*args),
         Some(Command::Live(args)) => live(*args),
-        Some(Command::Privatise { eps, reports, b, r, seed }) => {
+        Some(Command::Privatise { eps, reports, b, r, seed, input: None, columns: None, out: None }) => {
+            let (b, r, seed) = (b.unwrap_or(1.0), r.unwrap_or(1.0), seed.unwrap_or(0));
             privatise(PrivatiseConfig { epsilon: eps, reports, b, r, seed })
                 .map(|s| print!("{s}"))
                 .map_err(CliError::from)
+        }
+        Some(Command::Privatise { input: None, .. }) => Err(Usage::PrivatiseWithoutInput.into()),
+        Some(Command::Privatise { eps, b, r, seed, input: Some(input), columns, out, .. }) => {
+            privatise_file(&input, columns, out, eps, b, r, seed)
         }
     };
     match result {
@@ -743,6 +763,45 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `privatise --input FILE`: the user's table through the device's mechanism, cell by cell.
+fn privatise_file(
+    input: &Path,
+    columns: Option<Vec<String>>,
+    out: Option<PathBuf>,
+    eps: f64,
+    b: Option<f64>,
+    r: Option<f64>,
+    seed: Option<u64>,
+) -> Result<(), CliError> {
+    let b = b.ok_or(Usage::PrivatiseNeedsBound)?;
+    let r = r.unwrap_or(0.0);
+    let options = ReadOptions { columns, ..ReadOptions::default() };
+    let (table, report) = host_sim::env::table::Table::read_with(input, &options)?;
+    eprint!("{report}");
+    let release = host_sim::demo::privatise_table(&table, eps, b, r, seed)?;
+    let out = out.unwrap_or_else(|| {
+        let stem = input.file_stem().map_or("table".into(), |s| s.to_string_lossy().into_owned());
+        input.with_file_name(format!("{stem}.private.csv"))
+    });
+    std::fs::write(&out, &release.csv).map_err(file(FileOp::Write, &out))?;
+    if seed.is_some() {
+        eprintln!(
+            "warning: --seed makes the noise recomputable by anyone who knows the seed; use it for tests only"
+        );
+    }
+    eprintln!(
+        "released {} observations at eps = {eps} each (effective {:.4}; a person behind k of them spent k·eps), \
+         noise sd {:.4}, {} clipped to ±{}",
+        release.reports,
+        release.epsilon_effective,
+        release.noise_sd,
+        release.clipped,
+        b + r
+    );
+    eprintln!("wrote {}", out.display());
+    Ok(())
 }
 
 fn list() {

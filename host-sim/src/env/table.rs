@@ -84,6 +84,8 @@ pub struct Table {
     pub columns: Vec<Vec<Option<f64>>>,
     /// The file line of each data row (1-based), for messages.
     pub lines: Vec<usize>,
+    /// The label column's name and its cell in each data row, if the table has one.
+    pub labels: Option<(String, Vec<String>)>,
 }
 
 /// Why a problem file cannot be used, in the words of the file: line numbers are 1-based lines
@@ -774,9 +776,13 @@ impl Table {
             }
         }
         let lines = data.iter().map(|(line, _)| *line).collect();
+        let labels = label.map(|(i, _)| {
+            let name = if header { names[i].clone() } else { String::new() };
+            (name, data.iter().map(|(_, cells)| cells[i].clone()).collect())
+        });
         let label =
             label.map(|(i, why)| (if header { names[i].clone() } else { format!("column {}", i + 1) }, why));
-        Ok((Self { names: arm_names, columns, lines }, label))
+        Ok((Self { names: arm_names, columns, lines, labels }, label))
     }
 
     /// A long table: one row per observation, a column naming its arm and one holding its
@@ -843,7 +849,8 @@ impl Table {
         for column in &mut columns {
             column.resize(lines.len(), None);
         }
-        Ok(Self { names, columns, lines })
+        let labels = time.map(|t| (header[t].clone(), times.iter().map(|x| x.to_string()).collect()));
+        Ok(Self { names, columns, lines, labels })
     }
 
     /// Each arm's observations, missing cells left out; an error names a column with fewer
