@@ -86,11 +86,16 @@
 //!   refused as stale ([`wire::Refusal::StaleSequence`]), a query of an earlier boot does not
 //!   verify — none is read or charged, and the refusal depends on the frame alone, inside the
 //!   same reply slot. It cannot make a learner believe a report: forged, replayed and
-//!   re-numbered reports fail the tag or the sequence number and are dropped and counted. It
-//!   can still deny service (drop frames, or replay an old hello so the learner asks in a
-//!   stale session until it says hello again) and can see every report, which LDP already
-//!   allows. Whoever holds the key (the learner, or whoever reads the key file) can spend the
-//!   budget, within the device's limits.
+//!   re-numbered reports fail the tag or the sequence number and are dropped and counted —
+//!   **except** (open, found by review): a hello is tagged in session 0 and bound only to the
+//!   hello request's sequence number, so a recorded hello replayed to a *new* learner (whose
+//!   first request is numbered 1, as the recorded one was) makes it adopt the recorded session,
+//!   after which the recorded reports of that session verify and enter its ledger while the
+//!   device spends nothing. The fix (a nonce in the hello request echoed under the tag, and
+//!   reply tags bound to the query) is wire format 4, not yet made. It can also deny service
+//!   and see every report, which LDP already allows. Whoever holds the key (the learner, or
+//!   whoever reads the key file or the device's state file, which holds the seed) can spend
+//!   the budget, within the device's limits.
 //!
 //! ## What is *not* promised
 //!

@@ -11,9 +11,9 @@
 //!
 //! The configuration tail is sealed under the device's seed (HMAC-SHA256, 4 bytes): a truncated,
 //! damaged or edited tail, or one copied from another image (another seed), halts the device
-//! instead of handing it another configuration and budget. The host that provisioned the
-//! board wrote its seed (`ldp-provision.bin`), so it could still seal a tail of its own; one
-//! that only reads the files afterwards cannot.
+//! instead of handing it another configuration and budget. It binds the tail to this board; it
+//! is not a secret against the host: the seed is in `ldp-provision.bin` and in every state
+//! record, so whoever can read those files can seal a tail of their own.
 #![allow(unsafe_code)] // semihosting is a trap into the debugger/emulator: raw pointers by design
 
 use cortex_m_semihosting::{nr, syscall};
