@@ -125,6 +125,8 @@ pub enum Usage {
     PrivatiseWithoutInput,
     /// `privatise --input` without --bound.
     PrivatiseNeedsBound,
+    /// `privatise --input` with --seed.
+    PrivatiseSeeded,
     /// A `--delimiter` that is not one character.
     Delimiter(String),
     /// A `--long` that does not name two or three columns (the reason).
@@ -256,6 +258,10 @@ impl std::fmt::Display for Usage {
             Self::PrivatiseWithoutInput => {
                 f.write_str("--columns and --out are for your own table: give it with --input FILE.csv")
             }
+            Self::PrivatiseSeeded => f.write_str(
+                "privatise --input takes no --seed: noise from a known seed can be recomputed and removed, and two \
+                 tables privatised with one seed share their noise; the device's secret comes from the OS",
+            ),
             Self::PrivatiseNeedsBound => f.write_str(
                 "privatise --input needs --bound B (and --noise-bound R if your values are f + noise): the noise is \
                  scaled to the bound, which must be a public fact about your values (their range), never computed \

@@ -127,20 +127,26 @@ pub struct TableRelease {
 /// Privatises every observation of `table` with the device's production reporter: CTL(ε)
 /// with bounds `b` (on |f|) and `r` (on |η|), one report per cell at ε. The device's secret
 /// comes from the operating system's entropy unless `seed` is given (then anyone who knows the
-/// seed can recompute the noise and remove it: for tests only).
+/// seed can recompute the noise and remove it, and two tables with one seed share their noise:
+/// for tests only). The label column is written only with `keep_label`, and then as it is —
+/// not privatised. The shape of the table (its header, rows and gaps) is released exactly.
 pub fn privatise_table(
     table: &crate::env::table::Table,
     epsilon: f64,
     b: f64,
     r: f64,
     seed: Option<u64>,
+    keep_label: bool,
 ) -> Result<TableRelease, PrivatiseError> {
     let p = PrivatiseError::Param;
     let eps = Epsilon::new(epsilon).map_err(p)?;
     let (bound, noise_bound) = (Bound::new(b).map_err(p)?, Bound::new(r).map_err(p)?);
     let mechanism = ldp_core::LaplaceMechanism::ctl(eps, bound, noise_bound).map_err(p)?;
     let cells = table.columns.iter().flatten().flatten().count().max(1) as f64;
-    let policy = BudgetPolicy::new(eps, Epsilon::new(epsilon * cells).map_err(p)?).map_err(p)?;
+    // The device charges each report rounded up to 10⁻⁹ and rounds the total down: a total of
+    // exactly cells reports in those units (ε = 1/3 used to run out on the last cell).
+    let units = libm::ceil(epsilon * 1e9);
+    let policy = BudgetPolicy::new(eps, Epsilon::new((units * cells + 0.5) / 1e9).map_err(p)?).map_err(p)?;
     let config = DeviceConfig { b: bound, r: noise_bound, policy };
     let budget = |e| PrivatiseError::Device(ReportError::Budget(e));
     let mut device = match seed {
@@ -157,7 +163,7 @@ pub fn privatise_table(
     let (mut reports, mut clipped) = (0, 0);
     let mut out = csv::Writer::from_writer(Vec::new());
     let csv_err = |e: csv::Error| PrivatiseError::Csv(e.to_string());
-    let label = table.labels.as_ref();
+    let label = table.labels.as_ref().filter(|_| keep_label);
     let header: Vec<&str> = label
         .map(|(name, _)| name.as_str())
         .into_iter()

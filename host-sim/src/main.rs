@@ -178,9 +178,8 @@ enum Command {
         /// B + R are clipped before the noise.
         #[arg(long = "noise-bound")]
         r: Option<f64>,
-        /// Seed of the reward stream and the device RNG [default: 0; with --input the device's
-        /// secret comes from the OS, and a seed makes the noise removable by anyone who knows
-        /// it: for tests only].
+        /// Seed of the synthetic stream and the device RNG [default: 0]; refused with --input,
+        /// whose device secret always comes from the OS (noise from a known seed can be removed).
         #[arg(long)]
         seed: Option<u64>,
         /// Privatise your own table instead (read as `run custom --arms` reads one): every
@@ -194,6 +193,10 @@ enum Command {
         /// With --input: the privatised table [default: <input stem>.private.csv beside it].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// With --input: copy the label (index, time) column into the output as it is — NOT
+        /// privatised [default: dropped].
+        #[arg(long)]
+        keep_label: bool,
     },
     /// Learn on your own device: the learner chooses actions, the device releases privatised
     /// readings, every round is kept (live.csv) and a stopped run resumes. No regret: the
@@ -745,15 +748,26 @@ fn main() -> ExitCode {
         Some(Command::Fleet { command: FleetCommand::Bridge(args) }) => fleet_bridge(*args),
         Some(Command::Fleet { command: FleetCommand::Bench(args) }) => fleet_bench(*args),
         Some(Command::Live(args)) => live(*args),
-        Some(Command::Privatise { eps, reports, b, r, seed, input: None, columns: None, out: None }) => {
+        Some(Command::Privatise {
+            eps,
+            reports,
+            b,
+            r,
+            seed,
+            input: None,
+            columns: None,
+            out: None,
+            keep_label: false,
+        }) => {
             let (b, r, seed) = (b.unwrap_or(1.0), r.unwrap_or(1.0), seed.unwrap_or(0));
             privatise(PrivatiseConfig { epsilon: eps, reports, b, r, seed })
                 .map(|s| print!("{s}"))
                 .map_err(CliError::from)
         }
         Some(Command::Privatise { input: None, .. }) => Err(Usage::PrivatiseWithoutInput.into()),
-        Some(Command::Privatise { eps, b, r, seed, input: Some(input), columns, out, .. }) => {
-            privatise_file(&input, columns, out, eps, b, r, seed)
+        Some(Command::Privatise { seed: Some(_), input: Some(_), .. }) => Err(Usage::PrivatiseSeeded.into()),
+        Some(Command::Privatise { eps, b, r, input: Some(input), columns, out, keep_label, .. }) => {
+            privatise_file(&input, columns, out, eps, b, r, keep_label)
         }
     };
     match result {
@@ -773,26 +787,30 @@ fn privatise_file(
     eps: f64,
     b: Option<f64>,
     r: Option<f64>,
-    seed: Option<u64>,
+    keep_label: bool,
 ) -> Result<(), CliError> {
     let b = b.ok_or(Usage::PrivatiseNeedsBound)?;
     let r = r.unwrap_or(0.0);
     let options = ReadOptions { columns, ..ReadOptions::default() };
     let (table, report) = host_sim::env::table::Table::read_with(input, &options)?;
     eprint!("{report}");
-    let release = host_sim::demo::privatise_table(&table, eps, b, r, seed)?;
+    let release = host_sim::demo::privatise_table(&table, eps, b, r, None, keep_label)?;
+    if let Some((name, _)) = table.labels.as_ref() {
+        match keep_label {
+            true => eprintln!("warning: column '{name}' is copied as it is, NOT privatised (--keep-label)"),
+            false => eprintln!(
+                "column '{name}' labels the rows and is left out (--keep-label copies it, unprivatised)"
+            ),
+        }
+    }
     let out = out.unwrap_or_else(|| {
         let stem = input.file_stem().map_or("table".into(), |s| s.to_string_lossy().into_owned());
         input.with_file_name(format!("{stem}.private.csv"))
     });
     std::fs::write(&out, &release.csv).map_err(file(FileOp::Write, &out))?;
-    if seed.is_some() {
-        eprintln!(
-            "warning: --seed makes the noise recomputable by anyone who knows the seed; use it for tests only"
-        );
-    }
     eprintln!(
-        "released {} observations at eps = {eps} each (effective {:.4}; a person behind k of them spent k·eps), \
+        "released {} observations at eps = {eps} each (effective {:.4}; a person behind k of them spent k·eps, \
+         and privatising the table again spends it again; the header, rows and gaps are released as they are), \
          noise sd {:.4}, {} clipped to ±{}",
         release.reports,
         release.epsilon_effective,

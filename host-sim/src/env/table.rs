@@ -765,6 +765,13 @@ impl Table {
             }
             None => (0..width).filter(|&i| Some(i) != label.map(|(l, _)| l)).collect(),
         };
+        if let Some(i) = picked.iter().enumerate().find_map(|(k, i)| picked[..k].contains(i).then_some(*i)) {
+            return Err(TableProblem::DuplicateName(if header {
+                names[i].clone()
+            } else {
+                (i + 1).to_string()
+            }));
+        }
         let arm_names: Vec<String> = match header {
             true => picked.iter().map(|&i| names[i].clone()).collect(),
             false => (0..picked.len()).map(|a| format!("arm{a}")).collect(),
