@@ -256,7 +256,7 @@ const TABLE1_PAPER: (usize, usize) = (10, 10_000);
 /// practical`, which seed 000 §5 says it follows) and, on the data tables, seed 000's prior
 /// (`--prior empirical`); seeds 002–004 state no constants for their experiments beyond their
 /// theorems' and run with the calibrated rule (`docs/constants.md`), with seed 004 also once with
-/// its algorithms' stated constants ([`TAO_PAPER`]). Seed 000's figures also run with the
+/// its algorithms' stated constants (`TAO_PAPER`). Seed 000's figures also run with the
 /// calibrated constants (keys `<figure>-calibrated`, and fig2a at T = 10⁴), for issue #13's
 /// targets. Every claim about T has one run per T. The full plan (`quick = false`) has every
 /// paper's trial count, seed 004 at T = 10⁶ and Table 1 at T = 10⁴; `quick` has seed 004 at
