@@ -37,6 +37,10 @@ pub struct ProblemFiles {
     /// What the reader made of the arms file (`run.json` keeps it beside the settings).
     #[serde(skip)]
     pub report: ReadReport,
+    /// The table read from the bytes fingerprinted in `arms_fnv` (read once: the file is not
+    /// read again, so the run uses exactly the table it fingerprinted).
+    #[serde(skip)]
+    table: Table,
 }
 
 fn is_default(read: &ReadOptions) -> bool {
@@ -98,13 +102,13 @@ impl ProblemFiles {
         report.shift = shift_of(&table.observations(0).map_err(in_arms)?);
         // With coordinates the kernel is always recorded, the default one if none was chosen.
         let kernel = kernel.or_else(|| coords.as_ref().map(|_| KernelChoice::default()));
-        Ok(Self { arms_fnv: fnv1a(&bytes), arms, coords, kernel, overrides, read, report })
+        Ok(Self { arms_fnv: fnv1a(&bytes), arms, coords, kernel, overrides, read, report, table })
     }
 
     /// The environment the files describe, with the user's constants in place of the derived
     /// ones.
     pub fn environment(&self) -> Result<RealData, TableError> {
-        let (table, _) = Table::read_with(&self.arms, &self.read)?;
+        let table = &self.table;
         let in_arms = |problem| TableError { path: self.arms.clone(), problem };
         let covariance = match &self.coords {
             None => table.zscore_covariance().map_err(in_arms)?,
@@ -115,7 +119,7 @@ impl ProblemFiles {
             }
         };
         let name = self.arms.file_stem().map_or("custom".into(), |s| s.to_string_lossy().into_owned());
-        let env = environment(&table, &name, covariance).map_err(in_arms)?;
+        let env = environment(table, &name, covariance).map_err(in_arms)?;
         let derived = env.bounds();
         let o = self.overrides;
         Ok(env.with_bounds(RewardBounds {
