@@ -255,7 +255,7 @@ impl OutLock {
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
         file.set_len(0).and_then(|()| writeln!(file, "{}", std::process::id())).map_err(io)?;
-        crate::settings::remove_partials(dir).map_err(io)?;
+        crate::files::remove_partials(dir).map_err(io)?;
         Ok(Self { _file: file })
     }
 }
@@ -404,7 +404,7 @@ impl Checkpoint {
         if let Some(settings) = settings {
             let text =
                 serde_json::to_string_pretty(settings).map_err(|e| CheckpointError::Encode(e.to_string()))?;
-            crate::settings::write_whole(&recorded, text.as_bytes())
+            crate::files::write_whole(&recorded, text.as_bytes())
                 .map_err(|e| io(std::io::Error::other(e.to_string())))?;
         }
         let mut file = OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;

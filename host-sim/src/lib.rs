@@ -18,6 +18,7 @@ pub mod env;
 pub mod executor;
 pub mod experiment;
 pub mod experiments;
+pub mod files;
 pub mod fleet;
 pub mod fleet_bench;
 pub mod gp;

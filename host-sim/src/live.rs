@@ -36,9 +36,9 @@ use crate::checkpoint::{CheckpointError, OutLock};
 use crate::env::RewardBounds;
 use crate::env::custom::{KernelChoice, kernel_prior};
 use crate::env::table::{TableError, TableProblem, fnv1a, read_points};
+use crate::files::{OutputError, write_whole};
 use crate::plot::{LivePlot, write_live_plot};
 use crate::runner::{RunConfig, RunError, problem_from};
-use crate::settings::{OutputError, write_whole};
 use crate::transport::{Link, LinkError, WireClient};
 
 /// The file of every release.

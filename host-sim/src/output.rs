@@ -14,10 +14,11 @@ use serde::Serialize;
 
 use crate::device::MemberRecord;
 use crate::executor::Observer;
+use crate::files::write_whole;
 pub use crate::plot::{MAX_PLOTTED_ROUNDS, PlotOptions, plotted_rounds};
 use crate::results::AlgorithmResult;
 pub use crate::settings::OutputError;
-use crate::settings::{RunConfig, RunError, write_whole};
+use crate::settings::{RunConfig, RunError};
 
 /// The observer that writes a finished run's files ([`write_all`]) into its directory.
 pub struct Writer<'a> {

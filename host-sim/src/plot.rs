@@ -336,7 +336,7 @@ fn write_figure_files(
             drawing.draw(&root).and_then(|()| root.present().map_err(text))
         }
         .map_err(|m| OutputError::write(svg_path, m))?;
-        crate::settings::write_whole(svg_path, svg.as_bytes())?;
+        crate::files::write_whole(svg_path, svg.as_bytes())?;
         written.push(svg_path.to_path_buf());
     }
     if let Some(png_path) = png_path {
@@ -349,7 +349,7 @@ fn write_figure_files(
         }
         .map_err(|m| OutputError::write(png_path, m))?;
         let png = encode_png(&rgb, size).map_err(|e| OutputError::write(png_path, e.to_string()))?;
-        crate::settings::write_whole(png_path, &png)?;
+        crate::files::write_whole(png_path, &png)?;
         written.push(png_path.to_path_buf());
     }
     Ok(written)
@@ -970,7 +970,7 @@ pub fn copy_figures_beside(run_dir: &Path, out: &Path, key: &str) -> Result<Vec<
             Err(e) => return Err(OutputError::read(&source, e.to_string())),
         };
         let target = out.join(to);
-        crate::settings::write_whole(&target, &bytes)?;
+        crate::files::write_whole(&target, &bytes)?;
         written.push(target);
     }
     Ok(written)

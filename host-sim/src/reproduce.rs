@@ -146,7 +146,7 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
     let mut checkpoint =
         Checkpoint::open_with(run.out, &id, run.config.horizon, Some(&settings), mode.overwrite)?;
     if let Some(text) = mode.shard_settings {
-        crate::settings::write_whole(&run.out.join(SHARD_SETTINGS), text.as_bytes())?;
+        crate::files::write_whole(&run.out.join(SHARD_SETTINGS), text.as_bytes())?;
     }
     for dir in mode.merge_from {
         checkpoint.absorb(dir)?;

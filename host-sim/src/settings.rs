@@ -3,9 +3,7 @@
 //! ([`RunError`]). Every layer above (the bandit loop, the executor, the families) imports
 //! these; this module imports none of them.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ldp_core::{DeviceConfig, Epsilon};
 use serde::Serialize;
@@ -15,6 +13,7 @@ use crate::bo::{AlgorithmSpec, PolicyError};
 use crate::checkpoint::CheckpointError;
 use crate::device::DeviceError;
 use crate::env::EnvError;
+pub use crate::files::OutputError;
 
 /// Which device answers the learner's queries in a private run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -470,42 +469,6 @@ impl From<DeviceError> for RunError {
     }
 }
 
-/// Writing results failed (the files of [`crate::output`]), or reading them back to redraw a
-/// plot ([`crate::plot::replot`]).
-#[derive(Debug)]
-pub struct OutputError {
-    /// The file or directory.
-    pub path: PathBuf,
-    /// What went wrong (for a file read back: where in it, and what to do).
-    pub message: String,
-    /// `true` when reading `path` failed, `false` when writing it did.
-    pub reading: bool,
-}
-
-impl OutputError {
-    /// Writing `path` failed.
-    pub fn write(path: &Path, message: impl Into<String>) -> Self {
-        Self { path: path.to_path_buf(), message: message.into(), reading: false }
-    }
-
-    /// Reading `path` failed; `message` says where in the file and what to do.
-    pub fn read(path: &Path, message: impl Into<String>) -> Self {
-        Self { path: path.to_path_buf(), message: message.into(), reading: true }
-    }
-}
-
-impl std::fmt::Display for OutputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.reading {
-            write!(f, "cannot read {}: {}", self.path.display(), self.message)
-        } else {
-            write!(f, "cannot write {}: {} (check the --out directory)", self.path.display(), self.message)
-        }
-    }
-}
-
-impl std::error::Error for OutputError {}
-
 impl From<OutputError> for RunError {
     fn from(e: OutputError) -> Self {
         Self::Output(e)
@@ -536,38 +499,6 @@ pub fn derive_seed(master: u64, a: u64, b: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// Writes `bytes` to `path` whole or not at all: into a partial file beside it, named for this
-/// process and write (`NAME.<pid>-<n>.partial`, so no two writers share one), renamed over
-/// `path` once complete. On any failure the partial file is removed.
-pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
-    static WRITES: AtomicUsize = AtomicUsize::new(0);
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(format!(".{}-{}{PARTIAL}", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
-    let partial = PathBuf::from(partial);
-    let written = std::fs::File::create(&partial)
-        .and_then(|mut file| file.write_all(bytes))
-        .and_then(|()| std::fs::rename(&partial, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        OutputError::write(path, e.to_string())
-    })
-}
-
-/// How the name of a file [`write_whole`] is writing ends.
-const PARTIAL: &str = ".partial";
-
-/// Removes the partial files in `dir` (see [`write_whole`]): a writer killed part-way leaves
-/// one, and the next to hold the directory's lock removes it.
-pub(crate) fn remove_partials(dir: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.to_string_lossy().ends_with(PARTIAL) && path.is_file() {
-            std::fs::remove_file(&path)?;
-        }
-    }
-    Ok(())
 }
 
 /// The candidate nearest to `name` (any case) if it is near enough to be a typo of it: at most
