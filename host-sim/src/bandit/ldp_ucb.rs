@@ -28,7 +28,7 @@ use crate::bo::{Policy, PolicyError, Problem, argmax};
 
 /// κ, LDP-UCB's one multiplier of its Bernstein width (`docs/constants.md`, "LDP-UCB":
 /// `scripts/choose-kappa-ldp-ucb.sh`).
-pub const KAPPA: f64 = 0.3;
+pub const KAPPA: f64 = 0.4;
 
 /// The noise of one report: sub-gamma with variance factor `variance` and scale `scale`.
 #[derive(Clone, Copy, Debug, PartialEq)]
