@@ -73,9 +73,12 @@ pub struct LdpUcb {
 impl LdpUcb {
     /// The learner for an LDP `problem` with bounded raw noise, κ = `kappa`.
     pub fn new(problem: &Problem, kappa: f64) -> Result<Self, PolicyError> {
-        let privacy =
-            problem.privacy.ok_or(PolicyError::InvalidSetting("LDP-UCB needs a local-DP run with a valid epsilon"))?;
-        let r = problem.noise_bound.ok_or(PolicyError::InvalidSetting("LDP-UCB needs bounded noise (a bound R)"))?;
+        let privacy = problem
+            .privacy
+            .ok_or(PolicyError::InvalidSetting("LDP-UCB needs a local-DP run with a valid epsilon"))?;
+        let r = problem
+            .noise_bound
+            .ok_or(PolicyError::InvalidSetting("LDP-UCB needs bounded noise (a bound R)"))?;
         let k = problem.num_arms();
         let noise = ReportNoise::ctl(r, privacy.laplace_scale);
         let valid = |x: f64| x.is_finite() && x >= 0.0;
@@ -91,7 +94,15 @@ impl LdpUcb {
             Some(o) if o.len() == k && o.iter().all(|&a| a < k) => o.clone(),
             _ => (0..k).collect(),
         };
-        Ok(Self { sums: vec![0.0; k], counts: vec![0; k], rounds: 0, noise, kappa, delta: problem.delta, order })
+        Ok(Self {
+            sums: vec![0.0; k],
+            counts: vec![0; k],
+            rounds: 0,
+            noise,
+            kappa,
+            delta: problem.delta,
+            order,
+        })
     }
 
     /// The index of arm `a` at the current round (+∞ if unplayed).

@@ -6,6 +6,9 @@
 //! - [`policies`]: the runner's [`Policy`](crate::bo::Policy) adapters over `ldp_core::bandit`
 //!   (the learners *are* the core state machines) and their [`AlgorithmSpec`]s;
 //! - [`experts`]: the full-information experts experiment (its own task).
+//! - [`ldp_ucb`]: LDP-UCB, a UCB index on the device's CTL reports with a Bernstein width for
+//!   their noise: the calibrated default of a private `custom --family bandit`
+//!   ([`table_learners`]).
 //!
 //! # Experiments ([`BANDIT_EXPERIMENTS`])
 //!
