@@ -82,7 +82,9 @@ impl LdpUcb {
         let k = problem.num_arms();
         let noise = ReportNoise::ctl(r, privacy.laplace_scale);
         let valid = |x: f64| x.is_finite() && x >= 0.0;
-        if k < 2 || !valid(noise.variance) || !valid(noise.scale) || !(kappa.is_finite() && kappa > 0.0) {
+        let usable =
+            k >= 2 && valid(noise.variance) && valid(noise.scale) && kappa.is_finite() && kappa > 0.0;
+        if !usable {
             return Err(PolicyError::InvalidSetting(
                 "LDP-UCB needs two or more arms, a finite noise bound and a positive multiplier",
             ));
