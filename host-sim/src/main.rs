@@ -842,7 +842,7 @@ fn list() {
             }
         }
         if e.name == "custom" {
-            names.push("with --family bandit: Robust-UCB (LDP-RSE when private), UCB1".to_string());
+            names.push("with --family bandit: Robust-UCB (LDP-UCB and LDP-RSE when private; LDP-RSE under paper and practical constants), UCB1".to_string());
         }
         say!("  {:<16} {} [{privacy}]\n  {:<16} algorithms: {}", e.name, e.description, "", names.join(", "));
     }
@@ -1040,8 +1040,7 @@ fn run_one(
             if arms > max {
                 return Err(Usage::TooManyArms { file: files.arms.clone(), arms, max }.into());
             }
-            let learner = if epsilon.is_some() { bandit::LDP_RSE } else { bandit::ROBUST_UCB_TABLE };
-            vec![learner, host_sim::bo::UCB1]
+            bandit::table_learners(epsilon.is_some(), constants)
         }
         _ => defaults.algorithms.clone(),
     };

@@ -383,3 +383,30 @@ fn the_calibrated_constants_are_the_rules_from_public_quantities() {
     let level = 0.9 + (c / (z1 * 2.0 * 2f64.sqrt())).powf(1.0 / 1.5);
     assert!((constants["level_1"] / level - 1.0).abs() < 1e-12, "{} vs {level}", constants["level_1"]);
 }
+
+#[test]
+fn ldp_ucb_takes_the_devices_mechanism_scale_and_learns_where_ldp_rse_is_a_round_robin() {
+    use host_sim::bandit::ldp_ucb::{LdpUcb, ReportNoise};
+    use host_sim::bandit::{LDP_UCB, table_learners};
+    // The private table family's calibrated default is LDP-UCB; paper and practical keep
+    // seed 004's LDP-RSE (and UCB1) exactly.
+    let labels = |c| table_learners(true, c).iter().map(|s| s.name).collect::<Vec<_>>();
+    assert_eq!(labels(Constants::Calibrated), ["LDP-UCB", "LDP-RSE", "UCB1"]);
+    assert_eq!(labels(Constants::Practical), ["LDP-RSE", "UCB1"]);
+    assert_eq!(labels(Constants::Paper), ["LDP-RSE", "UCB1"]);
+    // Its noise is the device's: CTL's Laplace scale 𝓛 ≈ 2(B + R)/ε at the problem's B and R.
+    let env = table_env(41);
+    let problem = problem_for(&env, &calibrated(1, 100, Some(0.5), false, &[])).unwrap();
+    let (b, r) = (problem.b, problem.noise_bound.unwrap());
+    let scale = problem.privacy.unwrap().laplace_scale;
+    assert!((scale / (2.0 * (b + r) / 0.5) - 1.0).abs() < 0.02, "𝓛 = {scale}, B = {b}, R = {r}");
+    assert_eq!(LdpUcb::new(&problem, 0.4).unwrap().noise(), ReportNoise::ctl(r, scale));
+    // Ten arms near 10 (scaled 0.79 .. 1, gaps 0.024), ε = 4, T = 30000: LDP-RSE's equal pulls
+    // per surviving arm leave it at about 0.7× uniform play; LDP-UCB (measured 0.13×) below 0.5×.
+    let factory = host_sim::env::shared(table_env(10));
+    let results =
+        run(&calibrated(3, 30_000, Some(4.0), false, &[LDP_UCB, host_sim::bandit::LDP_RSE]), &factory);
+    assert!(!is_round_robin(&results, 0));
+    let (ucb, rse) = (results[0].vs_uniform().unwrap(), results[1].vs_uniform().unwrap());
+    assert!(ucb < 0.5 && ucb < rse, "LDP-UCB {ucb}, LDP-RSE {rse}");
+}

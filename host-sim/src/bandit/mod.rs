@@ -6,6 +6,9 @@
 //! - [`policies`]: the runner's [`Policy`](crate::bo::Policy) adapters over `ldp_core::bandit`
 //!   (the learners *are* the core state machines) and their [`AlgorithmSpec`]s;
 //! - [`experts`]: the full-information experts experiment (its own task).
+//! - [`ldp_ucb`]: LDP-UCB, a UCB index on the device's CTL reports with a Bernstein width for
+//!   their noise: the calibrated default of a private `custom --family bandit`
+//!   ([`table_learners`]).
 //!
 //! # Experiments ([`BANDIT_EXPERIMENTS`])
 //!
@@ -43,6 +46,7 @@ use std::path::Path;
 use ldp_core::Epsilon;
 
 use crate::bo::AlgorithmSpec;
+use crate::bo::gp_ucb::Constants;
 use crate::env::{EnvError, EnvFactory, shared};
 use crate::executor::{Executor, Task};
 use crate::experiment::{EnvKind, Experiment, listed_epsilon};
@@ -52,11 +56,14 @@ use crate::settings::{ConfigError, RunConfig, RunError};
 
 pub mod env;
 pub mod experts;
+pub mod ldp_ucb;
 pub mod policies;
 
 pub use env::{ArmReward, KArmedEnv, KArmedError, ParetoInstance};
 pub use experts::{EXPERT_MEAN_LOSSES, EXPERTS, ExpertsAlgorithm, ExpertsTask, run_experts_with};
-pub use policies::{DP_RSE, DP_RUCB, EXP3, LDP_RSE, LDP_RSE_S3, PRIVATE_EXP3, ROBUST_UCB, ROBUST_UCB_TABLE};
+pub use policies::{
+    DP_RSE, DP_RUCB, EXP3, LDP_RSE, LDP_RSE_S3, LDP_UCB, PRIVATE_EXP3, ROBUST_UCB, ROBUST_UCB_TABLE,
+};
 
 /// Moment orders of seed 004 §6.
 pub const TAO_V: [f64; 2] = [0.5, 0.9];
@@ -76,6 +83,18 @@ pub const TAO_DEFAULT_HORIZON: usize = 100_000;
 pub const AGARWAL_BANDIT_DEFAULT_HORIZON: usize = 100_000;
 /// Default horizon of `agarwal-experts`.
 pub const AGARWAL_EXPERTS_DEFAULT_HORIZON: usize = 5_000;
+
+/// The learners of `custom --family bandit` on a table: under LDP (`private`) with calibrated
+/// constants [`LDP_UCB`] (the default: it learns at practical horizons), then seed 004's
+/// [`LDP_RSE`] and [`UCB1`](crate::bo::UCB1); under paper and practical constants LDP-RSE and
+/// UCB1, as before. Without privacy Robust-UCB and UCB1 in every mode.
+pub fn table_learners(private: bool, constants: Constants) -> Vec<AlgorithmSpec> {
+    match (private, constants) {
+        (true, Constants::Calibrated) => vec![LDP_UCB, LDP_RSE, crate::bo::UCB1],
+        (true, _) => vec![LDP_RSE, crate::bo::UCB1],
+        (false, _) => vec![ROBUST_UCB_TABLE, crate::bo::UCB1],
+    }
+}
 
 /// The factory of a Pareto instance at moment order v.
 pub fn pareto_factory(instance: ParetoInstance, v: f64) -> Result<EnvFactory, EnvError> {

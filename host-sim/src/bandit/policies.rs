@@ -496,6 +496,14 @@ pub const LDP_RSE_S3: AlgorithmSpec = AlgorithmSpec {
 /// bound is u = (B + R)^{1+α}, which every reward |f + η| ≤ B + R meets (a user's own data).
 pub const LDP_RSE: AlgorithmSpec =
     AlgorithmSpec { name: "LDP-RSE", private_name: "LDP-RSE", build: build_ldp_rse_bounded };
+/// LDP-UCB ([`super::ldp_ucb`]): a UCB index on the device's CTL reports with a Bernstein width
+/// for their noise, κ = [`super::ldp_ucb::KAPPA`] × `--beta-scale` (its constants are its own:
+/// the same in every mode; `custom --family bandit` shows it under calibrated constants only).
+pub const LDP_UCB: AlgorithmSpec = AlgorithmSpec {
+    name: "LDP-UCB",
+    private_name: "LDP-UCB",
+    build: |p, _, _| Ok(Box::new(super::ldp_ucb::LdpUcb::new(p, super::ldp_ucb::KAPPA * p.beta_scale)?)),
+};
 /// EXP3 (seed 002 Alg. 5, Theorem 4.1 tuning with λ = 0).
 pub const EXP3: AlgorithmSpec = AlgorithmSpec { name: "EXP3", private_name: "EXP3", build: build_exp3 };
 /// Private EXP3 by the reduction of seed 002 Alg. 4; needs a central-DP run.
