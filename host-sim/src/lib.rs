@@ -26,6 +26,7 @@ pub mod keys;
 pub mod live;
 pub mod mqtt;
 pub mod mqtt_error;
+pub mod optimizer;
 pub mod output;
 pub mod plot;
 pub mod reproduce;
