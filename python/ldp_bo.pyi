@@ -1,0 +1,62 @@
+"""Locally differentially private Bayesian optimisation: the device of ldp-core from Python.
+
+Type stubs of the native module (maturin ships them with ``py.typed``).
+"""
+
+from typing import Optional
+
+import numpy as np
+import numpy.typing as npt
+
+class LdpError(Exception):
+    """Base class of every error ldp_bo raises. Nothing was released when it is raised."""
+
+class InvalidParameter(LdpError):
+    """An invalid setting (epsilon, bound, noise_bound): nothing was built or released."""
+
+class NonFiniteValue(LdpError):
+    """A value to release was NaN or infinite: nothing was released."""
+
+class BudgetExhausted(LdpError):
+    """The device's privacy budget cannot pay for the report: nothing was released."""
+
+class EpsilonOutOfRange(LdpError):
+    """The requested epsilon is outside the device's per-report floor and limit."""
+
+class SeededNoiseWarning(UserWarning):
+    """A seed was given: the noise is known to whoever knows the seed. For tests only."""
+
+def privatise(
+    values: npt.ArrayLike,
+    eps: float,
+    bound: float,
+    noise_bound: float,
+    seed: Optional[int] = None,
+) -> npt.NDArray[np.float64]:
+    """Release every value once through the device's CTL(eps) mechanism; return the releases
+    (float64, the shape of ``values``). ``seed`` is for tests only (warns)."""
+
+class Reporter:
+    """A simulated device: the production reporter with its lifetime privacy budget."""
+
+    def __init__(
+        self,
+        eps_total: float,
+        bound: float,
+        noise_bound: float,
+        seed: Optional[int] = None,
+        *,
+        eps_limit: Optional[float] = None,
+    ) -> None: ...
+    def report(self, value: float, eps: float) -> float:
+        """Release ``value`` once at ``eps`` and spend eps from the budget."""
+    @property
+    def budget_remaining(self) -> float: ...
+    @property
+    def budget_spent(self) -> float: ...
+    @property
+    def eps_total(self) -> float: ...
+    @property
+    def eps_limit(self) -> float: ...
+    @property
+    def eps_floor(self) -> float: ...

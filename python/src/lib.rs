@@ -1,0 +1,363 @@
+//! `ldp_bo`: the device of `ldp-core` from Python.
+//!
+//! Two entry points, both over the device's production [`ldp_core::Reporter`] — the code path of
+//! `host-sim privatise` (its `privatise_table`):
+//!
+//! - [`privatise`]: every value of an array released once through a fresh device whose budget
+//!   covers exactly one report per value at ε;
+//! - [`Reporter`]: one simulated device with its lifetime budget, queried value by value.
+//!
+//! # Seeds
+//!
+//! Without a seed the device's secret comes from the operating system's entropy, fresh for every
+//! call. With one, the secret is derived from the seed as host-sim's simulated devices do
+//! (`host-sim/src/device.rs`, `simulated_reporter`): whoever knows the seed recomputes the noise
+//! and removes it, and two calls with one seed share their noise, so the difference of their
+//! releases is the difference of the raw values. Seeds are for tests and reproducible examples
+//! only: every seeded call warns with [`SeededNoiseWarning`] (an application that must never
+//! release seeded noise turns the warning into an error with the `warnings` module).
+//!
+//! # Errors
+//!
+//! Every refusal raises a subclass of `LdpError` carrying the CLI's message, before any value is
+//! released: nothing partial is ever returned.
+
+use std::convert::Infallible;
+
+use ldp_core::budget::UNITS_PER_EPSILON;
+use ldp_core::{BudgetError, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, ParamError, ReportError};
+use numpy::ndarray::{ArrayD, IxDyn};
+use numpy::{AllowTypeChange, IntoPyArray, PyArrayDyn, PyArrayLikeDyn};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyUserWarning};
+use pyo3::prelude::*;
+use rand_chacha::ChaCha20Rng;
+use rand_core::{Rng, SeedableRng};
+
+create_exception!(
+    ldp_bo,
+    LdpError,
+    PyException,
+    "Base class of every error ldp_bo raises. Nothing was released when it is raised."
+);
+create_exception!(
+    ldp_bo,
+    InvalidParameter,
+    LdpError,
+    "An invalid setting (epsilon, bound, noise_bound): nothing was built or released."
+);
+create_exception!(
+    ldp_bo,
+    NonFiniteValue,
+    LdpError,
+    "A value to release was NaN or infinite: nothing was released. Drop or impute missing values first."
+);
+create_exception!(
+    ldp_bo,
+    BudgetExhausted,
+    LdpError,
+    "The device's privacy budget cannot pay for the report: nothing was released, and this device will not report at that epsilon again."
+);
+create_exception!(
+    ldp_bo,
+    EpsilonOutOfRange,
+    LdpError,
+    "The requested epsilon is outside the device's per-report floor and limit: nothing was released or spent."
+);
+create_exception!(
+    ldp_bo,
+    SeededNoiseWarning,
+    PyUserWarning,
+    "A seed was given: the noise is reproducible by whoever knows the seed, and calls with one seed share their noise. For tests only."
+);
+
+/// The CLI's message for an invalid setting (`host-sim`'s `PrivatiseError::Param`).
+fn invalid(e: ParamError) -> PyErr {
+    InvalidParameter::new_err(format!("invalid setting: {e}"))
+}
+
+/// The CLI's message for a refusal by the device (`host-sim`'s `PrivatiseError::Device`), as
+/// the exception class of its kind.
+fn refused(e: ReportError<Infallible>) -> PyErr {
+    let message = format!("the device refused: {e}");
+    match e {
+        ReportError::Budget(BudgetError::Exhausted { .. }) => BudgetExhausted::new_err(message),
+        ReportError::Budget(BudgetError::AboveDeviceLimit { .. } | BudgetError::BelowDeviceFloor { .. }) => {
+            EpsilonOutOfRange::new_err(message)
+        }
+        ReportError::Param(_) => InvalidParameter::new_err(message),
+        _ => LdpError::new_err(message),
+    }
+}
+
+fn non_finite(position: &str) -> PyErr {
+    NonFiniteValue::new_err(format!(
+        "{position} is NaN or infinite: give finite values (drop or impute missing ones first); nothing was released"
+    ))
+}
+
+const SEED_WARNING: &std::ffi::CStr = c"seeded noise is not private: whoever knows the seed removes it, and two calls with one seed share their noise (their difference is the raw difference); use seed=None except in tests";
+
+/// Warns that `seed` makes the noise known (see the module docs); an error if the warning is.
+fn warn_seeded(py: Python<'_>, seed: Option<u64>) -> PyResult<()> {
+    match seed {
+        Some(_) => PyErr::warn(py, &py.get_type::<SeededNoiseWarning>(), SEED_WARNING, 1),
+        None => Ok(()),
+    }
+}
+
+/// A device over `config` whose secret (seed material and boot entropy) comes from `seed` as
+/// host-sim's `simulated_reporter` derives it, or from the operating system's entropy.
+fn open_device(config: DeviceConfig, seed: Option<u64>) -> PyResult<ldp_core::Reporter<MemoryStore>> {
+    let (mut material, mut entropy) = ([0u8; 32], [0u8; 32]);
+    match seed {
+        Some(seed) => {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            rng.fill_bytes(&mut material);
+            rng.fill_bytes(&mut entropy);
+        }
+        None => {
+            let os = |e: getrandom::Error| {
+                LdpError::new_err(format!("no entropy from the operating system for the noise: {e}"))
+            };
+            getrandom::fill(&mut material).map_err(os)?;
+            getrandom::fill(&mut entropy).map_err(os)?;
+        }
+    }
+    ldp_core::Reporter::open(config, MemoryStore::provisioned(material), entropy)
+        .map_err(|e| refused(ReportError::Budget(e)))
+}
+
+/// B and R, checked as the CTL mechanism at `epsilon` needs them (B + R in [2^-40, 2^40], and
+/// ε not too small for the sampler), so that a bad setting is refused before anything is built.
+fn bounds(epsilon: Epsilon, bound: f64, noise_bound: f64) -> PyResult<(ldp_core::Bound, ldp_core::Bound)> {
+    let (b, r) =
+        (ldp_core::Bound::new(bound).map_err(invalid)?, ldp_core::Bound::new(noise_bound).map_err(invalid)?);
+    ldp_core::LaplaceMechanism::ctl(epsilon, b, r).map_err(invalid)?;
+    Ok((b, r))
+}
+
+/// The total that pays for exactly `reports` reports at `epsilon`: the accountant charges each
+/// report rounded up to 10⁻⁹ and reads the total rounded down (`ldp_core::budget`), so the total
+/// is the smallest `f64` whose units reach `reports` charges. (`(units·n + 0.5)/10⁹` alone, as
+/// host-sim's `privatise_table` computes it, falls one unit short from about 8·10⁵ values at
+/// ε = 10.3: the last value was refused.)
+fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
+    // Exact integers, as the accountant counts (`as` saturates: a total too large for the
+    // accountant is refused by it, the safe direction).
+    let units = (epsilon.get() * UNITS_PER_EPSILON).ceil() as u64;
+    let needed = units.saturating_mul(reports.max(1) as u64);
+    let mut total = (needed as f64 + 0.5) / UNITS_PER_EPSILON;
+    while ((total * UNITS_PER_EPSILON).floor() as u64) < needed {
+        total = total.next_up();
+    }
+    Epsilon::new(total)
+}
+
+/// Release every value once through the device's CTL(eps) mechanism; return the releases.
+///
+/// Each value is clamped to [-(bound + noise_bound), bound + noise_bound], rounded to the
+/// mechanism's public grid 2^k (k = floor(log2(bound + noise_bound)) - 12) and released with
+/// discrete Laplace noise of scale about 2 (bound + noise_bound) / eps: the same code path as
+/// `host-sim privatise --input` (the device's production reporter). Every release is eps-LDP
+/// for its value.
+///
+/// Parameters
+/// ----------
+/// values : array_like of float
+///     The raw values, any shape; NaN or infinity is refused (nothing is released).
+/// eps : float
+///     The epsilon of each release (> 0). Each call is a fresh device that pays exactly one
+///     report per value; calls on the same data add up (2 calls = 2 eps per value), and this
+///     package does not track that.
+/// bound : float
+///     B >= 0, the bound on the values' noiseless part |f|.
+/// noise_bound : float
+///     R >= 0, the bound on their noise |eta|; B + R must be in [2^-40, 2^40].
+/// seed : int or None
+///     None (the default): the device's secret comes from the operating system's entropy.
+///     An int in [0, 2^64): reproducible noise, FOR TESTS ONLY: whoever knows the seed removes
+///     the noise, and two calls with one seed share their noise. Warns with SeededNoiseWarning.
+///
+/// Returns
+/// -------
+/// numpy.ndarray of float64, the shape of `values`: the released values (multiples of 2^k).
+///
+/// Raises
+/// ------
+/// InvalidParameter
+///     eps, bound or noise_bound is invalid.
+/// NonFiniteValue
+///     A value is NaN or infinite.
+///
+/// Examples
+/// --------
+/// >>> import ldp_bo
+/// >>> released = ldp_bo.privatise([0.2, -0.7, 1.5], eps=1.0, bound=1.0, noise_bound=0.5)
+/// >>> released.shape
+/// (3,)
+#[pyfunction]
+#[pyo3(signature = (values, eps, bound, noise_bound, seed=None))]
+fn privatise<'py>(
+    py: Python<'py>,
+    values: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
+    eps: f64,
+    bound: f64,
+    noise_bound: f64,
+    seed: Option<u64>,
+) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    let epsilon = Epsilon::new(eps).map_err(invalid)?;
+    let (b, r) = bounds(epsilon, bound, noise_bound)?;
+    let view = values.as_array();
+    let shape = view.shape().to_vec();
+    // Logical (C) order whatever the memory layout: a seeded call's noise depends on it.
+    let raw: Vec<f64> = view.iter().copied().collect();
+    if let Some(i) = raw.iter().position(|y| !y.is_finite()) {
+        return Err(non_finite(&format!("value {i} (flat, C order)")));
+    }
+    let policy =
+        BudgetPolicy::new(epsilon, total_for(epsilon, raw.len()).map_err(invalid)?).map_err(invalid)?;
+    warn_seeded(py, seed)?;
+    let mut device = open_device(DeviceConfig { b, r, policy }, seed)?;
+    let released = py.detach(|| {
+        raw.iter()
+            .map(|&y| device.report(y, epsilon, None).map(|report| report.release.value()))
+            .collect::<Result<Vec<f64>, _>>()
+    });
+    let released = released.map_err(refused)?;
+    let array = ArrayD::from_shape_vec(IxDyn(&shape), released)
+        .map_err(|e| LdpError::new_err(format!("cannot shape the releases as the input: {e}")))?;
+    Ok(array.into_pyarray(py))
+}
+
+/// A simulated device: the production reporter with its lifetime privacy budget.
+///
+/// Each `report(value, eps)` releases one value with CTL(eps) (as `privatise` does) and spends
+/// eps from the budget; a report the budget cannot pay is refused with BudgetExhausted and
+/// nothing is released. The budget lives in memory: a new Reporter is a new device with a
+/// fresh budget.
+///
+/// Parameters
+/// ----------
+/// eps_total : float
+///     The lifetime budget (> 0).
+/// bound, noise_bound : float
+///     B and R as for `privatise`.
+/// seed : int or None
+///     As for `privatise`: None takes the device's secret from the operating system; an int is
+///     FOR TESTS ONLY (known noise, shared by every device with that seed) and warns.
+/// eps_limit : float or None
+///     The weakest (largest) epsilon of one report; default eps_total. The strongest accepted
+///     is eps_limit / 1024 (the device's floor).
+///
+/// Examples
+/// --------
+/// >>> import ldp_bo
+/// >>> dev = ldp_bo.Reporter(eps_total=3.0, bound=1.0, noise_bound=1.0)
+/// >>> y = dev.report(0.4, eps=1.0)
+/// >>> dev.budget_remaining
+/// 2.0
+#[pyclass(module = "ldp_bo")]
+struct Reporter {
+    device: ldp_core::Reporter<MemoryStore>,
+    seeded: bool,
+}
+
+#[pymethods]
+impl Reporter {
+    #[new]
+    #[pyo3(signature = (eps_total, bound, noise_bound, seed=None, *, eps_limit=None))]
+    fn new(
+        py: Python<'_>,
+        eps_total: f64,
+        bound: f64,
+        noise_bound: f64,
+        seed: Option<u64>,
+        eps_limit: Option<f64>,
+    ) -> PyResult<Self> {
+        let total = Epsilon::new(eps_total).map_err(invalid)?;
+        let limit = eps_limit.map(Epsilon::new).transpose().map_err(invalid)?.unwrap_or(total);
+        let (b, r) = bounds(limit, bound, noise_bound)?;
+        let policy = BudgetPolicy::new(limit, total).map_err(invalid)?;
+        warn_seeded(py, seed)?;
+        Ok(Self { device: open_device(DeviceConfig { b, r, policy }, seed)?, seeded: seed.is_some() })
+    }
+
+    /// Release `value` once at `eps` and spend eps from the budget; return the released value.
+    ///
+    /// Raises BudgetExhausted when the budget left cannot pay eps, EpsilonOutOfRange when eps is
+    /// above the device's per-report limit or below its floor, InvalidParameter when eps is not
+    /// a finite number > 0 (or too small for the sampler), NonFiniteValue for a NaN or infinite
+    /// value. Nothing is released or spent when it raises.
+    #[pyo3(signature = (value, eps))]
+    fn report(&mut self, value: f64, eps: f64) -> PyResult<f64> {
+        let epsilon = Epsilon::new(eps).map_err(invalid)?;
+        if !value.is_finite() {
+            return Err(non_finite("the value"));
+        }
+        let report = self.device.report(value, epsilon, None).map_err(refused)?;
+        Ok(report.release.value())
+    }
+
+    /// The budget this device can still spend (the lifetime total minus what it spent).
+    #[getter]
+    fn budget_remaining(&self) -> f64 {
+        self.device.accountant().remaining()
+    }
+
+    /// The budget this device has spent.
+    #[getter]
+    fn budget_spent(&self) -> f64 {
+        self.device.accountant().spent()
+    }
+
+    /// The lifetime budget.
+    #[getter]
+    fn eps_total(&self) -> f64 {
+        self.device.config().policy.total().get()
+    }
+
+    /// The weakest (largest) epsilon of one report.
+    #[getter]
+    fn eps_limit(&self) -> f64 {
+        self.device.config().policy.per_report_limit().get()
+    }
+
+    /// The strongest (smallest) epsilon of one report.
+    #[getter]
+    fn eps_floor(&self) -> f64 {
+        self.device.config().policy.per_report_floor().get()
+    }
+
+    fn __repr__(&self) -> String {
+        let config = self.device.config();
+        format!(
+            "Reporter(eps_total={:?}, bound={:?}, noise_bound={:?}, budget_remaining={:?}{})",
+            config.policy.total().get(),
+            config.b.get(),
+            config.r.get(),
+            self.budget_remaining(),
+            if self.seeded { ", seeded: for tests only" } else { "" }
+        )
+    }
+}
+
+/// Locally differentially private Bayesian optimisation: the device of ldp-core from Python.
+///
+/// privatise(values, eps, bound, noise_bound) releases an array through the device's CTL(eps)
+/// mechanism; Reporter(eps_total, bound, noise_bound) is a simulated device with its budget.
+/// Errors are subclasses of LdpError; seeded noise (seed=...) warns with SeededNoiseWarning and
+/// is for tests only. The learners' ask/tell API comes with the crate split (issue #28).
+#[pymodule]
+fn ldp_bo(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(privatise, m)?)?;
+    m.add_class::<Reporter>()?;
+    m.add("LdpError", py.get_type::<LdpError>())?;
+    m.add("InvalidParameter", py.get_type::<InvalidParameter>())?;
+    m.add("NonFiniteValue", py.get_type::<NonFiniteValue>())?;
+    m.add("BudgetExhausted", py.get_type::<BudgetExhausted>())?;
+    m.add("EpsilonOutOfRange", py.get_type::<EpsilonOutOfRange>())?;
+    m.add("SeededNoiseWarning", py.get_type::<SeededNoiseWarning>())?;
+    Ok(())
+}

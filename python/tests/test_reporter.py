@@ -1,0 +1,95 @@
+"""ldp_bo.Reporter: a simulated device that spends its budget report by report and refuses,
+with the CLI's messages, what it cannot pay."""
+
+import math
+
+import numpy as np
+import pytest
+
+import ldp_bo
+
+
+def test_reports_spend_the_budget_until_it_is_exhausted():
+    dev = ldp_bo.Reporter(3.0, 1.0, 1.0)
+    assert (dev.eps_total, dev.budget_remaining, dev.budget_spent) == (3.0, 3.0, 0.0)
+    for left in (2.0, 1.0, 0.0):
+        y = dev.report(0.4, 1.0)
+        assert math.isfinite(y)
+        assert dev.budget_remaining == left
+    with pytest.raises(ldp_bo.BudgetExhausted) as info:
+        dev.report(0.4, 1.0)
+    assert isinstance(info.value, ldp_bo.LdpError)
+    assert str(info.value) == (
+        "the device refused: privacy budget exhausted: 1 requested, 0 left; "
+        "this device will not report again"
+    )
+    assert (dev.budget_remaining, dev.budget_spent) == (0.0, 3.0)
+
+
+def test_a_refused_report_spends_nothing():
+    dev = ldp_bo.Reporter(2.5, 1.0, 1.0)
+    dev.report(0.0, 1.0)
+    dev.report(0.0, 1.0)
+    with pytest.raises(ldp_bo.BudgetExhausted, match="1 requested, 0.5 left"):
+        dev.report(0.0, 1.0)
+    assert dev.budget_remaining == 0.5
+    dev.report(0.0, 0.5)  # what is left still pays a smaller report
+    assert dev.budget_remaining == 0.0
+
+
+def test_epsilon_outside_the_devices_range_is_refused_and_spends_nothing():
+    dev = ldp_bo.Reporter(10.0, 1.0, 1.0, eps_limit=1.0)
+    assert (dev.eps_limit, dev.eps_floor) == (1.0, 1.0 / 1024)
+    with pytest.raises(ldp_bo.EpsilonOutOfRange, match="weaker than this device's per-report limit 1"):
+        dev.report(0.0, 2.0)
+    with pytest.raises(ldp_bo.EpsilonOutOfRange, match="stronger than this device's per-report floor"):
+        dev.report(0.0, 1e-4)
+    assert dev.budget_remaining == 10.0
+
+
+@pytest.mark.parametrize("eps", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_bad_epsilon_in_a_report_is_refused(eps):
+    dev = ldp_bo.Reporter(1.0, 1.0, 1.0)
+    with pytest.raises(ldp_bo.InvalidParameter, match="^invalid setting: epsilon"):
+        dev.report(0.0, eps)
+    assert dev.budget_remaining == 1.0
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_non_finite_value_is_refused_and_spends_nothing(value):
+    dev = ldp_bo.Reporter(1.0, 1.0, 1.0)
+    with pytest.raises(ldp_bo.NonFiniteValue):
+        dev.report(value, 1.0)
+    assert dev.budget_remaining == 1.0
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        ((0.0, 1.0, 1.0), {}, "epsilon is zero or negative"),
+        ((1.0, -1.0, 1.0), {}, "a bound is negative"),
+        ((1.0, 0.0, 0.0), {}, "the clamping range is zero"),
+        ((1.0, 1.0, 1.0), {"eps_limit": 2.0}, "the per-report epsilon limit exceeds the total budget"),
+        ((1.0, 1.0, 1.0), {"eps_limit": float("nan")}, "epsilon is NaN or infinite"),
+    ],
+)
+def test_bad_settings_are_refused(args, kwargs, message):
+    with pytest.raises(ldp_bo.InvalidParameter, match="^invalid setting: " + message):
+        ldp_bo.Reporter(*args, **kwargs)
+
+
+def test_a_seeded_reporter_is_the_device_privatise_uses():
+    """One code path: a seeded Reporter reporting value by value releases what privatise
+    releases for the whole array with that seed (and so shares its noise: tests only)."""
+    values = np.linspace(-3.0, 3.0, 64)
+    with pytest.warns(ldp_bo.SeededNoiseWarning):
+        dev = ldp_bo.Reporter(64.0, 1.0, 0.5, seed=11, eps_limit=1.0)
+        whole = ldp_bo.privatise(values, 1.0, 1.0, 0.5, seed=11)
+    assert np.array_equal([dev.report(y, 1.0) for y in values], whole)
+    assert "seeded" in repr(dev)
+
+
+def test_same_seed_same_reports():
+    with pytest.warns(ldp_bo.SeededNoiseWarning):
+        a, b = ldp_bo.Reporter(5.0, 1.0, 1.0, seed=3), ldp_bo.Reporter(5.0, 1.0, 1.0, seed=3)
+    assert [a.report(0.1, 1.0) for _ in range(5)] == [b.report(0.1, 1.0) for _ in range(5)]
