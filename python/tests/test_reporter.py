@@ -1,7 +1,9 @@
 """ldp_bo.Reporter: a simulated device that spends its budget report by report and refuses,
 with the CLI's messages, what it cannot pay."""
 
+import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -93,3 +95,12 @@ def test_same_seed_same_reports():
     with pytest.warns(ldp_bo.SeededNoiseWarning):
         a, b = ldp_bo.Reporter(5.0, 1.0, 1.0, seed=3), ldp_bo.Reporter(5.0, 1.0, 1.0, seed=3)
     assert [a.report(0.1, 1.0) for _ in range(5)] == [b.report(0.1, 1.0) for _ in range(5)]
+
+
+@pytest.mark.parametrize("clone", [copy.copy, copy.deepcopy, pickle.dumps])
+def test_a_device_cannot_be_cloned(clone):
+    """A copy would hold the same noise key and the same budget: its reports would replay the
+    original's noise (which then cancels) and spend the budget twice."""
+    dev = ldp_bo.Reporter(2.0, 1.0, 1.0)
+    with pytest.raises(TypeError):
+        clone(dev)
