@@ -268,4 +268,17 @@ mod tests {
         let bad = privatise(PrivatiseConfig { r: f64::NAN, ..Default::default() });
         assert_eq!(bad, Err(PrivatiseError::Param(ParamError::BoundNotFinite)));
     }
+
+    /// The Python package's `ldp_bo.privatise` is this code path: python/tests/test_privatise.py
+    /// (`test_privatise_is_host_sims_privatise_table`) expects the same releases for the same
+    /// cells, ε, B, R and seed. A change here that it does not follow splits the two.
+    #[test]
+    fn seeded_table_releases_are_the_python_packages() {
+        let table =
+            crate::env::table::Table::parse("a,b\n0.3,-0.7\n1.25,2.5\n-3.5,0.0625\n0.1,-0.2\n").unwrap();
+        let out = privatise_table(&table, 0.7, 1.0, 0.5, Some(4242), false).unwrap();
+        let expected = "a,b\n1.094970703125,-5.22314453125\n-9.868408203125,1.78955078125\n\
+                        -6.274658203125,-1.424560546875\n-6.921630859375,5.365966796875\n";
+        assert_eq!(out.csv, expected);
+    }
 }

@@ -118,6 +118,21 @@ def test_same_seed_same_array_other_seed_other_array():
     assert not np.array_equal(a, c)
 
 
+def test_privatise_is_host_sims_privatise_table():
+    """The same releases as `host-sim privatise --input` on the same cells (row by row), eps, B,
+    R and seed: host-sim/src/demo.rs `seeded_table_releases_are_the_python_packages` expects
+    these values from `privatise_table` (the CLI refuses a seed; its library function takes one)."""
+    cells = [[0.3, -0.7], [1.25, 2.5], [-3.5, 0.0625], [0.1, -0.2]]
+    expected = [
+        [1.094970703125, -5.22314453125],
+        [-9.868408203125, 1.78955078125],
+        [-6.274658203125, -1.424560546875],
+        [-6.921630859375, 5.365966796875],
+    ]
+    with pytest.warns(ldp_bo.SeededNoiseWarning):
+        assert ldp_bo.privatise(cells, 0.7, 1.0, 0.5, seed=4242).tolist() == expected
+
+
 def test_without_a_seed_the_noise_is_fresh_and_nothing_warns():
     values = np.zeros(200)
     with warnings.catch_warnings():
