@@ -23,6 +23,10 @@ class BudgetExhausted(LdpError):
 class EpsilonOutOfRange(LdpError):
     """The requested epsilon is outside the device's per-report floor and limit."""
 
+class ForkedReporter(LdpError):
+    """A Reporter was used in another process than the one that made it (os.fork): a copy
+    would repeat its noise and spend its budget twice. Create the Reporter where it is used."""
+
 class SeededNoiseWarning(UserWarning):
     """A seed was given: the noise is known to whoever knows the seed. For tests only."""
 

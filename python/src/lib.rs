@@ -66,6 +66,12 @@ create_exception!(
 );
 create_exception!(
     ldp_bo,
+    ForkedReporter,
+    LdpError,
+    "A Reporter was used in another process than the one that made it (a copy by os.fork, multiprocessing or a prefork server): a copy repeats its noise and spends its budget twice, so it does not report. Create the Reporter in the process that uses it."
+);
+create_exception!(
+    ldp_bo,
     SeededNoiseWarning,
     PyUserWarning,
     "A seed was given: the noise is reproducible by whoever knows the seed, and calls with one seed share their noise. For tests only."
@@ -235,7 +241,9 @@ fn privatise<'py>(
 /// Each `report(value, eps)` releases one value with CTL(eps) (as `privatise` does) and spends
 /// eps from the budget; a report the budget cannot pay is refused with BudgetExhausted and
 /// nothing is released. The budget lives in memory: a new Reporter is a new device with a
-/// fresh budget.
+/// fresh budget. It reports only in the process that made it: a copy made by os.fork
+/// (multiprocessing's "fork" start method, prefork servers) would repeat its noise and spend
+/// its budget again, so it raises ForkedReporter; make one Reporter per process.
 ///
 /// Parameters
 /// ----------
@@ -261,6 +269,9 @@ fn privatise<'py>(
 struct Reporter {
     device: ldp_core::Reporter<MemoryStore>,
     seeded: bool,
+    /// The process that made the device: a copy made by `fork` shares its noise key, its
+    /// sampler's state and its budget, so only this process reports.
+    pid: u32,
 }
 
 #[pymethods]
@@ -280,7 +291,11 @@ impl Reporter {
         let (b, r) = bounds(limit, bound, noise_bound)?;
         let policy = BudgetPolicy::new(limit, total).map_err(invalid)?;
         warn_seeded(py, seed)?;
-        Ok(Self { device: open_device(DeviceConfig { b, r, policy }, seed)?, seeded: seed.is_some() })
+        Ok(Self {
+            device: open_device(DeviceConfig { b, r, policy }, seed)?,
+            seeded: seed.is_some(),
+            pid: std::process::id(),
+        })
     }
 
     /// Release `value` once at `eps` and spend eps from the budget; return the released value.
@@ -288,9 +303,15 @@ impl Reporter {
     /// Raises BudgetExhausted when the budget left cannot pay eps, EpsilonOutOfRange when eps is
     /// above the device's per-report limit or below its floor, InvalidParameter when eps is not
     /// a finite number > 0 (or too small for the sampler), NonFiniteValue for a NaN or infinite
-    /// value. Nothing is released or spent when it raises.
+    /// value, ForkedReporter in another process than the one that made the Reporter. Nothing
+    /// is released or spent when it raises.
     #[pyo3(signature = (value, eps))]
     fn report(&mut self, value: f64, eps: f64) -> PyResult<f64> {
+        if std::process::id() != self.pid {
+            return Err(ForkedReporter::new_err(
+                "this Reporter was made in another process (copied by os.fork, multiprocessing or a prefork server): a copy would repeat its noise and spend its budget twice, so it does not report; create the Reporter in the process that uses it",
+            ));
+        }
         let epsilon = Epsilon::new(eps).map_err(invalid)?;
         if !value.is_finite() {
             return Err(non_finite("the value"));
@@ -358,6 +379,7 @@ fn ldp_bo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NonFiniteValue", py.get_type::<NonFiniteValue>())?;
     m.add("BudgetExhausted", py.get_type::<BudgetExhausted>())?;
     m.add("EpsilonOutOfRange", py.get_type::<EpsilonOutOfRange>())?;
+    m.add("ForkedReporter", py.get_type::<ForkedReporter>())?;
     m.add("SeededNoiseWarning", py.get_type::<SeededNoiseWarning>())?;
     Ok(())
 }

@@ -3,6 +3,7 @@ with the CLI's messages, what it cannot pay."""
 
 import copy
 import math
+import os
 import pickle
 
 import numpy as np
@@ -104,3 +105,31 @@ def test_a_device_cannot_be_cloned(clone):
     dev = ldp_bo.Reporter(2.0, 1.0, 1.0)
     with pytest.raises(TypeError):
         clone(dev)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_reporter_copied_by_fork_refuses_to_report_in_the_child():
+    """os.fork copies the device (its noise key, sampler state and budget): the child's report
+    is refused with ForkedReporter, saying where to make the Reporter; the parent reports."""
+    dev = ldp_bo.Reporter(1.0, 1.0, 1.0)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report the outcome over the pipe, never run the rest of pytest
+        try:
+            dev.report(0.0, 1.0)
+            out = "released"
+        except ldp_bo.ForkedReporter as e:
+            out = "ForkedReporter: " + str(e)
+        except BaseException as e:  # noqa: BLE001
+            out = type(e).__name__
+        os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    with os.fdopen(r, "rb") as pipe:
+        child = pipe.read().decode()
+    assert child.startswith("ForkedReporter: "), child
+    assert "create the Reporter in the process that uses it" in child
+    assert isinstance(ldp_bo.ForkedReporter("x"), ldp_bo.LdpError)
+    assert math.isfinite(dev.report(0.0, 1.0))  # the parent's device is untouched
+    assert dev.budget_remaining == 0.0
