@@ -17,6 +17,10 @@ class InvalidParameter(LdpError):
 class NonFiniteValue(LdpError):
     """A value to release was NaN or infinite: nothing was released."""
 
+class InvalidValue(LdpError):
+    """A value to release is not a real number (a string, bool, complex number, date or other
+    object): nothing was released. The message names its position and type, never the value."""
+
 class BudgetExhausted(LdpError):
     """The device's privacy budget cannot pay for the report: nothing was released."""
 

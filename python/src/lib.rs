@@ -27,10 +27,11 @@ use std::convert::Infallible;
 use ldp_core::budget::UNITS_PER_EPSILON;
 use ldp_core::{BudgetError, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, ParamError, ReportError};
 use numpy::ndarray::{ArrayD, IxDyn};
-use numpy::{AllowTypeChange, IntoPyArray, PyArrayDyn, PyArrayLikeDyn};
+use numpy::{IntoPyArray, PyArrayDyn, PyReadonlyArrayDyn};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyUserWarning};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
@@ -51,6 +52,12 @@ create_exception!(
     NonFiniteValue,
     LdpError,
     "A value to release was NaN or infinite: nothing was released. Drop or impute missing values first."
+);
+create_exception!(
+    ldp_bo,
+    InvalidValue,
+    LdpError,
+    "A value to release is not a real number (a string, bool, complex number, date or other object): nothing was released. The message names its position and type, never the value."
 );
 create_exception!(
     ldp_bo,
@@ -98,8 +105,81 @@ fn refused(e: ReportError<Infallible>) -> PyErr {
 
 fn non_finite(position: &str) -> PyErr {
     NonFiniteValue::new_err(format!(
-        "{position} is NaN or infinite: give finite values (drop or impute missing ones first); nothing was released"
+        "{position} is NaN or infinite (an int beyond the float range, |x| >= 2^1024, counts as infinite): give finite values (drop or impute missing ones first); nothing was released"
     ))
+}
+
+/// A refusal of a value that is not a real number: its position and what it is, never the value.
+fn not_real(position: &str, what: &str) -> PyErr {
+    InvalidValue::new_err(format!(
+        "{position} is {what}, not a real number: give floats or ints (not strings, bools, complex numbers, dates or objects); nothing was released"
+    ))
+}
+
+/// One value as `f64`: a Python float or int (not bool) or a numpy floating or integer scalar.
+/// An int beyond the float range becomes ±inf (refused later as non-finite). Errors never carry
+/// the value (numpy's and Python's own conversion errors quote it).
+fn real(value: &Bound<'_, PyAny>, position: &str) -> PyResult<f64> {
+    let numpy = value.py().import("numpy")?;
+    let numeric = value.is_instance_of::<PyFloat>()
+        || (value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>())
+        || value.is_instance(&numpy.getattr("floating")?)?
+        || value.is_instance(&numpy.getattr("integer")?)?;
+    if !numeric {
+        let name = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
+        return Err(not_real(position, &format!("of type {name}")));
+    }
+    match value.extract::<f64>() {
+        Ok(y) => Ok(y),
+        // Only an int too large for a float fails here: its sign decides which infinity.
+        Err(_) if value.gt(0)? => Ok(f64::INFINITY),
+        Err(_) => Ok(f64::NEG_INFINITY),
+    }
+}
+
+/// The values of an array-like as `f64` in logical (C) order, with its shape. A numpy array (or
+/// anything with `__array__`) must have a float or int dtype; a list, tuple or scalar is read
+/// value by value with [`real`] (so a bool or string among floats is refused, not converted).
+fn read_values(values: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<f64>)> {
+    let py = values.py();
+    let numpy = py.import("numpy")?;
+    let unreadable = |_| {
+        InvalidValue::new_err(
+            "the values cannot be read as an array of numbers (a ragged list, or an object numpy cannot convert): give a float or int array; nothing was released",
+        )
+    };
+    if values.is_instance(&numpy.getattr("ndarray")?)? || values.hasattr("__array__")? {
+        let array = numpy.call_method1("asarray", (values,)).map_err(unreadable)?;
+        let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
+        let what = match kind.as_str() {
+            "f" | "i" | "u" => None,
+            "b" => Some("bool"),
+            "c" => Some("complex"),
+            "M" | "m" => Some("dates or times"),
+            "U" | "S" => Some("strings"),
+            "O" => Some("Python objects"),
+            _ => Some("not numbers"),
+        };
+        if let Some(what) = what {
+            return Err(not_real(&format!("the array (numpy dtype kind '{kind}')"), &format!("of {what}")));
+        }
+        let array = numpy.call_method1("asarray", (array, "float64"))?;
+        let array: PyReadonlyArrayDyn<'_, f64> = array.extract()?;
+        let view = array.as_array();
+        // Logical (C) order whatever the memory layout: a seeded call's noise depends on it.
+        return Ok((view.shape().to_vec(), view.iter().copied().collect()));
+    }
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item("dtype", "object")?;
+    let objects = numpy.call_method("asarray", (values,), Some(&kwargs)).map_err(unreadable)?;
+    let shape: Vec<usize> = objects.getattr("shape")?.extract()?;
+    let flat = objects.call_method0("ravel")?.call_method0("tolist")?;
+    let raw = flat
+        .try_iter()?
+        .enumerate()
+        .map(|(i, value)| real(&value?, &format!("value {i} (flat, C order)")))
+        .collect::<PyResult<Vec<f64>>>()?;
+    Ok((shape, raw))
 }
 
 const SEED_WARNING: &std::ffi::CStr = c"seeded noise is not private: whoever knows the seed removes it, and two calls with one seed share their noise (their difference is the raw difference); use seed=None except in tests";
@@ -170,8 +250,12 @@ fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
 ///
 /// Parameters
 /// ----------
-/// values : array_like of float
-///     The raw values, any shape; NaN or infinity is refused (nothing is released).
+/// values : array_like of float or int
+///     The raw values, any shape: a numpy array of a float or int dtype, or (nested) lists of
+///     Python or numpy floats and ints. Strings, bools, complex numbers, dates and other objects
+///     are refused (InvalidValue), and so are NaN and infinity (NonFiniteValue), an int beyond
+///     the float range (|x| >= 2^1024) counting as infinite; nothing is released then, and the
+///     error names the position and type, never the value.
 /// eps : float
 ///     The epsilon of each release (> 0). Each call is a fresh device that pays exactly one
 ///     report per value; calls on the same data add up (2 calls = 2 eps per value), and this
@@ -193,6 +277,8 @@ fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
 /// ------
 /// InvalidParameter
 ///     eps, bound or noise_bound is invalid.
+/// InvalidValue
+///     A value is not a real number (or the values are not an array of numbers).
 /// NonFiniteValue
 ///     A value is NaN or infinite.
 ///
@@ -206,7 +292,7 @@ fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
 #[pyo3(signature = (values, eps, bound, noise_bound, seed=None))]
 fn privatise<'py>(
     py: Python<'py>,
-    values: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
+    values: &Bound<'py, PyAny>,
     eps: f64,
     bound: f64,
     noise_bound: f64,
@@ -214,10 +300,7 @@ fn privatise<'py>(
 ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
     let epsilon = Epsilon::new(eps).map_err(invalid)?;
     let (b, r) = bounds(epsilon, bound, noise_bound)?;
-    let view = values.as_array();
-    let shape = view.shape().to_vec();
-    // Logical (C) order whatever the memory layout: a seeded call's noise depends on it.
-    let raw: Vec<f64> = view.iter().copied().collect();
+    let (shape, raw) = read_values(values)?;
     if let Some(i) = raw.iter().position(|y| !y.is_finite()) {
         return Err(non_finite(&format!("value {i} (flat, C order)")));
     }
@@ -302,17 +385,19 @@ impl Reporter {
     ///
     /// Raises BudgetExhausted when the budget left cannot pay eps, EpsilonOutOfRange when eps is
     /// above the device's per-report limit or below its floor, InvalidParameter when eps is not
-    /// a finite number > 0 (or too small for the sampler), NonFiniteValue for a NaN or infinite
-    /// value, ForkedReporter in another process than the one that made the Reporter. Nothing
+    /// a finite number > 0 (or too small for the sampler), InvalidValue when the value is not a
+    /// float or int (a bool, string, ...), NonFiniteValue for a NaN or infinite value (an int
+    /// beyond the float range counts as infinite), ForkedReporter in another process than the one that made the Reporter. Nothing
     /// is released or spent when it raises.
     #[pyo3(signature = (value, eps))]
-    fn report(&mut self, value: f64, eps: f64) -> PyResult<f64> {
+    fn report(&mut self, value: &Bound<'_, PyAny>, eps: f64) -> PyResult<f64> {
         if std::process::id() != self.pid {
             return Err(ForkedReporter::new_err(
                 "this Reporter was made in another process (copied by os.fork, multiprocessing or a prefork server): a copy would repeat its noise and spend its budget twice, so it does not report; create the Reporter in the process that uses it",
             ));
         }
         let epsilon = Epsilon::new(eps).map_err(invalid)?;
+        let value = real(value, "the value")?;
         if !value.is_finite() {
             return Err(non_finite("the value"));
         }
@@ -377,6 +462,7 @@ fn ldp_bo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LdpError", py.get_type::<LdpError>())?;
     m.add("InvalidParameter", py.get_type::<InvalidParameter>())?;
     m.add("NonFiniteValue", py.get_type::<NonFiniteValue>())?;
+    m.add("InvalidValue", py.get_type::<InvalidValue>())?;
     m.add("BudgetExhausted", py.get_type::<BudgetExhausted>())?;
     m.add("EpsilonOutOfRange", py.get_type::<EpsilonOutOfRange>())?;
     m.add("ForkedReporter", py.get_type::<ForkedReporter>())?;

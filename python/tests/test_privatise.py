@@ -200,3 +200,73 @@ def test_the_budget_pays_for_every_value(eps, n):
     `(units·n + 0.5)/1e9`, host-sim privatise_table's total, comes one unit short.)"""
     out = ldp_bo.privatise(np.zeros(n), eps, 1.0, 1.0)
     assert out.shape == (n,)
+
+
+SECRET = "patient-42-positive"
+
+
+@pytest.mark.parametrize(
+    "values, position",
+    [
+        (["0.3", SECRET], "value 0"),
+        ([0.3, SECRET], "value 1"),
+        ([[0.3, 0.1], [0.2, SECRET]], "value 3"),
+        ([0.3, True], "value 1"),
+        ([0.3, 1 + 2j], "value 1"),
+        ([0.3, np.datetime64("2020-01-01")], "value 1"),
+        ([0.3, None], "value 1"),
+        (np.array([0.3, SECRET]), "dtype kind 'U'"),
+        (np.array([True, False]), "dtype kind 'b'"),
+        (np.array([1 + 2j]), "dtype kind 'c'"),
+        (np.array(["2020-01-01"], dtype="datetime64[D]"), "dtype kind 'M'"),
+        (np.array([0.3, SECRET], dtype=object), "dtype kind 'O'"),
+    ],
+)
+def test_a_value_that_is_not_a_real_number_is_refused_without_quoting_it(values, position):
+    """Strings, bools, complex numbers, dates and objects are refused with InvalidValue naming the
+    position or dtype, never the value (numpy's own errors quote it), and with no chained error
+    that would carry it into a traceback."""
+    with pytest.raises(ldp_bo.InvalidValue) as info:
+        ldp_bo.privatise(values, 1.0, 1.0, 1.0)
+    message = str(info.value)
+    assert position in message and "nothing was released" in message
+    assert SECRET not in message and "0.3" not in message
+    assert info.value.__cause__ is None and info.value.__context__ is None
+    with pytest.raises(ldp_bo.InvalidValue):
+        ldp_bo.privatise([values] if isinstance(values, list) else values, 1.0, 1.0, 1.0)
+
+
+def test_a_ragged_list_is_refused_as_an_ldp_error_without_quoting_values():
+    with pytest.raises(ldp_bo.InvalidValue) as info:
+        ldp_bo.privatise([[0.25, 0.5], [0.75]], 1.0, 1.0, 1.0)
+    assert "0.25" not in str(info.value) and info.value.__context__ is None
+
+
+@pytest.mark.parametrize("huge", [10**400, -(10**400)])
+def test_an_int_beyond_the_float_range_is_refused_as_infinite(huge):
+    """10**400 has no float: it counts as ±infinity and is refused like one (not a bare
+    OverflowError, whose type alone told |x| >= 2^1024 from every other value)."""
+    with pytest.raises(ldp_bo.NonFiniteValue, match="value 1 .*beyond the float range"):
+        ldp_bo.privatise([0.5, huge], 1.0, 1.0, 1.0)
+    with pytest.raises(ldp_bo.NonFiniteValue):
+        ldp_bo.Reporter(1.0, 1.0, 1.0).report(huge, 1.0)
+
+
+@pytest.mark.parametrize("value", ["0.3", True, np.bool_(True), 1j, None, np.array(0.3)])
+def test_report_refuses_what_is_not_a_float_or_int(value):
+    dev = ldp_bo.Reporter(1.0, 1.0, 1.0)
+    with pytest.raises(ldp_bo.InvalidValue, match="the value is of type"):
+        dev.report(value, 1.0)
+    assert dev.budget_spent == 0.0
+
+
+def test_floats_and_ints_of_every_kind_are_accepted():
+    """Python floats and ints, numpy scalars and int, uint and float arrays of any width."""
+    mixed = [0.5, 1, np.float32(0.25), np.int8(-1), np.uint64(2), np.float64(-0.5)]
+    assert ldp_bo.privatise(mixed, 1.0, 1.0, 1.0).shape == (6,)
+    for dtype in (np.float16, np.float32, np.float64, np.longdouble, np.int8, np.int64, np.uint32):
+        out = ldp_bo.privatise(np.arange(4).astype(dtype).reshape(2, 2), 1.0, 1.0, 1.0)
+        assert out.shape == (2, 2) and out.dtype == np.float64
+    dev = ldp_bo.Reporter(6.0, 1.0, 1.0, eps_limit=1.0)
+    for value in mixed:
+        assert math.isfinite(dev.report(value, 1.0))
