@@ -31,7 +31,7 @@ use numpy::{IntoPyArray, PyArrayDyn, PyReadonlyArrayDyn};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyUserWarning};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
@@ -137,6 +137,22 @@ fn real(value: &Bound<'_, PyAny>, position: &str) -> PyResult<f64> {
     }
 }
 
+/// Whether `value` is a masked array or a list or tuple holding one (numpy would read its data
+/// under the mask as values). Deeper than numpy's 64 dimensions numpy refuses the list anyway.
+fn has_masked(value: &Bound<'_, PyAny>, masked: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+    if value.is_instance(masked)? {
+        return Ok(true);
+    }
+    if depth < 64 && (value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>()) {
+        for item in value.try_iter()? {
+            if has_masked(&item?, masked, depth + 1)? {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// The values of an array-like as `f64` in logical (C) order, with its shape. A numpy array (or
 /// anything with `__array__`) must have a float or int dtype; a list, tuple or scalar is read
 /// value by value with [`real`] (so a bool or string among floats is refused, not converted).
@@ -148,6 +164,12 @@ fn read_values(values: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<f64>)> {
             "the values cannot be read as an array of numbers (a ragged list, or an object numpy cannot convert): give a float or int array; nothing was released",
         )
     };
+    let masked = numpy.getattr("ma")?.getattr("MaskedArray")?;
+    if has_masked(values, &masked, 0)? {
+        return Err(InvalidValue::new_err(
+            "the values are (or hold) a numpy masked array: its masked entries would be released as if observed; drop them (values.compressed()) or fill them, and pass a plain array; nothing was released",
+        ));
+    }
     if values.is_instance(&numpy.getattr("ndarray")?)? || values.hasattr("__array__")? {
         let array = numpy.call_method1("asarray", (values,)).map_err(unreadable)?;
         let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
@@ -255,7 +277,8 @@ fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
 ///     Python or numpy floats and ints. Strings, bools, complex numbers, dates and other objects
 ///     are refused (InvalidValue), and so are NaN and infinity (NonFiniteValue), an int beyond
 ///     the float range (|x| >= 2^1024) counting as infinite; nothing is released then, and the
-///     error names the position and type, never the value.
+///     error names the position and type, never the value. A numpy masked array (or a list
+///     holding one) is refused: its masked entries would be released as if observed.
 /// eps : float
 ///     The epsilon of each release (> 0). Each call is a fresh device that pays exactly one
 ///     report per value; calls on the same data add up (2 calls = 2 eps per value), and this

@@ -270,3 +270,21 @@ def test_floats_and_ints_of_every_kind_are_accepted():
     dev = ldp_bo.Reporter(6.0, 1.0, 1.0, eps_limit=1.0)
     for value in mixed:
         assert math.isfinite(dev.report(value, 1.0))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.ma.masked_array([0.3, 99.0], mask=[False, True]),
+        np.ma.masked_array([0.3, 99.0], mask=[False, False]),
+        [np.ma.masked_array([0.3, 99.0], mask=[False, True])],
+        [0.3, np.ma.masked],
+    ],
+)
+def test_a_masked_array_is_refused(values):
+    """numpy reads the data under a mask as values: privatise released the masked 99.0 as if it
+    had been observed. A masked array, or a list holding one, is refused."""
+    with pytest.raises(ldp_bo.InvalidValue, match="masked array") as info:
+        ldp_bo.privatise(values, 1.0, 1.0, 1.0)
+    assert "99" not in str(info.value)
+    assert ldp_bo.privatise(np.ma.masked_array([0.3, 99.0], mask=[False, True]).compressed(), 1.0, 1.0, 1.0).shape == (1,)
