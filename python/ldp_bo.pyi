@@ -57,7 +57,12 @@ class Reporter:
         eps_limit: Optional[float] = None,
     ) -> None: ...
     def report(self, value: float, eps: float) -> float:
-        """Release ``value`` once at ``eps`` and spend eps from the budget."""
+        """Release ``value`` once at ``eps`` and spend eps from the budget.
+
+        Its time depends on the noise drawn (whoever times it learns about |noise|, and with
+        the release the value up to sign): the device hides this in a fixed reply slot, this
+        call has none, so a process answering a remote learner replies at a fixed time or in
+        batches, never as soon as it returns."""
     @property
     def budget_remaining(self) -> float: ...
     @property

@@ -282,7 +282,8 @@ fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
 /// eps : float
 ///     The epsilon of each release (> 0). Each call is a fresh device that pays exactly one
 ///     report per value; calls on the same data add up (2 calls = 2 eps per value), and this
-///     package does not track that.
+///     package does not track that. The call's time depends on the noise drawn (as for
+///     `Reporter.report`): do not release per-value timings.
 /// bound : float
 ///     B >= 0, the bound on the values' noiseless part |f|.
 /// noise_bound : float
@@ -410,8 +411,15 @@ impl Reporter {
     /// above the device's per-report limit or below its floor, InvalidParameter when eps is not
     /// a finite number > 0 (or too small for the sampler), InvalidValue when the value is not a
     /// float or int (a bool, string, ...), NonFiniteValue for a NaN or infinite value (an int
-    /// beyond the float range counts as infinite), ForkedReporter in another process than the one that made the Reporter. Nothing
-    /// is released or spent when it raises.
+    /// beyond the float range counts as infinite), ForkedReporter in another process than the
+    /// one that made the Reporter. Nothing is released or spent when it raises.
+    ///
+    /// Timing: the time a report takes depends on the noise drawn (the exact sampler loops about
+    /// |noise| / scale times), so whoever times the replies learns about |noise| and, with the
+    /// release, the raw value up to its sign. The device hides this in a fixed reply slot; this
+    /// Python call has none. A process answering a remote learner must send each reply at a
+    /// fixed time (a deadline well above the slowest report) or in batches, never as soon as
+    /// `report` returns.
     #[pyo3(signature = (value, eps))]
     fn report(&mut self, value: &Bound<'_, PyAny>, eps: f64) -> PyResult<f64> {
         if std::process::id() != self.pid {

@@ -133,3 +133,17 @@ def test_a_reporter_copied_by_fork_refuses_to_report_in_the_child():
     assert isinstance(ldp_bo.ForkedReporter("x"), ldp_bo.LdpError)
     assert math.isfinite(dev.report(0.0, 1.0))  # the parent's device is untouched
     assert dev.budget_remaining == 0.0
+
+
+def test_the_docs_say_a_reports_time_depends_on_the_noise():
+    """No fixed reply slot in Python (the device has one): the docstring, the stubs and the
+    README say that timing a reply tells about |noise|."""
+    import pathlib
+
+    assert "depends on the noise drawn" in ldp_bo.Reporter.report.__doc__
+    assert "fixed reply slot" in ldp_bo.Reporter.report.__doc__
+    stubs = (pathlib.Path(ldp_bo.__file__).parent / "__init__.pyi").read_text(encoding="utf-8")
+    assert "depends on the noise drawn" in stubs
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+    if readme.is_file():
+        assert "`report`'s time depends on the noise drawn" in readme.read_text(encoding="utf-8")
