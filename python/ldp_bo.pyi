@@ -22,7 +22,8 @@ class InvalidValue(LdpError):
     object): nothing was released. The message names its position and type, never the value."""
 
 class BudgetExhausted(LdpError):
-    """The device's privacy budget cannot pay for the report: nothing was released."""
+    """The device's privacy budget cannot pay for the report: nothing was released. The
+    message says whether a smaller report is still possible."""
 
 class EpsilonOutOfRange(LdpError):
     """The requested epsilon is outside the device's per-report floor and limit."""
@@ -56,6 +57,17 @@ class Reporter:
         *,
         eps_limit: Optional[float] = None,
     ) -> None: ...
+    @staticmethod
+    def for_reports(
+        reports: int,
+        eps: float,
+        bound: float,
+        noise_bound: float,
+        seed: Optional[int] = None,
+    ) -> "Reporter":
+        """A Reporter whose budget pays for exactly ``reports`` reports at ``eps`` (and
+        eps_limit = eps). ``Reporter(n * eps, ...)`` can be one 1e-9 unit short: 3 * 0.3 is
+        0.8999999999999999 and pays two reports at 0.3."""
     def report(self, value: float, eps: float) -> float:
         """Release ``value`` once at ``eps`` and spend eps from the budget.
 

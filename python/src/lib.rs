@@ -63,7 +63,7 @@ create_exception!(
     ldp_bo,
     BudgetExhausted,
     LdpError,
-    "The device's privacy budget cannot pay for the report: nothing was released, and this device will not report at that epsilon again."
+    "The device's privacy budget cannot pay for the report: nothing was released. The message says whether a smaller report is still possible."
 );
 create_exception!(
     ldp_bo,
@@ -101,6 +101,26 @@ fn refused(e: ReportError<Infallible>) -> PyErr {
         ReportError::Param(_) => InvalidParameter::new_err(message),
         _ => LdpError::new_err(message),
     }
+}
+
+/// The refusal of a report the budget left cannot pay: whether a smaller report is still
+/// possible and, when the budget is short by its 1e-9 rounding, how to size it for n reports.
+fn exhausted(requested: f64, remaining: f64, floor: f64) -> PyErr {
+    let next = if remaining >= floor {
+        format!("a report at eps <= {remaining} is still possible")
+    } else {
+        format!(
+            "this device will not report again (what is left is below its smallest report, eps = {floor})"
+        )
+    };
+    let rounding = if (requested - remaining) * UNITS_PER_EPSILON <= 1.5 {
+        " (the budget is counted in units of 1e-9 and n * eps in floats can fall one unit short: Reporter.for_reports(n, eps, ...) pays exactly n reports)"
+    } else {
+        ""
+    };
+    BudgetExhausted::new_err(format!(
+        "the device refused: privacy budget exhausted: {requested} requested, {remaining} left; nothing was released; {next}{rounding}"
+    ))
 }
 
 fn non_finite(position: &str) -> PyErr {
@@ -355,7 +375,10 @@ fn privatise<'py>(
 /// Parameters
 /// ----------
 /// eps_total : float
-///     The lifetime budget (> 0).
+///     The lifetime budget (> 0), counted in units of 1e-9: each report is charged eps rounded
+///     up to a unit and the total is rounded down, so a total computed as n * eps in floats
+///     can be one unit short of n reports (3 * 0.3 == 0.8999999999999999 pays two reports at
+///     0.3, not three). For exactly n reports at eps use `Reporter.for_reports(n, eps, ...)`.
 /// bound, noise_bound : float
 ///     B and R as for `privatise`.
 /// seed : int or None
@@ -381,6 +404,26 @@ struct Reporter {
     pid: u32,
 }
 
+impl Reporter {
+    fn build(
+        py: Python<'_>,
+        total: Epsilon,
+        limit: Epsilon,
+        bound: f64,
+        noise_bound: f64,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let (b, r) = bounds(limit, bound, noise_bound)?;
+        let policy = BudgetPolicy::new(limit, total).map_err(invalid)?;
+        warn_seeded(py, seed)?;
+        Ok(Self {
+            device: open_device(DeviceConfig { b, r, policy }, seed)?,
+            seeded: seed.is_some(),
+            pid: std::process::id(),
+        })
+    }
+}
+
 #[pymethods]
 impl Reporter {
     #[new]
@@ -395,14 +438,41 @@ impl Reporter {
     ) -> PyResult<Self> {
         let total = Epsilon::new(eps_total).map_err(invalid)?;
         let limit = eps_limit.map(Epsilon::new).transpose().map_err(invalid)?.unwrap_or(total);
-        let (b, r) = bounds(limit, bound, noise_bound)?;
-        let policy = BudgetPolicy::new(limit, total).map_err(invalid)?;
-        warn_seeded(py, seed)?;
-        Ok(Self {
-            device: open_device(DeviceConfig { b, r, policy }, seed)?,
-            seeded: seed.is_some(),
-            pid: std::process::id(),
-        })
+        Self::build(py, total, limit, bound, noise_bound, seed)
+    }
+
+    /// A Reporter whose budget pays for exactly `reports` reports at `eps` (and eps_limit = eps).
+    ///
+    /// The budget is counted in units of 1e-9 (each report charged rounded up, the total rounded
+    /// down), so `Reporter(n * eps, ...)` can fall one unit short when `n * eps` rounds below
+    /// the exact product: `Reporter(3 * 0.3, ..., eps_limit=0.3)` refuses the third report at
+    /// 0.3 (3 * 0.3 is 0.8999999999999999). This constructor takes the smallest total that pays
+    /// all n, as `privatise` does.
+    ///
+    /// >>> import ldp_bo
+    /// >>> dev = ldp_bo.Reporter.for_reports(3, 0.3, bound=1.0, noise_bound=1.0)
+    /// >>> ys = [dev.report(0.4, eps=0.3) for _ in range(3)]
+    #[staticmethod]
+    #[pyo3(signature = (reports, eps, bound, noise_bound, seed=None))]
+    fn for_reports(
+        py: Python<'_>,
+        reports: &Bound<'_, PyAny>,
+        eps: f64,
+        bound: f64,
+        noise_bound: f64,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let count = || InvalidParameter::new_err("invalid setting: reports must be an int >= 1");
+        if reports.is_instance_of::<PyBool>() {
+            return Err(count());
+        }
+        let reports: usize = reports.extract().map_err(|_| count())?;
+        if reports == 0 {
+            return Err(count());
+        }
+        let epsilon = Epsilon::new(eps).map_err(invalid)?;
+        let total = total_for(epsilon, reports).map_err(invalid)?;
+        Self::build(py, total, epsilon, bound, noise_bound, seed)
     }
 
     /// Release `value` once at `eps` and spend eps from the budget; return the released value.
@@ -432,7 +502,13 @@ impl Reporter {
         if !value.is_finite() {
             return Err(non_finite("the value"));
         }
-        let report = self.device.report(value, epsilon, None).map_err(refused)?;
+        let floor = self.eps_floor();
+        let report = self.device.report(value, epsilon, None).map_err(|e| match e {
+            ReportError::Budget(BudgetError::Exhausted { requested, remaining }) => {
+                exhausted(requested, remaining, floor)
+            }
+            e => refused(e),
+        })?;
         Ok(report.release.value())
     }
 

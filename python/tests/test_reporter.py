@@ -23,8 +23,9 @@ def test_reports_spend_the_budget_until_it_is_exhausted():
         dev.report(0.4, 1.0)
     assert isinstance(info.value, ldp_bo.LdpError)
     assert str(info.value) == (
-        "the device refused: privacy budget exhausted: 1 requested, 0 left; "
-        "this device will not report again"
+        "the device refused: privacy budget exhausted: 1 requested, 0 left; nothing was released; "
+        "this device will not report again (what is left is below its smallest report, "
+        "eps = 0.0029296875)"
     )
     assert (dev.budget_remaining, dev.budget_spent) == (0.0, 3.0)
 
@@ -33,8 +34,10 @@ def test_a_refused_report_spends_nothing():
     dev = ldp_bo.Reporter(2.5, 1.0, 1.0)
     dev.report(0.0, 1.0)
     dev.report(0.0, 1.0)
-    with pytest.raises(ldp_bo.BudgetExhausted, match="1 requested, 0.5 left"):
+    with pytest.raises(ldp_bo.BudgetExhausted, match="1 requested, 0.5 left") as info:
         dev.report(0.0, 1.0)
+    # Review: the message said "this device will not report again" while 0.5 still pays.
+    assert str(info.value).endswith("a report at eps <= 0.5 is still possible")
     assert dev.budget_remaining == 0.5
     dev.report(0.0, 0.5)  # what is left still pays a smaller report
     assert dev.budget_remaining == 0.0
@@ -147,3 +150,20 @@ def test_the_docs_say_a_reports_time_depends_on_the_noise():
     readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
     if readme.is_file():
         assert "`report`'s time depends on the noise drawn" in readme.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("reports, eps", [(3, 0.3), (3, 1 / 3), (10, 0.1), (7, 10.3), (1, 2.5), (50, 0.07)])
+def test_for_reports_pays_exactly_n_reports(reports, eps):
+    dev = ldp_bo.Reporter.for_reports(reports, eps, 1.0, 1.0)
+    assert dev.eps_limit == eps
+    for _ in range(reports):
+        assert math.isfinite(dev.report(0.0, eps))
+    with pytest.raises(ldp_bo.BudgetExhausted):
+        dev.report(0.0, eps)
+    assert dev.budget_remaining < dev.eps_floor  # nothing worth a report is left over
+
+
+@pytest.mark.parametrize("reports", [0, -1, True, 2.0, "3", 2**64])
+def test_for_reports_refuses_a_count_that_is_not_an_int_of_at_least_one(reports):
+    with pytest.raises(ldp_bo.InvalidParameter, match="reports must be an int >= 1"):
+        ldp_bo.Reporter.for_reports(reports, 1.0, 1.0, 1.0)

@@ -102,9 +102,19 @@ def test_n_reports_fit_a_budget_of_n_times_eps():
     """Reporter(eps_total=3 * 0.3, eps_limit=0.3) refuses the third report at 0.3: 0.3 * 3 is
     0.8999999999999999, which the accountant floors to 899 999 999 units, while each report is
     charged 300 000 000. Fail-closed, but the docs promise each report 'spends eps from the
-    budget' and say nothing of the 1e-9 rounding."""
+    budget' and say nothing of the 1e-9 rounding.
+
+    (Adjusted by the fix: the plain constructor keeps refusing — 0.8999999999999999 is less than
+    three reports at 0.3, and the accountant is exact — now documented, and
+    Reporter.for_reports(3, 0.3, ...) is the budget that pays exactly three.)"""
     eps = 0.3
     dev = ldp_bo.Reporter(3 * eps, 1.0, 1.0, eps_limit=eps)
+    dev.report(0.0, eps)
+    dev.report(0.0, eps)
+    with pytest.raises(ldp_bo.BudgetExhausted, match="for_reports"):
+        dev.report(0.0, eps)
+    assert "for_reports" in ldp_bo.Reporter.__doc__
+    dev = ldp_bo.Reporter.for_reports(3, eps, 1.0, 1.0)
     for _ in range(3):
         dev.report(0.0, eps)
 
