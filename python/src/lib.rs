@@ -270,16 +270,50 @@ fn bounds(epsilon: Epsilon, bound: f64, noise_bound: f64) -> PyResult<(ldp_core:
 /// is the smallest `f64` whose units reach `reports` charges. (`(units·n + 0.5)/10⁹` alone, as
 /// host-sim's `privatise_table` computes it, falls one unit short from about 8·10⁵ values at
 /// ε = 10.3: the last value was refused.)
-fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
-    // Exact integers, as the accountant counts (`as` saturates: a total too large for the
-    // accountant is refused by it, the safe direction).
-    let units = (epsilon.get() * UNITS_PER_EPSILON).ceil() as u64;
-    let needed = units.saturating_mul(reports.max(1) as u64);
+fn total_for(epsilon: Epsilon, reports: usize) -> PyResult<Epsilon> {
+    // Exact integers, as the accountant counts.
+    let units = (within_counter(epsilon, "eps")?.get() * UNITS_PER_EPSILON).ceil() as u64;
+    let needed = units.checked_mul(reports.max(1) as u64).ok_or_else(|| {
+        InvalidParameter::new_err(format!(
+            "invalid setting: eps * {reports} reports = {} is beyond the budget counter's range (it counts at most 2^64 units of 1e-9, eps {COUNTER_RANGE:.4e} in all): release fewer values per call or at a smaller eps",
+            epsilon.get() * reports as f64
+        ))
+    })?;
     let mut total = (needed as f64 + 0.5) / UNITS_PER_EPSILON;
     while ((total * UNITS_PER_EPSILON).floor() as u64) < needed {
         total = total.next_up();
     }
-    Epsilon::new(total)
+    Epsilon::new(total).map_err(invalid)
+}
+
+/// The most ε the device's budget counter holds: it counts units of 1e-9 in a `u64`, and a
+/// larger ε saturates it (a per-report ε or a total above this was charged or counted as this,
+/// and the refusals' messages were wrong).
+const COUNTER_RANGE: f64 = u64::MAX as f64 / UNITS_PER_EPSILON;
+
+/// `epsilon` if the budget counter holds it; otherwise a refusal naming the counter's range.
+fn within_counter(epsilon: Epsilon, name: &str) -> PyResult<Epsilon> {
+    if epsilon.get() * UNITS_PER_EPSILON < u64::MAX as f64 {
+        return Ok(epsilon);
+    }
+    Err(InvalidParameter::new_err(format!(
+        "invalid setting: {name} = {} is beyond the budget counter's range (it counts at most 2^64 units of 1e-9, eps {COUNTER_RANGE:.4e}): give a smaller {name}",
+        epsilon.get()
+    )))
+}
+
+/// A seed: None, or an int in [0, 2^64) — not a bool (`seed=True` was read as seed 1).
+fn read_seed(seed: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    let wrong = || {
+        InvalidParameter::new_err(
+            "invalid setting: seed must be None or an int in [0, 2^64), not a bool, float or other type",
+        )
+    };
+    match seed {
+        None => Ok(None),
+        Some(seed) if seed.is_instance_of::<PyBool>() || !seed.is_instance_of::<PyInt>() => Err(wrong()),
+        Some(seed) => seed.extract::<u64>().map(Some).map_err(|_| wrong()),
+    }
 }
 
 /// Release every value once through the device's CTL(eps) mechanism; return the releases.
@@ -302,7 +336,8 @@ fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
 /// eps : float
 ///     The epsilon of each release (> 0). Each call is a fresh device that pays exactly one
 ///     report per value; calls on the same data add up (2 calls = 2 eps per value), and this
-///     package does not track that. The call's time depends on the noise drawn (as for
+///     package does not track that. eps * len(values) must stay within the budget counter's
+///     range (2^64 units of 1e-9, about 1.8e10). The call's time depends on the noise drawn (as for
 ///     `Reporter.report`): do not release per-value timings.
 /// bound : float
 ///     B >= 0, the bound on the values' noiseless part |f|.
@@ -320,7 +355,8 @@ fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
 /// Raises
 /// ------
 /// InvalidParameter
-///     eps, bound or noise_bound is invalid.
+///     eps, bound, noise_bound or seed is invalid, or eps * len(values) is beyond the budget
+///     counter's range.
 /// InvalidValue
 ///     A value is not a real number (or the values are not an array of numbers).
 /// NonFiniteValue
@@ -340,16 +376,16 @@ fn privatise<'py>(
     eps: f64,
     bound: f64,
     noise_bound: f64,
-    seed: Option<u64>,
+    seed: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    let seed = read_seed(seed)?;
     let epsilon = Epsilon::new(eps).map_err(invalid)?;
     let (b, r) = bounds(epsilon, bound, noise_bound)?;
     let (shape, raw) = read_values(values)?;
     if let Some(i) = raw.iter().position(|y| !y.is_finite()) {
         return Err(non_finite(&format!("value {i} (flat, C order)")));
     }
-    let policy =
-        BudgetPolicy::new(epsilon, total_for(epsilon, raw.len()).map_err(invalid)?).map_err(invalid)?;
+    let policy = BudgetPolicy::new(epsilon, total_for(epsilon, raw.len())?).map_err(invalid)?;
     warn_seeded(py, seed)?;
     let mut device = open_device(DeviceConfig { b, r, policy }, seed)?;
     let released = py.detach(|| {
@@ -385,7 +421,8 @@ fn privatise<'py>(
 ///     As for `privatise`: None takes the device's secret from the operating system; an int is
 ///     FOR TESTS ONLY (known noise, shared by every device with that seed) and warns.
 /// eps_limit : float or None
-///     The weakest (largest) epsilon of one report; default eps_total. The strongest accepted
+///     The weakest (largest) epsilon of one report; default eps_total. Both at most about
+///     1.8e10 (the budget counter holds 2^64 units of 1e-9). The strongest accepted
 ///     is eps_limit / 1024 (the device's floor).
 ///
 /// Examples
@@ -433,12 +470,13 @@ impl Reporter {
         eps_total: f64,
         bound: f64,
         noise_bound: f64,
-        seed: Option<u64>,
+        seed: Option<&Bound<'_, PyAny>>,
         eps_limit: Option<f64>,
     ) -> PyResult<Self> {
-        let total = Epsilon::new(eps_total).map_err(invalid)?;
+        let total = within_counter(Epsilon::new(eps_total).map_err(invalid)?, "eps_total")?;
         let limit = eps_limit.map(Epsilon::new).transpose().map_err(invalid)?.unwrap_or(total);
-        Self::build(py, total, limit, bound, noise_bound, seed)
+        let limit = within_counter(limit, "eps_limit")?;
+        Self::build(py, total, limit, bound, noise_bound, read_seed(seed)?)
     }
 
     /// A Reporter whose budget pays for exactly `reports` reports at `eps` (and eps_limit = eps).
@@ -460,7 +498,7 @@ impl Reporter {
         eps: f64,
         bound: f64,
         noise_bound: f64,
-        seed: Option<u64>,
+        seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let count = || InvalidParameter::new_err("invalid setting: reports must be an int >= 1");
         if reports.is_instance_of::<PyBool>() {
@@ -471,8 +509,8 @@ impl Reporter {
             return Err(count());
         }
         let epsilon = Epsilon::new(eps).map_err(invalid)?;
-        let total = total_for(epsilon, reports).map_err(invalid)?;
-        Self::build(py, total, epsilon, bound, noise_bound, seed)
+        let total = total_for(epsilon, reports)?;
+        Self::build(py, total, epsilon, bound, noise_bound, read_seed(seed)?)
     }
 
     /// Release `value` once at `eps` and spend eps from the budget; return the released value.

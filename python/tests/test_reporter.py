@@ -167,3 +167,42 @@ def test_for_reports_pays_exactly_n_reports(reports, eps):
 def test_for_reports_refuses_a_count_that_is_not_an_int_of_at_least_one(reports):
     with pytest.raises(ldp_bo.InvalidParameter, match="reports must be an int >= 1"):
         ldp_bo.Reporter.for_reports(reports, 1.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("seed", [True, False, -1, 2**64, 1.0, "1", np.bool_(True)])
+def test_a_seed_that_is_not_an_int_in_range_is_refused(seed):
+    """seed=True was read as seed 1 (bool is an int in Python): refused, as are negative, too
+    large and non-int seeds, with an LdpError (was TypeError/OverflowError or silently 1)."""
+    for make in (
+        lambda: ldp_bo.Reporter(1.0, 1.0, 1.0, seed=seed),
+        lambda: ldp_bo.Reporter.for_reports(2, 1.0, 1.0, 1.0, seed=seed),
+        lambda: ldp_bo.privatise([0.0], 1.0, 1.0, 1.0, seed=seed),
+    ):
+        with pytest.raises(ldp_bo.InvalidParameter, match="seed must be None or an int in"):
+            make()
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: ldp_bo.Reporter(2e10, 1.0, 1.0), "eps_total = 20000000000"),
+        (lambda: ldp_bo.Reporter(4e10, 1.0, 1.0, eps_limit=2e10), "eps_total = 40000000000"),
+        (lambda: ldp_bo.Reporter.for_reports(1, 2e10, 1.0, 1.0), "eps = 20000000000"),
+        (lambda: ldp_bo.privatise([0.0], 2e10, 1.0, 1.0), "eps = 20000000000"),
+        (lambda: ldp_bo.privatise(np.zeros(18_447), 1e6, 1.0, 1.0), "eps \\* 18447 reports"),
+        (lambda: ldp_bo.Reporter.for_reports(20_000, 1e6, 1.0, 1.0), "eps \\* 20000 reports"),
+    ],
+)
+def test_an_eps_beyond_the_budget_counters_range_is_refused_naming_it(make, name):
+    """The device counts eps in 2^64 units of 1e-9 (about 1.8e10): a larger total or report
+    saturated the counter (a report at 2e10 spent a budget of 4e10, and the refusal that followed
+    said '0 left'); privatise with eps * n beyond it drew releases, then raised BudgetExhausted."""
+    with pytest.raises(ldp_bo.InvalidParameter, match=name + ".* beyond the budget counter's range") as info:
+        make()
+    assert "2^64 units of 1e-9" in str(info.value) and "1.8447e10" in str(info.value)
+
+
+def test_an_eps_within_the_budget_counters_range_is_accepted():
+    dev = ldp_bo.Reporter(1.8e10, 1.0, 1.0)
+    assert math.isfinite(dev.report(0.0, 1.8e10))
+    assert ldp_bo.privatise(np.zeros(18_446), 1e6, 1.0, 1.0).shape == (18_446,)
