@@ -242,7 +242,7 @@ def test_a_ragged_list_is_refused_as_an_ldp_error_without_quoting_values():
     assert "0.25" not in str(info.value) and info.value.__context__ is None
 
 
-@pytest.mark.parametrize("huge", [10**400, -(10**400)])
+@pytest.mark.parametrize("huge", [10**400, -(10**400)], ids=["+10**400", "-10**400"])
 def test_an_int_beyond_the_float_range_is_refused_as_infinite(huge):
     """10**400 has no float: it counts as ±infinity and is refused like one (not a bare
     OverflowError, whose type alone told |x| >= 2^1024 from every other value)."""
