@@ -107,7 +107,11 @@ fn refused(e: ReportError<Infallible>) -> PyErr {
 /// possible and, when the budget is short by its 1e-9 rounding, how to size it for n reports.
 fn exhausted(requested: f64, remaining: f64, floor: f64) -> PyErr {
     let next = if remaining >= floor {
-        format!("a report at eps <= {remaining} is still possible")
+        // Not "eps <= remaining": eps is charged rounded up to 1e-9, and `remaining` as a float
+        // can round up to one unit more than is left.
+        format!(
+            "a smaller report can still be paid (eps in units of 1e-9, rounded up, within the {remaining} left)"
+        )
     } else {
         format!(
             "this device will not report again (what is left is below its smallest report, eps = {floor})"

@@ -37,7 +37,7 @@ def test_a_refused_report_spends_nothing():
     with pytest.raises(ldp_bo.BudgetExhausted, match="1 requested, 0.5 left") as info:
         dev.report(0.0, 1.0)
     # Review: the message said "this device will not report again" while 0.5 still pays.
-    assert str(info.value).endswith("a report at eps <= 0.5 is still possible")
+    assert str(info.value).endswith("a smaller report can still be paid (eps in units of 1e-9, rounded up, within the 0.5 left)")
     assert dev.budget_remaining == 0.5
     dev.report(0.0, 0.5)  # what is left still pays a smaller report
     assert dev.budget_remaining == 0.0
