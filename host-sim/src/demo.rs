@@ -2,6 +2,7 @@
 //! and measure what was released — the quickest honest look at what CTL(ε) does to data — or
 //! privatise a user's own table, cell by cell, with the same mechanism ([`privatise_table`]).
 
+use ldp_core::budget::UNITS_PER_EPSILON;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, ParamError, ReportError};
 use rand::RngExt;
 use rand_core::SeedableRng;
@@ -124,6 +125,25 @@ pub struct TableRelease {
     pub epsilon_effective: f64,
 }
 
+/// The total that pays for exactly `reports` reports at `epsilon`: the device charges each
+/// report rounded up to 10⁻⁹ and reads the total rounded down (`ldp_core::budget`), so the total
+/// is the smallest `f64` whose units reach `reports` charges. (`(units·n + 0.5)/10⁹` alone fell
+/// one unit short at 814 429 cells at ε = 10.3, a tie rounded to even above 2^52 units; ε = 1/3
+/// ran out on the last cell before that.) The same rule as the Python package's `total_for`
+/// (python/src/lib.rs), which cannot depend on host-sim; kept out of ldp-core, which does not
+/// size budgets for callers.
+fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
+    // Exact integers, as the accountant counts (`as` saturates: a total too large for the
+    // accountant is refused by it, the safe direction).
+    let units = libm::ceil(epsilon.get() * UNITS_PER_EPSILON) as u64;
+    let needed = units.saturating_mul(reports.max(1) as u64);
+    let mut total = (needed as f64 + 0.5) / UNITS_PER_EPSILON;
+    while (libm::floor(total * UNITS_PER_EPSILON) as u64) < needed {
+        total = total.next_up();
+    }
+    Epsilon::new(total)
+}
+
 /// Privatises every observation of `table` with the device's production reporter: CTL(ε)
 /// with bounds `b` (on |f|) and `r` (on |η|), one report per cell at ε. The device's secret
 /// comes from the operating system's entropy unless `seed` is given (then anyone who knows the
@@ -142,11 +162,8 @@ pub fn privatise_table(
     let eps = Epsilon::new(epsilon).map_err(p)?;
     let (bound, noise_bound) = (Bound::new(b).map_err(p)?, Bound::new(r).map_err(p)?);
     let mechanism = ldp_core::LaplaceMechanism::ctl(eps, bound, noise_bound).map_err(p)?;
-    let cells = table.columns.iter().flatten().flatten().count().max(1) as f64;
-    // The device charges each report rounded up to 10⁻⁹ and rounds the total down: a total of
-    // exactly cells reports in those units (ε = 1/3 used to run out on the last cell).
-    let units = libm::ceil(epsilon * 1e9);
-    let policy = BudgetPolicy::new(eps, Epsilon::new((units * cells + 0.5) / 1e9).map_err(p)?).map_err(p)?;
+    let cells = table.columns.iter().flatten().flatten().count();
+    let policy = BudgetPolicy::new(eps, total_for(eps, cells).map_err(p)?).map_err(p)?;
     let config = DeviceConfig { b: bound, r: noise_bound, policy };
     let budget = |e| PrivatiseError::Device(ReportError::Budget(e));
     let mut device = match seed {
@@ -267,5 +284,35 @@ mod tests {
         assert_eq!(bad, Err(PrivatiseError::Param(ParamError::EpsilonNotPositive)));
         let bad = privatise(PrivatiseConfig { r: f64::NAN, ..Default::default() });
         assert_eq!(bad, Err(PrivatiseError::Param(ParamError::BoundNotFinite)));
+    }
+
+    /// Review (pyreview): the total `(units·cells + 0.5)/1e9` falls one 1e-9 unit short at
+    /// 814 429 cells at ε = 10.3 (units·cells = 8 388 618 700 000 000 lies in [2^52, 2^53), where
+    /// `+ 0.5` is a tie rounded to even and `/1e9·1e9` lands one below): the last cell is refused
+    /// and the whole table fails. 814 428 cells still pass.
+    #[test]
+    fn the_budget_pays_for_the_last_of_814_429_cells_at_eps_10_3() {
+        for cells in [814_428usize, 814_429] {
+            // Two arms (a table needs two), the odd cell alone on the last row.
+            let odd = if cells % 2 == 1 { "0.5,\n" } else { "" };
+            let text = format!("a,b\n{}{odd}", "0.5,0.5\n".repeat(cells / 2));
+            let table = crate::env::table::Table::parse(&text).unwrap();
+            assert_eq!(table.columns.iter().flatten().flatten().count(), cells);
+            let out = privatise_table(&table, 10.3, 1.0, 0.5, Some(1), false);
+            assert!(out.is_ok(), "{cells} cells: {:?}", out.err());
+        }
+    }
+
+    /// The Python package's `ldp_bo.privatise` is this code path: python/tests/test_privatise.py
+    /// (`test_privatise_is_host_sims_privatise_table`) expects the same releases for the same
+    /// cells, ε, B, R and seed. A change here that it does not follow splits the two.
+    #[test]
+    fn seeded_table_releases_are_the_python_packages() {
+        let table =
+            crate::env::table::Table::parse("a,b\n0.3,-0.7\n1.25,2.5\n-3.5,0.0625\n0.1,-0.2\n").unwrap();
+        let out = privatise_table(&table, 0.7, 1.0, 0.5, Some(4242), false).unwrap();
+        let expected = "a,b\n1.094970703125,-5.22314453125\n-9.868408203125,1.78955078125\n\
+                        -6.274658203125,-1.424560546875\n-6.921630859375,5.365966796875\n";
+        assert_eq!(out.csv, expected);
     }
 }
