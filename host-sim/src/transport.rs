@@ -25,11 +25,12 @@ use std::time::{Duration, Instant};
 
 use ldp_core::device::{DeviceApp, RewardSource};
 use ldp_core::wire::{
-    Auth, DecodeError, FedQuery, Hello, LinkKey, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader,
+    Auth, DecodeError, FedQuery, Frame, Hello, LinkKey, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, NONCE_LEN,
+    Query, Refusal, Repr, StreamReader,
 };
 use ldp_core::{DeviceConfig, Epsilon, LaplaceMechanism, Report, StateStore, TruncationLevel};
 use rand::RngExt;
-use rand_core::SeedableRng;
+use rand_core::{Rng as _, SeedableRng};
 
 use crate::env::SimRng;
 
@@ -185,6 +186,16 @@ pub enum LinkError {
     /// The device refused every send as unauthenticated: the learner's key for it is not the
     /// device's.
     KeyRefused,
+    /// The device answered, but none of its frames verified under the learner's key: the key
+    /// is not the device's (or another learner took the device over meanwhile).
+    BadTags {
+        /// The device asked.
+        device_id: u64,
+        /// How many frames failed.
+        frames: u64,
+        /// Where the learner's key for it came from, if known.
+        key_file: Option<PathBuf>,
+    },
 }
 
 impl std::fmt::Display for LinkError {
@@ -199,6 +210,15 @@ impl std::fmt::Display for LinkError {
             }
             Self::Unexpected(m) => write!(f, "device sent an unexpected message: {m:?}"),
             Self::Encode => f.write_str("request could not be encoded"),
+            Self::BadTags { device_id, frames, key_file: Some(file) } => write!(
+                f,
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key in {}: wrong key? (give the key file the device's provisioning wrote)",
+                file.display()
+            ),
+            Self::BadTags { device_id, frames, key_file: None } => write!(
+                f,
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key? (give the key file the device's provisioning wrote)"
+            ),
             Self::KeyRefused => f.write_str(
                 "the device refused this learner's frames as unauthenticated: the key for it is not the device's (check the key file the device's provisioning wrote)",
             ),
@@ -228,7 +248,8 @@ pub struct Dropped {
     /// with another key.
     pub bad_tag: u64,
     /// Authenticated frames for a sequence number not awaited: replays and late duplicates
-    /// (QoS 1, a link that duplicates).
+    /// (QoS 1, a link that duplicates); and hellos of a session (boot number) older than one
+    /// the learner saw from the device (a recorded hello, or a device rolled back).
     pub replayed: u64,
     /// Authenticated frames that do not parse, or a reply of the wrong kind.
     pub malformed: u64,
@@ -285,6 +306,7 @@ enum Reject {
     WrongEpsilon,
     BudgetRose,
     UnauthenticatedRefusal,
+    OldSession,
 }
 
 /// Whether `report` is one the device of `hello` could have sent for `query` with `budget`
@@ -323,6 +345,13 @@ pub struct WireClient<L> {
     auth: Auth,
     /// The device's last hello (its configuration and session), once greeted.
     greeted: Option<Hello>,
+    /// The highest session (boot number) seen from the device: a hello of a lower one is
+    /// refused.
+    highest_session: u64,
+    /// Where the nonces of hello requests come from: OS entropy, or a seed in tests.
+    nonces: rand_chacha::ChaCha20Rng,
+    /// The file the key came from, for messages.
+    key_file: Option<PathBuf>,
     /// The least budget the device has shown (hello or report).
     budget: f64,
     /// How long to wait for a reply before resending.
@@ -339,14 +368,37 @@ pub struct WireClient<L> {
 
 impl<L: Link> WireClient<L> {
     /// A client on `link` to the device `auth` names (its key and id; the session is learnt
-    /// from its hello), with a 1 s timeout and 5 tries.
+    /// from its hello), with a 1 s timeout and 5 tries. The nonces of its hello requests come
+    /// from OS entropy (if the OS has none, from the clock and the process id: a nonce needs to
+    /// be fresh, not secret); [`WireClient::with_nonce_seed`] makes them reproducible in tests.
     pub fn new(link: L, auth: Auth) -> Self {
+        let seed = os_random().unwrap_or_else(|_| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            let mut seed = [0u8; 32];
+            seed[..16].copy_from_slice(&now.as_nanos().to_le_bytes());
+            seed[16..20].copy_from_slice(&std::process::id().to_le_bytes());
+            seed
+        });
+        Self::with_nonces(link, auth, rand_chacha::ChaCha20Rng::from_seed(seed))
+    }
+
+    /// [`WireClient::new`] with the nonces of its hello requests drawn from a generator seeded
+    /// with `seed` (tests: two clients with the same seed use the same nonces, so only tests
+    /// that mean to replay between them may share one).
+    pub fn with_nonce_seed(link: L, auth: Auth, seed: u64) -> Self {
+        Self::with_nonces(link, auth, rand_chacha::ChaCha20Rng::seed_from_u64(seed))
+    }
+
+    fn with_nonces(link: L, auth: Auth, nonces: rand_chacha::ChaCha20Rng) -> Self {
         Self {
             link,
             reader: StreamReader::new(),
             seq: 0,
             auth,
             greeted: None,
+            highest_session: 0,
+            nonces,
+            key_file: None,
             budget: f64::INFINITY,
             timeout: Duration::from_secs(1),
             tries: 5,
@@ -371,6 +423,27 @@ impl<L: Link> WireClient<L> {
         self
     }
 
+    /// The client refusing any hello of a session (boot number) below `session`: the highest
+    /// one a learner saw from this device before (persisted beside its other state of the
+    /// device). A device's boot number never goes back, so a lower one is a recorded hello or
+    /// a device whose state was rolled back.
+    pub fn sessions_from(mut self, session: u64) -> Self {
+        self.highest_session = self.highest_session.max(session);
+        self
+    }
+
+    /// The client naming `path` as where its key came from, in the error that says the device's
+    /// frames fail authentication under it ([`LinkError::BadTags`]).
+    pub fn with_key_file(mut self, path: &Path) -> Self {
+        self.key_file = Some(path.to_path_buf());
+        self
+    }
+
+    /// The highest session (boot number) seen from the device so far, to persist.
+    pub fn highest_session(&self) -> u64 {
+        self.highest_session
+    }
+
     /// The link.
     pub fn link(&self) -> &L {
         &self.link
@@ -390,13 +463,11 @@ impl<L: Link> WireClient<L> {
     }
 
     /// Sends the last query again and returns the reply: what a learner does when a query
-    /// failed for good, e.g. because the device restarted mid-query. With the same sequence
-    /// number if the device is in the same session (a retry it answers from its cache); after a
-    /// restart the client greets it again and the query goes out afresh.
+    /// failed for good, e.g. because the device restarted mid-query. The query goes out afresh,
+    /// with a new number: the learner gave up on the old one, and its closing hello
+    /// ([`WireClient::request`]) made the device refuse that number from then on, so an answer
+    /// lost for good is charged again (budget, never privacy: every spend is counted).
     pub fn retry_last(&mut self, message: Message) -> Result<Message, LinkError> {
-        if self.greeted.is_some() {
-            self.seq = self.seq.wrapping_sub(1);
-        }
         self.request(message)
     }
 
@@ -404,9 +475,14 @@ impl<L: Link> WireClient<L> {
     /// authenticated frame with that number (anything else is dropped and counted). A query is
     /// preceded by a hello if the device has not been greeted in its current session, and a
     /// query refused as [`Refusal::StaleSequence`] is sent once more after a new hello.
+    ///
+    /// A query that gets no answer is given up with a closing hello: a hello request numbered
+    /// after it, which, once it reaches the device, makes the device refuse the abandoned
+    /// number (wire format 4: a hello request's number is a floor for fresh queries), so a copy
+    /// of the query that the link withheld is not spent after the learner moved on.
     pub fn request(&mut self, message: Message) -> Result<Message, LinkError> {
-        if message == Message::HelloRequest {
-            return self.exchange(message);
+        if let Message::HelloRequest(_) = message {
+            return self.hello().map(Message::Hello);
         }
         if self.greeted.is_none() {
             self.hello()?;
@@ -418,10 +494,13 @@ impl<L: Link> WireClient<L> {
             }
             reply => reply,
         };
-        if reply.is_err() {
+        if let Err(e) = &reply {
             // No answer in this session: the device may have restarted (a new session, whose
             // replies do not verify in the old one). Greet it again before the next request.
             self.greeted = None;
+            if !matches!(e, LinkError::Io(_)) {
+                let _ = self.hello(); // the closing hello (above); it may fail as well
+            }
         }
         reply
     }
@@ -429,9 +508,11 @@ impl<L: Link> WireClient<L> {
     /// Whether `reply` (authenticated, with the awaited number) answers `request`.
     fn check(&self, request: &Message, reply: &Message) -> Result<(), Reject> {
         let query = match request {
-            Message::HelloRequest => {
+            Message::HelloRequest(_) => {
                 return match reply {
-                    Message::Hello(h) if h.device_id == self.auth.device_id => Ok(()),
+                    Message::Hello(h) if h.device_id != self.auth.device_id => Err(Reject::Malformed),
+                    Message::Hello(h) if h.session < self.highest_session => Err(Reject::OldSession),
+                    Message::Hello(_) => Ok(()),
                     _ => Err(Reject::Malformed),
                 };
             }
@@ -459,19 +540,30 @@ impl<L: Link> WireClient<L> {
             Reject::WrongEpsilon => d.wrong_epsilon += 1,
             Reject::BudgetRose => d.budget_rose += 1,
             Reject::UnauthenticatedRefusal => d.unauthenticated_refusals += 1,
+            // A hello of a session older than one seen: recorded, or a device rolled back.
+            Reject::OldSession => d.replayed += 1,
         }
     }
 
-    /// One request and its reply, with retries; no handshake.
+    /// One request and its reply, with retries; no handshake. A reply is taken only if its
+    /// tag verifies under the conversation's nonce (for a hello request, its own) and binds
+    /// this request's tag.
     fn exchange(&mut self, message: Message) -> Result<Message, LinkError> {
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
+        let mut sent = self.auth;
+        if let Message::HelloRequest(nonce) = message {
+            sent.nonce = nonce;
+        }
+        let mut raw = [0u8; MAX_FRAME_LEN];
+        let raw = Repr::new(seq, message).emit(&mut raw, &sent).map_err(|_| LinkError::Encode)?;
+        let request_tag = Frame::new_checked(&*raw).map_err(|_| LinkError::Encode)?.tag().to_vec();
         let mut buf = [0u8; MAX_ENCODED_LEN];
-        let frame = Repr::new(seq, message)
-            .emit_framed(&mut buf, &self.auth)
-            .map_err(|_| LinkError::Encode)?
-            .to_vec();
+        let frame =
+            Repr::new(seq, message).emit_framed(&mut buf, &sent).map_err(|_| LinkError::Encode)?.to_vec();
+        let expect = sent.answering(&request_tag);
         let refused_before = self.dropped.unauthenticated_refusals;
+        let bad_tags_before = self.dropped.bad_tag;
         for attempt in 0..self.tries {
             if attempt > 0 {
                 self.resends += 1;
@@ -486,12 +578,13 @@ impl<L: Link> WireClient<L> {
                         self.damaged_frames += 1;
                         continue;
                     }
-                    Some(Ok(frame)) => Repr::parse(&frame, &self.auth),
+                    Some(Ok(frame)) => Repr::parse(&frame, &expect),
                 };
                 match reply {
                     Ok(reply) if reply.seq != seq => self.dropped.replayed += 1,
                     Ok(reply) => match self.check(&message, &reply.message) {
                         Ok(()) => {
+                            self.auth.nonce = sent.nonce;
                             self.accept(seq, &reply.message);
                             return Ok(reply.message);
                         }
@@ -510,6 +603,13 @@ impl<L: Link> WireClient<L> {
         if self.dropped.unauthenticated_refusals > refused_before {
             return Err(LinkError::KeyRefused);
         }
+        if self.dropped.bad_tag > bad_tags_before {
+            return Err(LinkError::BadTags {
+                device_id: self.auth.device_id,
+                frames: self.dropped.bad_tag - bad_tags_before,
+                key_file: self.key_file.clone(),
+            });
+        }
         Err(LinkError::Timeout { seq, tries: self.tries })
     }
 
@@ -518,6 +618,7 @@ impl<L: Link> WireClient<L> {
         match reply {
             Message::Hello(h) => {
                 self.auth.session = h.session;
+                self.highest_session = self.highest_session.max(h.session);
                 // Go on after the device's last fresh query, and after this hello's own number
                 // (a late copy of its reply must not meet a query of the same number).
                 self.seq = if seq.wrapping_sub(h.last_seq) as i32 > 0 { seq } else { h.last_seq };
@@ -532,7 +633,9 @@ impl<L: Link> WireClient<L> {
     /// The handshake: the device's identity, bounds, limits and session. Later requests are
     /// authenticated in that session and numbered after the device's last answered query.
     pub fn hello(&mut self) -> Result<Hello, LinkError> {
-        match self.exchange(Message::HelloRequest)? {
+        let mut nonce = [0u8; NONCE_LEN];
+        self.nonces.fill_bytes(&mut nonce);
+        match self.exchange(Message::HelloRequest(nonce))? {
             Message::Hello(h) => Ok(h),
             other => Err(LinkError::Unexpected(other)),
         }
