@@ -439,6 +439,17 @@ impl<L: Link> WireClient<L> {
         self
     }
 
+    /// The device's last authenticated hello, once greeted.
+    pub fn greeting(&self) -> Option<&Hello> {
+        self.greeted.as_ref()
+    }
+
+    /// The least budget the device has shown left, in authenticated frames (its hellos and
+    /// reports); infinite before any.
+    pub fn budget_shown(&self) -> f64 {
+        self.budget
+    }
+
     /// The highest session (boot number) seen from the device so far, to persist.
     pub fn highest_session(&self) -> u64 {
         self.highest_session
@@ -737,7 +748,7 @@ impl QemuDevice {
     /// A device that exists keeps the configuration it was provisioned with.
     pub fn start_provisioned(elf: &Path, workdir: &Path, config: &DeviceConfig) -> io::Result<Self> {
         if !workdir.join(STATE_FILE).exists() {
-            std::fs::create_dir_all(workdir)?;
+            crate::keys::create_private_dir(workdir)?;
             let p = &config.policy;
             let words = [config.b.get(), config.r.get(), p.per_report_limit().get(), p.total().get()];
             let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -765,7 +776,9 @@ impl QemuDevice {
                 ),
             ));
         }
-        std::fs::create_dir_all(workdir)?;
+        // The directory holds the board's seed (its state records, the provisioning request)
+        // and key: owner only, as every file in it that holds a secret.
+        crate::keys::create_private_dir(workdir)?;
         let random = || match replay {
             Some(bytes) => Ok(bytes),
             None => os_random(),
@@ -786,16 +799,22 @@ impl QemuDevice {
             let seed = random()?;
             let key = LinkKey::from_seed(&seed);
             crate::keys::write(&workdir.join(crate::keys::BOARD_KEY_FILE), QEMU_DEVICE_ID, &key)?;
-            std::fs::write(workdir.join("ldp-provision.bin"), seed)?;
+            crate::keys::write_private(&workdir.join("ldp-provision.bin"), &seed)?;
         }
-        std::fs::write(workdir.join("ldp-entropy.bin"), random()?)?;
+        crate::keys::write_private(&workdir.join("ldp-entropy.bin"), &random()?)?;
+        // A state file of a board made before files were kept private (the firmware's own writes
+        // keep the mode; a new one is created by QEMU under umask 077, below).
+        crate::keys::make_private(&workdir.join(STATE_FILE))?;
         // Pick a free port: bind to port 0, read it, release it for QEMU. Until QEMU holds it,
         // no other thread of this process may pick a port: two emulators on one port would
         // have one learner talk to the other's device (seen as a reset connection).
         static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _guard = PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let mut child = Command::new("qemu-system-arm")
+        // Through `sh` for `umask 077`: the firmware's state file, which QEMU creates for it
+        // (semihosting), holds the board's seed and must be its owner's only.
+        let mut child = Command::new("sh")
+            .args(["-c", "umask 077 && exec \"$0\" \"$@\"", "qemu-system-arm"])
             .current_dir(workdir)
             .args(["-M", "netduinoplus2", "-display", "none", "-monitor", "none"])
             .args(["-semihosting-config", "enable=on,target=native"])
@@ -808,7 +827,9 @@ impl QemuDevice {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot start qemu-system-arm: {e}")))?;
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot start qemu-system-arm (through sh): {e}"))
+            })?;
         // Hold the lock until QEMU listens (or exits: `connect` then reports why). Where
         // /proc/net/tcp cannot be read, the wait is skipped.
         let start = Instant::now();
