@@ -47,6 +47,7 @@ fn config() -> RunConfig {
         problem: None,
         feed: false,
         prior: None,
+        device_ledger_dir: None,
     }
 }
 
