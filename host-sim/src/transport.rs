@@ -337,6 +337,9 @@ fn check_report(hello: &Hello, query: &Query, report: &Report, budget: f64) -> R
     Ok(())
 }
 
+/// How many of its last requests a [`WireClient`] remembers to recognise late replies to them.
+const EARLIER_REQUESTS: usize = 16;
+
 /// The learner's protocol client.
 pub struct WireClient<L> {
     link: L,
@@ -352,6 +355,9 @@ pub struct WireClient<L> {
     nonces: rand_chacha::ChaCha20Rng,
     /// The file the key came from, for messages.
     key_file: Option<PathBuf>,
+    /// The last requests sent: number, and what a reply to it is authenticated under (to tell
+    /// a late copy of an earlier reply from a forgery).
+    earlier: VecDeque<(u32, Auth)>,
     /// The least budget the device has shown (hello or report).
     budget: f64,
     /// How long to wait for a reply before resending.
@@ -399,6 +405,7 @@ impl<L: Link> WireClient<L> {
             highest_session: 0,
             nonces,
             key_file: None,
+            earlier: VecDeque::new(),
             budget: f64::INFINITY,
             timeout: Duration::from_secs(1),
             tries: 5,
@@ -428,8 +435,14 @@ impl<L: Link> WireClient<L> {
     /// device). A device's boot number never goes back, so a lower one is a recorded hello or
     /// a device whose state was rolled back.
     pub fn sessions_from(mut self, session: u64) -> Self {
-        self.highest_session = self.highest_session.max(session);
+        self.raise_session_floor(session);
         self
+    }
+
+    /// [`WireClient::sessions_from`] on a client in use: later hellos of a session below
+    /// `session` are refused.
+    pub fn raise_session_floor(&mut self, session: u64) {
+        self.highest_session = self.highest_session.max(session);
     }
 
     /// The client naming `path` as where its key came from, in the error that says the device's
@@ -574,7 +587,11 @@ impl<L: Link> WireClient<L> {
             Repr::new(seq, message).emit_framed(&mut buf, &sent).map_err(|_| LinkError::Encode)?.to_vec();
         let expect = sent.answering(&request_tag);
         let refused_before = self.dropped.unauthenticated_refusals;
-        let bad_tags_before = self.dropped.bad_tag;
+        let mut bad_awaited = 0u64;
+        if self.earlier.len() == EARLIER_REQUESTS {
+            self.earlier.pop_front();
+        }
+        self.earlier.push_back((seq, expect));
         for attempt in 0..self.tries {
             if attempt > 0 {
                 self.resends += 1;
@@ -583,16 +600,33 @@ impl<L: Link> WireClient<L> {
             let deadline = Instant::now() + self.timeout;
             while let Some(left) = deadline.checked_duration_since(Instant::now()) {
                 let Some(byte) = self.link.recv_byte(left)? else { break };
+                let mut late = false;
                 let reply = match self.reader.push(byte) {
                     None => continue,
                     Some(Err(_)) => {
                         self.damaged_frames += 1;
                         continue;
                     }
-                    Some(Ok(frame)) => Repr::parse(&frame, &expect),
+                    Some(Ok(frame)) => {
+                        let reply = Repr::parse(&frame, &expect);
+                        // A late copy of the device's reply to an earlier request of this
+                        // conversation (QoS 1, a duplicating link) fails the tag of this one
+                        // (it is bound to its own request): it is a replay, not a forgery.
+                        if reply == Err(DecodeError::Unauthenticated) && frame.seq() != seq {
+                            late = self
+                                .earlier
+                                .iter()
+                                .any(|(s, auth)| *s == frame.seq() && Repr::parse(&frame, auth).is_ok());
+                        }
+                        if reply == Err(DecodeError::Unauthenticated) && frame.seq() == seq {
+                            bad_awaited += 1;
+                        }
+                        reply
+                    }
                 };
                 match reply {
                     Ok(reply) if reply.seq != seq => self.dropped.replayed += 1,
+                    Err(DecodeError::Unauthenticated) if late => self.dropped.replayed += 1,
                     Ok(reply) => match self.check(&message, &reply.message) {
                         Ok(()) => {
                             self.auth.nonce = sent.nonce;
@@ -614,10 +648,10 @@ impl<L: Link> WireClient<L> {
         if self.dropped.unauthenticated_refusals > refused_before {
             return Err(LinkError::KeyRefused);
         }
-        if self.dropped.bad_tag > bad_tags_before {
+        if bad_awaited > 0 {
             return Err(LinkError::BadTags {
                 device_id: self.auth.device_id,
-                frames: self.dropped.bad_tag - bad_tags_before,
+                frames: bad_awaited,
                 key_file: self.key_file.clone(),
             });
         }

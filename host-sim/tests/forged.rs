@@ -238,9 +238,10 @@ fn every_forged_replayed_or_impossible_report_is_dropped_and_counted() {
         let expected = match attack {
             Attack::Forged => d.bad_tag == n,
             Attack::Infinite => d.bad_tag == n && d.non_finite == n,
-            // The first round has nothing to replay yet. Wire format 4 binds a reply to the
-            // request it answers: the previous round's reply does not even verify for this one.
-            Attack::Replayed => d.bad_tag == n - 1 && d.total() == n - 1,
+            // The first round has nothing to replay yet. (Wire format 4 binds a reply to the
+            // request it answers: the previous round's reply fails this one's tag, and the
+            // learner recognises it as its earlier request's reply, a replay.)
+            Attack::Replayed => d.replayed == n - 1 && d.total() == n - 1,
             Attack::OffGrid => d.off_grid == n,
             Attack::OutOfRange => d.out_of_range == n,
             Attack::WrongEpsilon => d.wrong_epsilon == n,
