@@ -11,8 +11,27 @@
 #   - board.txt marks that the directory has a board: once it has lost ldp-state.bin, no new
 #     board is made there.
 # Run it again in the same directory and the same device boots again: same budget, next boot.
+# Every file here that holds a secret (the seed, the state records QEMU creates for the
+# firmware, the entropy, the key) is its owner's only (umask 077), and the seed never appears on
+# a process's command line (the key is computed with shell builtins and openssl reading stdin).
 set -euo pipefail
+umask 077
 port=${LDP_QEMU_PORT:-4555}
+
+# HMAC-SHA256(ldp-provision.bin, "ldp-bo link key v1") in hex (docs/wire-format.md "Keys"),
+# built from two SHA-256 digests of stdin: the key bytes go through builtins and pipes only.
+link_key() {
+    local -a k
+    k=($(od -An -v -tu1 ldp-provision.bin))
+    local ipad="" opad="" i b
+    for ((i = 0; i < 64; i++)); do
+        b=${k[i]:-0}
+        ipad+=$(printf '\\%03o' $((b ^ 0x36)))
+        opad+=$(printf '\\%03o' $((b ^ 0x5c)))
+    done
+    { printf "$opad"; { printf "$ipad"; printf 'ldp-bo link key v1'; } | openssl dgst -sha256 -binary; } |
+        openssl dgst -sha256 | awk '{print $NF}'
+}
 if [[ -e ldp-budget.bin && ! -e ldp-state.bin ]]; then
     echo "ldp-budget.bin is an older firmware's budget file; this firmware keeps ldp-state.bin." >&2
     echo "Delete ldp-budget.bin (and ldp-seed.bin) to start a new device here." >&2
@@ -29,16 +48,14 @@ elif [[ -e board.txt ]]; then
     echo "Use a new directory for a new board." >&2
     exit 1
 else
-    umask 077
     head -c 32 /dev/urandom > ldp-provision.bin
-    # The learner's key (wire format 3, docs/wire-format.md "Keys"): HMAC-SHA256(seed,
-    # "ldp-bo link key v1") for the firmware's device id. Give it to the learner with LDP_KEYS.
-    seed=$(od -An -v -tx1 ldp-provision.bin | tr -d ' \n')
-    key=$(printf 'ldp-bo link key v1' | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$seed" | awk '{print $NF}')
-    echo "5495605612387500033 $key" > ldp-link.key
+    # The learner's key (docs/wire-format.md "Keys") for the firmware's device id. Give it to
+    # the learner with LDP_KEYS.
+    echo "5495605612387500033 $(link_key)" > ldp-link.key
     echo "made by qemu-run.sh; without ldp-state.bin this directory's board is lost" > board.txt
 fi
 head -c 32 /dev/urandom > ldp-entropy.bin
+chmod 600 ldp-*.bin 2>/dev/null || true # files of a board made before this script kept them private
 echo "USART1 on tcp 127.0.0.1:$port (device state: $PWD/ldp-state.bin)" >&2
 exec qemu-system-arm -M netduinoplus2 -display none -monitor none \
     -semihosting-config enable=on,target=native \

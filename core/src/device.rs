@@ -268,7 +268,8 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
     /// device id and the boot number as session (`crate::wire::Auth`).
     pub fn new(mut reporter: Reporter<S>, source: R, device_id: u64) -> Self {
         let _ = reporter.prepare(); // a failure shows as refusals until a later prepare works
-        let auth = Auth { key: reporter.link_key(), device_id, session: reporter.accountant().boot() };
+        let auth =
+            Auth { session: reporter.accountant().boot(), ..Auth::new(reporter.link_key(), device_id) };
         Self {
             auth,
             reporter,
@@ -312,7 +313,7 @@ impl<S: StateStore, R: RewardSource> DeviceApp<S, R> {
             reporter.report_reserved(reading.unwrap_or(0.0), query.epsilon, query.level).into()
         });
         // Every reply fits MAX_ENCODED_LEN by construction; an encoding failure sends nothing.
-        reply.emit_framed(&mut self.out, &self.auth).ok().map(|bytes| &*bytes)
+        reply.emit_framed(&mut self.out).ok().map(|bytes| &*bytes)
     }
 
     /// Idle-time work, to call after boot and after each reply is sent: writes the next budget

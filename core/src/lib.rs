@@ -77,25 +77,27 @@
 //!   [`device::REPLY_SLOT_CYCLES`]); store writes are made while idle
 //!   ([`device::DeviceApp::prepare`]), not in the reply path.
 //! - **Length.** Every message type has one fixed length on the wire.
-//! - **Authenticated frames** ([`wire::Auth`], wire format 3). A second adversary controls the
+//! - **Authenticated frames** ([`wire::Auth`], wire format 4). A second adversary controls the
 //!   link or the broker but is not the device's learner (it lacks the device's link key): it
-//!   can read, drop, delay, duplicate and inject frames. Every frame carries a tag
-//!   (HMAC-SHA256, 128 bits) binding device id, session (boot number), sequence number and
-//!   every byte. It cannot make a device spend budget: a forged query is refused
+//!   can read, record, drop, delay, duplicate and inject frames. Every frame carries a tag
+//!   (HMAC-SHA256, 128 bits) binding device id, session (boot number), the learner's nonce (16
+//!   random bytes its hello request carries), the request a reply answers, the sequence number
+//!   and every byte. It cannot make a device spend budget: a forged query is refused
 //!   ([`wire::Refusal::Unauthenticated`]), a replayed one is answered from the reply cache or
-//!   refused as stale ([`wire::Refusal::StaleSequence`]), a query of an earlier boot does not
-//!   verify — none is read or charged, and the refusal depends on the frame alone, inside the
-//!   same reply slot. It cannot make a learner believe a report: forged, replayed and
-//!   re-numbered reports fail the tag or the sequence number and are dropped and counted —
-//!   **except** (open, found by review): a hello is tagged in session 0 and bound only to the
-//!   hello request's sequence number, so a recorded hello replayed to a *new* learner (whose
-//!   first request is numbered 1, as the recorded one was) makes it adopt the recorded session,
-//!   after which the recorded reports of that session verify and enter its ledger while the
-//!   device spends nothing. The fix (a nonce in the hello request echoed under the tag, and
-//!   reply tags bound to the query) is wire format 4, not yet made. It can also deny service
+//!   refused as stale ([`wire::Refusal::StaleSequence`]), a query of an earlier boot or under
+//!   another learner's nonce does not verify — none is read or charged, and the refusal depends
+//!   on the frame alone, inside the same reply slot. A query it withholds until the learner
+//!   gives up is stale once the learner's closing hello has reached the device (a hello
+//!   request's number is a floor for fresh queries); delivered before that, it is spent and
+//!   counted by the device, and no learner takes its report. It cannot make a learner believe a
+//!   report: a recorded hello or reply does not verify under a learner's fresh nonce, nor as the
+//!   answer to another query; forged, replayed and re-numbered reports are dropped and counted;
+//!   a hello of a boot number below one the learner saw is refused. It can also deny service
+//!   (a replayed hello request moves the device to another nonce; the learner greets it again)
 //!   and see every report, which LDP already allows. Whoever holds the key (the learner, or
-//!   whoever reads the key file or the device's state file, which holds the seed) can spend
-//!   the budget, within the device's limits.
+//!   whoever reads the key file or the device's state file, which holds the seed: the host
+//!   keeps both its owner's only, mode 0600 in 0700 directories) can spend the budget, within
+//!   the device's limits.
 //!
 //! ## What is *not* promised
 //!

@@ -8,7 +8,9 @@
 #[cfg(feature = "hil")]
 use ldp_core::device::FedSource;
 use ldp_core::device::{DeviceApp, RewardSource, SensorModel, SimulatedSensor};
-use ldp_core::wire::{Auth, FedQuery, LinkKey, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader};
+use ldp_core::wire::{
+    self, Auth, FedQuery, LinkKey, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader,
+};
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter, StateStore, TruncationLevel,
 };
@@ -37,7 +39,7 @@ fn app_with<R: RewardSource>(source: R, total: f64) -> DeviceApp<MemoryStore, R>
 
 /// The learner's authentication for an app of [`app_with`] (seed material `[1; 32]`, id 42).
 fn auth_of<S: StateStore, R: RewardSource>(app: &DeviceApp<S, R>) -> Auth {
-    Auth { key: LinkKey::from_seed(&[1; 32]), device_id: 42, session: app.reporter().accountant().boot() }
+    Auth { session: app.reporter().accountant().boot(), ..Auth::new(LinkKey::from_seed(&[1; 32]), 42) }
 }
 
 /// Sends one request, returns the decoded reply and its raw bytes.
@@ -45,6 +47,14 @@ fn exchange<S: StateStore, R: RewardSource>(app: &mut DeviceApp<S, R>, request: 
     let auth = auth_of(app);
     let mut buf = [0u8; MAX_ENCODED_LEN];
     let bytes = request.emit_framed(&mut buf, &auth).unwrap().to_vec();
+    // The reply's tag binds the request's (and, for a hello, the nonce it carries).
+    let mut raw = [0u8; wire::MAX_FRAME_LEN];
+    let raw = request.emit(&mut raw, &auth).unwrap();
+    let auth = match request.message {
+        Message::HelloRequest(nonce) => Auth { nonce, ..auth },
+        _ => auth,
+    }
+    .answering(wire::Frame::new_checked(&*raw).unwrap().tag());
     let mut reply = None;
     for b in bytes {
         if let Some(r) = app.on_byte(b) {
@@ -70,7 +80,7 @@ fn query(action: u32) -> Message {
 #[test]
 fn handshake_report_retry_and_refusal() {
     let mut app = app(2.0);
-    let (hello, _) = exchange(&mut app, &Repr::new(1, Message::HelloRequest));
+    let (hello, _) = exchange(&mut app, &Repr::new(1, Message::HelloRequest([0; 16])));
     match hello.message {
         Message::Hello(h) => {
             assert_eq!(h.device_id, 42);
@@ -173,7 +183,7 @@ fn query_at(action: u32, epsilon: f64, level: Option<f64>) -> Message {
 #[test]
 fn a_custom_source_is_read_once_per_fresh_query_and_its_value_released() {
     let mut app = app_with(Fixed::new(0.25), 10.0);
-    let _ = exchange(&mut app, &Repr::new(1, Message::HelloRequest));
+    let _ = exchange(&mut app, &Repr::new(1, Message::HelloRequest([0; 16])));
     assert_eq!(app.source().reads, 0, "a hello reads nothing");
     let (first, bytes) = exchange(&mut app, &Repr::new(2, query_at(1, 1.0, None)));
     assert_eq!(app.source().reads, 1);
@@ -278,7 +288,7 @@ fn non_finite_and_huge_readings_reply_exactly_as_their_substitute() {
         let mut a = app_with(Fixed::new(bad), 3.0);
         let mut b = app_with(Fixed::new(substitute), 3.0);
         let requests = [
-            Repr::new(1, Message::HelloRequest),
+            Repr::new(1, Message::HelloRequest([0; 16])),
             Repr::new(2, query_at(0, 1.0, level)),
             Repr::new(3, query_at(1, 2.0, level)), // above the device's limit
             Repr::new(4, query_at(2, 1.0, level)),

@@ -14,7 +14,15 @@ const DEVICE_ID: u64 = 0xC0FF_EE00_D15E_A5E5;
 
 /// Both ends' authentication: the key of seed material `[7; 32]`, the device's id, boot 1.
 fn auth() -> Auth {
-    Auth { key: LinkKey::from_seed(&[7; 32]), device_id: DEVICE_ID, session: 1 }
+    Auth { session: 1, ..Auth::new(LinkKey::from_seed(&[7; 32]), DEVICE_ID) }
+}
+
+std::thread_local! {
+    /// What the learner authenticates the device's replies under, one per request the device
+    /// received, in order: `auth()` answering the request's tag (under a hello request's own
+    /// nonce for a hello, under the last hello request's nonce otherwise). Set by
+    /// [`Device::receive`], used by [`learner_read`].
+    static EXPECT: std::cell::RefCell<std::collections::VecDeque<Auth>> = Default::default();
 }
 
 /// The firmware's side, minus the UART: bytes in, bytes out.
@@ -23,6 +31,8 @@ struct Device {
     reader: StreamReader,
     cache: ReplyCache,
     sensor: fn(u32) -> f64,
+    /// The nonce of the last hello request received (the learners' side of the test).
+    nonce: [u8; 16],
 }
 
 impl Device {
@@ -36,13 +46,20 @@ impl Device {
             reader: StreamReader::new(),
             cache: ReplyCache::new(),
             sensor: |a| 0.25 * f64::from(a),
+            nonce: [0; 16],
         }
     }
 
     fn receive(&mut self, bytes: &[u8]) -> Vec<u8> {
+        EXPECT.with(|e| e.borrow_mut().clear()); // replies of an earlier call are not read
         let mut out = Vec::new();
         for &b in bytes {
             let Some(Ok(frame)) = self.reader.push(b) else { continue };
+            if let Ok(Repr { message: Message::HelloRequest(nonce), .. }) = Repr::parse(&frame, &auth()) {
+                self.nonce = nonce;
+            }
+            let expect = Auth { nonce: self.nonce, ..auth() }.answering(frame.tag());
+            EXPECT.with(|e| e.borrow_mut().push_back(expect));
             let (reporter, sensor) = (&mut self.reporter, self.sensor);
             let hello = reporter.hello(DEVICE_ID);
             let reply = self.cache.respond(&frame, &auth(), hello, |q, fed| match fed {
@@ -50,7 +67,7 @@ impl Device {
                 Some(_) => Message::Refusal(Refusal::FeedRefused),
             });
             let mut buf = [0u8; MAX_ENCODED_LEN];
-            out.extend_from_slice(reply.emit_framed(&mut buf, &auth()).unwrap());
+            out.extend_from_slice(reply.emit_framed(&mut buf).unwrap());
         }
         out
     }
@@ -83,7 +100,14 @@ fn framed_raw(mut raw: Vec<u8>) -> Vec<u8> {
 
 fn learner_read(bytes: &[u8]) -> Vec<Repr> {
     let mut reader = StreamReader::new();
-    bytes.iter().filter_map(|&b| reader.push(b).map(|f| Repr::parse(&f.unwrap(), &auth()).unwrap())).collect()
+    bytes
+        .iter()
+        .filter_map(|&b| {
+            let frame = reader.push(b)?.unwrap();
+            let expect = EXPECT.with(|e| e.borrow_mut().pop_front()).expect("a reply per request");
+            Some(Repr::parse(&frame, &expect).unwrap())
+        })
+        .collect()
 }
 
 fn query(seq: u32, action: u32, epsilon: f64, level: Option<f64>) -> Repr {
@@ -108,7 +132,7 @@ fn refusal_of(replies: &[Repr]) -> Refusal {
 #[test]
 fn handshake_reports_the_public_configuration() {
     let mut dev = Device::new(1.0, 10.0);
-    let replies = learner_read(&dev.receive(&framed(Repr::new(9, Message::HelloRequest))));
+    let replies = learner_read(&dev.receive(&framed(Repr::new(9, Message::HelloRequest([0; 16])))));
     let [Repr { seq: 9, message: Message::Hello(hello) }] = replies[..] else { panic!("{replies:?}") };
     assert_eq!(hello.device_id, DEVICE_ID);
     assert_eq!(hello.config, *dev.reporter.config());
@@ -143,19 +167,20 @@ fn a_query_gets_a_report_and_a_retry_gets_the_same_bytes_without_a_second_spend(
     let stale = learner_read(&dev.receive(&framed(query(2, 3, 0.25, Some(1.0)))));
     assert_eq!(stale, [Repr::new(2, Message::Refusal(Refusal::StaleSequence))]);
     assert_eq!(dev.spent(), 1.0);
-    let hello = learner_read(&dev.receive(&framed(Repr::new(3, Message::HelloRequest))));
+    // (The hello request's own number is a floor for fresh queries: the learner goes on after 3.)
+    let hello = learner_read(&dev.receive(&framed(Repr::new(3, Message::HelloRequest([0; 16])))));
     assert!(
-        matches!(hello[..], [Repr { message: Message::Hello(h), .. }] if h.last_seq == 2 && h.session == 1)
+        matches!(hello[..], [Repr { message: Message::Hello(h), .. }] if h.last_seq == 3 && h.session == 1)
     );
-    let other_bytes = dev.receive(&framed(query(3, 3, 0.25, Some(1.0))));
+    let other_bytes = dev.receive(&framed(query(4, 3, 0.25, Some(1.0))));
     let other = learner_read(&other_bytes);
-    let [Repr { seq: 3, message: Message::Report(r) }] = other[..] else { panic!("{other:?}") };
+    let [Repr { seq: 4, message: Message::Report(r) }] = other[..] else { panic!("{other:?}") };
     assert_eq!(r.epsilon, 0.25);
     assert_eq!(dev.spent(), 1.25);
 
     // A hello in between does not disturb the cache.
-    let _ = dev.receive(&framed(Repr::new(4, Message::HelloRequest)));
-    assert_eq!(dev.receive(&framed(query(3, 3, 0.25, Some(1.0)))), other_bytes);
+    let _ = dev.receive(&framed(Repr::new(5, Message::HelloRequest([0; 16]))));
+    assert_eq!(dev.receive(&framed(query(4, 3, 0.25, Some(1.0)))), other_bytes);
     assert_eq!(dev.spent(), 1.25);
 
     // The last REPLY_CACHE_LEN replies are kept: a late duplicate of an older query is still
@@ -208,6 +233,86 @@ fn unauthenticated_queries_spend_nothing() {
         [Repr::new(20, Message::Refusal(Refusal::Unauthenticated))]
     );
     assert_eq!(dev.spent(), 0.0);
+}
+
+/// Wire format 4: a hello request's nonce opens a conversation. Afterwards a query tagged under
+/// another nonce (an earlier learner's, or none) is refused as unauthenticated, nothing read or
+/// spent, and the device's replies verify only under the new nonce and only as the answer to
+/// the very request they answer.
+#[test]
+fn a_hello_request_binds_the_conversation_to_its_nonce() {
+    let mut dev = Device::new(1.0, 10.0);
+    let emit = |auth: &Auth, repr: Repr| {
+        let mut buf = [0u8; MAX_ENCODED_LEN];
+        repr.emit_framed(&mut buf, auth).unwrap().to_vec()
+    };
+    let (a, b) = ([0xA1; 16], [0xB2; 16]);
+    // Learner A greets, asks once.
+    let _ = dev.receive(&emit(&auth(), Repr::new(1, Message::HelloRequest(a))));
+    let under_a = Auth { nonce: a, ..auth() };
+    let a_bytes = dev.receive(&emit(&under_a, query(2, 1, 0.5, None)));
+    let a_replies = learner_read(&a_bytes);
+    assert!(matches!(a_replies[..], [Repr { seq: 2, message: Message::Report(_) }]), "{a_replies:?}");
+    // The reply does not verify under another nonce, nor as the answer to another query.
+    let frame = |bytes: &[u8]| {
+        let mut r = StreamReader::new();
+        bytes.iter().find_map(|&x| r.push(x).map(|f| f.unwrap().as_bytes().to_vec())).unwrap()
+    };
+    let a_reply = frame(&a_bytes);
+    let a_query = frame(&emit(&under_a, query(2, 1, 0.5, None)));
+    let a_query_tag = Frame::new_checked(&a_query[..]).unwrap().tag().to_vec();
+    assert!(Repr::from_bytes(&a_reply, &under_a.answering(&a_query_tag)).is_ok());
+    let other_query = frame(&emit(&under_a, query(2, 0, 0.5, None)));
+    let other_tag = Frame::new_checked(&other_query[..]).unwrap().tag().to_vec();
+    assert_eq!(Repr::from_bytes(&a_reply, &under_a.answering(&other_tag)), Err(DecodeError::Unauthenticated));
+    assert_eq!(
+        Repr::from_bytes(&a_reply, &Auth { nonce: b, ..auth() }.answering(&a_query_tag)),
+        Err(DecodeError::Unauthenticated)
+    );
+    // Learner B greets: A's nonce is over. A query under A's (or no) nonce spends nothing.
+    let _ = dev.receive(&emit(&auth(), Repr::new(3, Message::HelloRequest(b))));
+    dev.sensor = |_| panic!("a query under a finished conversation's nonce must not read the sensor");
+    for (seq, stale) in [(4, under_a), (5, auth())] {
+        let bytes = dev.receive(&emit(&stale, query(seq, 1, 0.5, None)));
+        let expect = Auth { nonce: b, ..auth() }.answering(
+            Frame::new_checked(&frame(&emit(&stale, query(seq, 1, 0.5, None)))[..]).unwrap().tag(),
+        );
+        assert_eq!(
+            Repr::from_bytes(&frame(&bytes), &expect),
+            Ok(Repr::new(seq, Message::Refusal(Refusal::Unauthenticated)))
+        );
+    }
+    assert_eq!(dev.spent(), 0.5);
+}
+
+/// Wire format 4: an authenticated hello request's number is a floor for fresh queries. A query
+/// the link withheld from a learner (numbered before that learner's next hello request) is
+/// stale when it arrives afterwards: never spent after its learner gave up on it.
+#[test]
+fn a_hello_request_number_is_a_floor_for_fresh_queries() {
+    let mut dev = Device::new(1.0, 10.0);
+    let _ = dev.receive(&framed(Repr::new(1, Message::HelloRequest([0; 16]))));
+    assert!(matches!(
+        learner_read(&dev.receive(&framed(query(2, 1, 0.5, None))))[..],
+        [Repr { seq: 2, message: Message::Report(_) }]
+    ));
+    // Query 3 is withheld; the learner gives up and greets the device again with number 4.
+    let withheld = framed(query(3, 1, 0.5, None));
+    let hello = learner_read(&dev.receive(&framed(Repr::new(4, Message::HelloRequest([0; 16])))));
+    assert!(matches!(hello[..], [Repr { message: Message::Hello(h), .. }] if h.last_seq == 4), "{hello:?}");
+    dev.sensor = |_| panic!("a withheld query must not read the sensor");
+    assert_eq!(
+        learner_read(&dev.receive(&withheld)),
+        [Repr::new(3, Message::Refusal(Refusal::StaleSequence))]
+    );
+    assert_eq!(dev.spent(), 0.5);
+    // A hello request with an older number (a recorded one) lowers nothing.
+    let _ = dev.receive(&framed(Repr::new(2, Message::HelloRequest([0; 16]))));
+    assert_eq!(
+        learner_read(&dev.receive(&withheld)),
+        [Repr::new(3, Message::Refusal(Refusal::StaleSequence))]
+    );
+    assert_eq!(dev.spent(), 0.5);
 }
 
 #[test]

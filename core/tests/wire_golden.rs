@@ -12,9 +12,22 @@ fn eps(x: f64) -> Epsilon {
 }
 
 /// The golden frames' authentication: the key of seed material `[0x11; 32]`, device
-/// 0x0123456789ABCDEF, session (boot) 5.
+/// 0x0123456789ABCDEF, session (boot) 5, the learner's nonce `00 01 … 0F`, and, for the
+/// replies, the answered request's tag `A5 A5 … A5`.
 fn auth() -> Auth {
-    Auth { key: LinkKey::from_seed(&[0x11; 32]), device_id: 0x0123_4567_89AB_CDEF, session: 5 }
+    Auth {
+        session: 5,
+        nonce: NONCE,
+        answers: [0xA5; 16],
+        ..Auth::new(LinkKey::from_seed(&[0x11; 32]), 0x0123_4567_89AB_CDEF)
+    }
+}
+
+const NONCE: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+
+/// `auth()` as a request is tagged: no answered request.
+fn request_auth() -> Auth {
+    Auth { answers: [0; 16], ..auth() }
 }
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -35,9 +48,11 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
     };
     let cases = [
         (
-            Repr::new(1, Message::HelloRequest),
-            "03 01 01 00 00 00 E2 47 18 9B E4 BE 8E 1C B7 41 B8 3D AC 5C D6 5D 53 E2 86 09",
-            "04 03 01 01 01 01 15 E2 47 18 9B E4 BE 8E 1C B7 41 B8 3D AC 5C D6 5D 53 E2 86 09 00",
+            Repr::new(1, Message::HelloRequest(NONCE)),
+            "04 01 01 00 00 00 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 47 08 56 26 25 7B 77 7F \
+             74 CD 98 80 7A 2F 14 90 C8 06 37 A5",
+            "04 04 01 01 01 01 01 24 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 47 08 56 26 25 7B 77 \
+             7F 74 CD 98 80 7A 2F 14 90 C8 06 37 A5 00",
         ),
         (
             Repr::new(
@@ -50,19 +65,19 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     last_seq: 0x0102_0304,
                 }),
             ),
-            "03 81 01 00 00 00 EF CD AB 89 67 45 23 01 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 F0 3F \
+            "04 81 01 00 00 00 EF CD AB 89 67 45 23 01 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 F0 3F \
              00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 24 40 00 00 00 00 00 00 24 40 05 00 00 00 00 00 \
-             00 00 04 03 02 01 7F F3 39 F9 79 9A 91 11 44 95 AE 33 75 9E 28 1C 9E 0F 5A 4D",
-            "04 03 81 01 01 01 09 EF CD AB 89 67 45 23 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 F0 \
+             00 00 04 03 02 01 73 97 FE 62 7C 23 46 E9 08 98 9F 2E E8 08 85 27 29 8D 78 8E",
+            "04 04 81 01 01 01 09 EF CD AB 89 67 45 23 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 F0 \
              3F 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 24 40 01 01 01 01 01 04 24 40 05 01 01 01 01 \
-             01 01 19 04 03 02 01 7F F3 39 F9 79 9A 91 11 44 95 AE 33 75 9E 28 1C 9E 0F 5A 4D 00",
+             01 01 19 04 03 02 01 73 97 FE 62 7C 23 46 E9 08 98 9F 2E E8 08 85 27 29 8D 78 8E 00",
         ),
         (
             Repr::new(2, Message::Query(wire::Query { round: 1, action: 3, epsilon: eps(0.5), level: None })),
-            "03 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             F0 C9 6A 2C E7 F0 6B 8E 18 AD 45 2E 1F 54 64 5B CE 69 21 86",
-            "04 03 02 02 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             15 F0 C9 6A 2C E7 F0 6B 8E 18 AD 45 2E 1F 54 64 5B CE 69 21 86 00",
+            "04 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             D6 0C 34 FE 68 96 D0 52 B6 66 28 4C F0 44 E3 52 AC 8C 05 D2",
+            "04 04 02 02 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             15 D6 0C 34 FE 68 96 D0 52 B6 66 28 4C F0 44 E3 52 AC 8C 05 D2 00",
         ),
         (
             Repr::new(
@@ -74,10 +89,10 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     level: Some(TruncationLevel::new(2.5).unwrap()),
                 }),
             ),
-            "03 02 03 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 04 40 \
-             AF 5D FD C6 BA 03 A1 EC B3 5A 57 5C 62 29 09 C1 B1 7B C5 8E",
-            "04 03 02 03 01 01 02 07 01 01 01 01 01 01 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 04 \
-             40 AF 5D FD C6 BA 03 A1 EC B3 5A 57 5C 62 29 09 C1 B1 7B C5 8E 00",
+            "04 02 03 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 04 40 \
+             E2 6C 48 12 24 D9 62 A6 D6 D7 E2 A0 CB 4E A7 E1 C4 7A 42 B8",
+            "04 04 02 03 01 01 02 07 01 01 01 01 01 01 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 04 \
+             40 E2 6C 48 12 24 D9 62 A6 D6 D7 E2 A0 CB 4E A7 E1 C4 7A 42 B8 00",
         ),
         (
             Repr::new(
@@ -89,60 +104,60 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     budget_remaining: 9.5,
                 }),
             ),
-            "03 82 02 00 00 00 2E FB FF FF FF FF FF FF F5 FF 00 00 00 00 00 00 E0 3F 00 00 00 00 00 F8 \
-             DF 3F 00 00 00 00 00 00 23 40 73 8D 5C 71 AC 93 12 3C 89 48 ED 28 D0 AA A7 6F 50 7E C2 71",
-            "04 03 82 02 01 01 0B 2E FB FF FF FF FF FF FF F5 FF 01 01 01 01 01 03 E0 3F 01 01 01 01 04 \
-             F8 DF 3F 01 01 01 01 01 17 23 40 73 8D 5C 71 AC 93 12 3C 89 48 ED 28 D0 AA A7 6F 50 7E C2 \
-             71 00",
+            "04 82 02 00 00 00 2E FB FF FF FF FF FF FF F5 FF 00 00 00 00 00 00 E0 3F 00 00 00 00 00 F8 \
+             DF 3F 00 00 00 00 00 00 23 40 1F 06 0F BB 5B 43 9D 45 79 9C 1D 6F C3 50 92 41 FB B9 86 CF",
+            "04 04 82 02 01 01 0B 2E FB FF FF FF FF FF FF F5 FF 01 01 01 01 01 03 E0 3F 01 01 01 01 04 \
+             F8 DF 3F 01 01 01 01 01 17 23 40 1F 06 0F BB 5B 43 9D 45 79 9C 1D 6F C3 50 92 41 FB B9 86 \
+             CF 00",
         ),
         (
             Repr::new(4, Message::Refusal(Refusal::BudgetExhausted { requested: 1.0, remaining: 0.25 })),
-            "03 83 04 00 00 00 04 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 D0 3F 9C 9F 36 1F D5 AD \
-             A8 AD 6F D2 61 BB 81 0D DD 8C 64 FD D3 80",
-            "04 03 83 04 01 01 02 04 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 D0 3F 9C 9F 36 1F D5 \
-             AD A8 AD 6F D2 61 BB 81 0D DD 8C 64 FD D3 80 00",
+            "04 83 04 00 00 00 04 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 D0 3F 3A 8F 6D F7 92 6E \
+             6D 44 77 F5 89 4F EA 71 19 4E AA FD EF 75",
+            "04 04 83 04 01 01 02 04 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 D0 3F 3A 8F 6D F7 92 \
+             6E 6D 44 77 F5 89 4F EA 71 19 4E AA FD EF 75 00",
         ),
         (
             Repr::new(5, Message::Refusal(Refusal::Param(ParamError::EpsilonNotFinite))),
-            "03 83 05 00 00 00 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 38 4A 8E B0 18 A4 \
-             4E E8 33 F1 DE EA 35 3A 33 00 E5 98 43 5F",
-            "04 03 83 05 01 01 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 10 38 4A 8E B0 18 \
-             A4 4E E8 33 F1 DE EA 35 3A 33 05 E5 98 43 5F 00",
+            "04 83 05 00 00 00 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 9E 34 3F 15 93 D2 \
+             5C EC C0 94 FF BB BC 1F D4 9C 06 4F FC 2B",
+            "04 04 83 05 01 01 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 9E 34 3F 15 93 \
+             D2 5C EC C0 94 FF BB BC 1F D4 9C 06 4F FC 2B 00",
         ),
         (
             Repr::new(6, Message::FedQuery(FedQuery::new(query(1), 0.75))),
-            "03 03 06 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             00 00 00 00 00 00 E8 3F 95 CA 40 05 14 C7 76 AB 34 A8 08 71 9D 19 3E 55 A5 A5 45 1A",
-            "04 03 03 06 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             01 01 01 01 01 01 17 E8 3F 95 CA 40 05 14 C7 76 AB 34 A8 08 71 9D 19 3E 55 A5 A5 45 1A 00",
+            "04 03 06 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             00 00 00 00 00 00 E8 3F B5 74 E9 3F EA 6A 18 F4 68 A4 75 C0 17 BD 69 59 CD 3D 46 EF",
+            "04 04 03 06 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             01 01 01 01 01 01 17 E8 3F B5 74 E9 3F EA 6A 18 F4 68 A4 75 C0 17 BD 69 59 CD 3D 46 EF 00",
         ),
         (
             Repr::new(7, Message::FedQuery(FedQuery::new(query(2), f64::NAN))),
-            "03 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             00 00 00 00 00 00 F8 7F DB 88 5B 11 56 91 65 FB 68 61 5D 6B 05 3C 3C C6 F1 A5 A5 51",
-            "04 03 03 07 01 01 02 02 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             01 01 01 01 01 01 17 F8 7F DB 88 5B 11 56 91 65 FB 68 61 5D 6B 05 3C 3C C6 F1 A5 A5 51 00",
+            "04 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             00 00 00 00 00 00 F8 7F BA C0 82 5D F1 E3 76 25 EB 46 06 95 FC 6C 36 4F E5 DE EE 29",
+            "04 04 03 07 01 01 02 02 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             01 01 01 01 01 01 17 F8 7F BA C0 82 5D F1 E3 76 25 EB 46 06 95 FC 6C 36 4F E5 DE EE 29 00",
         ),
         (
             Repr::new(6, Message::Refusal(Refusal::FeedRefused)),
-            "03 83 06 00 00 00 0B 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 92 18 23 B4 12 0A \
-             DD 29 CE 6B 1E A8 8E E4 B4 F2 08 6B 8A 87",
-            "04 03 83 06 01 01 02 0B 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 92 18 23 B4 12 \
-             0A DD 29 CE 6B 1E A8 8E E4 B4 F2 08 6B 8A 87 00",
+            "04 83 06 00 00 00 0B 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 14 6D 37 FF BF F7 \
+             02 0B 9F E3 BF 6F 11 DC 8B 4F F5 DA 5C C6",
+            "04 04 83 06 01 01 02 0B 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 14 6D 37 FF BF \
+             F7 02 0B 9F E3 BF 6F 11 DC 8B 4F F5 DA 5C C6 00",
         ),
         (
             Repr::new(8, Message::Refusal(Refusal::Unauthenticated)),
-            "03 83 08 00 00 00 0C 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 16 AC D6 58 70 79 \
-             38 AA 2E 24 C5 C7 A7 A3 ED DA 10 52 8B 0D",
-            "04 03 83 08 01 01 02 0C 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 16 AC D6 58 70 \
-             79 38 AA 2E 24 C5 C7 A7 A3 ED DA 10 52 8B 0D 00",
+            "04 83 08 00 00 00 0C 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 24 7A 6A CB D4 CA \
+             8C 15 BA A6 0F BE 03 AC 13 CE 32 63 DC 00",
+            "04 04 83 08 01 01 02 0C 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 14 24 7A 6A CB D4 \
+             CA 8C 15 BA A6 0F BE 03 AC 13 CE 32 63 DC 01 00",
         ),
         (
             Repr::new(9, Message::Refusal(Refusal::StaleSequence)),
-            "03 83 09 00 00 00 0D 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 F7 A4 DD 91 32 B8 \
-             55 9D 82 87 E8 20 B5 21 0D D2 54 BA E9 0E",
-            "04 03 83 09 01 01 02 0D 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 F7 A4 DD 91 32 \
-             B8 55 9D 82 87 E8 20 B5 21 0D D2 54 BA E9 0E 00",
+            "04 83 09 00 00 00 0D 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 26 DE AB 13 13 6F \
+             22 24 22 A6 AF 3A FC 93 15 66 A8 37 7E BD",
+            "04 04 83 09 01 01 02 0D 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 26 DE AB 13 13 \
+             6F 22 24 22 A6 AF 3A FC 93 15 66 A8 37 7E BD 00",
         ),
     ];
     cases.into_iter().map(|(m, raw, framed)| (m, unhex(raw), unhex(framed))).collect()
@@ -180,7 +195,7 @@ fn single_byte_corruptions(bytes: &[u8]) -> impl Iterator<Item = (usize, u8, Vec
 fn sizes_are_known_at_compile_time() {
     const _: () = assert!(MAX_FRAME_LEN == 86 && MAX_ENCODED_LEN == 88);
     let lens: Vec<usize> = wire::MessageType::ALL.iter().map(|t| t.frame_len()).collect();
-    assert_eq!(lens, [26, 50, 58, 86, 60, 44]);
+    assert_eq!(lens, [42, 50, 58, 86, 60, 44]);
 }
 
 #[test]
@@ -293,10 +308,10 @@ fn empty_frames_are_ignored_and_garbage_is_one_error() {
 fn a_fed_reading_has_one_nan_and_any_other_value() {
     let frame = |bits: u64| {
         let mut raw = unhex(
-            "03 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00",
+            "04 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00",
         );
         raw.extend_from_slice(&bits.to_le_bytes());
-        raw.extend_from_slice(&auth().tag(5, &raw));
+        raw.extend_from_slice(&request_auth().tag(5, &raw));
         raw.extend_from_slice(&wire::checksum(&raw).to_le_bytes());
         raw
     };
@@ -330,6 +345,19 @@ fn a_version_2_frame_is_unsupported() {
     assert_eq!(Repr::from_bytes(&hello, &auth()), Err(DecodeError::Truncated));
 }
 
+/// A version-3 frame (tags without the learner's nonce) is answered "unsupported version":
+/// version 3's golden query, seq 2, and its hello request.
+#[test]
+fn a_version_3_frame_is_unsupported() {
+    let query = unhex(
+        "03 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+         F0 C9 6A 2C E7 F0 6B 8E 18 AD 45 2E 1F 54 64 5B CE 69 21 86",
+    );
+    assert_eq!(Repr::from_bytes(&query, &auth()), Err(DecodeError::UnsupportedVersion));
+    let hello = unhex("03 01 01 00 00 00 E2 47 18 9B E4 BE 8E 1C B7 41 B8 3D AC 5C D6 5D 53 E2 86 09");
+    assert_eq!(Repr::from_bytes(&hello, &auth()), Err(DecodeError::UnsupportedVersion));
+}
+
 /// The link key of seed material `[0x11; 32]` (HMAC-SHA256(seed, "ldp-bo link key v1")), and
 /// the golden frames' tags, were checked against Python's `hmac` module: see
 /// docs/wire-format.md, *Tags*.
@@ -344,20 +372,32 @@ fn golden_link_key() {
     );
 }
 
-/// A golden frame is refused under another key, another device id, or (except the hellos,
-/// which carry their session inside) another session.
+/// A golden frame is refused under another key, another device id, another session (except
+/// the hellos, which carry their session inside), another learner's nonce (except the hello
+/// request, which carries it inside), or, for a reply, as the answer to another request: so no
+/// reply recorded under one learner's hello verifies for another.
 #[test]
-fn golden_frames_need_their_key_device_and_session() {
+fn golden_frames_need_their_key_device_session_nonce_and_request() {
     for (repr, raw, _) in golden() {
+        let mut other_nonce = NONCE;
+        other_nonce[15] ^= 1;
         let others = [
             Auth { key: LinkKey::from_seed(&[0x12; 32]), ..auth() },
             Auth { device_id: auth().device_id ^ 1, ..auth() },
             Auth { session: 6, ..auth() },
+            Auth { nonce: other_nonce, ..auth() },
+            auth().answering(&[0x5A; 16]),
         ];
+        let ty = repr.message.message_type();
         for (i, other) in others.iter().enumerate() {
-            let hello = matches!(repr.message, Message::HelloRequest | Message::Hello(_));
+            let still = match i {
+                2 => matches!(repr.message, Message::HelloRequest(_) | Message::Hello(_)),
+                3 => matches!(repr.message, Message::HelloRequest(_)),
+                4 => ty.is_request(),
+                _ => false,
+            };
             let got = Repr::from_bytes(&raw, other);
-            if i == 2 && hello {
+            if still {
                 assert_eq!(got, Ok(repr));
             } else {
                 assert_eq!(got, Err(DecodeError::Unauthenticated), "{repr:?} under {other:?}");
@@ -371,7 +411,7 @@ fn golden_frames_need_their_key_device_and_session() {
 #[test]
 fn a_report_that_decodes_to_infinity_is_refused() {
     for (grid, ok) in [(971i16, true), (972, false), (1024, false), (i16::MAX, false)] {
-        let mut raw = unhex("03 82 02 00 00 00 00 00 00 00 00 00 10 00");
+        let mut raw = unhex("04 82 02 00 00 00 00 00 00 00 00 00 10 00");
         raw.extend_from_slice(&grid.to_le_bytes());
         for x in [0.5f64, 0.5, 9.5] {
             raw.extend_from_slice(&x.to_le_bytes());

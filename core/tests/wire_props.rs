@@ -127,7 +127,7 @@ fn refusal() -> impl Strategy<Value = Refusal> {
 
 fn repr() -> impl Strategy<Value = Repr> {
     let message = prop_oneof![
-        Just(Message::HelloRequest),
+        any::<[u8; 16]>().prop_map(Message::HelloRequest),
         query().prop_map(Message::Query),
         fed_query().prop_map(Message::FedQuery),
         hello().prop_map(Message::Hello),

@@ -51,6 +51,7 @@ fn trials(c: &mut Criterion) {
             problem: None,
             feed: false,
             prior: None,
+            device_ledger_dir: None,
         };
         let mut group = c.benchmark_group(format!("fig2a_trial_T{horizon}"));
         group.sample_size(10);

@@ -58,7 +58,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
-use ldp_core::wire::{Auth, Hello, MAX_ENCODED_LEN, Message, Refusal, Repr, StreamReader};
+use std::collections::VecDeque;
+
+use ldp_core::wire::{
+    Auth, Frame, Hello, MAX_ENCODED_LEN, Message, NONCE_LEN, Refusal, Repr, StreamReader, TAG_LEN,
+};
 
 use crate::mqtt::{BrokerUrl, MqttError, Note, Session, forget_devices, parse_topic, publish, topic};
 use crate::transport::Link;
@@ -146,16 +150,25 @@ pub struct BridgeStats {
 pub struct Bridge<L> {
     link: L,
     hello: Hello,
-    /// The board's key and id, in the session its hello told: the bridge reads the board's
-    /// replies and republishes its hello, authenticated as the board's.
+    /// The board's key and id, in the session its hello told, under the nonce of the
+    /// conversation the board is in (the last hello request that reached it): the bridge reads
+    /// the board's replies and republishes its hello, authenticated as the board's.
     auth: Auth,
+    /// The last requests passed to the board: sequence number, tag (each reply's tag binds
+    /// its request's) and, for a hello request, its nonce.
+    requests: VecDeque<(u32, [u8; TAG_LEN], Option<[u8; NONCE_LEN]>)>,
 }
 
 impl<L: Link> Bridge<L> {
     /// Asks the board on `link` for its hello (the handshake, module docs).
     pub fn new(mut link: L, auth: Auth) -> Result<Self, BridgeError> {
-        let hello = handshake(&mut link, &auth)?;
-        Ok(Self { link, hello, auth: Auth { session: hello.session, ..auth } })
+        let (hello, nonce) = handshake(&mut link, &auth)?;
+        Ok(Self {
+            link,
+            hello,
+            auth: Auth { session: hello.session, nonce, ..auth },
+            requests: VecDeque::new(),
+        })
     }
 
     /// The board's hello: the handshake's, or its latest.
@@ -236,6 +249,7 @@ impl<L: Link> Bridge<L> {
                             stats.dropped_queries += 1;
                             continue;
                         }
+                        self.note_request(&payload);
                         self.link.send(&payload).map_err(BridgeError::Board)?;
                         stats.queries += 1;
                         busy = true;
@@ -283,16 +297,32 @@ impl<L: Link> Bridge<L> {
         Ok(())
     }
 
-    /// Updates the hello from what a frame of the board says publicly (module docs).
+    /// Keeps the tag of a request passed to the board (and the nonce of a hello request), to
+    /// authenticate the board's reply to it.
+    fn note_request(&mut self, payload: &[u8]) {
+        let Some(bytes) = one_frame(payload) else { return };
+        let Ok(frame) = Frame::new_checked(&bytes[..]) else { return };
+        let Some(tag) = frame.tag().first_chunk::<TAG_LEN>().copied() else { return };
+        let nonce = match Repr::parse(&frame, &Auth::new(self.auth.key, self.auth.device_id)) {
+            Ok(Repr { message: Message::HelloRequest(nonce), .. }) => Some(nonce),
+            _ => None,
+        };
+        if self.requests.len() == 16 {
+            self.requests.pop_front();
+        }
+        self.requests.push_back((frame.seq(), tag, nonce));
+    }
+
+    /// Updates the hello from what a frame of the board says publicly (module docs): a frame
+    /// that verifies as the board's reply to a request the bridge passed on.
     fn learn(&mut self, frame: &[u8]) {
-        let mut reader = StreamReader::new();
-        let Some(message) = frame.iter().find_map(|&b| {
-            reader
-                .push(b)
-                .map(|decoded| decoded.ok().and_then(|f| Repr::parse(&f, &self.auth).ok()).map(|r| r.message))
-        }) else {
+        let Some(bytes) = one_frame(frame) else { return };
+        let Ok(frame) = Frame::new_checked(&bytes[..]) else { return };
+        let Some(&(_, tag, nonce)) = self.requests.iter().rev().find(|(seq, ..)| *seq == frame.seq()) else {
             return;
         };
+        let auth = Auth { nonce: nonce.unwrap_or(self.auth.nonce), ..self.auth }.answering(&tag);
+        let message = Repr::parse(&frame, &auth).ok().map(|r| r.message);
         match message {
             // A budget never comes back: a late duplicate's older figure is not shown.
             Some(Message::Report(report)) => {
@@ -305,6 +335,7 @@ impl<L: Link> Bridge<L> {
                 let remaining = self.hello.budget_remaining.min(hello.budget_remaining);
                 self.hello = Hello { budget_remaining: remaining, ..hello };
                 self.auth.session = hello.session;
+                self.auth.nonce = auth.nonce;
             }
             _ => {}
         }
@@ -314,7 +345,10 @@ impl<L: Link> Bridge<L> {
     fn publish_hello(&self, session: &Session, stats: &mut BridgeStats) -> bool {
         let mut buf = [0u8; MAX_ENCODED_LEN];
         // A hello the board sent always encodes again; if not, there is nothing to publish.
-        let Ok(frame) = Repr::new(0, Message::Hello(self.hello)).emit_framed(&mut buf, &self.auth) else {
+        // Tagged as a device process tags its retained hello: session 0, no nonce, no request
+        // (a presence notice, which no learner's nonce makes the answer to its hello).
+        let notice = Auth::new(self.auth.key, self.auth.device_id);
+        let Ok(frame) = Repr::new(0, Message::Hello(self.hello)).emit_framed(&mut buf, &notice) else {
             return true;
         };
         let sent = publish(session.client(), topic(self.hello.device_id, "hello"), true, frame);
@@ -323,10 +357,32 @@ impl<L: Link> Bridge<L> {
     }
 }
 
-/// Asks the board for its hello with [`HANDSHAKE_SEQ`]; other frames are skipped.
-fn handshake<L: Link>(link: &mut L, auth: &Auth) -> Result<Hello, BridgeError> {
+/// The first intact frame on a stream of bytes (unstuffed), if any.
+fn one_frame(stream: &[u8]) -> Option<Vec<u8>> {
+    let mut reader = StreamReader::new();
+    for &b in stream {
+        if let Some(Ok(frame)) = reader.push(b) {
+            return Some(frame.as_bytes().to_vec());
+        }
+    }
+    None
+}
+
+/// Asks the board for its hello with [`HANDSHAKE_SEQ`] and a fresh nonce (OS entropy); other
+/// frames are skipped. Returns the hello and the nonce.
+fn handshake<L: Link>(link: &mut L, auth: &Auth) -> Result<(Hello, [u8; NONCE_LEN]), BridgeError> {
+    let mut nonce = [0u8; NONCE_LEN];
+    getrandom::fill(&mut nonce)
+        .map_err(|e| BridgeError::Board(io::Error::other(format!("no OS entropy: {e}"))))?;
+    let message = Message::HelloRequest(nonce);
+    let mut raw = [0u8; ldp_core::wire::MAX_FRAME_LEN];
+    let raw = Repr::new(HANDSHAKE_SEQ, message)
+        .emit(&mut raw, auth)
+        .map_err(|_| BridgeError::NoHello { tries: 0 })?;
+    let tag = Frame::new_checked(&*raw).map_err(|_| BridgeError::NoHello { tries: 0 })?.tag().to_vec();
+    let expect = Auth { nonce, ..*auth }.answering(&tag);
     let mut buf = [0u8; MAX_ENCODED_LEN];
-    let request = Repr::new(HANDSHAKE_SEQ, Message::HelloRequest)
+    let request = Repr::new(HANDSHAKE_SEQ, message)
         .emit_framed(&mut buf, auth)
         .map_err(|_| BridgeError::NoHello { tries: 0 })?
         .to_vec();
@@ -337,9 +393,10 @@ fn handshake<L: Link>(link: &mut L, auth: &Auth) -> Result<Hello, BridgeError> {
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             let Some(byte) = link.recv_byte(left).map_err(BridgeError::Board)? else { break };
             let Some(Ok(frame)) = reader.push(byte) else { continue };
-            if let Ok(Repr { seq: HANDSHAKE_SEQ, message: Message::Hello(hello) }) = Repr::parse(&frame, auth)
+            if let Ok(Repr { seq: HANDSHAKE_SEQ, message: Message::Hello(hello) }) =
+                Repr::parse(&frame, &expect)
             {
-                return Ok(hello);
+                return Ok((hello, nonce));
             }
         }
     }

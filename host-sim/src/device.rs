@@ -199,12 +199,14 @@ pub struct WireDevice<L> {
     client: WireClient<L>,
     epsilon: Epsilon,
     round: u32,
+    /// Reports taken.
+    reports: u64,
 }
 
 impl<L: Link> WireDevice<L> {
     /// A device behind `client`, queried at `epsilon`.
     pub fn new(client: WireClient<L>, epsilon: Epsilon) -> Self {
-        Self { client, epsilon, round: 0 }
+        Self { client, epsilon, round: 0, reports: 0 }
     }
 
     /// The protocol client (link statistics).
@@ -234,16 +236,40 @@ impl<L: Link> WireDevice<L> {
             Some(read) => self.client.fed_query(query, read()),
         };
         match outcome {
-            Ok(Ok(report)) => Ok(report.release.value()),
+            Ok(Ok(report)) => {
+                self.reports += 1;
+                Ok(report.release.value())
+            }
             Ok(Err(refusal)) => Err(DeviceError::Refusal(refusal)),
             Err(e) => Err(DeviceError::Link(e)),
         }
     }
 }
 
+impl<L: Link> WireDevice<L> {
+    /// The device's one-line ledger: what it has charged in all (its total budget minus the
+    /// least it showed left, from authenticated frames only), the reports taken, and the
+    /// replies the learner dropped (`run.json`'s `device.dropped_frames`).
+    fn record(&self) -> Option<Vec<MemberRecord>> {
+        let hello = self.client.greeting()?;
+        let spent = (hello.config.policy.total().get() - self.client.budget_shown()).max(0.0);
+        Some(vec![MemberRecord {
+            id: hello.device_id,
+            spent,
+            reports: self.reports,
+            skipped: 0,
+            dropped: self.client.dropped,
+        }])
+    }
+}
+
 impl<L: Link> Device for WireDevice<L> {
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
         self.send(arm, level, None)
+    }
+
+    fn ledger(&self) -> Option<Vec<MemberRecord>> {
+        self.record()
     }
 }
 
@@ -278,5 +304,9 @@ impl<L: Link> Device for FedWireDevice<'_, L> {
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
         let (env, world) = (self.env, &mut self.world);
         self.device.send(arm, level, Some(&mut || env.sample(arm, world)))
+    }
+
+    fn ledger(&self) -> Option<Vec<MemberRecord>> {
+        self.device.record()
     }
 }

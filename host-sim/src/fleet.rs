@@ -385,7 +385,15 @@ impl LogMedium for FileMedium {
             };
             // Created whole, blank, with its settings, and its directory entry made durable,
             // before any record.
-            let mut file = OpenOptions::new().write(true).create_new(true).open(&self.path)?;
+            // Owner only: the records hold the device's seed.
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600);
+            }
+            let mut file = options.open(&self.path)?;
             file.write_all(&[0xFF; 2 * RECORD_LEN])?;
             file.write_all(&settings.encode(&seed))?;
             file.sync_all()?;

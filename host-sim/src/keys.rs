@@ -11,9 +11,11 @@
 //! Whoever provisions a device writes its file: `QemuDevice` writes `ldp-link.key` in the
 //! emulated board's directory (as `qemu-run.sh` does), `host-sim fleet devices` writes
 //! `DIR/<id>/link.key`, and `cargo provision-board` prints the line for a board on its log once.
-//! A learner reads a file, or every `*.key` file of a directory and of its subdirectories
-//! (`--keys DIR` for a whole fleet). The files are written readable by their owner only: the key
-//! lets whoever holds it spend the device's budget and forge its reports.
+//! A learner reads a file, or, for a directory `DIR` (a whole fleet), `DIR/<id>/link.key` of
+//! each device directory `<id>`, holding that device's key alone; nothing else under `DIR` is
+//! read. The files are written readable by their owner only: the key lets whoever holds it
+//! spend the device's budget and forge its reports. A key file that others may write is
+//! refused (whoever can write it could put their own key there).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -87,39 +89,70 @@ pub fn parse(text: &str, path: &Path) -> Result<BTreeMap<u64, LinkKey>, KeyError
     Ok(keys)
 }
 
-/// The keys of a key file, or of every `*.key` file in a directory and its subdirectories
-/// (one level down: `DIR/<id>/link.key`).
+/// The keys of a key file, or, for a directory `DIR`, of `DIR/<id>/link.key` for every
+/// subdirectory named by a device id (`host-sim fleet devices --dir DIR`), each of which must
+/// hold that device's key and no other. Nothing else under `DIR` is read. A key file that its
+/// group or others may write is refused ([`check_not_writable_by_others`]).
 pub fn read(path: &Path) -> Result<BTreeMap<u64, LinkKey>, KeyError> {
     let io_err = |p: &Path, e: io::Error| KeyError { path: p.to_path_buf(), message: e.to_string() };
     if !path.is_dir() {
+        check_not_writable_by_others(path)?;
         let text = std::fs::read_to_string(path).map_err(|e| io_err(path, e))?;
         return parse(&text, path);
     }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(|e| io_err(path, e))? {
-        let p = entry.map_err(|e| io_err(path, e))?.path();
-        if p.is_dir() {
-            for sub in std::fs::read_dir(&p).map_err(|e| io_err(&p, e))? {
-                files.push(sub.map_err(|e| io_err(&p, e))?.path());
-            }
-        } else {
-            files.push(p);
-        }
-    }
-    files.retain(|p| p.extension().is_some_and(|e| e == "key") && p.is_file());
-    files.sort();
     let mut keys = BTreeMap::new();
-    for file in files {
-        for (id, key) in read(&file)? {
-            if keys.insert(id, key).is_some_and(|old| old != key) {
+    for entry in std::fs::read_dir(path).map_err(|e| io_err(path, e))? {
+        let entry = entry.map_err(|e| io_err(path, e))?;
+        let Some(id) = entry.file_name().to_str().and_then(|name| name.parse::<u64>().ok()) else { continue };
+        let file = entry.path().join(DEVICE_KEY_FILE);
+        if !entry.path().is_dir() || !file.is_file() {
+            continue;
+        }
+        let found = read(&file)?;
+        match found.get(&id) {
+            Some(key) if found.len() == 1 => {
+                keys.insert(id, *key);
+            }
+            _ => {
                 return Err(KeyError {
                     path: file,
-                    message: format!("a second, different key for device {id}"),
+                    message: format!(
+                        "holds a key for another device than {id}, whose directory it is in: each DIR/<id>/{DEVICE_KEY_FILE} holds device <id>'s key alone, as `host-sim fleet devices` writes it"
+                    ),
                 });
             }
         }
     }
     Ok(keys)
+}
+
+/// Refuses a key file that its group or others may write: whoever could write it could put
+/// their own key there, and the learner would then believe that key's reports.
+pub fn check_not_writable_by_others(path: &Path) -> Result<(), KeyError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::metadata(path)
+            .map_err(|e| KeyError { path: path.to_path_buf(), message: e.to_string() })?;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o022 != 0 {
+            return Err(KeyError {
+                path: path.to_path_buf(),
+                message: format!(
+                    "may be written by {} (mode {mode:03o}), who could put their own key in it: make it its owner's only with `chmod 600 {}`",
+                    if mode & 0o002 != 0 { "anyone" } else { "its group" },
+                    path.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Where the key of device `id` is read from when the learner's keys are `path`: the file
+/// itself, or `path/<id>/link.key` for a directory (for messages).
+pub fn origin(path: &Path, id: u64) -> PathBuf {
+    if path.is_dir() { path.join(id.to_string()).join(DEVICE_KEY_FILE) } else { path.to_path_buf() }
 }
 
 /// The authentication of device `id` from `keys`, or an error naming what is missing.
@@ -132,6 +165,13 @@ pub fn auth_for(keys: &BTreeMap<u64, LinkKey>, id: u64, origin: &Path) -> Result
 
 /// Writes the key file `path` for device `id`, readable by its owner only, and syncs it.
 pub fn write(path: &Path, id: u64, key: &LinkKey) -> io::Result<()> {
+    write_private(path, line(id, key).as_bytes())
+}
+
+/// Writes `bytes` to `path` (created or truncated), readable and writable by its owner only
+/// (mode 0600, also when the file was there with a wider mode), and syncs it: for every file
+/// that holds a device's seed, entropy or key.
+pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -140,8 +180,38 @@ pub fn write(path: &Path, id: u64, key: &LinkKey) -> io::Result<()> {
         options.mode(0o600);
     }
     let mut file = options.open(path)?;
-    file.write_all(line(id, key).as_bytes())?;
+    make_private(path)?;
+    file.write_all(bytes)?;
     file.sync_all()
+}
+
+/// Makes the existing file `path` readable and writable by its owner only (0600); nothing if
+/// it does not exist.
+pub fn make_private(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            other => other?,
+        }
+    }
+    let _ = path;
+    Ok(())
+}
+
+/// Creates the directory `path` and its missing parents accessible by their owner only (0700):
+/// for a directory that will hold a device's seed or key. A directory that exists is left as
+/// it is.
+pub fn create_private_dir(path: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(path)
 }
 
 #[cfg(test)]
@@ -171,10 +241,50 @@ mod tests {
         write(&dir.join("41").join(DEVICE_KEY_FILE), 41, &LinkKey::new([1; 32])).unwrap();
         write(&dir.join("42").join(DEVICE_KEY_FILE), 42, &LinkKey::new([2; 32])).unwrap();
         std::fs::write(dir.join("42").join("state.bin"), b"not a key").unwrap();
+        // Anything else under DIR is not read: a stray key file beside the devices, a second
+        // key file in a device's directory, a directory that is not a device id.
+        write(&dir.join("evil.key"), 41, &LinkKey::new([9; 32])).unwrap();
+        write(&dir.join("42").join("other.key"), 42, &LinkKey::new([9; 32])).unwrap();
+        std::fs::create_dir_all(dir.join("notes")).unwrap();
+        write(&dir.join("notes").join(DEVICE_KEY_FILE), 41, &LinkKey::new([9; 32])).unwrap();
         let keys = read(&dir).unwrap();
         assert_eq!(keys.len(), 2);
+        assert_eq!(auth_for(&keys, 41, &dir).unwrap().key, LinkKey::new([1; 32]));
         assert_eq!(auth_for(&keys, 42, &dir).unwrap().key, LinkKey::new([2; 32]));
         assert!(auth_for(&keys, 43, &dir).unwrap_err().to_string().contains("no key for device 43"));
+        assert_eq!(origin(&dir, 42), dir.join("42").join(DEVICE_KEY_FILE));
+        // A device's link.key naming another device is refused, saying which file.
+        std::fs::create_dir_all(dir.join("43")).unwrap();
+        write(&dir.join("43").join(DEVICE_KEY_FILE), 41, &LinkKey::new([9; 32])).unwrap();
+        let e = read(&dir).unwrap_err().to_string();
+        assert!(e.contains("43/link.key") && e.contains("another device"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_others_may_write_is_refused_and_key_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("ldp-keys-mode-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        create_private_dir(&dir.join("7")).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join("7")), 0o700);
+        let file = dir.join("7").join(DEVICE_KEY_FILE);
+        // A file that was there with a wide mode is made private when written.
+        std::fs::write(&file, "").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        write(&file, 7, &LinkKey::new([7; 32])).unwrap();
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(read(&dir).unwrap().len(), 1);
+        for (wide, who) in [(0o620, "its group"), (0o602, "anyone"), (0o666, "anyone")] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(wide)).unwrap();
+            for e in [read(&file).unwrap_err(), read(&dir).unwrap_err()] {
+                let e = e.to_string();
+                assert!(e.contains(who) && e.contains(&format!("chmod 600 {}", file.display())), "{e}");
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -246,6 +246,15 @@ pub enum LiveError {
         /// The budget left that the device says it has now.
         now: f64,
     },
+    /// The device's session (boot number) is below the highest one `live.json` recorded from
+    /// it: boot numbers never go back, so this is a recorded hello or a device whose state was
+    /// rolled back.
+    SessionWentBack {
+        /// The highest session recorded.
+        recorded: u64,
+        /// The session the device says it is in now.
+        now: u64,
+    },
     /// `live.csv` cannot be read back.
     Record {
         /// The file.
@@ -307,6 +316,10 @@ impl std::fmt::Display for LiveError {
                 f,
                 "the device says it has {now} eps left, but {recorded} was left after round {round} of the recorded run: a device never regains budget, so this is not the device (or the state) that run used; releasing to it would spend a budget the record says is gone: give another --out"
             ),
+            Self::SessionWentBack { recorded, now } => write!(
+                f,
+                "the device says it is in boot {now}, but this run already talked to it in boot {recorded}: a device's boot number never goes back, so this is a recorded hello or a device whose state was rolled back; not releasing to it: give another --out"
+            ),
             Self::Record { path, line } => write!(
                 f,
                 "{} line {line} is not a round of a live run: restore the file, or give another --out",
@@ -336,6 +349,9 @@ struct Record<'a> {
     /// written when the session ends.
     #[serde(skip_serializing_if = "Option::is_none")]
     dropped_frames: Option<crate::transport::Dropped>,
+    /// The highest session (boot number) the learner has seen from the device: a resumed run
+    /// refuses a device in a lower one (`WireClient::sessions_from`).
+    highest_session: u64,
 }
 
 /// What is compared when a run resumes: everything but the horizon.
@@ -343,6 +359,9 @@ struct Record<'a> {
 struct Recorded {
     settings: serde_json::Value,
     device: DeviceRecord,
+    /// Absent in a record written before wire format 4.
+    #[serde(default)]
+    highest_session: u64,
 }
 
 /// The learner for `spec`'s actions on a device with `hello`'s B and R.
@@ -394,6 +413,12 @@ pub fn run<L: Link>(
     let rounds = match std::fs::read_to_string(&json) {
         Ok(text) => {
             check_same_run(&text, spec, device, &json)?;
+            if let Ok(Recorded { highest_session, .. }) = serde_json::from_str::<Recorded>(&text) {
+                client.raise_session_floor(highest_session);
+                if hello.session < highest_session {
+                    return Err(LiveError::SessionWentBack { recorded: highest_session, now: hello.session });
+                }
+            }
             let rounds = read_rounds(&csv)?;
             // The device's budget only goes down: more than the record left is another state.
             // (Half a nano-eps, the device's unit, absorbs nothing real: the row and the hello
@@ -425,6 +450,7 @@ pub fn run<L: Link>(
         device,
         learner_constants: policy.constants().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         dropped_frames: None,
+        highest_session: client.highest_session(),
     };
     let text = serde_json::to_string_pretty(&record)
         .map_err(|e| LiveError::Io { path: json.clone(), source: std::io::Error::other(e) })?;
@@ -469,6 +495,7 @@ pub fn run<L: Link>(
         progress(&r, spec.horizon);
     }
     record.dropped_frames = Some(client.dropped);
+    record.highest_session = client.highest_session();
     let text = serde_json::to_string_pretty(&record)
         .map_err(|e| LiveError::Io { path: json.clone(), source: std::io::Error::other(e) })?;
     write_whole(&json, text.as_bytes()).map_err(LiveError::Output)?;

@@ -1131,6 +1131,12 @@ fn run_one(
     if let Some(fleet) = config.fleet.as_mut() {
         fleet.ledger_dir = Some(out.join("fleet"));
     }
+    if let runner::DeviceKind::Qemu { .. }
+    | runner::DeviceKind::Serial { .. }
+    | runner::DeviceKind::Tcp { .. } = config.device
+    {
+        config.device_ledger_dir = Some(out.join(host_sim::output::DEVICE_LEDGER_DIR));
+    }
     let data = args.data.clone();
     let mut env = experiment.env;
     let noise_name = args.noise.clone();
@@ -1399,13 +1405,23 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             let auth = runner::single_device_auth()?;
             let link =
                 SerialLink::open(&path).map_err(|source| CliError::Connect { target: path, source })?;
-            live::run(&mut WireClient::new(link, auth).starting_after(session), &spec, &args.out, progress)
+            let client = WireClient::new(link, auth).starting_after(session);
+            let mut client = match runner::keys_origin(auth.device_id) {
+                Some(file) => client.with_key_file(&file),
+                None => client,
+            };
+            live::run(&mut client, &spec, &args.out, progress)
         }
         runner::DeviceKind::Tcp { addr } => {
             let auth = runner::single_device_auth()?;
             let link = TcpLink::connect(&addr, std::time::Duration::from_secs(5))
                 .map_err(|source| CliError::Connect { target: addr, source })?;
-            live::run(&mut WireClient::new(link, auth).starting_after(session), &spec, &args.out, progress)
+            let client = WireClient::new(link, auth).starting_after(session);
+            let mut client = match runner::keys_origin(auth.device_id) {
+                Some(file) => client.with_key_file(&file),
+                None => client,
+            };
+            live::run(&mut client, &spec, &args.out, progress)
         }
         runner::DeviceKind::Qemu { elf } => {
             // The board of `--out`: made for a new run only, and never again once lost.
@@ -1418,7 +1434,9 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             let mut qemu = QemuDevice::start(&elf, &dir).map_err(CliError::System)?;
             let link = qemu.connect().map_err(CliError::System)?;
             let auth = qemu.auth().map_err(CliError::System)?;
-            live::run(&mut WireClient::new(link, auth).starting_after(session), &spec, &args.out, progress)
+            let key_file = dir.join(host_sim::keys::BOARD_KEY_FILE);
+            let mut client = WireClient::new(link, auth).starting_after(session).with_key_file(&key_file);
+            live::run(&mut client, &spec, &args.out, progress)
         }
         _ => return Err(Usage::LiveDevice.into()),
     }?;

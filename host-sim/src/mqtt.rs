@@ -904,7 +904,9 @@ impl Devices {
                 .ok_or(MqttError::Device { id: u64::MAX, reason: "device ids overflow u64".into() })?;
             let fail = |reason: String| MqttError::Device { id, reason };
             let dir = spec.dir.join(id.to_string());
-            std::fs::create_dir_all(&dir).map_err(io_error(format!("cannot create {}", dir.display())))?;
+            // Owner only: the directory holds the device's seed (state.bin) and key (link.key).
+            crate::keys::create_private_dir(&dir)
+                .map_err(io_error(format!("cannot create {}", dir.display())))?;
             let lock = lock_device_dir(&dir).map_err(|e| fail(e.to_string()))?;
             locks.push(lock);
             let seeds = match spec.seeds {

@@ -78,6 +78,10 @@ struct Record<'a> {
     config: &'a RunConfig,
     #[serde(skip_serializing_if = "Option::is_none")]
     fleet: Option<FleetSummary>,
+    /// A run on one device on the wire (QEMU, serial, TCP): what it spent and the replies the
+    /// learner dropped, from the jobs' ledgers (`device-ledgers/*.csv`), as for a fleet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device: Option<FleetSummary>,
     /// `custom`: what was read from the arms file (delimiter, label column, arms).
     #[serde(skip_serializing_if = "Option::is_none")]
     table: Option<&'a crate::env::table::ReadReport>,
@@ -145,6 +149,8 @@ fn dropped_from(c: [u64; 9]) -> crate::transport::Dropped {
 
 /// The ledger directory inside an output directory.
 pub const LEDGER_DIR: &str = "fleet";
+/// The ledger directory of a run on one device on the wire (QEMU, serial, TCP).
+pub const DEVICE_LEDGER_DIR: &str = "device-ledgers";
 
 /// Writes what each member of a job's fleet spent as `trial<t>-learner<l>.csv` in `dir`
 /// (columns device, spent_eps, reports, skipped, then the dropped replies by reason in the
@@ -217,7 +223,19 @@ fn fleet_summary(dir: &Path, config: &RunConfig) -> Result<Option<FleetSummary>,
     if config.fleet.is_none() {
         return Ok(None);
     }
-    let ledgers = read_ledgers(&dir.join(LEDGER_DIR))?;
+    ledger_summary(dir, LEDGER_DIR)
+}
+
+/// The summary of a run on one device on the wire, if its jobs wrote ledgers.
+fn device_summary(dir: &Path, config: &RunConfig) -> Result<Option<FleetSummary>, OutputError> {
+    if config.fleet.is_some() || !dir.join(DEVICE_LEDGER_DIR).is_dir() {
+        return Ok(None);
+    }
+    ledger_summary(dir, DEVICE_LEDGER_DIR)
+}
+
+fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSummary>, OutputError> {
+    let ledgers = read_ledgers(&dir.join(ledger_dir))?;
     let mut spent_by_device = std::collections::BTreeMap::new();
     for r in ledgers.iter().flatten() {
         let e = spent_by_device.entry(r.id).or_insert(0.0f64);
@@ -229,7 +247,7 @@ fn fleet_summary(dir: &Path, config: &RunConfig) -> Result<Option<FleetSummary>,
     }
     Ok(Some(FleetSummary {
         dropped_frames,
-        ledgers: LEDGER_DIR,
+        ledgers: ledger_dir,
         jobs: ledgers.len(),
         max_user_eps: spent_by_device.values().copied().fold(0.0, f64::max),
         skipped: ledgers.iter().flatten().map(|r| r.skipped).sum(),
@@ -322,6 +340,7 @@ pub fn write_all_with(
         description,
         config,
         fleet: fleet_summary(dir, config)?,
+        device: device_summary(dir, config)?,
         table: config.problem.as_ref().map(|p| &p.report),
         results: results
             .iter()
@@ -557,5 +576,31 @@ mod tests {
         assert_eq!(ledgers[1][0].dropped, crate::transport::Dropped::default());
         assert_eq!(ledgers[1][0].reports, 4);
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A run on one device on the wire (QEMU, serial, TCP) summarises its jobs' ledgers in
+    /// `run.json` as `device`, with the dropped replies by reason (review of wire format 3,
+    /// item 7); an in-process run has none.
+    #[test]
+    fn a_single_wire_device_run_records_its_dropped_frames() {
+        let dir = std::env::temp_dir().join(format!("ldp-device-ledger-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let dropped = crate::transport::Dropped { bad_tag: 4, malformed: 1, ..Default::default() };
+        let record = MemberRecord { id: 7, spent: 20.0, reports: 20, skipped: 0, dropped };
+        write_ledger(&dir.join(DEVICE_LEDGER_DIR), 0, 1, &[record]).unwrap();
+        let config = RunConfig {
+            device: crate::settings::DeviceKind::Tcp { addr: "x:1".into() },
+            ..RunConfig::default()
+        };
+        let summary = device_summary(&dir, &config).unwrap().expect("a device summary");
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(json["ledgers"], DEVICE_LEDGER_DIR);
+        assert_eq!(json["jobs"], 1);
+        assert_eq!(json["dropped_frames"]["bad_tag"], 4);
+        assert_eq!(json["dropped_frames"]["malformed"], 1);
+        assert_eq!(json["spent_by_device"]["7"], 20.0);
+        assert!(fleet_summary(&dir, &config).unwrap().is_none());
+        let _ = fs::remove_dir_all(&dir);
+        assert!(device_summary(&dir, &RunConfig::default()).unwrap().is_none());
     }
 }

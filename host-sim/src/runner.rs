@@ -132,13 +132,15 @@ pub fn run_trial_with_ledger(
             let auth = single_device_auth()?;
             let link = SerialLink::open(path)
                 .map_err(|source| DeviceError::Connect { target: path.clone(), source })?;
-            feed_if(config, checked_wire_device(env, link, auth, eps, None)?, env, world_seed, ())
+            let device = checked_wire_device(env, link, auth, eps, None, keys_origin(auth.device_id))?;
+            feed_if(config, device, env, world_seed, ())
         }
         (Some(eps), DeviceKind::Tcp { addr }) => {
             let auth = single_device_auth()?;
             let link = TcpLink::connect(addr, std::time::Duration::from_secs(5))
                 .map_err(|source| DeviceError::Connect { target: addr.clone(), source })?;
-            feed_if(config, checked_wire_device(env, link, auth, eps, None)?, env, world_seed, ())
+            let device = checked_wire_device(env, link, auth, eps, None, keys_origin(auth.device_id))?;
+            feed_if(config, device, env, world_seed, ())
         }
         (Some(eps), &DeviceKind::Fleet { devices }) => {
             let spec = config.fleet.clone().unwrap_or_default();
@@ -197,9 +199,11 @@ impl LoopTask<'_> {
             trial_seed,
             learner as u64,
         )?;
-        if let (Some(ledger), Some(dir)) =
-            (ledger, config.fleet.as_ref().and_then(|f| f.ledger_dir.as_deref()))
-        {
+        let ledger_dir = match &config.fleet {
+            Some(fleet) => fleet.ledger_dir.as_deref(),
+            None => config.device_ledger_dir.as_deref(),
+        };
+        if let (Some(ledger), Some(dir)) = (ledger, ledger_dir) {
             crate::output::write_ledger(dir, trial, recorded, &ledger).map_err(RunError::Output)?;
         }
         Ok(curve)
@@ -327,6 +331,12 @@ pub fn learner_keys() -> Result<crate::keys::Keys, RunError> {
     crate::keys::read(Path::new(&path)).map_err(|e| io(e.to_string()))
 }
 
+/// Where [`KEYS_VAR`] has the key of device `id` from (for messages): the file, or
+/// `DIR/<id>/link.key`.
+pub fn keys_origin(id: u64) -> Option<std::path::PathBuf> {
+    std::env::var_os(KEYS_VAR).map(|path| crate::keys::origin(Path::new(&path), id))
+}
+
 /// The one device of [`KEYS_VAR`]'s key file (a board on a serial port or TCP).
 pub fn single_device_auth() -> Result<ldp_core::wire::Auth, RunError> {
     let keys = learner_keys()?;
@@ -348,8 +358,12 @@ fn checked_wire_device<L: Link>(
     auth: ldp_core::wire::Auth,
     epsilon: Epsilon,
     provisioned: Option<&DeviceConfig>,
+    key_file: Option<std::path::PathBuf>,
 ) -> Result<WireDevice<L>, RunError> {
     let mut client = WireClient::new(link, auth);
+    if let Some(file) = key_file {
+        client = client.with_key_file(&file);
+    }
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
     check_bounds(env, &hello)?;
     if let Some(&provisioned) = provisioned
@@ -401,6 +415,9 @@ impl MqttRun {
             // gives the configuration checked here, its session and where its numbers go on.
             let auth = link.auth();
             let mut client = WireClient::new(link, auth);
+            if let Some(file) = keys_origin(auth.device_id) {
+                client = client.with_key_file(&file);
+            }
             let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
             check_bounds(env, &hello)?;
             members.push(Member::new(client, &hello));
@@ -502,7 +519,9 @@ impl QemuWire {
         });
         let link = qemu.0.connect().map_err(link_err)?;
         let auth = qemu.0.auth().map_err(link_err)?;
-        Ok(Self { device: checked_wire_device(env, link, auth, epsilon, provision.as_ref())?, qemu })
+        let key_file = qemu.0.workdir().join(crate::keys::BOARD_KEY_FILE);
+        let device = checked_wire_device(env, link, auth, epsilon, provision.as_ref(), Some(key_file))?;
+        Ok(Self { device, qemu })
     }
 }
 
@@ -533,9 +552,10 @@ mod tests {
         let eps = Epsilon::new(1.0).unwrap();
         let provisioned = device_config(&env, eps, 40.0).unwrap();
         let auth = device(&env, 40.0).auth();
-        assert!(checked_wire_device(&env, device(&env, 40.0), auth, eps, Some(&provisioned)).is_ok());
-        assert!(checked_wire_device(&env, device(&env, 1e6), auth, eps, None).is_ok(), "B and R alone");
-        let Err(err) = checked_wire_device(&env, device(&env, 1e6), auth, eps, Some(&provisioned)) else {
+        assert!(checked_wire_device(&env, device(&env, 40.0), auth, eps, Some(&provisioned), None).is_ok());
+        assert!(checked_wire_device(&env, device(&env, 1e6), auth, eps, None, None).is_ok(), "B and R alone");
+        let Err(err) = checked_wire_device(&env, device(&env, 1e6), auth, eps, Some(&provisioned), None)
+        else {
             panic!("a device with another total was accepted");
         };
         let RunError::Config(ConfigError::DeviceNotProvisioned { device, provisioned: p }) = &err else {

@@ -167,6 +167,11 @@ pub struct RunConfig {
     /// coordinates); `None` elsewhere: the environment's prior is used as it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prior: Option<crate::env::Prior>,
+    /// Where each job of a run on one device on the wire (QEMU, serial, TCP) writes what the
+    /// device spent and the replies the learner dropped (`device-ledgers/` in the output
+    /// directory, as a fleet's `fleet/`); not part of the run's identity.
+    #[serde(skip)]
+    pub device_ledger_dir: Option<PathBuf>,
 }
 
 impl Default for RunConfig {
@@ -192,6 +197,7 @@ impl Default for RunConfig {
             problem: None,
             feed: false,
             prior: None,
+            device_ledger_dir: None,
         }
     }
 }

@@ -25,11 +25,12 @@ use std::time::{Duration, Instant};
 
 use ldp_core::device::{DeviceApp, RewardSource};
 use ldp_core::wire::{
-    Auth, DecodeError, FedQuery, Hello, LinkKey, MAX_ENCODED_LEN, Message, Query, Refusal, Repr, StreamReader,
+    Auth, DecodeError, FedQuery, Frame, Hello, LinkKey, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, NONCE_LEN,
+    Query, Refusal, Repr, StreamReader,
 };
 use ldp_core::{DeviceConfig, Epsilon, LaplaceMechanism, Report, StateStore, TruncationLevel};
 use rand::RngExt;
-use rand_core::SeedableRng;
+use rand_core::{Rng as _, SeedableRng};
 
 use crate::env::SimRng;
 
@@ -185,6 +186,16 @@ pub enum LinkError {
     /// The device refused every send as unauthenticated: the learner's key for it is not the
     /// device's.
     KeyRefused,
+    /// The device answered, but none of its frames verified under the learner's key: the key
+    /// is not the device's (or another learner took the device over meanwhile).
+    BadTags {
+        /// The device asked.
+        device_id: u64,
+        /// How many frames failed.
+        frames: u64,
+        /// Where the learner's key for it came from, if known.
+        key_file: Option<PathBuf>,
+    },
 }
 
 impl std::fmt::Display for LinkError {
@@ -199,6 +210,15 @@ impl std::fmt::Display for LinkError {
             }
             Self::Unexpected(m) => write!(f, "device sent an unexpected message: {m:?}"),
             Self::Encode => f.write_str("request could not be encoded"),
+            Self::BadTags { device_id, frames, key_file: Some(file) } => write!(
+                f,
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key in {}: wrong key? (give the key file the device's provisioning wrote)",
+                file.display()
+            ),
+            Self::BadTags { device_id, frames, key_file: None } => write!(
+                f,
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key? (give the key file the device's provisioning wrote)"
+            ),
             Self::KeyRefused => f.write_str(
                 "the device refused this learner's frames as unauthenticated: the key for it is not the device's (check the key file the device's provisioning wrote)",
             ),
@@ -228,7 +248,8 @@ pub struct Dropped {
     /// with another key.
     pub bad_tag: u64,
     /// Authenticated frames for a sequence number not awaited: replays and late duplicates
-    /// (QoS 1, a link that duplicates).
+    /// (QoS 1, a link that duplicates); and hellos of a session (boot number) older than one
+    /// the learner saw from the device (a recorded hello, or a device rolled back).
     pub replayed: u64,
     /// Authenticated frames that do not parse, or a reply of the wrong kind.
     pub malformed: u64,
@@ -285,6 +306,7 @@ enum Reject {
     WrongEpsilon,
     BudgetRose,
     UnauthenticatedRefusal,
+    OldSession,
 }
 
 /// Whether `report` is one the device of `hello` could have sent for `query` with `budget`
@@ -315,6 +337,9 @@ fn check_report(hello: &Hello, query: &Query, report: &Report, budget: f64) -> R
     Ok(())
 }
 
+/// How many of its last requests a [`WireClient`] remembers to recognise late replies to them.
+const EARLIER_REQUESTS: usize = 16;
+
 /// The learner's protocol client.
 pub struct WireClient<L> {
     link: L,
@@ -323,6 +348,16 @@ pub struct WireClient<L> {
     auth: Auth,
     /// The device's last hello (its configuration and session), once greeted.
     greeted: Option<Hello>,
+    /// The highest session (boot number) seen from the device: a hello of a lower one is
+    /// refused.
+    highest_session: u64,
+    /// Where the nonces of hello requests come from: OS entropy, or a seed in tests.
+    nonces: rand_chacha::ChaCha20Rng,
+    /// The file the key came from, for messages.
+    key_file: Option<PathBuf>,
+    /// The last requests sent: number, and what a reply to it is authenticated under (to tell
+    /// a late copy of an earlier reply from a forgery).
+    earlier: VecDeque<(u32, Auth)>,
     /// The least budget the device has shown (hello or report).
     budget: f64,
     /// How long to wait for a reply before resending.
@@ -339,14 +374,38 @@ pub struct WireClient<L> {
 
 impl<L: Link> WireClient<L> {
     /// A client on `link` to the device `auth` names (its key and id; the session is learnt
-    /// from its hello), with a 1 s timeout and 5 tries.
+    /// from its hello), with a 1 s timeout and 5 tries. The nonces of its hello requests come
+    /// from OS entropy (if the OS has none, from the clock and the process id: a nonce needs to
+    /// be fresh, not secret); [`WireClient::with_nonce_seed`] makes them reproducible in tests.
     pub fn new(link: L, auth: Auth) -> Self {
+        let seed = os_random().unwrap_or_else(|_| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            let mut seed = [0u8; 32];
+            seed[..16].copy_from_slice(&now.as_nanos().to_le_bytes());
+            seed[16..20].copy_from_slice(&std::process::id().to_le_bytes());
+            seed
+        });
+        Self::with_nonces(link, auth, rand_chacha::ChaCha20Rng::from_seed(seed))
+    }
+
+    /// [`WireClient::new`] with the nonces of its hello requests drawn from a generator seeded
+    /// with `seed` (tests: two clients with the same seed use the same nonces, so only tests
+    /// that mean to replay between them may share one).
+    pub fn with_nonce_seed(link: L, auth: Auth, seed: u64) -> Self {
+        Self::with_nonces(link, auth, rand_chacha::ChaCha20Rng::seed_from_u64(seed))
+    }
+
+    fn with_nonces(link: L, auth: Auth, nonces: rand_chacha::ChaCha20Rng) -> Self {
         Self {
             link,
             reader: StreamReader::new(),
             seq: 0,
             auth,
             greeted: None,
+            highest_session: 0,
+            nonces,
+            key_file: None,
+            earlier: VecDeque::new(),
             budget: f64::INFINITY,
             timeout: Duration::from_secs(1),
             tries: 5,
@@ -371,6 +430,44 @@ impl<L: Link> WireClient<L> {
         self
     }
 
+    /// The client refusing any hello of a session (boot number) below `session`: the highest
+    /// one a learner saw from this device before (persisted beside its other state of the
+    /// device). A device's boot number never goes back, so a lower one is a recorded hello or
+    /// a device whose state was rolled back.
+    pub fn sessions_from(mut self, session: u64) -> Self {
+        self.raise_session_floor(session);
+        self
+    }
+
+    /// [`WireClient::sessions_from`] on a client in use: later hellos of a session below
+    /// `session` are refused.
+    pub fn raise_session_floor(&mut self, session: u64) {
+        self.highest_session = self.highest_session.max(session);
+    }
+
+    /// The client naming `path` as where its key came from, in the error that says the device's
+    /// frames fail authentication under it ([`LinkError::BadTags`]).
+    pub fn with_key_file(mut self, path: &Path) -> Self {
+        self.key_file = Some(path.to_path_buf());
+        self
+    }
+
+    /// The device's last authenticated hello, once greeted.
+    pub fn greeting(&self) -> Option<&Hello> {
+        self.greeted.as_ref()
+    }
+
+    /// The least budget the device has shown left, in authenticated frames (its hellos and
+    /// reports); infinite before any.
+    pub fn budget_shown(&self) -> f64 {
+        self.budget
+    }
+
+    /// The highest session (boot number) seen from the device so far, to persist.
+    pub fn highest_session(&self) -> u64 {
+        self.highest_session
+    }
+
     /// The link.
     pub fn link(&self) -> &L {
         &self.link
@@ -390,13 +487,11 @@ impl<L: Link> WireClient<L> {
     }
 
     /// Sends the last query again and returns the reply: what a learner does when a query
-    /// failed for good, e.g. because the device restarted mid-query. With the same sequence
-    /// number if the device is in the same session (a retry it answers from its cache); after a
-    /// restart the client greets it again and the query goes out afresh.
+    /// failed for good, e.g. because the device restarted mid-query. The query goes out afresh,
+    /// with a new number: the learner gave up on the old one, and its closing hello
+    /// ([`WireClient::request`]) made the device refuse that number from then on, so an answer
+    /// lost for good is charged again (budget, never privacy: every spend is counted).
     pub fn retry_last(&mut self, message: Message) -> Result<Message, LinkError> {
-        if self.greeted.is_some() {
-            self.seq = self.seq.wrapping_sub(1);
-        }
         self.request(message)
     }
 
@@ -404,9 +499,14 @@ impl<L: Link> WireClient<L> {
     /// authenticated frame with that number (anything else is dropped and counted). A query is
     /// preceded by a hello if the device has not been greeted in its current session, and a
     /// query refused as [`Refusal::StaleSequence`] is sent once more after a new hello.
+    ///
+    /// A query that gets no answer is given up with a closing hello: a hello request numbered
+    /// after it, which, once it reaches the device, makes the device refuse the abandoned
+    /// number (wire format 4: a hello request's number is a floor for fresh queries), so a copy
+    /// of the query that the link withheld is not spent after the learner moved on.
     pub fn request(&mut self, message: Message) -> Result<Message, LinkError> {
-        if message == Message::HelloRequest {
-            return self.exchange(message);
+        if let Message::HelloRequest(_) = message {
+            return self.hello().map(Message::Hello);
         }
         if self.greeted.is_none() {
             self.hello()?;
@@ -418,10 +518,13 @@ impl<L: Link> WireClient<L> {
             }
             reply => reply,
         };
-        if reply.is_err() {
+        if let Err(e) = &reply {
             // No answer in this session: the device may have restarted (a new session, whose
             // replies do not verify in the old one). Greet it again before the next request.
             self.greeted = None;
+            if !matches!(e, LinkError::Io(_)) {
+                let _ = self.hello(); // the closing hello (above); it may fail as well
+            }
         }
         reply
     }
@@ -429,9 +532,11 @@ impl<L: Link> WireClient<L> {
     /// Whether `reply` (authenticated, with the awaited number) answers `request`.
     fn check(&self, request: &Message, reply: &Message) -> Result<(), Reject> {
         let query = match request {
-            Message::HelloRequest => {
+            Message::HelloRequest(_) => {
                 return match reply {
-                    Message::Hello(h) if h.device_id == self.auth.device_id => Ok(()),
+                    Message::Hello(h) if h.device_id != self.auth.device_id => Err(Reject::Malformed),
+                    Message::Hello(h) if h.session < self.highest_session => Err(Reject::OldSession),
+                    Message::Hello(_) => Ok(()),
                     _ => Err(Reject::Malformed),
                 };
             }
@@ -459,19 +564,34 @@ impl<L: Link> WireClient<L> {
             Reject::WrongEpsilon => d.wrong_epsilon += 1,
             Reject::BudgetRose => d.budget_rose += 1,
             Reject::UnauthenticatedRefusal => d.unauthenticated_refusals += 1,
+            // A hello of a session older than one seen: recorded, or a device rolled back.
+            Reject::OldSession => d.replayed += 1,
         }
     }
 
-    /// One request and its reply, with retries; no handshake.
+    /// One request and its reply, with retries; no handshake. A reply is taken only if its
+    /// tag verifies under the conversation's nonce (for a hello request, its own) and binds
+    /// this request's tag.
     fn exchange(&mut self, message: Message) -> Result<Message, LinkError> {
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
+        let mut sent = self.auth;
+        if let Message::HelloRequest(nonce) = message {
+            sent.nonce = nonce;
+        }
+        let mut raw = [0u8; MAX_FRAME_LEN];
+        let raw = Repr::new(seq, message).emit(&mut raw, &sent).map_err(|_| LinkError::Encode)?;
+        let request_tag = Frame::new_checked(&*raw).map_err(|_| LinkError::Encode)?.tag().to_vec();
         let mut buf = [0u8; MAX_ENCODED_LEN];
-        let frame = Repr::new(seq, message)
-            .emit_framed(&mut buf, &self.auth)
-            .map_err(|_| LinkError::Encode)?
-            .to_vec();
+        let frame =
+            Repr::new(seq, message).emit_framed(&mut buf, &sent).map_err(|_| LinkError::Encode)?.to_vec();
+        let expect = sent.answering(&request_tag);
         let refused_before = self.dropped.unauthenticated_refusals;
+        let mut bad_awaited = 0u64;
+        if self.earlier.len() == EARLIER_REQUESTS {
+            self.earlier.pop_front();
+        }
+        self.earlier.push_back((seq, expect));
         for attempt in 0..self.tries {
             if attempt > 0 {
                 self.resends += 1;
@@ -480,18 +600,36 @@ impl<L: Link> WireClient<L> {
             let deadline = Instant::now() + self.timeout;
             while let Some(left) = deadline.checked_duration_since(Instant::now()) {
                 let Some(byte) = self.link.recv_byte(left)? else { break };
+                let mut late = false;
                 let reply = match self.reader.push(byte) {
                     None => continue,
                     Some(Err(_)) => {
                         self.damaged_frames += 1;
                         continue;
                     }
-                    Some(Ok(frame)) => Repr::parse(&frame, &self.auth),
+                    Some(Ok(frame)) => {
+                        let reply = Repr::parse(&frame, &expect);
+                        // A late copy of the device's reply to an earlier request of this
+                        // conversation (QoS 1, a duplicating link) fails the tag of this one
+                        // (it is bound to its own request): it is a replay, not a forgery.
+                        if reply == Err(DecodeError::Unauthenticated) && frame.seq() != seq {
+                            late = self
+                                .earlier
+                                .iter()
+                                .any(|(s, auth)| *s == frame.seq() && Repr::parse(&frame, auth).is_ok());
+                        }
+                        if reply == Err(DecodeError::Unauthenticated) && frame.seq() == seq {
+                            bad_awaited += 1;
+                        }
+                        reply
+                    }
                 };
                 match reply {
                     Ok(reply) if reply.seq != seq => self.dropped.replayed += 1,
+                    Err(DecodeError::Unauthenticated) if late => self.dropped.replayed += 1,
                     Ok(reply) => match self.check(&message, &reply.message) {
                         Ok(()) => {
+                            self.auth.nonce = sent.nonce;
                             self.accept(seq, &reply.message);
                             return Ok(reply.message);
                         }
@@ -510,6 +648,13 @@ impl<L: Link> WireClient<L> {
         if self.dropped.unauthenticated_refusals > refused_before {
             return Err(LinkError::KeyRefused);
         }
+        if bad_awaited > 0 {
+            return Err(LinkError::BadTags {
+                device_id: self.auth.device_id,
+                frames: bad_awaited,
+                key_file: self.key_file.clone(),
+            });
+        }
         Err(LinkError::Timeout { seq, tries: self.tries })
     }
 
@@ -518,6 +663,7 @@ impl<L: Link> WireClient<L> {
         match reply {
             Message::Hello(h) => {
                 self.auth.session = h.session;
+                self.highest_session = self.highest_session.max(h.session);
                 // Go on after the device's last fresh query, and after this hello's own number
                 // (a late copy of its reply must not meet a query of the same number).
                 self.seq = if seq.wrapping_sub(h.last_seq) as i32 > 0 { seq } else { h.last_seq };
@@ -532,7 +678,9 @@ impl<L: Link> WireClient<L> {
     /// The handshake: the device's identity, bounds, limits and session. Later requests are
     /// authenticated in that session and numbered after the device's last answered query.
     pub fn hello(&mut self) -> Result<Hello, LinkError> {
-        match self.exchange(Message::HelloRequest)? {
+        let mut nonce = [0u8; NONCE_LEN];
+        self.nonces.fill_bytes(&mut nonce);
+        match self.exchange(Message::HelloRequest(nonce))? {
             Message::Hello(h) => Ok(h),
             other => Err(LinkError::Unexpected(other)),
         }
@@ -634,7 +782,7 @@ impl QemuDevice {
     /// A device that exists keeps the configuration it was provisioned with.
     pub fn start_provisioned(elf: &Path, workdir: &Path, config: &DeviceConfig) -> io::Result<Self> {
         if !workdir.join(STATE_FILE).exists() {
-            std::fs::create_dir_all(workdir)?;
+            crate::keys::create_private_dir(workdir)?;
             let p = &config.policy;
             let words = [config.b.get(), config.r.get(), p.per_report_limit().get(), p.total().get()];
             let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -662,7 +810,9 @@ impl QemuDevice {
                 ),
             ));
         }
-        std::fs::create_dir_all(workdir)?;
+        // The directory holds the board's seed (its state records, the provisioning request)
+        // and key: owner only, as every file in it that holds a secret.
+        crate::keys::create_private_dir(workdir)?;
         let random = || match replay {
             Some(bytes) => Ok(bytes),
             None => os_random(),
@@ -683,16 +833,22 @@ impl QemuDevice {
             let seed = random()?;
             let key = LinkKey::from_seed(&seed);
             crate::keys::write(&workdir.join(crate::keys::BOARD_KEY_FILE), QEMU_DEVICE_ID, &key)?;
-            std::fs::write(workdir.join("ldp-provision.bin"), seed)?;
+            crate::keys::write_private(&workdir.join("ldp-provision.bin"), &seed)?;
         }
-        std::fs::write(workdir.join("ldp-entropy.bin"), random()?)?;
+        crate::keys::write_private(&workdir.join("ldp-entropy.bin"), &random()?)?;
+        // A state file of a board made before files were kept private (the firmware's own writes
+        // keep the mode; a new one is created by QEMU under umask 077, below).
+        crate::keys::make_private(&workdir.join(STATE_FILE))?;
         // Pick a free port: bind to port 0, read it, release it for QEMU. Until QEMU holds it,
         // no other thread of this process may pick a port: two emulators on one port would
         // have one learner talk to the other's device (seen as a reset connection).
         static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _guard = PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let mut child = Command::new("qemu-system-arm")
+        // Through `sh` for `umask 077`: the firmware's state file, which QEMU creates for it
+        // (semihosting), holds the board's seed and must be its owner's only.
+        let mut child = Command::new("sh")
+            .args(["-c", "umask 077 && exec \"$0\" \"$@\"", "qemu-system-arm"])
             .current_dir(workdir)
             .args(["-M", "netduinoplus2", "-display", "none", "-monitor", "none"])
             .args(["-semihosting-config", "enable=on,target=native"])
@@ -705,7 +861,9 @@ impl QemuDevice {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot start qemu-system-arm: {e}")))?;
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot start qemu-system-arm (through sh): {e}"))
+            })?;
         // Hold the lock until QEMU listens (or exits: `connect` then reports why). Where
         // /proc/net/tcp cannot be read, the wait is skipped.
         let start = Instant::now();

@@ -43,6 +43,7 @@ fn config(
         problem: None,
         feed: false,
         prior: None,
+        device_ledger_dir: None,
     }
 }
 

@@ -38,6 +38,7 @@ fn config(trials: usize, horizon: usize, threads: usize) -> RunConfig {
         problem: None,
         feed: false,
         prior: None,
+        device_ledger_dir: None,
     }
 }
 

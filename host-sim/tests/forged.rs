@@ -56,6 +56,8 @@ struct Attacked<L> {
     attack: Attack,
     device: Auth,
     session: u64,
+    /// The learner's nonce, read off its last hello request (wire format 4: not secret).
+    nonce: [u8; 16],
     inbound: VecDeque<u8>,
     last_genuine: Option<Vec<u8>>,
     reader: StreamReader,
@@ -67,8 +69,11 @@ fn framed(repr: Repr, auth: &Auth) -> Vec<u8> {
 }
 
 impl<L: Link> Attacked<L> {
-    fn forgeries(&self, seq: u32) -> Vec<Vec<u8>> {
-        let key_holder = Auth { session: self.session, ..self.device };
+    /// Forged replies to the query `seq` whose tag is `request_tag`: the key holder's are made
+    /// as the device would make them (its session, the learner's nonce, bound to the request).
+    fn forgeries(&self, seq: u32, request_tag: &[u8]) -> Vec<Vec<u8>> {
+        let key_holder =
+            Auth { session: self.session, nonce: self.nonce, ..self.device }.answering(request_tag);
         let stranger = Auth { key: LinkKey::new([0xEE; 32]), ..key_holder };
         // A report this device could send for the query (ε = 1, B = R = 1), to alter one field.
         let one = Bound::new(1.0).unwrap();
@@ -91,7 +96,7 @@ impl<L: Link> Attacked<L> {
             }
             Attack::Infinite => {
                 // Built by hand: no encoder emits a non-finite value.
-                let mut raw = vec![0x03, 0x82];
+                let mut raw = vec![ldp_core::wire::VERSION, 0x82];
                 raw.extend_from_slice(&seq.to_le_bytes());
                 raw.extend_from_slice(&1i64.to_le_bytes());
                 raw.extend_from_slice(&1024i16.to_le_bytes());
@@ -139,14 +144,21 @@ impl<L: Link> Link for Attacked<L> {
         // The attacker reads the query's number off the link (frames are not secret).
         let mut seq = None;
         let mut query = false;
+        let mut tag = Vec::new();
         for &b in bytes {
             if let Some(Ok(frame)) = self.reader.push(b) {
                 seq = Some(frame.seq());
                 query = frame.msg_type() == 0x02;
+                tag = frame.tag().to_vec();
+                if let Ok(Repr { message: Message::HelloRequest(nonce), .. }) =
+                    Repr::parse(&frame, &self.device)
+                {
+                    self.nonce = nonce;
+                }
             }
         }
         if let (Some(seq), true) = (seq, query) {
-            for f in self.forgeries(seq) {
+            for f in self.forgeries(seq, &tag) {
                 self.inbound.extend(f);
             }
         }
@@ -157,9 +169,10 @@ impl<L: Link> Link for Attacked<L> {
             reply.push(b);
         }
         let mut reader = StreamReader::new();
+        let answer = Auth { nonce: self.nonce, ..self.device }.answering(&tag);
         for &b in &reply {
             if let Some(Ok(frame)) = reader.push(b)
-                && let Ok(Repr { message: Message::Hello(h), .. }) = Repr::parse(&frame, &self.device)
+                && let Ok(Repr { message: Message::Hello(h), .. }) = Repr::parse(&frame, &answer)
             {
                 self.session = h.session;
             }
@@ -206,6 +219,7 @@ fn every_forged_replayed_or_impossible_report_is_dropped_and_counted() {
             attack,
             device: auth,
             session: 0,
+            nonce: [0; 16],
             inbound: VecDeque::new(),
             last_genuine: None,
             reader: StreamReader::new(),
@@ -224,8 +238,10 @@ fn every_forged_replayed_or_impossible_report_is_dropped_and_counted() {
         let expected = match attack {
             Attack::Forged => d.bad_tag == n,
             Attack::Infinite => d.bad_tag == n && d.non_finite == n,
-            // The first round has nothing to replay yet.
-            Attack::Replayed => d.replayed == n - 1,
+            // The first round has nothing to replay yet. (Wire format 4 binds a reply to the
+            // request it answers: the previous round's reply fails this one's tag, and the
+            // learner recognises it as its earlier request's reply, a replay.)
+            Attack::Replayed => d.replayed == n - 1 && d.total() == n - 1,
             Attack::OffGrid => d.off_grid == n,
             Attack::OutOfRange => d.out_of_range == n,
             Attack::WrongEpsilon => d.wrong_epsilon == n,

@@ -29,6 +29,20 @@ fn device(total: f64, r: f64) -> Device {
     WireClient::new(link, auth)
 }
 
+/// [`device`] (r = 1) booted a second time from the state its first boot left.
+fn rebooted(total: f64) -> Device {
+    let first = device(total, 1.0);
+    let store = *first.link().app().reporter().accountant().store();
+    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(total).unwrap()).unwrap();
+    let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
+    let reporter = Reporter::open(config, store, [1; 32]).unwrap();
+    let world = ChaCha20Rng::seed_from_u64(3);
+    let source = SimulatedSensor::new(SensorModel::new(20, Bound::new(1.0).unwrap()).unwrap(), world);
+    let link = LoopbackLink::new(DeviceApp::new(reporter, source, 42));
+    let auth = link.auth();
+    WireClient::new(link, auth)
+}
+
 fn spec(horizon: usize) -> LiveSpec {
     LiveSpec {
         learner: GP_EXPERIMENT_ALGORITHMS[1], // LDP-TGP-UCB
@@ -150,6 +164,27 @@ fn a_device_with_more_budget_than_recorded_is_not_the_recorded_board() {
     );
     assert!(err.to_string().contains("--out"), "{err}");
     assert_eq!(csv(&dir).lines().count(), 13, "nothing was added to live.csv");
+}
+
+/// The highest boot number seen is kept in `live.json`: a resumed run refuses a device whose
+/// boot number went back (a recorded hello, or a device whose state was rolled back) before it
+/// releases anything (review of wire format 3, item 2).
+#[test]
+fn a_device_whose_boot_number_went_back_is_refused_on_resume() {
+    let dir = scratch("session");
+    let mut second = rebooted(1000.0);
+    live::run(&mut second, &spec(5), &dir, |_, _| {}).unwrap();
+    let boot = second.highest_session();
+    assert!(boot >= 2);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(live::LIVE_JSON)).unwrap()).unwrap();
+    assert_eq!(json["highest_session"], boot);
+    let mut first = device(1000.0, 1.0); // the state of its first boot
+    let err = live::run(&mut first, &spec(10), &dir, |_, _| {}).unwrap_err();
+    assert!(matches!(err, LiveError::SessionWentBack { recorded, now: 1 } if recorded == boot), "{err}");
+    assert_eq!(first.link().app().reporter().accountant().spent(), 0.0, "nothing released");
+    assert_eq!(csv(&dir).lines().count(), 6, "the record is untouched");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

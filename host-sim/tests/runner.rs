@@ -26,6 +26,7 @@ fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
         problem: None,
         feed: false,
         prior: None,
+        device_ledger_dir: None,
     }
 }
 

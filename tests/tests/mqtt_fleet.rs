@@ -234,7 +234,7 @@ fn forged_replayed_and_infinite_frames_from_the_broker_are_dropped_and_spend_not
     let keys = common::keys(&[&dir], 1);
 
     // The attacker: it knows every topic and sees every frame, but not the device's key.
-    let stranger = Auth { key: LinkKey::new([0xEE; 32]), device_id: 1, session: 1 };
+    let stranger = Auth { session: 1, ..Auth::new(LinkKey::new([0xEE; 32]), 1) };
     let (client, mut connection) = Client::new(MqttOptions::new("attacker", "127.0.0.1", broker.port()), 256);
     client.subscribe("ldp/+/query", QoS::AtLeastOnce).expect("subscribe");
     let attacking = Arc::new(AtomicBool::new(true));
@@ -282,7 +282,7 @@ fn forged_replayed_and_infinite_frames_from_the_broker_are_dropped_and_spend_not
                 .collect();
             publish("ldp/1/report", false, batch);
             // +∞: grid exponent 1024, built by hand (no encoder emits it).
-            let mut raw = vec![0x03, 0x82];
+            let mut raw = vec![ldp_core::wire::VERSION, 0x82];
             raw.extend_from_slice(&seq.to_le_bytes());
             raw.extend_from_slice(&1i64.to_le_bytes());
             raw.extend_from_slice(&1024i16.to_le_bytes());

@@ -47,6 +47,7 @@ fn config() -> RunConfig {
         problem: None,
         feed: false,
         prior: None,
+        device_ledger_dir: None,
     }
 }
 
@@ -89,6 +90,35 @@ fn ks_distance(mut a: Vec<f64>, mut b: Vec<f64>) -> f64 {
         d = d.max((i as f64 / a.len() as f64 - j as f64 / b.len() as f64).abs());
     }
     d
+}
+
+/// The emulated board's files that hold its seed, boot entropy or key are its owner's only
+/// (review of wire format 3, item 4): the directory the host makes for it is 0700 and every
+/// file in it 0600 — the state records too, which QEMU creates for the firmware (under
+/// `umask 077`). Without that, `ldp-state.bin` (holding the seed) was created 0644.
+#[cfg(unix)]
+#[test]
+fn the_boards_seed_and_key_files_are_its_owners_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(elf) = common::firmware(&[]) else { return };
+    let workdir = common::fresh_dir("private").join("board");
+    let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
+    let mut client = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap());
+    client.hello().unwrap(); // the firmware has written its state by now
+    drop(client);
+    qemu.kill();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&workdir), 0o700);
+    let files: Vec<_> = std::fs::read_dir(&workdir).unwrap().map(|e| e.unwrap().path()).collect();
+    for name in [host_sim::transport::STATE_FILE, host_sim::keys::BOARD_KEY_FILE] {
+        assert!(files.contains(&workdir.join(name)), "{name} missing: {files:?}");
+    }
+    for file in &files {
+        if file.extension().is_some_and(|e| e == "bin" || e == "key") {
+            assert_eq!(mode(file), 0o600, "{}", file.display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(workdir.parent().unwrap());
 }
 
 #[test]

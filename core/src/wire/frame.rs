@@ -50,7 +50,8 @@ impl<T: AsRef<[u8]>> Frame<T> {
     ///
     /// ```
     /// use ldp_core::wire::{DecodeError, Frame, checksum};
-    /// // version 3, hello request, seq 7, a (here all-zero) tag, the CRC-32C
+    /// // a header (version 3, hello request, seq 7: the check reads no version), a (here
+    /// // all-zero) tag, the CRC-32C
     /// let mut bytes = [0u8; 26];
     /// bytes[..6].copy_from_slice(&[0x03, 0x01, 0x07, 0x00, 0x00, 0x00]);
     /// let crc = checksum(&bytes[..22]);

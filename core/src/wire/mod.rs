@@ -24,7 +24,7 @@
 //!
 //! | type | byte | direction | payload |
 //! |---|---|---|---|
-//! | hello request | `0x01` | learner → device | none |
+//! | hello request | `0x01` | learner → device | the learner's nonce (16 random bytes) |
 //! | [`Query`] | `0x02` | learner → device | round, action, ε, truncation level |
 //! | [`FedQuery`] | `0x03` | learner → device | a query and the raw reading for it (hardware-in-the-loop) |
 //! | [`Hello`] | `0x81` | device → learner | device id, B, R, ε limit, total ε, budget left, session, last sequence number |
@@ -56,11 +56,12 @@
 //! # Authentication
 //!
 //! Every frame carries a tag (HMAC-SHA256, truncated to 16 bytes) under the device's
-//! [`LinkKey`], binding device id, session (the device's boot number), sequence number and every
-//! byte of the frame ([`Auth`]). A device refuses a request whose tag does not verify
-//! ([`Refusal::Unauthenticated`]) without reading or spending anything; a learner drops a reply
-//! whose tag does not verify. With the sequence rule above, a recorded query cannot be spent
-//! again, and a recorded report cannot answer another query.
+//! [`LinkKey`], binding device id, session (the device's boot number), the learner's nonce (a
+//! fresh random number its hello request carries), the request a reply answers, the sequence
+//! number and every byte of the frame ([`Auth`]). A device refuses a request whose tag does not
+//! verify ([`Refusal::Unauthenticated`]) without reading or spending anything; a learner drops a
+//! reply whose tag does not verify. With the sequence rule above, a recorded query cannot be
+//! spent again, and no recorded hello or reply verifies for a learner that picked a new nonce.
 //!
 //! # Panics
 //!
@@ -71,39 +72,51 @@
 //! # A device's main loop
 //!
 //! ```
-//! use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Query, Refusal, ReplyCache, Repr, StreamReader};
+//! use ldp_core::wire::{
+//!     Auth, Frame, LinkKey, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Query, Refusal, ReplyCache, Repr, StreamReader,
+//! };
 //! use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 //!
 //! let policy = BudgetPolicy::new(Epsilon::new(1.0)?, Epsilon::new(10.0)?)?;
 //! let config = DeviceConfig { b: Bound::new(1.0)?, r: Bound::new(1.0)?, policy };
 //! let mut reporter = Reporter::open(config, MemoryStore::provisioned([1; 32]), [0; 32])?;
 //! // Device and learner share the key; the session is the device's boot number.
-//! let auth = Auth { key: reporter.link_key(), device_id: 0xD1CE, session: reporter.accountant().boot() };
+//! let auth = Auth { session: reporter.accountant().boot(), ..Auth::new(reporter.link_key(), 0xD1CE) };
 //! assert_eq!(auth.key, LinkKey::from_seed(&[1; 32]));
 //! let (mut reader, mut cache) = (StreamReader::new(), ReplyCache::new());
 //! let sensor = |action: u32| 0.1 * action as f64;
 //!
-//! // The learner's query, as it arrives on the UART.
+//! // The learner picks a fresh nonce (16 random bytes) and greets the device, then queries.
+//! let learner = Auth { nonce: [0xA5; 16], ..Auth::new(LinkKey::from_seed(&[1; 32]), 0xD1CE) };
 //! let query = Query { round: 1, action: 3, epsilon: Epsilon::new(0.5)?, level: None };
-//! let mut uart = [0u8; MAX_ENCODED_LEN];
-//! let uart = Repr::new(42, Message::Query(query)).emit_framed(&mut uart, &auth)?;
-//!
-//! let mut out = [0u8; MAX_ENCODED_LEN];
-//! let mut learner = StreamReader::new();
-//! for &byte in uart.iter() {
-//!     let Some(Ok(frame)) = reader.push(byte) else { continue }; // bad frames: stay silent
-//!     let hello = reporter.hello(0xD1CE);
-//!     // A device that reads its own sensor refuses fed readings (hardware-in-the-loop).
-//!     let reply = cache.respond(&frame, &auth, hello, |q, fed| match fed {
-//!         None => reporter.answer(q, sensor(q.action)),
-//!         Some(_) => Message::Refusal(Refusal::FeedRefused),
-//!     });
-//!     // Write the framed reply to the UART; here the learner reads it back.
-//!     for &b in reply.emit_framed(&mut out, &auth)?.iter() {
-//!         if let Some(frame) = learner.push(b) {
-//!             let reply = Repr::parse(&frame?, &auth)?;
-//!             assert_eq!(reply.seq, 42);
-//!             assert!(matches!(reply.message, Message::Report(r) if r.epsilon == 0.5));
+//! let mut session = 0;
+//! for (seq, request) in [(41, Message::HelloRequest(learner.nonce)), (42, Message::Query(query))] {
+//!     let sent = Auth { session, ..learner };
+//!     let mut raw = [0u8; MAX_FRAME_LEN];
+//!     let request_tag = Frame::new_checked(&*Repr::new(seq, request).emit(&mut raw, &sent)?)?.tag().to_vec();
+//!     let mut uart = [0u8; MAX_ENCODED_LEN];
+//!     let uart = Repr::new(seq, request).emit_framed(&mut uart, &sent)?;
+//!     let (mut out, mut learner_reader) = ([0u8; MAX_ENCODED_LEN], StreamReader::new());
+//!     for &byte in uart.iter() {
+//!         let Some(Ok(frame)) = reader.push(byte) else { continue }; // bad frames: stay silent
+//!         let hello = reporter.hello(0xD1CE);
+//!         // A device that reads its own sensor refuses fed readings (hardware-in-the-loop).
+//!         let reply = cache.respond(&frame, &auth, hello, |q, fed| match fed {
+//!             None => reporter.answer(q, sensor(q.action)),
+//!             Some(_) => Message::Refusal(Refusal::FeedRefused),
+//!         });
+//!         // Write the framed reply to the UART; here the learner reads it back, and takes it
+//!         // only as the answer to this very request under its nonce.
+//!         for &b in reply.emit_framed(&mut out)?.iter() {
+//!             if let Some(frame) = learner_reader.push(b) {
+//!                 let reply = Repr::parse(&frame?, &sent.answering(&request_tag))?;
+//!                 assert_eq!(reply.seq, seq);
+//!                 match reply.message {
+//!                     Message::Hello(h) => session = h.session,
+//!                     Message::Report(r) => assert_eq!(r.epsilon, 0.5),
+//!                     other => panic!("{other:?}"),
+//!                 }
+//!             }
 //!         }
 //!     }
 //! }
@@ -118,17 +131,19 @@ mod replay;
 mod repr;
 mod stream;
 
-pub use auth::{Auth, KEY_LEN, LinkKey, TAG_LEN, seed_digest};
+pub use auth::{Auth, KEY_LEN, LinkKey, NONCE_LEN, TAG_LEN, seed_digest};
 pub use error::{DecodeError, EncodeError};
 pub use frame::{CHECKSUM_LEN, Frame, HEADER_LEN, MIN_FRAME_LEN, checksum, field};
-pub use replay::{REPLY_CACHE_LEN, ReplyCache};
+pub use replay::{REPLY_CACHE_LEN, Reply, ReplyCache};
 pub use repr::{DeviceStorageError, FedQuery, Hello, Message, MessageType, Query, Refusal, Repr};
 pub use stream::{FrameReader, StreamReader};
 
 /// The protocol version this build speaks. Bumped on any change to the layout of a frame; the
 /// header (version, type, sequence number) and the CRC-32C trailer never change. Version 3 added
-/// the tag ([`Auth`]) before the trailer and the session and last sequence number to the hello.
-pub const VERSION: u8 = 3;
+/// the tag ([`Auth`]) before the trailer and the session and last sequence number to the hello;
+/// version 4 the learner's nonce (the hello request's payload), which every later tag covers,
+/// and each reply's binding to the request it answers.
+pub const VERSION: u8 = 4;
 
 /// The longest frame of this version (a [`Hello`]), before COBS stuffing.
 pub const MAX_FRAME_LEN: usize = {

@@ -1,6 +1,7 @@
 //! The device's answer to a retried query: the same reply, without spending budget twice.
 
-use super::{Auth, Frame, Hello, Message, Query, Refusal, Repr};
+use super::auth::NONCE_LEN;
+use super::{Auth, EncodeError, Frame, Hello, Message, Query, Refusal, Repr};
 
 /// The device's memory of its last answered query: `(seq, query, reply)`.
 ///
@@ -28,13 +29,41 @@ use super::{Auth, Frame, Hello, Message, Query, Refusal, Repr};
 /// With authenticated frames ([`Auth`]: the session is the boot number) this means a recorded
 /// query can never be spent again, in this session or any later one. The number is told in the
 /// device's [`Hello::last_seq`], so a learner continues after it.
+///
+/// **Conversations (wire format 4).** An authenticated hello request opens a conversation: the
+/// cache keeps its nonce, under which every later query must be tagged (a query under another
+/// learner's nonce is [`Refusal::Unauthenticated`]: one learner at a time), and the request's
+/// sequence number becomes a floor for the freshness counter (`last_fresh` rises to it if it is
+/// later), so a query the link withheld from an earlier learner, numbered before the hello
+/// request, is stale once that learner (or any other) greeted the device again: it is never
+/// spent after its learner gave up on it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ReplyCache {
     /// `(seq, query, fed, reply)`.
     entries: [Option<(u32, Query, bool, Message)>; REPLY_CACHE_LEN],
     next: usize,
-    /// The last sequence number answered afresh.
+    /// The last sequence number answered afresh, or the floor a hello request set.
     last_fresh: Option<u32>,
+    /// The nonce of the last authenticated hello request (all zero before any).
+    nonce: [u8; NONCE_LEN],
+}
+
+/// The device's reply to one frame, with what its tag is made under: the device's key, id and
+/// session, the conversation's nonce and the tag of the request it answers
+/// ([`ReplyCache::respond`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reply {
+    /// The reply.
+    pub repr: Repr,
+    /// Its authentication.
+    pub auth: Auth,
+}
+
+impl Reply {
+    /// [`Repr::emit_framed`] under the reply's own authentication.
+    pub fn emit_framed<'a>(&self, buf: &'a mut [u8]) -> Result<&'a mut [u8], EncodeError> {
+        self.repr.emit_framed(buf, &self.auth)
+    }
 }
 
 /// How many recent queries the device remembers.
@@ -43,7 +72,7 @@ pub const REPLY_CACHE_LEN: usize = 8;
 impl ReplyCache {
     /// An empty cache.
     pub const fn new() -> Self {
-        Self { entries: [None; REPLY_CACHE_LEN], next: 0, last_fresh: None }
+        Self { entries: [None; REPLY_CACHE_LEN], next: 0, last_fresh: None, nonce: [0; NONCE_LEN] }
     }
 
     fn find(&self, seq: u32, query: &Query, fed: bool) -> Option<Message> {
@@ -97,20 +126,24 @@ impl ReplyCache {
     }
 
     /// The device's whole answer to a checked frame, authenticated under `auth` (the device's
-    /// key, id and session: its boot number), one mapping for every firmware:
+    /// key, id and session: its boot number; its nonce is ignored, the cache keeps the
+    /// conversation's), one mapping for every firmware:
     ///
-    /// - a frame whose tag does not verify → [`Refusal::Unauthenticated`], reading and spending
-    ///   nothing (the refusal depends on the frame alone);
+    /// - a frame whose tag does not verify (under the conversation's nonce, for a query) →
+    ///   [`Refusal::Unauthenticated`], reading and spending nothing (the refusal depends on the
+    ///   frame alone);
     /// - a hello request → `Hello(hello)` with [`Hello::last_seq`] filled in (cheap to build each time:
     ///   [`Reporter::hello`](crate::reporter::Reporter::hello) copies the configuration and
-    ///   the remaining budget);
+    ///   the remaining budget); its nonce opens a new conversation and its number becomes a
+    ///   floor for fresh queries (type docs);
     /// - a query → [`ReplyCache::answer`] with `fresh(query, None)`;
     /// - a fed query → the same, keyed as the type docs say, with `fresh(query, Some(reading))`
     ///   (the device decides whether it takes fed readings: [`Refusal::FeedRefused`] if not);
     /// - an intact frame that does not parse → a [`Refusal`] (see `From<DecodeError>`);
     /// - a device → learner message → [`Refusal::Unexpected`].
     ///
-    /// The reply carries the frame's sequence number. Frames that fail their length or checksum
+    /// The reply carries the frame's sequence number, and its tag binds the frame's tag and
+    /// the conversation's nonce ([`Reply::auth`]). Frames that fail their length or checksum
     /// check never get here ([`Frame::new_checked`]); the device stays silent and the learner's
     /// retry recovers.
     pub fn respond<T: AsRef<[u8]>>(
@@ -119,10 +152,15 @@ impl ReplyCache {
         auth: &Auth,
         hello: Hello,
         fresh: impl FnOnce(&Query, Option<f64>) -> Message,
-    ) -> Repr {
+    ) -> Reply {
         let seq = frame.seq();
-        match Repr::parse(frame, auth) {
-            Ok(Repr { message: Message::HelloRequest, .. }) => {
+        let conversation = Auth { nonce: self.nonce, answers: [0; super::TAG_LEN], ..*auth };
+        let repr = match Repr::parse(frame, &conversation) {
+            Ok(Repr { message: Message::HelloRequest(nonce), .. }) => {
+                self.nonce = nonce;
+                if self.last_fresh.is_none_or(|last| seq.wrapping_sub(last) as i32 > 0) {
+                    self.last_fresh = Some(seq);
+                }
                 Repr::new(seq, Message::Hello(Hello { last_seq: self.last_seq(), ..hello }))
             }
             Ok(Repr { message: Message::Query(q), .. }) => self.answer_keyed(seq, &q, None, fresh),
@@ -131,7 +169,9 @@ impl ReplyCache {
             }
             Ok(_) => Repr::new(seq, Message::Refusal(Refusal::Unexpected)),
             Err(e) => Repr::new(seq, Message::Refusal(e.into())),
-        }
+        };
+        let auth = Auth { nonce: self.nonce, ..*auth }.answering(frame.tag());
+        Reply { repr, auth }
     }
 
     /// Forgets every query.

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use super::auth::{Auth, TAG_LEN};
+use super::auth::{Auth, NONCE_LEN, TAG_LEN};
 use super::frame::{CHECKSUM_LEN, HEADER_LEN, checksum};
 use super::{DecodeError, EncodeError, Frame, VERSION};
 use crate::budget::BudgetPolicy;
@@ -17,7 +17,8 @@ use crate::public::{DeviceConfig, Report};
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u8)]
 pub enum MessageType {
-    /// Learner → device: "who are you?" (no payload). Answered with [`MessageType::Hello`].
+    /// Learner → device: "who are you?", with the learner's nonce. Answered with
+    /// [`MessageType::Hello`].
     HelloRequest = 0x01,
     /// Learner → device: play an action and report its reward privately ([`Query`]).
     Query = 0x02,
@@ -53,7 +54,7 @@ impl MessageType {
     /// The payload length of this type: every message has a fixed size.
     pub const fn payload_len(self) -> usize {
         match self {
-            Self::HelloRequest => 0,
+            Self::HelloRequest => NONCE_LEN,
             Self::Query => Query::PAYLOAD_LEN,
             Self::FedQuery => FedQuery::PAYLOAD_LEN,
             Self::Hello => Hello::PAYLOAD_LEN,
@@ -67,12 +68,21 @@ impl MessageType {
         HEADER_LEN + self.payload_len() + TAG_LEN + CHECKSUM_LEN
     }
 
-    /// The session a frame of this type is authenticated in: 0 for a hello request and a hello
-    /// (a hello carries the device's session in its payload), else the device's session.
-    const fn session(self, auth: &Auth) -> u64 {
+    /// What a frame of this type is authenticated under (`auth` holds the device's key and id,
+    /// its session, the learner's nonce and, for a reply, the answered request's tag), and in
+    /// which session:
+    ///
+    /// - hello request: session 0, no nonce, no request (its payload is the nonce);
+    /// - hello: session 0 (it carries the session in its payload), the nonce, the request;
+    /// - query, fed query: the session and the nonce;
+    /// - report, refusal: the session, the nonce and the request.
+    fn context(self, auth: &Auth) -> (u64, Auth) {
+        let none = Auth::new(auth.key, auth.device_id);
         match self {
-            Self::HelloRequest | Self::Hello => 0,
-            _ => auth.session,
+            Self::HelloRequest => (0, none),
+            Self::Hello => (0, *auth),
+            Self::Query | Self::FedQuery => (auth.session, Auth { answers: [0; TAG_LEN], ..*auth }),
+            Self::Report | Self::Refusal => (auth.session, *auth),
         }
     }
 
@@ -658,8 +668,9 @@ impl From<DecodeError> for Refusal {
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Message {
-    /// Learner → device: "who are you?".
-    HelloRequest,
+    /// Learner → device: "who are you?", with the learner's nonce: a fresh random number, which
+    /// the hello's tag and every later frame's tag of the conversation cover.
+    HelloRequest([u8; NONCE_LEN]),
     /// Learner → device: report a reward.
     Query(Query),
     /// Learner → device, hardware-in-the-loop: privatise this fed reading.
@@ -676,7 +687,7 @@ impl Message {
     /// The type byte of this message.
     pub const fn message_type(&self) -> MessageType {
         match self {
-            Self::HelloRequest => MessageType::HelloRequest,
+            Self::HelloRequest(_) => MessageType::HelloRequest,
             Self::Query(_) => MessageType::Query,
             Self::FedQuery(_) => MessageType::FedQuery,
             Self::Hello(_) => MessageType::Hello,
@@ -702,11 +713,11 @@ impl<E> From<Result<Report, ReportError<E>>> for Message {
 /// ```
 /// use ldp_core::wire::{Auth, DecodeError, LinkKey, MAX_FRAME_LEN, Message, Repr};
 /// let auth = Auth::new(LinkKey::new([7; 32]), 0xD1CE);
-/// let hello = Repr::new(7, Message::HelloRequest);
+/// let hello = Repr::new(7, Message::HelloRequest([0xA5; 16])); // the learner's nonce
 /// let mut buf = [0u8; MAX_FRAME_LEN];
 /// let bytes = hello.emit(&mut buf, &auth)?;
-/// assert_eq!(bytes[..6], [0x03, 0x01, 0x07, 0x00, 0x00, 0x00]); // version 3, type, seq
-/// assert_eq!(bytes.len(), 6 + 16 + 4); // header, tag, CRC-32C
+/// assert_eq!(bytes[..6], [0x04, 0x01, 0x07, 0x00, 0x00, 0x00]); // version 4, type, seq
+/// assert_eq!(bytes.len(), 6 + 16 + 16 + 4); // header, nonce, tag, CRC-32C
 /// assert_eq!(Repr::from_bytes(bytes, &auth), Ok(hello));
 /// let other = Auth::new(LinkKey::new([8; 32]), 0xD1CE);
 /// assert_eq!(Repr::from_bytes(bytes, &other), Err(DecodeError::Unauthenticated));
@@ -740,12 +751,13 @@ impl Repr {
         if payload.len() != ty.payload_len() {
             return Err(DecodeError::Length);
         }
-        if !auth.verify(ty.session(auth), frame.body(), frame.tag()) {
+        let (session, auth) = ty.context(auth);
+        if !auth.verify(session, frame.body(), frame.tag()) {
             return Err(DecodeError::Unauthenticated);
         }
         let mut r = Reader(payload);
         let message = match ty {
-            MessageType::HelloRequest => Message::HelloRequest,
+            MessageType::HelloRequest => Message::HelloRequest(r.take()?),
             MessageType::Query => Message::Query(Query::parse_payload(&mut r)?),
             MessageType::FedQuery => Message::FedQuery(FedQuery::parse_payload(&mut r)?),
             MessageType::Hello => Message::Hello(Hello::parse_payload(&mut r)?),
@@ -777,7 +789,7 @@ impl Repr {
         w.put([VERSION, self.message.message_type() as u8])?;
         w.u32(self.seq)?;
         match &self.message {
-            Message::HelloRequest => {}
+            Message::HelloRequest(nonce) => w.put(*nonce)?,
             Message::Query(q) => q.emit_payload(&mut w)?,
             Message::FedQuery(q) => q.emit_payload(&mut w)?,
             Message::Hello(h) => h.emit_payload(&mut w)?,
@@ -788,7 +800,8 @@ impl Repr {
             out.split_last_chunk_mut::<CHECKSUM_LEN>().ok_or(EncodeError::BufferTooSmall)?;
         let (header_payload, tag) =
             body.split_last_chunk_mut::<TAG_LEN>().ok_or(EncodeError::BufferTooSmall)?;
-        *tag = auth.tag(self.message.message_type().session(auth), header_payload);
+        let (session, auth) = self.message.message_type().context(auth);
+        *tag = auth.tag(session, header_payload);
         *trailer = checksum(body).to_le_bytes();
         Ok(out)
     }

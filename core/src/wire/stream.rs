@@ -20,7 +20,7 @@ use super::{DecodeError, Frame, MAX_ENCODED_LEN};
 /// use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Repr, StreamReader};
 /// let auth = Auth::new(LinkKey::new([3; 32]), 1);
 /// let mut out = [0u8; MAX_ENCODED_LEN];
-/// let bytes = Repr::new(1, Message::HelloRequest).emit_framed(&mut out, &auth)?;
+/// let bytes = Repr::new(1, Message::HelloRequest([7; 16])).emit_framed(&mut out, &auth)?;
 /// let mut reader = StreamReader::new();
 /// let mut got = None;
 /// for &b in [0x42, 0x13, 0x00].iter().chain(bytes.iter()) {
@@ -29,7 +29,7 @@ use super::{DecodeError, Frame, MAX_ENCODED_LEN};
 ///         got = Some(Repr::parse(&frame, &auth)?);
 ///     }
 /// }
-/// assert_eq!(got, Some(Repr::new(1, Message::HelloRequest)));
+/// assert_eq!(got, Some(Repr::new(1, Message::HelloRequest([7; 16]))));
 /// # Ok::<(), Box<dyn core::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]

@@ -75,6 +75,11 @@ pub fn keys(dirs: &[&std::path::Path], n: usize) -> host_sim::keys::Keys {
             if let Ok(found) = host_sim::keys::read(dir) {
                 keys.extend(found);
             }
+            // An emulated board's directory: its own key file (a directory of keys is read
+            // as a fleet's, `DIR/<id>/link.key` only).
+            if let Ok(found) = host_sim::keys::read(&dir.join(host_sim::keys::BOARD_KEY_FILE)) {
+                keys.extend(found);
+            }
         }
         if keys.len() >= n {
             return keys;
