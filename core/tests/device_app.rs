@@ -373,8 +373,9 @@ fn a_fed_reading_is_released_exactly_as_a_sensor_reading_of_it() {
             for earlier in 1..seq {
                 let _ = exchange(&mut sensor, &Repr::new(earlier, query_at(0, 1.0, level)));
             }
-            let (reply, bytes) = exchange(&mut fed, &Repr::new(seq, fed_at(0, 1.0, level, y)));
-            assert_eq!(bytes, exchange(&mut sensor, &Repr::new(seq, query_at(0, 1.0, level))).1, "{y}");
+            // The same release (wire v4: the tags differ, each answering its own request's).
+            let (reply, _) = exchange(&mut fed, &Repr::new(seq, fed_at(0, 1.0, level, y)));
+            assert_eq!(reply, exchange(&mut sensor, &Repr::new(seq, query_at(0, 1.0, level))).0, "{y}");
             let eps = Epsilon::new(1.0).unwrap();
             let report = direct.report(y, eps, level.map(|b| TruncationLevel::new(b).unwrap())).unwrap();
             assert_eq!(reply, Repr::new(seq, Message::Report(report)), "{y} at level {level:?}");
@@ -391,10 +392,11 @@ fn a_fed_reading_is_released_exactly_as_a_sensor_reading_of_it() {
 #[cfg(feature = "hil")]
 fn a_repeated_fed_query_with_another_reading_gets_the_cached_reply() {
     let mut app = app_with(FedSource(Fixed::new(0.25)), 3.0);
-    let (first, bytes) = exchange(&mut app, &Repr::new(5, fed_at(7, 1.0, None, -0.9)));
+    let (first, _) = exchange(&mut app, &Repr::new(5, fed_at(7, 1.0, None, -0.9)));
     assert!(matches!(first.message, Message::Report(r) if r.budget_remaining == 2.0), "{first:?}");
+    // The cached release, its tag answering the retry (wire v4 binds a reply to its request).
     for other in [0.9, f64::NAN, f64::INFINITY, -0.9] {
-        assert_eq!(exchange(&mut app, &Repr::new(5, fed_at(7, 1.0, None, other))).1, bytes, "{other}");
+        assert_eq!(exchange(&mut app, &Repr::new(5, fed_at(7, 1.0, None, other))).0, first, "{other}");
     }
     assert_eq!(app.reporter().accountant().spent(), 1.0);
     // The plain query with that number is another query under a used number: refused as stale
