@@ -100,7 +100,10 @@ fn attack(at: usize, value: u8) -> (Result<Result<ldp_core::Report, Refusal>, St
     let got = c.query(1, 3, Epsilon::new(1.0).unwrap(), None).map_err(|e| e.to_string());
     let device_spent = device_before - c.link().inner.app().reporter().accountant().remaining();
     let learner_spent = shown_before - c.budget_shown();
-    println!("learner got {got:?}; device spent {device_spent}, learner saw {learner_spent} spent; {:?}", c.dropped);
+    println!(
+        "learner got {got:?}; device spent {device_spent}, learner saw {learner_spent} spent; {:?}",
+        c.dropped
+    );
     (got, device_spent, learner_spent)
 }
 
@@ -169,7 +172,8 @@ fn recorded_queries_are_not_spent_again_after_the_floor_wraps() {
     let dev = boot(MemoryStore::provisioned([8; 32]));
     let auth = dev.auth();
     // Conversation A: a learner starting at 0 asks 12 queries (more than the reply cache holds).
-    let mut a = WireClient::with_nonce_seed(Recorder { inner: dev, inbound: VecDeque::new(), sent: vec![] }, auth, 1);
+    let mut a =
+        WireClient::with_nonce_seed(Recorder { inner: dev, inbound: VecDeque::new(), sent: vec![] }, auth, 1);
     a.timeout = Duration::from_millis(1);
     for t in 0..12 {
         a.query(t, t % 100, eps, None).unwrap().unwrap();
@@ -183,8 +187,12 @@ fn recorded_queries_are_not_spent_again_after_the_floor_wraps() {
         c.hello().unwrap();
         link = c.into_link();
     }
-    let recorded: Vec<Vec<u8>> =
-        link.sent.iter().take_while(|(ty, seq, _)| *ty != 0x01 || *seq < 0x6000_0000).map(|f| f.2.clone()).collect();
+    let recorded: Vec<Vec<u8>> = link
+        .sent
+        .iter()
+        .take_while(|(ty, seq, _)| *ty != 0x01 || *seq < 0x6000_0000)
+        .map(|f| f.2.clone())
+        .collect();
     let before = link.inner.app().reporter().accountant().remaining();
     // The attacker replays conversation A (its hello request, then its queries) to the device.
     let mut device = link.inner;
@@ -260,8 +268,12 @@ fn a_replayed_hello_request_is_not_called_a_wrong_key() {
     let dev = boot(MemoryStore::provisioned([9; 32]));
     let auth = dev.auth();
     let replay = std::rc::Rc::new(std::cell::Cell::new(false));
-    let link =
-        Hijack { inner: dev, inbound: VecDeque::new(), first_hello: None, replay_before_next_query: replay.clone() };
+    let link = Hijack {
+        inner: dev,
+        inbound: VecDeque::new(),
+        first_hello: None,
+        replay_before_next_query: replay.clone(),
+    };
     let mut c = WireClient::with_nonce_seed(link, auth, 5);
     c.timeout = Duration::from_millis(1);
     c.query(0, 1, eps, None).unwrap().unwrap();
@@ -293,4 +305,48 @@ fn a_key_file_in_a_world_writable_directory_is_refused() {
     let got = host_sim::keys::read(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(got.is_err(), "taken from a directory anyone may write: {:?}", got.map(|k| k.len()));
+}
+
+/// Finding 2, with no honest help: the hello requests that walk the floor were recorded in an
+/// *earlier boot* (a hello request is tagged in session 0: valid in every boot). In the current
+/// boot one learner (starting at 0, as `WireClient::new`) asks 12 queries; the attacker replays
+/// three old-boot hello requests, then the learner's own hello request and queries.
+#[test]
+#[ignore = "review3 finding 2: recorded queries of the same boot are spent again once the floor wraps (wirev4 9e21f33)"]
+fn hello_requests_of_an_earlier_boot_do_not_reopen_this_boots_queries() {
+    let eps = Epsilon::new(1.0).unwrap();
+    // Boot 1: three runs greet the device, at random starting points; the attacker records.
+    let dev = boot(MemoryStore::provisioned([10; 32]));
+    let auth = dev.auth();
+    let mut link = Recorder { inner: dev, inbound: VecDeque::new(), sent: vec![] };
+    for (i, start) in [0x6000_0000u32, 0xC000_0000, 0xFFFF_FF00].into_iter().enumerate() {
+        let mut c = WireClient::with_nonce_seed(link, auth, 200 + i as u64).starting_after(start);
+        c.timeout = Duration::from_millis(1);
+        c.hello().unwrap();
+        link = c.into_link();
+    }
+    let old_hellos: Vec<Vec<u8>> = link.sent.iter().map(|f| f.2.clone()).collect();
+    // Boot 2 (the same store, reopened): a learner's conversation.
+    let store = *link.inner.app().reporter().accountant().store();
+    let dev2 = boot(store);
+    let mut a = WireClient::with_nonce_seed(
+        Recorder { inner: dev2, inbound: VecDeque::new(), sent: vec![] },
+        auth,
+        300,
+    );
+    a.timeout = Duration::from_millis(1);
+    for t in 0..12 {
+        a.query(t, t % 100, eps, None).unwrap().unwrap();
+    }
+    let link = a.into_link();
+    let conversation: Vec<Vec<u8>> = link.sent.iter().map(|f| f.2.clone()).collect();
+    let mut device = link.inner;
+    let before = device.app().reporter().accountant().remaining();
+    for frame in old_hellos.iter().chain(&conversation) {
+        device.send(frame).unwrap();
+        while device.recv_byte(Duration::ZERO).unwrap().is_some() {}
+    }
+    let spent = before - device.app().reporter().accountant().remaining();
+    println!("boot-1 hello requests + boot-2 conversation replayed; the device spent {spent} more");
+    assert_eq!(spent, 0.0, "recorded queries were answered afresh and charged: {spent}");
 }
