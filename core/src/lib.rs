@@ -91,7 +91,11 @@
 //!   request's number is a floor for fresh queries); delivered before that, it is spent and
 //!   counted by the device, and no learner takes its report. It cannot make a learner believe a
 //!   report: a recorded hello or reply does not verify under a learner's fresh nonce, nor as the
-//!   answer to another query; forged, replayed and re-numbered reports are dropped and counted;
+//!   answer to another query; a refusal the device made before verifying a frame's tag (a
+//!   learner's query with its version or type byte altered: reasons 7, 12, a wrong type or
+//!   length) is tagged under the all-zero nonce, no conversation's, so it is never taken as
+//!   the answer to the learner's query (the learner drops and counts it);
+//!   forged, replayed and re-numbered reports are dropped and counted;
 //!   a hello of a boot number below one the learner saw is refused. It can also deny service
 //!   (a replayed hello request moves the device to another nonce; the learner greets it again)
 //!   and see every report, which LDP already allows. Whoever holds the key (the learner, or

@@ -263,8 +263,10 @@ pub struct Dropped {
     pub wrong_epsilon: u64,
     /// Reports showing more budget left than the device showed before.
     pub budget_rose: u64,
-    /// The device's refusals of a frame it could not authenticate, which are never the answer
-    /// to this learner's own query (someone else's query, or this learner's under a wrong key).
+    /// The device's refusals of a frame it refused before verifying its tag (reason 12, 7, or
+    /// a wrong type or length), which are never the answer to this learner's own request:
+    /// someone else's query, this learner's under a wrong key or another conversation's nonce,
+    /// or this learner's request altered on the way.
     pub unauthenticated_refusals: u64,
 }
 
@@ -545,7 +547,12 @@ impl<L: Link> WireClient<L> {
             _ => return Ok(()),
         };
         match reply {
-            Message::Refusal(Refusal::Unauthenticated) => Err(Reject::UnauthenticatedRefusal),
+            // Refusals a device makes before it verifies a frame's tag are never bound to a
+            // conversation (`ReplyCache::respond`); one under this learner's nonce is not the
+            // answer to its request either way.
+            Message::Refusal(Refusal::Unauthenticated | Refusal::UnsupportedVersion) => {
+                Err(Reject::UnauthenticatedRefusal)
+            }
             Message::Refusal(_) => Ok(()),
             Message::Report(r) => match &self.greeted {
                 Some(hello) => check_report(hello, query, r, self.budget),
@@ -586,7 +593,11 @@ impl<L: Link> WireClient<L> {
         let frame =
             Repr::new(seq, message).emit_framed(&mut buf, &sent).map_err(|_| LinkError::Encode)?.to_vec();
         let expect = sent.answering(&request_tag);
-        let refused_before = self.dropped.unauthenticated_refusals;
+        // How the device tags its refusal of a frame it could not verify (this request altered
+        // on the way, or under another conversation's nonce): the all-zero nonce, which is no
+        // conversation's. Such a refusal is never the answer; it is counted and dropped.
+        let unverified = Auth { nonce: [0; NONCE_LEN], ..expect };
+        let mut key_refused = false;
         let mut bad_awaited = 0u64;
         if self.earlier.len() == EARLIER_REQUESTS {
             self.earlier.pop_front();
@@ -619,7 +630,14 @@ impl<L: Link> WireClient<L> {
                                 .any(|(s, auth)| *s == frame.seq() && Repr::parse(&frame, auth).is_ok());
                         }
                         if reply == Err(DecodeError::Unauthenticated) && frame.seq() == seq {
-                            bad_awaited += 1;
+                            match Repr::parse(&frame, &unverified) {
+                                Ok(Repr { message: Message::Refusal(r), .. }) => {
+                                    self.dropped.unauthenticated_refusals += 1;
+                                    key_refused |= r == Refusal::Unauthenticated;
+                                    continue;
+                                }
+                                _ => bad_awaited += 1,
+                            }
                         }
                         reply
                     }
@@ -645,7 +663,7 @@ impl<L: Link> WireClient<L> {
                 }
             }
         }
-        if self.dropped.unauthenticated_refusals > refused_before {
+        if key_refused {
             return Err(LinkError::KeyRefused);
         }
         if bad_awaited > 0 {

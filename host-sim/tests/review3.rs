@@ -112,7 +112,7 @@ fn attack(at: usize, value: u8) -> (Result<Result<ldp_core::Report, Refusal>, St
 /// spends ε on the genuine copy. The learner must never take, as the answer to its request, a
 /// reply the device made without verifying that request.
 #[test]
-#[ignore = "review3 finding 1: a refusal of an unverified frame answers the learner's request (wirev4 9e21f33)"]
+
 fn a_refusal_of_a_version_mutated_copy_is_not_the_answer() {
     let (got, device_spent, learner_spent) = attack(0, 3);
     assert_eq!(device_spent, 1.0, "the genuine query was answered and charged");
@@ -127,7 +127,7 @@ fn a_refusal_of_a_version_mutated_copy_is_not_the_answer() {
 /// `Malformed`, which a fleet takes as "this device cannot serve this query" and drops the
 /// member for good.
 #[test]
-#[ignore = "review3 finding 1: a refusal of an unverified frame answers the learner's request (wirev4 9e21f33)"]
+
 fn a_refusal_of_a_type_mutated_copy_is_not_the_answer() {
     let (got, device_spent, _) = attack(1, 0x03);
     assert_eq!(device_spent, 1.0, "the genuine query was answered and charged");

@@ -143,7 +143,11 @@ impl ReplyCache {
     /// - a device → learner message → [`Refusal::Unexpected`].
     ///
     /// The reply carries the frame's sequence number, and its tag binds the frame's tag and
-    /// the conversation's nonce ([`Reply::auth`]). Frames that fail their length or checksum
+    /// the conversation's nonce ([`Reply::auth`]) — except the refusal of a frame refused before
+    /// its tag was verified ([`DecodeError::is_before_tag`](super::DecodeError::is_before_tag):
+    /// reasons 7, 12 and a wrong type or length), which is tagged under the all-zero nonce: the
+    /// frame may be a learner's request altered on the way, and its refusal must not verify
+    /// as the answer to that request. Frames that fail their length or checksum
     /// check never get here ([`Frame::new_checked`]); the device stays silent and the learner's
     /// retry recovers.
     pub fn respond<T: AsRef<[u8]>>(
@@ -155,6 +159,7 @@ impl ReplyCache {
     ) -> Reply {
         let seq = frame.seq();
         let conversation = Auth { nonce: self.nonce, answers: [0; super::TAG_LEN], ..*auth };
+        let mut verified = true;
         let repr = match Repr::parse(frame, &conversation) {
             Ok(Repr { message: Message::HelloRequest(nonce), .. }) => {
                 self.nonce = nonce;
@@ -168,9 +173,17 @@ impl ReplyCache {
                 self.answer_keyed(seq, &f.query, Some(f.reading), fresh)
             }
             Ok(_) => Repr::new(seq, Message::Refusal(Refusal::Unexpected)),
-            Err(e) => Repr::new(seq, Message::Refusal(e.into())),
+            Err(e) => {
+                // Refused before its tag was verified: not bound to the conversation (below).
+                verified = !e.is_before_tag();
+                Repr::new(seq, Message::Refusal(e.into()))
+            }
         };
-        let auth = Auth { nonce: self.nonce, ..*auth }.answering(frame.tag());
+        // A frame whose tag was never verified is anyone's (a learner's query with its version
+        // or type byte changed, say): its refusal is tagged under the all-zero nonce, which no
+        // learner's conversation has, so no learner takes it as the answer to its request.
+        let nonce = if verified { self.nonce } else { [0; NONCE_LEN] };
+        let auth = Auth { nonce, ..*auth }.answering(frame.tag());
         Reply { repr, auth }
     }
 
