@@ -84,7 +84,9 @@
 //!   random bytes its hello request carries), the request a reply answers, the sequence number
 //!   and every byte. It cannot make a device spend budget: a forged query is refused
 //!   ([`wire::Refusal::Unauthenticated`]), a replayed one is answered from the reply cache or
-//!   refused as stale ([`wire::Refusal::StaleSequence`]), a query of an earlier boot or under
+//!   refused as stale ([`wire::Refusal::StaleSequence`]: within a boot the device answers
+//!   each sequence number afresh at most once, its floor only rising, so replayed hello
+//!   requests cannot make an old query fresh again), a query of an earlier boot or under
 //!   another learner's nonce does not verify — none is read or charged, and the refusal depends
 //!   on the frame alone, inside the same reply slot. A query it withholds until the learner
 //!   gives up is stale once the learner's closing hello has reached the device (a hello
@@ -97,7 +99,8 @@
 //!   the answer to the learner's query (the learner drops and counts it);
 //!   forged, replayed and re-numbered reports are dropped and counted;
 //!   a hello of a boot number below one the learner saw is refused. It can also deny service
-//!   (a replayed hello request moves the device to another nonce; the learner greets it again)
+//!   (a replayed hello request moves the device to another nonce; the learner greets it again;
+//!   one numbered near `u32::MAX` leaves learners no fresh numbers until the device restarts)
 //!   and see every report, which LDP already allows. Whoever holds the key (the learner, or
 //!   whoever reads the key file or the device's state file, which holds the seed: the host
 //!   keeps both its owner's only, mode 0600 in 0700 directories) can spend the budget, within

@@ -684,7 +684,7 @@ impl<L: Link> WireClient<L> {
                 self.highest_session = self.highest_session.max(h.session);
                 // Go on after the device's last fresh query, and after this hello's own number
                 // (a late copy of its reply must not meet a query of the same number).
-                self.seq = if seq.wrapping_sub(h.last_seq) as i32 > 0 { seq } else { h.last_seq };
+                self.seq = seq.max(h.last_seq);
                 self.budget = self.budget.min(h.budget_remaining);
                 self.greeted = Some(*h);
             }

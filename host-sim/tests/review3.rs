@@ -166,7 +166,7 @@ impl Link for Recorder {
 /// cache is *fresh* again: the device reads, releases and spends for each, and no learner takes
 /// the reports.
 #[test]
-#[ignore = "review3 finding 2: recorded queries of the same boot are spent again once the floor wraps (wirev4 9e21f33)"]
+
 fn recorded_queries_are_not_spent_again_after_the_floor_wraps() {
     let eps = Epsilon::new(1.0).unwrap();
     let dev = boot(MemoryStore::provisioned([8; 32]));
@@ -312,7 +312,7 @@ fn a_key_file_in_a_world_writable_directory_is_refused() {
 /// boot one learner (starting at 0, as `WireClient::new`) asks 12 queries; the attacker replays
 /// three old-boot hello requests, then the learner's own hello request and queries.
 #[test]
-#[ignore = "review3 finding 2: recorded queries of the same boot are spent again once the floor wraps (wirev4 9e21f33)"]
+
 fn hello_requests_of_an_earlier_boot_do_not_reopen_this_boots_queries() {
     let eps = Epsilon::new(1.0).unwrap();
     // Boot 1: three runs greet the device, at random starting points; the attacker records.

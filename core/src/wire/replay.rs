@@ -24,11 +24,19 @@ use super::{Auth, EncodeError, Frame, Hello, Message, Query, Refusal, Repr};
 /// release under the same number. A plain query and a fed query never share an entry.
 ///
 /// **Replays.** Beyond the remembered queries, the cache keeps the number of the last query it
-/// answered afresh: a new query must come later in serial-number order (`seq − last` as an
-/// `i32` > 0), else it is refused as [`Refusal::StaleSequence`], reading and spending nothing.
-/// With authenticated frames ([`Auth`]: the session is the boot number) this means a recorded
-/// query can never be spent again, in this session or any later one. The number is told in the
-/// device's [`Hello::last_seq`], so a learner continues after it.
+/// answered afresh: a new query must have a larger number (`seq > last`, as plain unsigned
+/// integers: the numbers do not wrap), else it is refused as [`Refusal::StaleSequence`],
+/// reading and spending nothing. The number only rises within a boot — nothing, not even a
+/// hello request, lowers it — so each number is answered afresh at most once per boot, and with
+/// authenticated frames ([`Auth`]: the session is the boot number) a recorded query can never
+/// be spent again, in this session or any later one, whatever hello requests are replayed. The
+/// number is told in the device's [`Hello::last_seq`], so a learner continues after it. (Wire
+/// format 4 as first written compared in serial-number order, a half circle: recorded hello
+/// requests could walk the floor round the circle until an old conversation's queries were
+/// fresh again; review 3, finding 2.) The price is a denial of service until the device
+/// restarts: a replayed hello request (recorded in any boot: it is tagged in session 0) with a
+/// number near `u32::MAX` raises the floor there, leaving a learner few or no numbers; the
+/// numbers come back with the next boot.
 ///
 /// **Conversations (wire format 4).** An authenticated hello request opens a conversation: the
 /// cache keeps its nonce, under which every later query must be tagged (a query under another
@@ -105,7 +113,7 @@ impl ReplyCache {
         if let Some(reply) = self.find(seq, query, fed) {
             return Repr::new(seq, reply);
         }
-        if self.last_fresh.is_some_and(|last| seq.wrapping_sub(last) as i32 <= 0) {
+        if self.last_fresh.is_some_and(|last| seq <= last) {
             return Repr::new(seq, Message::Refusal(Refusal::StaleSequence));
         }
         self.last_fresh = Some(seq);
@@ -163,7 +171,7 @@ impl ReplyCache {
         let repr = match Repr::parse(frame, &conversation) {
             Ok(Repr { message: Message::HelloRequest(nonce), .. }) => {
                 self.nonce = nonce;
-                if self.last_fresh.is_none_or(|last| seq.wrapping_sub(last) as i32 > 0) {
+                if self.last_fresh.is_none_or(|last| seq > last) {
                     self.last_fresh = Some(seq);
                 }
                 Repr::new(seq, Message::Hello(Hello { last_seq: self.last_seq(), ..hello }))
