@@ -592,9 +592,19 @@ impl<L: Link> Device for Fleet<L> {
                 )) => m.dropped = true,
                 // The query itself is wrong (its ε or level): every device would refuse.
                 Ok(Err(refusal @ Refusal::Param(_))) => return Err(DeviceError::Refusal(refusal)),
-                // Silent, failing its store, or answering nonsense: skipped for this round and
-                // asked again after a backoff of one pass over the fleet, doubling up to 64.
-                Ok(Err(_)) | Err(LinkError::Timeout { .. } | LinkError::Io(_) | LinkError::Unexpected(_)) => {
+                // Silent, failing its store, answering nonsense, or its frames failing
+                // authentication (a wrong key, or another learner or a replayed hello request
+                // took its conversation: one member's trouble, not the run's): skipped for this
+                // round and asked again after a backoff of one pass over the fleet, doubling up
+                // to 64.
+                Ok(Err(_))
+                | Err(
+                    LinkError::Timeout { .. }
+                    | LinkError::Io(_)
+                    | LinkError::Unexpected(_)
+                    | LinkError::BadTags { .. }
+                    | LinkError::KeyRefused,
+                ) => {
                     m.skipped += 1;
                     m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
                     m.benched_until = self.round + m.backoff;

@@ -183,11 +183,13 @@ pub enum LinkError {
     Unexpected(Message),
     /// The request could not be encoded.
     Encode,
-    /// The device refused every send as unauthenticated: the learner's key for it is not the
-    /// device's.
+    /// The device refused every send as unauthenticated, in refusals that verify under the
+    /// learner's key (so the key is right): another learner, or a replayed hello request, took
+    /// the device's conversation.
     KeyRefused,
     /// The device answered, but none of its frames verified under the learner's key: the key
-    /// is not the device's (or another learner took the device over meanwhile).
+    /// is not the device's, or another learner or a replayed hello request took the device's
+    /// conversation meanwhile.
     BadTags {
         /// The device asked.
         device_id: u64,
@@ -212,15 +214,15 @@ impl std::fmt::Display for LinkError {
             Self::Encode => f.write_str("request could not be encoded"),
             Self::BadTags { device_id, frames, key_file: Some(file) } => write!(
                 f,
-                "device {device_id} answered, but its frames ({frames}) fail authentication under the key in {}: wrong key? (give the key file the device's provisioning wrote)",
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key in {}: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation",
                 file.display()
             ),
             Self::BadTags { device_id, frames, key_file: None } => write!(
                 f,
-                "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key? (give the key file the device's provisioning wrote)"
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation"
             ),
             Self::KeyRefused => f.write_str(
-                "the device refused this learner's frames as unauthenticated: the key for it is not the device's (check the key file the device's provisioning wrote)",
+                "the device refused this learner's frames as unauthenticated, though its refusals verify under this learner's key: another learner, or a replayed hello request, took the device's conversation (greet it again; if it keeps happening, someone else is talking to the device)",
             ),
         }
     }

@@ -234,7 +234,7 @@ fn a_board_directory_claimed_before_qemu_starts_is_private() {
 /// whole run on that error (`fleet.rs`, `Err(e) => return Err(DeviceError::Link(e))`), where a
 /// member whose frames are merely dropped is only benched. Nothing is spent (checked).
 #[test]
-#[ignore = "review3 finding 3: a replayed hello request is reported as a wrong key (and ends a fleet run)"]
+
 fn a_replayed_hello_request_is_not_called_a_wrong_key() {
     use host_sim::transport::LinkError;
     struct Hijack {
