@@ -88,7 +88,9 @@ pub fn session_start() -> io::Result<u32> {
 /// Holds `dir/lock` for as long as the returned file lives: one device, one process (two
 /// processes on one device's state would spend its budget twice). Fails if another holds it.
 pub fn lock_device_dir(dir: &Path) -> io::Result<std::fs::File> {
-    std::fs::create_dir_all(dir)?;
+    // 0700 when created here: it holds the device's seed and key (an existing directory is
+    // left as it is, as `keys::create_private_dir` leaves it).
+    crate::keys::create_private_dir(dir)?;
     let lock = std::fs::File::create(dir.join("lock"))?;
     lock.try_lock().map_err(|_| {
         io::Error::new(

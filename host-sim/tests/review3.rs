@@ -214,7 +214,7 @@ fn recorded_queries_are_not_spent_again_after_the_floor_wraps() {
 /// it is. The files in it are 0600, but the directory is not the documented 0700.
 #[cfg(unix)]
 #[test]
-#[ignore = "review3 finding 4: a board directory claimed by the CLI is created with the umask's mode, not 0700"]
+
 fn a_board_directory_claimed_before_qemu_starts_is_private() {
     use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("review3-board-{}", std::process::id())).join("board");
