@@ -84,16 +84,23 @@
 //!   random bytes its hello request carries), the request a reply answers, the sequence number
 //!   and every byte. It cannot make a device spend budget: a forged query is refused
 //!   ([`wire::Refusal::Unauthenticated`]), a replayed one is answered from the reply cache or
-//!   refused as stale ([`wire::Refusal::StaleSequence`]), a query of an earlier boot or under
+//!   refused as stale ([`wire::Refusal::StaleSequence`]: within a boot the device answers
+//!   each sequence number afresh at most once, its floor only rising, so replayed hello
+//!   requests cannot make an old query fresh again), a query of an earlier boot or under
 //!   another learner's nonce does not verify — none is read or charged, and the refusal depends
 //!   on the frame alone, inside the same reply slot. A query it withholds until the learner
 //!   gives up is stale once the learner's closing hello has reached the device (a hello
 //!   request's number is a floor for fresh queries); delivered before that, it is spent and
 //!   counted by the device, and no learner takes its report. It cannot make a learner believe a
 //!   report: a recorded hello or reply does not verify under a learner's fresh nonce, nor as the
-//!   answer to another query; forged, replayed and re-numbered reports are dropped and counted;
+//!   answer to another query; a refusal the device made before verifying a frame's tag (a
+//!   learner's query with its version or type byte altered: reasons 7, 12, a wrong type or
+//!   length) is tagged under the all-zero nonce, no conversation's, so it is never taken as
+//!   the answer to the learner's query (the learner drops and counts it);
+//!   forged, replayed and re-numbered reports are dropped and counted;
 //!   a hello of a boot number below one the learner saw is refused. It can also deny service
-//!   (a replayed hello request moves the device to another nonce; the learner greets it again)
+//!   (a replayed hello request moves the device to another nonce; the learner greets it again;
+//!   one numbered near `u32::MAX` leaves learners no fresh numbers until the device restarts)
 //!   and see every report, which LDP already allows. Whoever holds the key (the learner, or
 //!   whoever reads the key file or the device's state file, which holds the seed: the host
 //!   keeps both its owner's only, mode 0600 in 0700 directories) can spend the budget, within

@@ -274,13 +274,18 @@ fn a_hello_request_binds_the_conversation_to_its_nonce() {
     dev.sensor = |_| panic!("a query under a finished conversation's nonce must not read the sensor");
     for (seq, stale) in [(4, under_a), (5, auth())] {
         let bytes = dev.receive(&emit(&stale, query(seq, 1, 0.5, None)));
-        let expect = Auth { nonce: b, ..auth() }.answering(
-            Frame::new_checked(&frame(&emit(&stale, query(seq, 1, 0.5, None)))[..]).unwrap().tag(),
-        );
+        let tag =
+            Frame::new_checked(&frame(&emit(&stale, query(seq, 1, 0.5, None)))[..]).unwrap().tag().to_vec();
+        // Refused before its tag verified: under the all-zero nonce, no conversation's.
+        let expect = Auth { nonce: [0; 16], ..auth() }.answering(&tag);
         assert_eq!(
             Repr::from_bytes(&frame(&bytes), &expect),
             Ok(Repr::new(seq, Message::Refusal(Refusal::Unauthenticated)))
         );
+        for nonce in [a, b] {
+            let conversation = Auth { nonce, ..auth() }.answering(&tag);
+            assert_eq!(Repr::from_bytes(&frame(&bytes), &conversation), Err(DecodeError::Unauthenticated));
+        }
     }
     assert_eq!(dev.spent(), 0.5);
 }
@@ -485,4 +490,43 @@ fn a_storage_failure_is_refused_and_counted() {
     assert_eq!(reporter.answer(&q, 0.3), Message::Refusal(Refusal::StorageFailed));
     // Fail closed: the reservation it tried to write (capped at the total, 10) counts as spent.
     assert_eq!(reporter.accountant().spent(), 10.0);
+}
+
+/// Review 3, finding 1: a learner's query altered on the way (version or type byte changed,
+/// checksum fixed, no key needed) is refused before its tag is verified, and that refusal is
+/// tagged under the all-zero nonce: it does not verify as the answer to the learner's query
+/// in its conversation, so an attacker cannot pass it off as one.
+#[test]
+fn a_refusal_of_an_unverified_frame_is_not_bound_to_the_conversation() {
+    let mut dev = Device::new(1.0, 10.0);
+    let emit = |auth: &Auth, repr: Repr| {
+        let mut buf = [0u8; MAX_ENCODED_LEN];
+        repr.emit_framed(&mut buf, auth).unwrap().to_vec()
+    };
+    let a = [0xA5; 16];
+    let _ = dev.receive(&emit(&auth(), Repr::new(1, Message::HelloRequest(a))));
+    let under_a = Auth { nonce: a, ..auth() };
+    let mut buf = [0u8; MAX_FRAME_LEN];
+    let raw = query(2, 1, 0.5, None).emit(&mut buf, &under_a).unwrap().to_vec();
+    let tag = Frame::new_checked(&raw[..]).unwrap().tag().to_vec();
+    for (at, value, reason) in [(0, 3, Refusal::UnsupportedVersion), (1, 0x03, Refusal::Malformed)] {
+        let mut bad = raw.clone();
+        bad[at] = value;
+        let n = bad.len() - 4;
+        let crc = wire::checksum(&bad[..n]);
+        bad[n..].copy_from_slice(&crc.to_le_bytes());
+        let mut stuffed = [0u8; MAX_ENCODED_LEN + 8];
+        let len = cobs::encode(&bad, &mut stuffed);
+        let mut enc = stuffed[..len].to_vec();
+        enc.push(0);
+        let out = dev.receive(&enc);
+        let mut r = StreamReader::new();
+        let frame = out.iter().find_map(|&x| r.push(x).map(|f| f.unwrap().as_bytes().to_vec())).unwrap();
+        assert_eq!(Repr::from_bytes(&frame, &under_a.answering(&tag)), Err(DecodeError::Unauthenticated));
+        let zero = Auth { nonce: [0; 16], ..auth() }.answering(&tag);
+        assert_eq!(Repr::from_bytes(&frame, &zero), Ok(Repr::new(2, Message::Refusal(reason))));
+    }
+    assert_eq!(dev.spent(), 0.0);
+    let replies = learner_read(&dev.receive(&emit(&under_a, query(2, 1, 0.5, None))));
+    assert!(matches!(replies[..], [Repr { seq: 2, message: Message::Report(_) }]), "{replies:?}");
 }

@@ -80,13 +80,17 @@ impl MemberSeeds {
 pub fn session_start() -> io::Result<u32> {
     let mut bytes = [0u8; 4];
     getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("no OS entropy: {e}")))?;
-    Ok(u32::from_le_bytes(bytes))
+    // The lower half: a device's freshness floor only rises within a boot (numbers do not
+    // wrap), so a run leaves itself at least 2^31 numbers.
+    Ok(u32::from_le_bytes(bytes) >> 1)
 }
 
 /// Holds `dir/lock` for as long as the returned file lives: one device, one process (two
 /// processes on one device's state would spend its budget twice). Fails if another holds it.
 pub fn lock_device_dir(dir: &Path) -> io::Result<std::fs::File> {
-    std::fs::create_dir_all(dir)?;
+    // 0700 when created here: it holds the device's seed and key (an existing directory is
+    // left as it is, as `keys::create_private_dir` leaves it).
+    crate::keys::create_private_dir(dir)?;
     let lock = std::fs::File::create(dir.join("lock"))?;
     lock.try_lock().map_err(|_| {
         io::Error::new(
@@ -590,9 +594,19 @@ impl<L: Link> Device for Fleet<L> {
                 )) => m.dropped = true,
                 // The query itself is wrong (its ε or level): every device would refuse.
                 Ok(Err(refusal @ Refusal::Param(_))) => return Err(DeviceError::Refusal(refusal)),
-                // Silent, failing its store, or answering nonsense: skipped for this round and
-                // asked again after a backoff of one pass over the fleet, doubling up to 64.
-                Ok(Err(_)) | Err(LinkError::Timeout { .. } | LinkError::Io(_) | LinkError::Unexpected(_)) => {
+                // Silent, failing its store, answering nonsense, or its frames failing
+                // authentication (a wrong key, or another learner or a replayed hello request
+                // took its conversation: one member's trouble, not the run's): skipped for this
+                // round and asked again after a backoff of one pass over the fleet, doubling up
+                // to 64.
+                Ok(Err(_))
+                | Err(
+                    LinkError::Timeout { .. }
+                    | LinkError::Io(_)
+                    | LinkError::Unexpected(_)
+                    | LinkError::BadTags { .. }
+                    | LinkError::KeyRefused,
+                ) => {
                     m.skipped += 1;
                     m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
                     m.benched_until = self.round + m.backoff;

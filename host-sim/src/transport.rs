@@ -183,11 +183,13 @@ pub enum LinkError {
     Unexpected(Message),
     /// The request could not be encoded.
     Encode,
-    /// The device refused every send as unauthenticated: the learner's key for it is not the
-    /// device's.
+    /// The device refused every send as unauthenticated, in refusals that verify under the
+    /// learner's key (so the key is right): another learner, or a replayed hello request, took
+    /// the device's conversation.
     KeyRefused,
     /// The device answered, but none of its frames verified under the learner's key: the key
-    /// is not the device's (or another learner took the device over meanwhile).
+    /// is not the device's, or another learner or a replayed hello request took the device's
+    /// conversation meanwhile.
     BadTags {
         /// The device asked.
         device_id: u64,
@@ -212,15 +214,15 @@ impl std::fmt::Display for LinkError {
             Self::Encode => f.write_str("request could not be encoded"),
             Self::BadTags { device_id, frames, key_file: Some(file) } => write!(
                 f,
-                "device {device_id} answered, but its frames ({frames}) fail authentication under the key in {}: wrong key? (give the key file the device's provisioning wrote)",
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key in {}: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation",
                 file.display()
             ),
             Self::BadTags { device_id, frames, key_file: None } => write!(
                 f,
-                "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key? (give the key file the device's provisioning wrote)"
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation"
             ),
             Self::KeyRefused => f.write_str(
-                "the device refused this learner's frames as unauthenticated: the key for it is not the device's (check the key file the device's provisioning wrote)",
+                "the device refused this learner's frames as unauthenticated, though its refusals verify under this learner's key: another learner, or a replayed hello request, took the device's conversation (greet it again; if it keeps happening, someone else is talking to the device)",
             ),
         }
     }
@@ -263,8 +265,10 @@ pub struct Dropped {
     pub wrong_epsilon: u64,
     /// Reports showing more budget left than the device showed before.
     pub budget_rose: u64,
-    /// The device's refusals of a frame it could not authenticate, which are never the answer
-    /// to this learner's own query (someone else's query, or this learner's under a wrong key).
+    /// The device's refusals of a frame it refused before verifying its tag (reason 12, 7, or
+    /// a wrong type or length), which are never the answer to this learner's own request:
+    /// someone else's query, this learner's under a wrong key or another conversation's nonce,
+    /// or this learner's request altered on the way.
     pub unauthenticated_refusals: u64,
 }
 
@@ -545,7 +549,12 @@ impl<L: Link> WireClient<L> {
             _ => return Ok(()),
         };
         match reply {
-            Message::Refusal(Refusal::Unauthenticated) => Err(Reject::UnauthenticatedRefusal),
+            // Refusals a device makes before it verifies a frame's tag are never bound to a
+            // conversation (`ReplyCache::respond`); one under this learner's nonce is not the
+            // answer to its request either way.
+            Message::Refusal(Refusal::Unauthenticated | Refusal::UnsupportedVersion) => {
+                Err(Reject::UnauthenticatedRefusal)
+            }
             Message::Refusal(_) => Ok(()),
             Message::Report(r) => match &self.greeted {
                 Some(hello) => check_report(hello, query, r, self.budget),
@@ -586,7 +595,11 @@ impl<L: Link> WireClient<L> {
         let frame =
             Repr::new(seq, message).emit_framed(&mut buf, &sent).map_err(|_| LinkError::Encode)?.to_vec();
         let expect = sent.answering(&request_tag);
-        let refused_before = self.dropped.unauthenticated_refusals;
+        // How the device tags its refusal of a frame it could not verify (this request altered
+        // on the way, or under another conversation's nonce): the all-zero nonce, which is no
+        // conversation's. Such a refusal is never the answer; it is counted and dropped.
+        let unverified = Auth { nonce: [0; NONCE_LEN], ..expect };
+        let mut key_refused = false;
         let mut bad_awaited = 0u64;
         if self.earlier.len() == EARLIER_REQUESTS {
             self.earlier.pop_front();
@@ -619,7 +632,14 @@ impl<L: Link> WireClient<L> {
                                 .any(|(s, auth)| *s == frame.seq() && Repr::parse(&frame, auth).is_ok());
                         }
                         if reply == Err(DecodeError::Unauthenticated) && frame.seq() == seq {
-                            bad_awaited += 1;
+                            match Repr::parse(&frame, &unverified) {
+                                Ok(Repr { message: Message::Refusal(r), .. }) => {
+                                    self.dropped.unauthenticated_refusals += 1;
+                                    key_refused |= r == Refusal::Unauthenticated;
+                                    continue;
+                                }
+                                _ => bad_awaited += 1,
+                            }
                         }
                         reply
                     }
@@ -645,7 +665,7 @@ impl<L: Link> WireClient<L> {
                 }
             }
         }
-        if self.dropped.unauthenticated_refusals > refused_before {
+        if key_refused {
             return Err(LinkError::KeyRefused);
         }
         if bad_awaited > 0 {
@@ -666,7 +686,7 @@ impl<L: Link> WireClient<L> {
                 self.highest_session = self.highest_session.max(h.session);
                 // Go on after the device's last fresh query, and after this hello's own number
                 // (a late copy of its reply must not meet a query of the same number).
-                self.seq = if seq.wrapping_sub(h.last_seq) as i32 > 0 { seq } else { h.last_seq };
+                self.seq = seq.max(h.last_seq);
                 self.budget = self.budget.min(h.budget_remaining);
                 self.greeted = Some(*h);
             }

@@ -42,7 +42,7 @@ fn a_wrong_key_is_named_with_its_file() {
     assert!(
         text.contains("device 9 answered, but its frames")
             && text.contains("fail authentication under the key in /keys/9/link.key")
-            && text.contains("wrong key?"),
+            && text.contains("wrong key (give the key file"),
         "{text}"
     );
     // A silent device is still "did not answer".

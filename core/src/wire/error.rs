@@ -46,6 +46,26 @@ pub enum DecodeError {
     InvalidField,
 }
 
+impl DecodeError {
+    /// Whether this error was found before the frame's tag was verified (damage, another
+    /// version, type or length, or a tag that does not verify): the frame's claims, its tag
+    /// among them, are unverified, so the device's refusal of it must not answer them
+    /// ([`ReplyCache::respond`](super::ReplyCache::respond)).
+    pub const fn is_before_tag(&self) -> bool {
+        matches!(
+            self,
+            Self::Overlong
+                | Self::Cobs
+                | Self::Truncated
+                | Self::Checksum
+                | Self::UnsupportedVersion
+                | Self::UnknownType
+                | Self::Length
+                | Self::Unauthenticated
+        )
+    }
+}
+
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

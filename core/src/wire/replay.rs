@@ -24,11 +24,19 @@ use super::{Auth, EncodeError, Frame, Hello, Message, Query, Refusal, Repr};
 /// release under the same number. A plain query and a fed query never share an entry.
 ///
 /// **Replays.** Beyond the remembered queries, the cache keeps the number of the last query it
-/// answered afresh: a new query must come later in serial-number order (`seq − last` as an
-/// `i32` > 0), else it is refused as [`Refusal::StaleSequence`], reading and spending nothing.
-/// With authenticated frames ([`Auth`]: the session is the boot number) this means a recorded
-/// query can never be spent again, in this session or any later one. The number is told in the
-/// device's [`Hello::last_seq`], so a learner continues after it.
+/// answered afresh: a new query must have a larger number (`seq > last`, as plain unsigned
+/// integers: the numbers do not wrap), else it is refused as [`Refusal::StaleSequence`],
+/// reading and spending nothing. The number only rises within a boot — nothing, not even a
+/// hello request, lowers it — so each number is answered afresh at most once per boot, and with
+/// authenticated frames ([`Auth`]: the session is the boot number) a recorded query can never
+/// be spent again, in this session or any later one, whatever hello requests are replayed. The
+/// number is told in the device's [`Hello::last_seq`], so a learner continues after it. (Wire
+/// format 4 as first written compared in serial-number order, a half circle: recorded hello
+/// requests could walk the floor round the circle until an old conversation's queries were
+/// fresh again; review 3, finding 2.) The price is a denial of service until the device
+/// restarts: a replayed hello request (recorded in any boot: it is tagged in session 0) with a
+/// number near `u32::MAX` raises the floor there, leaving a learner few or no numbers; the
+/// numbers come back with the next boot.
 ///
 /// **Conversations (wire format 4).** An authenticated hello request opens a conversation: the
 /// cache keeps its nonce, under which every later query must be tagged (a query under another
@@ -105,7 +113,7 @@ impl ReplyCache {
         if let Some(reply) = self.find(seq, query, fed) {
             return Repr::new(seq, reply);
         }
-        if self.last_fresh.is_some_and(|last| seq.wrapping_sub(last) as i32 <= 0) {
+        if self.last_fresh.is_some_and(|last| seq <= last) {
             return Repr::new(seq, Message::Refusal(Refusal::StaleSequence));
         }
         self.last_fresh = Some(seq);
@@ -143,7 +151,11 @@ impl ReplyCache {
     /// - a device → learner message → [`Refusal::Unexpected`].
     ///
     /// The reply carries the frame's sequence number, and its tag binds the frame's tag and
-    /// the conversation's nonce ([`Reply::auth`]). Frames that fail their length or checksum
+    /// the conversation's nonce ([`Reply::auth`]) — except the refusal of a frame refused before
+    /// its tag was verified ([`DecodeError::is_before_tag`](super::DecodeError::is_before_tag):
+    /// reasons 7, 12 and a wrong type or length), which is tagged under the all-zero nonce: the
+    /// frame may be a learner's request altered on the way, and its refusal must not verify
+    /// as the answer to that request. Frames that fail their length or checksum
     /// check never get here ([`Frame::new_checked`]); the device stays silent and the learner's
     /// retry recovers.
     pub fn respond<T: AsRef<[u8]>>(
@@ -155,10 +167,11 @@ impl ReplyCache {
     ) -> Reply {
         let seq = frame.seq();
         let conversation = Auth { nonce: self.nonce, answers: [0; super::TAG_LEN], ..*auth };
+        let mut verified = true;
         let repr = match Repr::parse(frame, &conversation) {
             Ok(Repr { message: Message::HelloRequest(nonce), .. }) => {
                 self.nonce = nonce;
-                if self.last_fresh.is_none_or(|last| seq.wrapping_sub(last) as i32 > 0) {
+                if self.last_fresh.is_none_or(|last| seq > last) {
                     self.last_fresh = Some(seq);
                 }
                 Repr::new(seq, Message::Hello(Hello { last_seq: self.last_seq(), ..hello }))
@@ -168,9 +181,17 @@ impl ReplyCache {
                 self.answer_keyed(seq, &f.query, Some(f.reading), fresh)
             }
             Ok(_) => Repr::new(seq, Message::Refusal(Refusal::Unexpected)),
-            Err(e) => Repr::new(seq, Message::Refusal(e.into())),
+            Err(e) => {
+                // Refused before its tag was verified: not bound to the conversation (below).
+                verified = !e.is_before_tag();
+                Repr::new(seq, Message::Refusal(e.into()))
+            }
         };
-        let auth = Auth { nonce: self.nonce, ..*auth }.answering(frame.tag());
+        // A frame whose tag was never verified is anyone's (a learner's query with its version
+        // or type byte changed, say): its refusal is tagged under the all-zero nonce, which no
+        // learner's conversation has, so no learner takes it as the answer to its request.
+        let nonce = if verified { self.nonce } else { [0; NONCE_LEN] };
+        let auth = Auth { nonce, ..*auth }.answering(frame.tag());
         Reply { repr, auth }
     }
 

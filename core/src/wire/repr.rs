@@ -222,7 +222,7 @@ pub struct Hello {
     /// authenticated in it, so none from an earlier boot is accepted.
     pub session: u64,
     /// The last sequence number the device answered afresh this session: it answers a new
-    /// query only with a later number (in serial-number order), so a learner continues after it.
+    /// query only with a larger number (plain unsigned order), so a learner continues after it.
     pub last_seq: u32,
 }
 
