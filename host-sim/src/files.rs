@@ -1,4 +1,4 @@
-//! Files written whole or not at all ([`write_whole`]) and the error of writing or reading
+//! Files written whole or not at all (`write_whole`) and the error of writing or reading
 //! results ([`OutputError`]). Imports nothing of the crate: the checkpoint, the settings and
 //! every writer of results stand on it.
 
