@@ -90,7 +90,8 @@ struct Mitm {
 impl Mitm {
     fn new(inner: Dev, attack: Attack) -> (Self, Rc<Cell<bool>>) {
         let armed = Rc::new(Cell::new(false));
-        let link = Self { inner, inbound: VecDeque::new(), attack, armed: Rc::clone(&armed), first_hello: None };
+        let link =
+            Self { inner, inbound: VecDeque::new(), attack, armed: Rc::clone(&armed), first_hello: None };
         (link, armed)
     }
 
