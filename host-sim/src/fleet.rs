@@ -572,7 +572,11 @@ impl<L: Link> Device for Fleet<L> {
             let m = &mut self.members[i];
             m.asked_in = self.round;
             m.round = m.round.wrapping_add(1);
-            match m.client.query(m.round, action, self.epsilon, level) {
+            let outcome = m.client.query(m.round, action, self.epsilon, level);
+            // What the device showed it has left in any authenticated frame, a closing hello
+            // included: a report the link swallowed is spent all the same.
+            m.remaining = m.remaining.min(m.client.budget_shown());
+            match outcome {
                 Ok(Ok(report)) => {
                     // A device's budget never comes back: a stale figure is not believed.
                     m.remaining = m.remaining.min(report.budget_remaining);

@@ -410,6 +410,7 @@ impl MqttRun {
             MqttFleet::connect(&url, FleetWait { devices: None, patience: FLEET_PATIENCE }, &keys)
                 .map_err(mqtt)?;
         let mut members = Vec::new();
+        let mut silent = None;
         for (_, link) in connection.members() {
             // The retained hello only says the device is there: its own, authenticated hello
             // gives the configuration checked here, its session and where its numbers go on.
@@ -418,11 +419,27 @@ impl MqttRun {
             if let Some(file) = keys_origin(auth.device_id) {
                 client = client.with_key_file(&file);
             }
-            let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
-            check_bounds(env, &hello)?;
-            members.push(Member::new(client, &hello));
+            match client.hello() {
+                Ok(hello) => {
+                    check_bounds(env, &hello)?;
+                    members.push(Member::new(client, &hello));
+                }
+                // A retained hello outlives a killed device process, and anyone who may
+                // publish it can leave one: one device that does not answer is left out of
+                // the run, not the end of it.
+                Err(e @ (LinkError::Io(_) | LinkError::Encode)) => {
+                    return Err(RunError::Device(DeviceError::Link(e)));
+                }
+                Err(e) => {
+                    eprintln!("device {} is left out of this run: {e}", auth.device_id);
+                    silent = Some(e);
+                }
+            }
         }
-        Ok(Self { fleet: Fleet::new(members, epsilon, routing, seed), _connection: connection })
+        match (members.is_empty(), silent) {
+            (true, Some(e)) => Err(RunError::Device(DeviceError::Link(e))),
+            _ => Ok(Self { fleet: Fleet::new(members, epsilon, routing, seed), _connection: connection }),
+        }
     }
 }
 

@@ -508,6 +508,11 @@ impl<L: Link> WireClient<L> {
     /// after it, which, once it reaches the device, makes the device refuse the abandoned
     /// number (wire format 4: a hello request's number is a floor for fresh queries), so a copy
     /// of the query that the link withheld is not spent after the learner moved on.
+    ///
+    /// If that closing hello shows a new session (the device restarted while the request was
+    /// in flight: its replies to the retries were tagged in a session the learner did not know
+    /// yet), the request is sent once more, afresh, in the new session; what the old boot spent
+    /// on it shows in the budget the new hello reports.
     pub fn request(&mut self, message: Message) -> Result<Message, LinkError> {
         if let Message::HelloRequest(_) = message {
             return self.hello().map(Message::Hello);
@@ -515,6 +520,17 @@ impl<L: Link> WireClient<L> {
         if self.greeted.is_none() {
             self.hello()?;
         }
+        let session = self.auth.session;
+        match self.request_once(message) {
+            Err(e) if !matches!(e, LinkError::Io(_)) && self.auth.session > session => {
+                self.request_once(message)
+            }
+            reply => reply,
+        }
+    }
+
+    /// [`WireClient::request`] in the greeted session, without the retry after a restart.
+    fn request_once(&mut self, message: Message) -> Result<Message, LinkError> {
         let reply = match self.exchange(message) {
             Ok(Message::Refusal(Refusal::StaleSequence)) => {
                 self.hello()?;

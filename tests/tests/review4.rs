@@ -226,7 +226,6 @@ fn a_fleet_benches_a_member_whose_frames_fail_authentication() {
 /// (`WireClient::budget_shown`). Every swallowed report of a member that answers no later
 /// query is missing from the ledger.
 #[test]
-#[ignore = "BREAK (review4 finding 2): a fleet's ledger ignores the budget an authenticated hello showed; a swallowed report is spent but not in spent_by_device"]
 fn a_fleet_ledger_counts_the_budget_a_closing_hello_showed_spent() {
     let (fleet, got, spent) = attacked_round(Attack::DropReport);
     assert!(got.is_ok(), "{got:?}");
@@ -252,7 +251,6 @@ fn a_fleet_ledger_counts_the_budget_a_closing_hello_showed_spent() {
 /// called by no product code (only `tests/tests/qemu_device.rs`). For `run`, the job then
 /// fails and is computed again from round 1 on resume: every ε it had spent buys nothing.
 #[test]
-#[ignore = "BREAK (review4 finding 3, low): a device reset mid-query ends a single-device run with 'wrong key'"]
 fn a_device_reset_mid_query_does_not_end_a_single_device_run() {
     /// Delivers the armed query, then cuts the power before the reply leaves: later bytes
     /// reach the next boot of the same device.

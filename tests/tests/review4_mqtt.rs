@@ -23,7 +23,6 @@ use host_sim::mqtt::{DevicesSpec, Seeds};
 use host_sim::runner::{DeviceKind, RunConfig, derive_seed, run_trial_with_ledger};
 
 #[test]
-#[ignore = "BREAK (review4 finding 1): one stale retained hello (a killed device process, or re-published by anyone who may publish on ldp/<id>/hello) makes every MQTT fleet run fail before round 1"]
 fn a_stale_retained_hello_does_not_stop_a_fleet_run() {
     use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
     let Some(broker) = broker() else { return };
