@@ -872,9 +872,13 @@ pub static DIAGNOSES: &[Diagnosis] = &[
                rule DP-RSE leaves round robin (0.37–0.95× uniform play at T = 10⁵) but stays above \
                DP-RUCB (0.13–0.29×): elimination pulls every surviving arm equally, and the one κ \
                with a union over rounds that serves the UCB learners costs elimination most \
-               (docs/constants.md, 'Where the rule falls short'). At T = 10⁶ (the full run; tao-s1, \
-               90 trials, measured) DP-RSE is below DP-RUCB at v = 0.9 (ε = 1: 28,540 ± 628 against \
-               51,459 ± 9,286) and still above it at v = 0.5 (177,203 ± 2,673 against 37,977 ± 8,042).",
+               (docs/constants.md, 'Where the rule falls short'). At T = 10⁶ (the full run, 90 trials, \
+               measured) DP-RSE is below DP-RUCB at v = 0.9 on S1 (ε = 1: 28,540 ± 628 against \
+               51,459 ± 9,286) and S2 (ε = 0.5: 23,578 ± 652 against 61,129 ± 12,697), still above it \
+               at v = 0.5 on S1–S3 (S1, ε = 1: 177,203 ± 2,673 against 37,977 ± 8,042) and at v = 0.9 \
+               on S3 (ε = 1: 46,191 ± 607 against 20,072 ± 2,314): with the calibrated constants \
+               DP-RUCB's regret is 0.07–0.19× uniform play, where the paper's figures show it above \
+               DP-RSE.",
         runs: &["tao-s1", "tao-s2", "tao-s3", TAO_PAPER],
     },
     Diagnosis {
