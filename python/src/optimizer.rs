@@ -200,9 +200,10 @@ impl Optimizer {
     /// `action` as an index of the domain: an int (or numpy integer) in 0..n, not a bool.
     fn action(&self, action: &Bound<'_, PyAny>) -> PyResult<usize> {
         let n = self.actions;
-        let numpy = action.py().import("numpy")?;
-        let integral = (action.is_instance_of::<PyInt>() && !action.is_instance_of::<PyBool>())
-            || action.is_instance(&numpy.getattr("integer")?)?;
+        let integral = (action.is_instance_of::<PyInt>() && !action.is_instance_of::<PyBool>()) || {
+            let numpy = action.py().import("numpy")?;
+            action.is_instance(&numpy.getattr("integer")?)?
+        };
         if !integral {
             let name = action.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
             return Err(InvalidValue::new_err(format!(
