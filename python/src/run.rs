@@ -5,7 +5,8 @@
 //! `tests/test_run.py` checks the results against the CLI's `finals.csv`.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use host_sim::env::{EnvError, Prior};
 use host_sim::executor::{Executor, Job, Observer};
@@ -37,22 +38,53 @@ fn failed(e: RunError) -> PyErr {
     }
 }
 
-/// Stops a run at the next job's end once Python has a signal pending (Ctrl-C).
-struct Interrupt {
-    raised: Mutex<Option<PyErr>>,
+/// Stops a run: once set, every job that ends fails the run, so no new job starts.
+struct Stop(AtomicBool);
+
+impl Observer for Stop {
+    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64) -> Result<(), RunError> {
+        if self.0.load(Ordering::Relaxed) {
+            return Err(RunError::Learner { label: "ldp_bo.run".into(), source: "interrupted".into() });
+        }
+        Ok(())
+    }
 }
 
-impl Observer for Interrupt {
-    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64) -> Result<(), RunError> {
-        match Python::attach(|py| py.check_signals()) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                if let Ok(mut raised) = self.raised.lock() {
-                    raised.get_or_insert(e);
-                }
-                Err(RunError::Learner { label: "ldp_bo.run".into(), source: "interrupted".into() })
+/// Runs `task` on a thread of its own while this one, without the GIL, wakes every 100 ms to
+/// let Python handle its signals (which it does on the main thread only): on Ctrl-C (or any
+/// signal handler's exception) the run stops after the jobs running, and that exception is
+/// raised.
+fn run_interruptibly(
+    py: Python<'_>,
+    config: &RunConfig,
+    task: &dyn host_sim::executor::Task,
+) -> PyResult<Vec<AlgorithmResult>> {
+    let stop = Stop(AtomicBool::new(false));
+    let caller = std::thread::current();
+    let mut raised = None;
+    let outcome = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let results = Executor::new(config).observe(&stop).results(task);
+            caller.unpark();
+            results
+        });
+        while !worker.is_finished() {
+            py.detach(|| std::thread::park_timeout(Duration::from_millis(100)));
+            if raised.is_none()
+                && let Err(e) = py.check_signals()
+            {
+                stop.0.store(true, Ordering::Relaxed);
+                raised = Some(e);
             }
         }
+        worker.join()
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    match outcome {
+        Ok(results) => results.map_err(failed),
+        Err(_) => Err(LdpError::new_err("the run stopped in an internal error (a panic): please report it")),
     }
 }
 
@@ -223,12 +255,7 @@ pub(crate) fn run<'py>(
         ));
     }
     let task = registry::task(experiment, env, &config, data.as_deref()).map_err(failed)?;
-    let interrupt = Interrupt { raised: Mutex::new(None) };
-    let results = py.detach(|| Executor::new(&config).observe(&interrupt).results(task.as_ref()));
-    if let Some(e) = interrupt.raised.into_inner().ok().flatten() {
-        return Err(e);
-    }
-    let results = results.map_err(failed)?;
+    let results = run_interruptibly(py, &config, task.as_ref())?;
 
     let privacy = experiment.privacy_note(epsilon);
     // As the CLI titles its tables and plots.

@@ -124,3 +124,28 @@ def test_missing_data_names_the_folder(tmp_path):
     with pytest.raises(ldp_bo.LdpError) as info:
         ldp_bo.run("fig2b", trials=1, horizon=10, data=tmp_path)
     assert str(tmp_path) in str(info.value)
+
+
+def test_ctrl_c_stops_a_run():
+    """Ctrl-C (simulated by interrupt_main) stops a run in progress: it raises KeyboardInterrupt
+    well before the run could have ended (a run of 60 trials takes about 15 times one of 4; the
+    interrupted one ends within 5 times that). Before, Python saw the signal only when the run
+    returned."""
+    import _thread
+    import threading
+    import time
+
+    start = time.perf_counter()
+    ldp_bo.run("fig2a", trials=4, horizon=3000)
+    small = time.perf_counter() - start
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    start = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ldp_bo.run("fig2a", trials=60, horizon=3000)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 5 * small + 0.2
+    # the package still runs after an interrupted run
+    assert ldp_bo.run("fig2a", trials=1, horizon=10)["trials"] == 1
