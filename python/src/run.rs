@@ -60,15 +60,17 @@ fn run_interruptibly(
     task: &dyn host_sim::executor::Task,
 ) -> PyResult<Vec<AlgorithmResult>> {
     let stop = Stop(AtomicBool::new(false));
+    let done = AtomicBool::new(false);
     let caller = std::thread::current();
     let mut raised = None;
     let outcome = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             let results = Executor::new(config).observe(&stop).results(task);
+            done.store(true, Ordering::Release);
             caller.unpark();
             results
         });
-        while !worker.is_finished() {
+        while !done.load(Ordering::Acquire) && !worker.is_finished() {
             py.detach(|| std::thread::park_timeout(Duration::from_millis(100)));
             if raised.is_none()
                 && let Err(e) = py.check_signals()
