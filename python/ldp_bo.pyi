@@ -1,18 +1,39 @@
-"""Locally differentially private Bayesian optimisation: the device of ldp-core from Python.
+"""Locally differentially private Bayesian optimisation: the device of ldp-core and the learners
+of host-sim from Python.
 
 Type stubs of the native module (maturin ships them with ``py.typed``).
 """
 
-from typing import Optional
+import os
+from typing import Any, Dict, List, Optional, Sequence, Union, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "BudgetExhausted",
+    "EpsilonOutOfRange",
+    "ForkedReporter",
+    "InvalidParameter",
+    "InvalidValue",
+    "LdpError",
+    "NonFiniteValue",
+    "NotAsked",
+    "Optimizer",
+    "Reporter",
+    "SeededNoiseWarning",
+    "experiments",
+    "learners",
+    "privatise",
+    "run",
+]
 
 class LdpError(Exception):
     """Base class of every error ldp_bo raises. Nothing was released when it is raised."""
 
 class InvalidParameter(LdpError):
-    """An invalid setting (epsilon, bound, noise_bound): nothing was built or released."""
+    """An invalid setting (epsilon, bound, noise_bound, an algorithm or experiment name, ...):
+    nothing was built, released or run. The message says which and what to do."""
 
 class NonFiniteValue(LdpError):
     """A value to release was NaN or infinite: nothing was released."""
@@ -32,6 +53,10 @@ class ForkedReporter(LdpError):
     """A Reporter was used in another process than the one that made it (os.fork): a copy
     would repeat its noise and spend its budget twice. Create the Reporter where it is used."""
 
+class NotAsked(LdpError):
+    """Optimizer.tell for another action than the one Optimizer.ask returned (or before any
+    ask): the learner is unchanged."""
+
 class SeededNoiseWarning(UserWarning):
     """A seed was given: the noise is known to whoever knows the seed. For tests only."""
 
@@ -45,18 +70,19 @@ def privatise(
     """Release every value once through the device's CTL(eps) mechanism; return the releases
     (float64, the shape of ``values``). ``seed`` is for tests only (warns)."""
 
+@final
 class Reporter:
     """A simulated device: the production reporter with its lifetime privacy budget."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         eps_total: float,
         bound: float,
         noise_bound: float,
         seed: Optional[int] = None,
         *,
         eps_limit: Optional[float] = None,
-    ) -> None: ...
+    ) -> "Reporter": ...
     @staticmethod
     def for_reports(
         reports: int,
@@ -68,8 +94,10 @@ class Reporter:
         """A Reporter whose budget pays for exactly ``reports`` reports at ``eps`` (and
         eps_limit = eps). ``Reporter(n * eps, ...)`` can be one 1e-9 unit short: 3 * 0.3 is
         0.8999999999999999 and pays two reports at 0.3."""
-    def report(self, value: float, eps: float) -> float:
-        """Release ``value`` once at ``eps`` and spend eps from the budget.
+    def report(self, value: float, eps: float, *, level: Optional[float] = None) -> float:
+        """Release ``value`` once at ``eps`` and spend eps from the budget. With ``level`` (the
+        truncation level ``Optimizer.device_level`` gives for LDP-RSE) the value is set to 0
+        outside [-level, level] and the noise scaled to the level, else clamped to B + R.
 
         Its time depends on the noise drawn (whoever times it learns about |noise|, and with
         the release the value up to sign): the device hides this in a fixed reply slot, this
@@ -85,3 +113,76 @@ class Reporter:
     def eps_limit(self) -> float: ...
     @property
     def eps_floor(self) -> float: ...
+
+@final
+class Optimizer:
+    """A learner driven by ask/tell on the device's releases. It never privatises: tell it what
+    the device released at eps, never the raw measurement. Actions are indices into the domain
+    (``points[i]`` is action i's point)."""
+
+    def __new__(
+        cls,
+        points: Optional[npt.ArrayLike] = None,
+        algorithm: str = "ldp-tgp-ucb",
+        *,
+        eps: Optional[float] = 1.0,
+        bound: float = 1.0,
+        noise_bound: float = 1.0,
+        horizon: int = 1000,
+        constants: str = "calibrated",
+        seed: Optional[int] = None,
+        kernel: Optional[str] = None,
+        lengthscale: Optional[float] = None,
+        arms: Optional[int] = None,
+        covariance: Optional[npt.ArrayLike] = None,
+    ) -> "Optimizer": ...
+    def ask(self) -> int:
+        """The action to measure next (an index into the domain); the same until ``tell``."""
+    def tell(self, action: int, report: float) -> None:
+        """The device's release for the action ``ask`` returned."""
+    def recommend(self) -> int:
+        """The most measured action (ties: the higher mean report, then the lower index)."""
+    @property
+    def algorithm(self) -> str: ...
+    @property
+    def n_actions(self) -> int: ...
+    @property
+    def points(self) -> Optional[npt.NDArray[np.float64]]: ...
+    @property
+    def pulls(self) -> npt.NDArray[np.uint64]: ...
+    @property
+    def told(self) -> int: ...
+    @property
+    def device_level(self) -> Optional[float]: ...
+    @property
+    def constants(self) -> Dict[str, float]: ...
+    @property
+    def settings(self) -> Dict[str, Any]: ...
+    @property
+    def seed(self) -> int: ...
+
+def learners(private: bool = True) -> List[str]:
+    """The learners ``Optimizer`` builds, by name (with private=False: the names for eps=None)."""
+
+def experiments() -> Dict[str, str]:
+    """The named experiments ``run`` takes: {name: description}."""
+
+def run(
+    experiment: str,
+    *,
+    trials: Optional[int] = None,
+    horizon: Optional[int] = None,
+    seed: Optional[int] = None,
+    eps: Optional[float] = None,
+    constants: str = "calibrated",
+    threads: Optional[int] = None,
+    algorithms: Optional[Sequence[str]] = None,
+    noise: Optional[str] = None,
+    prior: Optional[str] = None,
+    beta_scale: Optional[float] = None,
+    data: Optional[Union[str, "os.PathLike[str]"]] = None,
+    as_frame: bool = False,
+) -> Dict[str, Any]:
+    """Run a named experiment as ``host-sim run`` does: its finals (finals.csv's columns), the
+    summary table, the curves and the derived constants. Equal to the CLI's for the same
+    settings, whatever ``threads``."""

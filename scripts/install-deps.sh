@@ -3,7 +3,7 @@
 #   scripts/install-deps.sh          bare-metal targets (for the `core` cross-build and firmware)
 #   scripts/install-deps.sh --qemu   also qemu-system-arm (for the emulated-firmware tests)
 #   scripts/install-deps.sh --broker also mosquitto (for the fleet-over-MQTT tests; scripts/broker.sh)
-#   scripts/install-deps.sh --python also a Python venv in target/venv with maturin, numpy and pytest
+#   scripts/install-deps.sh --python also a Python venv in target/venv with maturin, numpy, pytest and mypy
 #                                    (python/requirements-dev.txt), for the ldp_bo package's tests
 # The options combine: scripts/install-deps.sh --qemu --broker --python
 set -euo pipefail

@@ -1,7 +1,8 @@
-//! `ldp_bo`: the device of `ldp-core` from Python.
+//! `ldp_bo`: the device of `ldp-core` and the learners of `host-sim` from Python.
 //!
-//! Two entry points, both over the device's production [`ldp_core::Reporter`] — the code path of
-//! `host-sim privatise` (its `privatise_table`):
+//! The learners: [`optimizer`] (ask/tell, `ldp_bo.Optimizer`) and [`run`] (a named experiment,
+//! `ldp_bo.run`). The device, two entry points, both over its production
+//! [`ldp_core::Reporter`] — the code path of `host-sim privatise` (its `privatise_table`):
 //!
 //! - [`privatise`]: every value of an array released once through a fresh device whose budget
 //!   covers exactly one report per value at ε;
@@ -24,6 +25,9 @@
 
 use std::convert::Infallible;
 
+mod optimizer;
+mod run;
+
 use ldp_core::budget::UNITS_PER_EPSILON;
 use ldp_core::{BudgetError, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, ParamError, ReportError};
 use numpy::ndarray::{ArrayD, IxDyn};
@@ -45,7 +49,7 @@ create_exception!(
     ldp_bo,
     InvalidParameter,
     LdpError,
-    "An invalid setting (epsilon, bound, noise_bound): nothing was built or released."
+    "An invalid setting (epsilon, bound, noise_bound, an algorithm or experiment name, ...): nothing was built, released or run. The message says which and what to do."
 );
 create_exception!(
     ldp_bo,
@@ -76,6 +80,12 @@ create_exception!(
     ForkedReporter,
     LdpError,
     "A Reporter was used in another process than the one that made it (a copy by os.fork, multiprocessing or a prefork server): a copy repeats its noise and spends its budget twice, so it does not report. Create the Reporter in the process that uses it."
+);
+create_exception!(
+    ldp_bo,
+    NotAsked,
+    LdpError,
+    "Optimizer.tell for another action than the one Optimizer.ask returned (or before any ask): the learner is unchanged. Tell the report of the action ask() returned."
 );
 create_exception!(
     ldp_bo,
@@ -127,6 +137,9 @@ fn exhausted(requested: f64, remaining: f64, floor: f64) -> PyErr {
     ))
 }
 
+/// How a refusal of a value to release ends.
+const RELEASED_NOTHING: &str = "nothing was released";
+
 fn non_finite(position: &str) -> PyErr {
     NonFiniteValue::new_err(format!(
         "{position} is NaN or infinite (an int beyond the float range, |x| >= 2^1024, counts as infinite): give finite values (drop or impute missing ones first); nothing was released"
@@ -134,24 +147,28 @@ fn non_finite(position: &str) -> PyErr {
 }
 
 /// A refusal of a value that is not a real number: its position and what it is, never the value.
-fn not_real(position: &str, what: &str) -> PyErr {
+fn not_real(position: &str, what: &str, outcome: &str) -> PyErr {
     InvalidValue::new_err(format!(
-        "{position} is {what}, not a real number: give floats or ints (not strings, bools, complex numbers, dates or objects); nothing was released"
+        "{position} is {what}, not a real number: give floats or ints (not strings, bools, complex numbers, dates or objects); {outcome}"
     ))
 }
 
 /// One value as `f64`: a Python float or int (not bool) or a numpy floating or integer scalar.
 /// An int beyond the float range becomes ±inf (refused later as non-finite). Errors never carry
-/// the value (numpy's and Python's own conversion errors quote it).
-fn real(value: &Bound<'_, PyAny>, position: &str) -> PyResult<f64> {
-    let numpy = value.py().import("numpy")?;
-    let numeric = value.is_instance_of::<PyFloat>()
-        || (value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>())
-        || value.is_instance(&numpy.getattr("floating")?)?
-        || value.is_instance(&numpy.getattr("integer")?)?;
+/// the value (numpy's and Python's own conversion errors quote it); `outcome` ends a refusal
+/// ("nothing was released").
+pub(crate) fn real(value: &Bound<'_, PyAny>, position: &str, outcome: &str) -> PyResult<f64> {
+    let builtin = value.is_instance_of::<PyFloat>()
+        || (value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>());
+    // numpy only for what is not a Python float or int (importing it costs about a microsecond
+    // a call, most of `Optimizer.tell`'s own time).
+    let numeric = builtin || {
+        let numpy = value.py().import("numpy")?;
+        value.is_instance(&numpy.getattr("floating")?)? || value.is_instance(&numpy.getattr("integer")?)?
+    };
     if !numeric {
         let name = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an object".into());
-        return Err(not_real(position, &format!("of type {name}")));
+        return Err(not_real(position, &format!("of type {name}"), outcome));
     }
     match value.extract::<f64>() {
         Ok(y) => Ok(y),
@@ -207,7 +224,11 @@ fn read_values(values: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<f64>)> {
             _ => Some("not numbers"),
         };
         if let Some(what) = what {
-            return Err(not_real(&format!("the array (numpy dtype kind '{kind}')"), &format!("of {what}")));
+            return Err(not_real(
+                &format!("the array (numpy dtype kind '{kind}')"),
+                &format!("of {what}"),
+                RELEASED_NOTHING,
+            ));
         }
         let array = numpy.call_method1("asarray", (array, "float64"))?;
         let array: PyReadonlyArrayDyn<'_, f64> = array.extract()?;
@@ -223,7 +244,7 @@ fn read_values(values: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<f64>)> {
     let raw = flat
         .try_iter()?
         .enumerate()
-        .map(|(i, value)| real(&value?, &format!("value {i} (flat, C order)")))
+        .map(|(i, value)| real(&value?, &format!("value {i} (flat, C order)"), RELEASED_NOTHING))
         .collect::<PyResult<Vec<f64>>>()?;
     Ok((shape, raw))
 }
@@ -307,7 +328,7 @@ fn within_counter(epsilon: Epsilon, name: &str) -> PyResult<Epsilon> {
 }
 
 /// A seed: None, or an int in [0, 2^64) — not a bool (`seed=True` was read as seed 1).
-fn read_seed(seed: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+pub(crate) fn read_seed(seed: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
     let wrong = || {
         InvalidParameter::new_err(
             "invalid setting: seed must be None or an int in [0, 2^64), not a bool, float or other type",
@@ -519,8 +540,13 @@ impl Reporter {
 
     /// Release `value` once at `eps` and spend eps from the budget; return the released value.
     ///
+    /// Without `level` the value is clamped to [-(bound + noise_bound), bound + noise_bound]
+    /// (CTL). With a level b > 0 (the public truncation level `Optimizer.device_level` gives
+    /// for LDP-RSE) it is kept within [-b, b] and set to 0 outside, with noise scaled to b: the
+    /// device's truncated mechanism, eps-LDP for every b.
+    ///
     /// Raises BudgetExhausted when the budget left cannot pay eps, EpsilonOutOfRange when eps is
-    /// above the device's per-report limit or below its floor, InvalidParameter when eps is not
+    /// above the device's per-report limit or below its floor, InvalidParameter when eps or level is not
     /// a finite number > 0 (or too small for the sampler), InvalidValue when the value is not a
     /// float or int (a bool, string, ...), NonFiniteValue for a NaN or infinite value (an int
     /// beyond the float range counts as infinite), ForkedReporter in another process than the
@@ -532,20 +558,21 @@ impl Reporter {
     /// Python call has none. A process answering a remote learner must send each reply at a
     /// fixed time (a deadline well above the slowest report) or in batches, never as soon as
     /// `report` returns.
-    #[pyo3(signature = (value, eps))]
-    fn report(&mut self, value: &Bound<'_, PyAny>, eps: f64) -> PyResult<f64> {
+    #[pyo3(signature = (value, eps, *, level=None))]
+    fn report(&mut self, value: &Bound<'_, PyAny>, eps: f64, level: Option<f64>) -> PyResult<f64> {
         if std::process::id() != self.pid {
             return Err(ForkedReporter::new_err(
                 "this Reporter was made in another process (copied by os.fork, multiprocessing or a prefork server): a copy would repeat its noise and spend its budget twice, so it does not report; create the Reporter in the process that uses it",
             ));
         }
         let epsilon = Epsilon::new(eps).map_err(invalid)?;
-        let value = real(value, "the value")?;
+        let level = level.map(ldp_core::TruncationLevel::new).transpose().map_err(invalid)?;
+        let value = real(value, "the value", RELEASED_NOTHING)?;
         if !value.is_finite() {
             return Err(non_finite("the value"));
         }
         let floor = self.eps_floor();
-        let report = self.device.report(value, epsilon, None).map_err(|e| match e {
+        let report = self.device.report(value, epsilon, level).map_err(|e| match e {
             ReportError::Budget(BudgetError::Exhausted { requested, remaining }) => {
                 exhausted(requested, remaining, floor)
             }
@@ -597,17 +624,24 @@ impl Reporter {
     }
 }
 
-/// Locally differentially private Bayesian optimisation: the device of ldp-core from Python.
+/// Locally differentially private Bayesian optimisation: the device of ldp-core and the
+/// learners of host-sim from Python.
 ///
 /// privatise(values, eps, bound, noise_bound) releases an array through the device's CTL(eps)
 /// mechanism; Reporter(eps_total, bound, noise_bound) is a simulated device with its budget.
-/// Errors are subclasses of LdpError; seeded noise (seed=...) warns with SeededNoiseWarning and
-/// is for tests only. The learners' ask/tell API comes with the crate split (issue #28).
+/// Optimizer(points, algorithm, eps=...) is a learner driven by ask/tell on the device's
+/// releases (learners() lists them); run("fig2a", ...) runs a named experiment as
+/// `host-sim run` does (experiments() lists them). Errors are subclasses of LdpError; seeded
+/// noise (seed=... of privatise and Reporter) warns with SeededNoiseWarning and is for tests only.
 #[pymodule]
 fn ldp_bo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(privatise, m)?)?;
     m.add_class::<Reporter>()?;
+    m.add_class::<optimizer::Optimizer>()?;
+    m.add_function(wrap_pyfunction!(optimizer::learners, m)?)?;
+    m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(run::experiments, m)?)?;
     m.add("LdpError", py.get_type::<LdpError>())?;
     m.add("InvalidParameter", py.get_type::<InvalidParameter>())?;
     m.add("NonFiniteValue", py.get_type::<NonFiniteValue>())?;
@@ -615,6 +649,7 @@ fn ldp_bo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BudgetExhausted", py.get_type::<BudgetExhausted>())?;
     m.add("EpsilonOutOfRange", py.get_type::<EpsilonOutOfRange>())?;
     m.add("ForkedReporter", py.get_type::<ForkedReporter>())?;
+    m.add("NotAsked", py.get_type::<NotAsked>())?;
     m.add("SeededNoiseWarning", py.get_type::<SeededNoiseWarning>())?;
     Ok(())
 }
