@@ -103,6 +103,9 @@ pub struct MemberRecord {
     pub skipped: u64,
     /// Replies from it the learner dropped (forged, replayed, malformed, impossible).
     pub dropped: crate::transport::Dropped,
+    /// The learner holds its key but it was not in the job's fleet: it showed no hello, or did
+    /// not answer its first one (`spent` is then unknown and 0 here).
+    pub left_out: bool,
 }
 
 /// The public configuration of a device over `env`: its B and R, per-report limit `epsilon`
@@ -259,6 +262,7 @@ impl<L: Link> WireDevice<L> {
             reports: self.reports,
             skipped: 0,
             dropped: self.client.dropped,
+            left_out: false,
         }])
     }
 }

@@ -35,7 +35,7 @@ use crate::device::{Device, DeviceError, MemberRecord, device_config};
 use crate::env::{Environment, SimRng};
 use crate::settings::derive_seed;
 pub use crate::settings::{FleetSpec, Routing};
-use crate::transport::{Link, LinkError, LoopbackLink, WireClient};
+use crate::transport::{Dropped, Link, LinkError, LoopbackLink, WireClient};
 
 /// What a member device is keyed with: its secret seed material, its boot entropy and the seed
 /// of its world's noise ([`EnvSource`]).
@@ -495,13 +495,29 @@ pub struct Fleet<L> {
     epsilon: Epsilon,
     next: usize,
     round: u64,
+    left_out: Vec<u64>,
 }
 
 impl<L: Link> Fleet<L> {
     /// A fleet of `members` (routed in the order given), queried at `epsilon`; `seed` drives
     /// random routing.
     pub fn new(members: Vec<Member<L>>, epsilon: Epsilon, routing: Routing, seed: u64) -> Self {
-        Self { members, routing, rng: SimRng::seed_from_u64(seed), epsilon, next: 0, round: 0 }
+        Self {
+            members,
+            routing,
+            rng: SimRng::seed_from_u64(seed),
+            epsilon,
+            next: 0,
+            round: 0,
+            left_out: Vec::new(),
+        }
+    }
+
+    /// The fleet with `ids` named in its ledger as left out: devices the learner holds keys for
+    /// that are not among its members (no hello, or no answer to the first).
+    pub fn with_left_out(mut self, ids: Vec<u64>) -> Self {
+        self.left_out = ids;
+        self
     }
 
     /// The members.
@@ -524,7 +540,16 @@ impl<L: Link> Fleet<L> {
                 reports: m.reports,
                 skipped: m.skipped,
                 dropped: m.client.dropped,
+                left_out: false,
             })
+            .chain(self.left_out.iter().map(|&id| MemberRecord {
+                id,
+                spent: 0.0,
+                reports: 0,
+                skipped: 0,
+                dropped: Dropped::default(),
+                left_out: true,
+            }))
             .collect()
     }
 

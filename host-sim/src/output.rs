@@ -104,6 +104,10 @@ struct FleetSummary {
     /// Replies the learner dropped, by reason, over all jobs and devices (issue #25): none of
     /// them entered a ledger.
     dropped_frames: crate::transport::Dropped,
+    /// Devices the learner holds keys for that were left out of at least one job (no hello, or
+    /// no answer to the first); absent when there were none.
+    #[serde(skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    left_out: std::collections::BTreeSet<u64>,
 }
 
 /// The ledger's columns of dropped replies ([`crate::transport::Dropped`]'s fields, in order).
@@ -154,18 +158,20 @@ pub const DEVICE_LEDGER_DIR: &str = "device-ledgers";
 
 /// Writes what each member of a job's fleet spent as `trial<t>-learner<l>.csv` in `dir`
 /// (columns device, spent_eps, reports, skipped, then the dropped replies by reason in the
-/// order of [`DROPPED_COLUMNS`]), whole or not at all.
+/// order of [`DROPPED_COLUMNS`], then left_out: 1 for a keyed device not in the job's fleet),
+/// whole or not at all.
 pub fn write_ledger(
     dir: &Path,
     trial: usize,
     learner: usize,
     ledger: &[MemberRecord],
 ) -> Result<(), OutputError> {
-    let mut text = format!("device,spent_eps,reports,skipped,{}\n", DROPPED_COLUMNS.join(","));
+    let mut text = format!("device,spent_eps,reports,skipped,{},left_out\n", DROPPED_COLUMNS.join(","));
     for r in ledger {
         let d = dropped_fields(&r.dropped);
         let d: Vec<String> = d.iter().map(u64::to_string).collect();
-        let _ = writeln!(text, "{},{},{},{},{}", r.id, r.spent, r.reports, r.skipped, d.join(","));
+        let (id, spent, reports, skipped, out) = (r.id, r.spent, r.reports, r.skipped, u8::from(r.left_out));
+        let _ = writeln!(text, "{id},{spent},{reports},{skipped},{},{out}", d.join(","));
     }
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     write_whole(&dir.join(format!("trial{trial}-learner{learner}.csv")), text.as_bytes())
@@ -193,10 +199,17 @@ pub fn read_ledgers(dir: &Path) -> Result<Vec<Vec<MemberRecord>>, OutputError> {
                 .map(|line| {
                     let f: Vec<&str> = line.split(',').collect();
                     let bad = || OutputError::write(path, format!("not a ledger line: '{line}'"));
-                    // A ledger written before wire format 3 has no dropped columns.
-                    let (head, dropped) = match f.len() {
-                        4 => (&f[..], Vec::new()),
-                        n if n == 4 + DROPPED_COLUMNS.len() => (&f[..4], f[4..].to_vec()),
+                    // A ledger written before wire format 3 has no dropped columns, one written
+                    // before review 5 no left_out column.
+                    let d = DROPPED_COLUMNS.len();
+                    let (head, dropped, left_out) = match f.len() {
+                        4 => (&f[..], Vec::new(), false),
+                        n if n == 4 + d => (&f[..4], f[4..].to_vec(), false),
+                        n if n == 5 + d => match f[4 + d] {
+                            "0" => (&f[..4], f[4..4 + d].to_vec(), false),
+                            "1" => (&f[..4], f[4..4 + d].to_vec(), true),
+                            _ => return Err(bad()),
+                        },
                         _ => return Err(bad()),
                     };
                     let mut counts = [0u64; DROPPED_COLUMNS.len()];
@@ -210,6 +223,7 @@ pub fn read_ledgers(dir: &Path) -> Result<Vec<Vec<MemberRecord>>, OutputError> {
                             reports: reports.parse().map_err(|_| bad())?,
                             skipped: skipped.parse().map_err(|_| bad())?,
                             dropped: dropped_from(counts),
+                            left_out,
                         }),
                         _ => Err(bad()),
                     }
@@ -237,10 +251,11 @@ fn device_summary(dir: &Path, config: &RunConfig) -> Result<Option<FleetSummary>
 fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSummary>, OutputError> {
     let ledgers = read_ledgers(&dir.join(ledger_dir))?;
     let mut spent_by_device = std::collections::BTreeMap::new();
-    for r in ledgers.iter().flatten() {
+    for r in ledgers.iter().flatten().filter(|r| !r.left_out) {
         let e = spent_by_device.entry(r.id).or_insert(0.0f64);
         *e = e.max(r.spent);
     }
+    let left_out = ledgers.iter().flatten().filter(|r| r.left_out).map(|r| r.id).collect();
     let mut dropped_frames = crate::transport::Dropped::default();
     for r in ledgers.iter().flatten() {
         dropped_frames.add(&r.dropped);
@@ -252,6 +267,7 @@ fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSu
         max_user_eps: spent_by_device.values().copied().fold(0.0, f64::max),
         skipped: ledgers.iter().flatten().map(|r| r.skipped).sum(),
         spent_by_device,
+        left_out,
     }))
 }
 
@@ -568,11 +584,13 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let dropped =
             crate::transport::Dropped { bad_tag: 31, replayed: 2, budget_rose: 1, ..Default::default() };
-        let record = MemberRecord { id: 7, spent: 1.5, reports: 3, skipped: 0, dropped };
-        write_ledger(&dir, 0, 1, &[record]).unwrap();
+        let record = MemberRecord { id: 7, spent: 1.5, reports: 3, skipped: 0, dropped, left_out: false };
+        let absent =
+            MemberRecord { id: 9, spent: 0.0, dropped: Default::default(), left_out: true, ..record };
+        write_ledger(&dir, 0, 1, &[record, absent]).unwrap();
         fs::write(dir.join("trial1-learner1.csv"), "device,spent_eps,reports,skipped\n8,2,4,1\n").unwrap();
         let ledgers = read_ledgers(&dir).unwrap();
-        assert_eq!(ledgers[0], [record]);
+        assert_eq!(ledgers[0], [record, absent]);
         assert_eq!(ledgers[1][0].dropped, crate::transport::Dropped::default());
         assert_eq!(ledgers[1][0].reports, 4);
         let _ = fs::remove_dir_all(&dir);
@@ -586,7 +604,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ldp-device-ledger-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let dropped = crate::transport::Dropped { bad_tag: 4, malformed: 1, ..Default::default() };
-        let record = MemberRecord { id: 7, spent: 20.0, reports: 20, skipped: 0, dropped };
+        let record = MemberRecord { id: 7, spent: 20.0, reports: 20, skipped: 0, dropped, left_out: false };
         write_ledger(&dir.join(DEVICE_LEDGER_DIR), 0, 1, &[record]).unwrap();
         let config = RunConfig {
             device: crate::settings::DeviceKind::Tcp { addr: "x:1".into() },
@@ -599,7 +617,21 @@ mod tests {
         assert_eq!(json["dropped_frames"]["bad_tag"], 4);
         assert_eq!(json["dropped_frames"]["malformed"], 1);
         assert_eq!(json["spent_by_device"]["7"], 20.0);
+        assert!(json.get("left_out").is_none(), "no device left out: {json}");
         assert!(fleet_summary(&dir, &config).unwrap().is_none());
+        // A keyed device left out of a job is named, and not counted as having spent 0.
+        let absent = MemberRecord {
+            id: 9,
+            spent: 0.0,
+            reports: 0,
+            dropped: Default::default(),
+            left_out: true,
+            ..record
+        };
+        write_ledger(&dir.join(DEVICE_LEDGER_DIR), 1, 1, &[record, absent]).unwrap();
+        let json = serde_json::to_value(device_summary(&dir, &config).unwrap().expect("a summary")).unwrap();
+        assert_eq!(json["left_out"], serde_json::json!([9]));
+        assert!(json["spent_by_device"].get("9").is_none(), "{json}");
         let _ = fs::remove_dir_all(&dir);
         assert!(device_summary(&dir, &RunConfig::default()).unwrap().is_none());
     }

@@ -410,7 +410,7 @@ impl MqttRun {
             MqttFleet::connect(&url, FleetWait { devices: None, patience: FLEET_PATIENCE }, &keys)
                 .map_err(mqtt)?;
         let mut members = Vec::new();
-        let mut silent = None;
+        let (mut silent, mut silent_ids) = (None, Vec::new());
         for (_, link) in connection.members() {
             // The retained hello only says the device is there: its own, authenticated hello
             // gives the configuration checked here, its session and where its numbers go on.
@@ -431,15 +431,25 @@ impl MqttRun {
                     return Err(RunError::Device(DeviceError::Link(e)));
                 }
                 Err(e) => {
-                    eprintln!("device {} is left out of this run: {e}", auth.device_id);
+                    silent_ids.push((auth.device_id, e.to_string()));
                     silent = Some(e);
                 }
             }
         }
-        match (members.is_empty(), silent) {
-            (true, Some(e)) => Err(RunError::Device(DeviceError::Link(e))),
-            _ => Ok(Self { fleet: Fleet::new(members, epsilon, routing, seed), _connection: connection }),
+        if let (true, Some(e)) = (members.is_empty(), silent) {
+            return Err(RunError::Device(DeviceError::Link(e)));
         }
+        // Every device the learner holds a key for and does not use is named in the job's
+        // ledger and run.json: a run on 1 of 100 keyed devices does not read as a 1-device fleet.
+        let left_out: Vec<u64> =
+            keys.keys().copied().filter(|id| !members.iter().any(|m: &Member<_>| m.id() == *id)).collect();
+        for id in &left_out {
+            let why =
+                silent_ids.iter().find(|(s, _)| s == id).map_or("it showed no hello", |(_, e)| e.as_str());
+            eprintln!("device {id} is left out of this run (the learner holds its key): {why}");
+        }
+        let fleet = Fleet::new(members, epsilon, routing, seed).with_left_out(left_out);
+        Ok(Self { fleet, _connection: connection })
     }
 }
 

@@ -25,7 +25,6 @@ use host_sim::mqtt::{DevicesSpec, Seeds};
 use host_sim::runner::{DeviceKind, RunConfig, derive_seed, run_trial_with_ledger};
 
 #[test]
-#[ignore = "BREAK (review5 finding 1, medium): a fleet run that left out keyed devices (no answer to its hello, or no retained hello) exits 0 and its ledger and run.json do not name them"]
 fn a_fleet_run_names_every_keyed_device_it_did_not_use() {
     use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
     let Some(broker) = broker() else { return };
