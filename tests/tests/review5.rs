@@ -21,6 +21,7 @@
 //! - the same for fed queries, whose resend releases the same reading a second time with fresh
 //!   noise: charged again on the device and shown to the learner (the reading travels in the
 //!   clear, and a fed device is a test, never a private deployment).
+//!
 //! Without the `> session` guard of fix 3 (a resend after any failure) both tests fail: "2
 //! releases for one request with 0 power cycles".
 //!
