@@ -1,13 +1,16 @@
 //! Per-round costs of the learner: the exact posterior's rank-one update over |D| arms
-//! (O(|D|²)), a full GP-UCB round, and one trial of each seed-000 algorithm at T = 1000 and
-//! T = 10⁴ with the default (calibrated) constants.
+//! (O(|D|²)), and one trial of each seed-000 algorithm at T = 1000 and T = 10⁴ with the
+//! default (calibrated) constants on fig2a's environment (a synthetic Matérn function), driven
+//! by ask/tell with `ldp-core`'s reporter releasing every reward at ε = 1 (the work of
+//! host-sim's in-process device). Run with `cargo bench -p ldp-learn --bench gp`.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use host_sim::bo::SEED000_ALGORITHMS;
-use host_sim::bo::gp_ucb::Constants;
-use host_sim::experiments;
-use host_sim::gp::{FinitePosterior, SquaredExponential};
-use host_sim::runner::{DeviceKind, RunConfig, run_trial};
+use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_learn::bo::SEED000_ALGORITHMS;
+use ldp_learn::env::{Environment, Noise, SimRng, SyntheticKernel, SyntheticRkhs};
+use ldp_learn::gp::{FinitePosterior, SquaredExponential};
+use ldp_learn::optimizer::{Domain, Optimizer, Settings};
+use rand_core::SeedableRng;
 use std::hint::black_box;
 
 fn posterior_update(c: &mut Criterion) {
@@ -28,37 +31,36 @@ fn posterior_update(c: &mut Criterion) {
     group.finish();
 }
 
+/// One trial: `horizon` rounds of ask, a release at ε = 1 of the arm's raw reward, tell.
+fn trial(env: &SyntheticRkhs, spec: ldp_learn::bo::AlgorithmSpec, horizon: usize) -> usize {
+    let bounds = env.bounds();
+    let settings =
+        Settings { noise_bound: bounds.r.unwrap_or(1.0), bound: bounds.b, horizon, ..Settings::default() };
+    let domain = Domain::Covariance(env.prior_covariance().clone());
+    let mut opt = Optimizer::with_spec(spec, domain, settings).unwrap();
+    let eps = Epsilon::new(1.0).unwrap();
+    let (b, r) = (Bound::new(settings.bound).unwrap(), Bound::new(settings.noise_bound).unwrap());
+    let total = Epsilon::new(horizon as f64).unwrap();
+    let config = DeviceConfig { b, r, policy: BudgetPolicy::new(eps, total).unwrap() };
+    let mut device = Reporter::open(config, MemoryStore::provisioned([3; 32]), [4; 32]).unwrap();
+    let mut world = SimRng::seed_from_u64(1);
+    for _ in 0..horizon {
+        let arm = opt.ask();
+        let report = device.report(env.sample(arm, &mut world), eps, None).unwrap();
+        opt.tell(arm, report.release.value()).unwrap();
+    }
+    opt.recommend()
+}
+
 fn trials(c: &mut Criterion) {
-    let exp = experiments::find("fig2a").unwrap();
-    let factory = experiments::env_factory(exp.env, None).unwrap();
-    let env = factory(1).unwrap();
+    let noise = Noise::PAPER_LDP.validate().unwrap();
+    let env =
+        SyntheticRkhs::new(SyntheticKernel::PAPER_MATERN, noise, &mut SimRng::seed_from_u64(1)).unwrap();
     for horizon in [1000, 10_000] {
-        let config = RunConfig {
-            trials: 1,
-            horizon,
-            seed: 0,
-            threads: Some(1),
-            epsilon: Some(ldp_core::Epsilon::new(1.0).expect("eps")),
-            central: false,
-            lambda: 1.0,
-            delta: 0.1,
-            beta_scale: 1.0,
-            constants: Constants::Calibrated,
-            algorithms: SEED000_ALGORITHMS.to_vec(),
-            device: DeviceKind::InProcess,
-            select: Vec::new(),
-            fleet: None,
-            problem: None,
-            feed: false,
-            prior: None,
-            device_ledger_dir: None,
-        };
         let mut group = c.benchmark_group(format!("fig2a_trial_T{horizon}"));
         group.sample_size(10);
-        for (i, algo) in SEED000_ALGORITHMS.iter().enumerate() {
-            group.bench_function(algo.private_name, |b| {
-                b.iter(|| run_trial(env.as_ref(), algo, &config, 1, i as u64).unwrap())
-            });
+        for algo in SEED000_ALGORITHMS {
+            group.bench_function(algo.private_name, |b| b.iter(|| trial(&env, algo, horizon)));
         }
         group.finish();
     }

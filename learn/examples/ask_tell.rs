@@ -1,8 +1,8 @@
 //! Ask/tell: LDP-TGP-UCB picks the best of 40 settings of a knob it only sees through ε = 1
 //! private reports of a noisy measurement, released by `ldp-core`'s reporter (the device).
-//! `cargo run --release -p host-sim --example ask_tell`
-use host_sim::optimizer::{Domain, Optimizer, Settings};
+//! `cargo run --release -p ldp-learn --example ask_tell`
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_learn::optimizer::{Domain, Optimizer, Settings};
 use rand_core::{Rng, SeedableRng};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -16,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let policy = BudgetPolicy::new(eps, Epsilon::new(horizon as f64 + 0.5)?)?;
     let config = DeviceConfig { b: Bound::new(1.0)?, r: Bound::new(0.3)?, policy };
     let mut device = Reporter::open(config, MemoryStore::provisioned([7; 32]), [9; 32])?;
-    let mut rng = host_sim::env::SimRng::seed_from_u64(1);
+    let mut rng = ldp_learn::env::SimRng::seed_from_u64(1);
     for _ in 0..horizon {
         let x = opt.ask();
         let noise = rng.next_u32() as f64 / f64::from(u32::MAX) * 2.0 - 1.0; // your measurement's noise

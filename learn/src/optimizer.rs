@@ -1,7 +1,7 @@
 //! Ask/tell: a learner you drive yourself, with no experiment loop and no true objective.
 //!
 //! ```
-//! use host_sim::optimizer::{Domain, Optimizer, Settings};
+//! use ldp_learn::optimizer::{Domain, Optimizer, Settings};
 //!
 //! // 30 settings of one knob; the learner sees only ε = 1 private reports of a noisy reward.
 //! let points: Vec<Vec<f64>> = (0..30).map(|i| vec![i as f64 / 29.0]).collect();
@@ -13,7 +13,7 @@
 //!     opt.tell(arm, report)?;
 //! }
 //! println!("best so far: {:?}", points[opt.recommend()]);
-//! # Ok::<(), host_sim::optimizer::OptimizerError>(())
+//! # Ok::<(), ldp_learn::optimizer::OptimizerError>(())
 //! ```
 //!
 //! [`Optimizer::new`] derives every constant from public settings only ([`Settings`]: B, R, ε,
@@ -21,7 +21,7 @@
 //! reports must be what the device released: the optimiser does not privatise (in a
 //! deployment the raw reward never reaches the learner's machine). With the same seed, the
 //! same reports give the same actions as `host-sim run` with trial seed `seed` and the
-//! learner first in its list (see the test `ask_tell_equals_the_bandit_loop`).
+//! learner first in its list (host-sim's test `ask_tell_equals_the_bandit_loop`).
 
 use nalgebra::DMatrix;
 
@@ -30,7 +30,7 @@ use crate::bo::{AlgorithmSpec, GP_EXPERIMENT_ALGORITHMS, Policy, PolicyError};
 use crate::env::RewardBounds;
 use crate::env::custom::{KernelChoice, kernel_prior};
 use crate::env::table::TableError;
-use crate::settings::{RunConfig, derive_seed};
+use crate::rules::{Public, derive_seed, problem};
 
 /// Every learner [`Optimizer::new`] builds by name: seed 000's GP learners, UCB1 and the
 /// K-armed learners of `custom --family bandit` (private names, as `host-sim list` prints them).
@@ -179,12 +179,12 @@ impl Optimizer {
         let all = learners();
         let label = |a: &AlgorithmSpec| a.label(settings.epsilon.is_some());
         let spec =
-            all.iter().find(|a| crate::executor::names_learner(algorithm, label(a))).copied().ok_or_else(
-                || OptimizerError::UnknownLearner {
+            all.iter().find(|a| crate::bo::names_learner(algorithm, label(a))).copied().ok_or_else(|| {
+                OptimizerError::UnknownLearner {
                     name: algorithm.to_string(),
                     valid: all.iter().map(label).collect(),
-                },
-            )?;
+                }
+            })?;
         Self::with_spec(spec, domain, settings)
     }
 
@@ -214,15 +214,13 @@ impl Optimizer {
         let prior = domain.prior()?;
         // For private reports v and c are derived from B, R and ε; these are the raw rewards'.
         let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
-        let config = RunConfig {
-            horizon: settings.horizon,
-            epsilon,
+        let public = Public {
+            report_epsilon: epsilon,
             constants: settings.constants,
-            seed: settings.seed,
-            ..RunConfig::default()
+            ..Public::new(settings.horizon)
         };
-        let mut problem = crate::runner::problem_from(prior, bounds, &config)
-            .map_err(|e| OptimizerError::Setting(e.to_string()))?;
+        let mut problem =
+            problem(prior, bounds, &public).map_err(|e| OptimizerError::Setting(e.to_string()))?;
         let arms = problem.num_arms();
         // As the bandit loop does for trial seed `seed` and its first learner.
         if settings.constants == Constants::Calibrated {
@@ -297,57 +295,15 @@ impl Optimizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{Device, InProcessDevice};
-    use crate::env::{Environment, Noise, Objective};
+    use crate::env::{Environment, Noise, Objective, SimRng};
     use crate::gp::SquaredExponential;
+    use rand_core::SeedableRng;
 
     fn env() -> Objective {
         let points: Vec<Vec<f64>> = (0..12).map(|i| vec![i as f64 / 11.0]).collect();
         let kernel = SquaredExponential::new(0.2).unwrap();
         let f = |x: &[f64]| 0.8 - (x[0] - 0.6).abs();
         Objective::new("line", points, f, &kernel, Noise::uniform(0.5).unwrap()).unwrap()
-    }
-
-    /// Driving the optimiser by hand with the bandit loop's device gives the loop's actions:
-    /// the regret curves of every learner it builds are equal to the bit.
-    #[test]
-    fn ask_tell_equals_the_bandit_loop() {
-        let env = env();
-        let bounds = env.bounds();
-        let seed = 41;
-        for spec in learners() {
-            let config = RunConfig {
-                horizon: 60,
-                epsilon: Some(ldp_core::Epsilon::new(1.0).unwrap()),
-                prior: None,
-                ..RunConfig::default()
-            };
-            let looped = crate::runner::run_trial(&env, &spec, &config, seed, 0).unwrap();
-            let settings = Settings {
-                epsilon: Some(1.0),
-                bound: bounds.b,
-                noise_bound: bounds.r.unwrap(),
-                horizon: 60,
-                constants: Constants::Calibrated,
-                seed,
-            };
-            let domain = Domain::Covariance(env.prior_covariance().clone());
-            let mut opt = Optimizer::with_spec(spec, domain, settings).unwrap();
-            let eps = config.local_epsilon().unwrap();
-            let mut device =
-                InProcessDevice::new(&env, eps, 60, derive_seed(seed, 0, 1), derive_seed(seed, 0, 2))
-                    .unwrap();
-            let (mut total, mut curve) = (0.0, Vec::new());
-            for _ in 0..60 {
-                let arm = opt.ask();
-                let report = device.query(arm, opt.device_level()).unwrap();
-                opt.tell(arm, report).unwrap();
-                total += env.best_mean() - env.mean(arm);
-                curve.push(total);
-            }
-            assert_eq!(curve, looped, "{}", spec.name);
-            assert_eq!(opt.pulls().iter().sum::<u64>(), 60);
-        }
     }
 
     #[test]
@@ -391,10 +347,10 @@ mod tests {
         let settings = Settings { epsilon: None, horizon: 1000, noise_bound: 0.5, ..Settings::default() };
         let points: Vec<Vec<f64>> = (0..12).map(|i| vec![i as f64 / 11.0]).collect();
         let mut opt = Optimizer::new("gp-ucb", Domain::points(points), settings).unwrap();
-        let mut device = crate::device::RawDevice::new(&env, 7);
+        let mut world = SimRng::seed_from_u64(7);
         for _ in 0..1000 {
             let arm = opt.ask();
-            let report = device.query(arm, opt.device_level()).unwrap();
+            let report = env.sample(arm, &mut world);
             opt.tell(arm, report).unwrap();
         }
         // The best action is 0.6 · 11 ≈ 6.6: point 7 (|7/11 − 0.6| = 0.036) or 6 (0.055).

@@ -2,8 +2,8 @@
 //! is rectangular and finite; every rejection names a place and says what to do; and real-data
 //! environments built from accepted matrices are usable or rejected with an error.
 
-use host_sim::env::RealData;
-use host_sim::env::table::{Table, TableError};
+use ldp_learn::env::RealData;
+use ldp_learn::env::table::{Table, TableError};
 use nalgebra::DMatrix;
 use proptest::prelude::*;
 
@@ -62,7 +62,7 @@ proptest! {
         let samples = DMatrix::from_fn(rows, cols, |i, j| values[(i * cols + j) % values.len()]);
         let cov = DMatrix::from_fn(cov_rows, cols, |i, j| values[(7 + i * cols + 3 * j) % values.len()]);
         if let Ok(env) = RealData::from_matrix("fuzz", &samples, &cov) {
-            use host_sim::env::Environment;
+            use ldp_learn::env::Environment;
             prop_assert_eq!(env.num_arms(), cols);
             prop_assert!(env.best_mean().is_finite());
             prop_assert!((env.best_mean() - 1.0).abs() < 1e-12, "means are normalised by the largest");

@@ -117,7 +117,7 @@ impl ParetoInstance {
     /// (1+v)-th moment of the arm with the largest mean.
     ///
     /// ```
-    /// use host_sim::bandit::ParetoInstance;
+    /// use ldp_learn::bandit::ParetoInstance;
     /// let u = ParetoInstance::S1.moment_bound(0.5);
     /// let (shape, scale) = (1.55, 0.55 * 0.9 / 1.55);
     /// assert!((u - shape * f64::powf(scale, 1.5) / 0.05).abs() < 1e-12);

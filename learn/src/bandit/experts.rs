@@ -1,16 +1,17 @@
 //! Prediction with expert advice (full information): private Hedge on tree-aggregated noisy
 //! cumulative losses (seed 002 Alg. 1 + 2, Corollary 3.2.1) against plain Hedge.
 //!
-//! Not a select/query/observe loop, so it is its own [`Task`] ([`ExpertsTask`]). Each trial draws one loss sequence — N = [`EXPERTS`]
-//! experts, expert i's loss in round t is Bernoulli([`EXPERT_MEAN_LOSSES`]`[i]`), independent —
-//! and every algorithm of the trial sees the same sequence (paired comparisons). The regret
-//! after round t is the paper's: `Σ_{s≤t} ⟨x_s, l_s⟩ − min_i Σ_{s≤t} l_{s,i}`, against the best
-//! expert in hindsight on the realised losses.
+//! Not a select/query/observe loop: one trial is [`experts_trial`]. Each trial draws one loss
+//! sequence — N = [`EXPERTS`] experts, expert i's loss in round t is
+//! Bernoulli([`EXPERT_MEAN_LOSSES`]`[i]`), independent — and every algorithm of the trial sees the
+//! same sequence (paired comparisons). The regret after round t is the paper's:
+//! `Σ_{s≤t} ⟨x_s, l_s⟩ − min_i Σ_{s≤t} l_{s,i}`, against the best expert in hindsight on the
+//! realised losses.
 //!
 //! Both learners use the tuned rate `η = √(8 ln N / T)` ([`hedge_learning_rate`]); the private
 //! one is [`PrivateHedge`] (noise `λ = N·depth/ε` per coordinate and node, each release padded to
-//! `depth` noise terms). Seeds: trial i of master seed s uses `derive_seed(s, i, 0)`; its losses
-//! come from `derive_seed(·, 0, 1)`, algorithm a's noise from `derive_seed(·, a, 3)`.
+//! `depth` noise terms). Seeds: a trial with seed s draws its losses from `derive_seed(s, 0, 1)`,
+//! algorithm a's noise from `derive_seed(s, a, 3)`.
 
 use ldp_core::Epsilon;
 use ldp_core::bandit::{Hedge, PrivateHedge, hedge_learning_rate};
@@ -20,9 +21,7 @@ use rand_core::SeedableRng;
 
 use super::policies::HOST_TREE_LEVELS;
 use crate::env::SimRng;
-use crate::executor::{Executor, Task};
-use crate::results::{AlgorithmResult, UNIFORM_LABEL, with_uniform};
-use crate::settings::{ConfigError, RunConfig, RunError, derive_seed};
+use crate::rules::derive_seed;
 
 /// Number of experts N.
 pub const EXPERTS: usize = 10;
@@ -48,11 +47,38 @@ impl ExpertsAlgorithm {
     pub fn label(&self) -> String {
         match self {
             Self::Hedge => "Hedge".to_string(),
-            Self::Uniform => UNIFORM_LABEL.to_string(),
+            // The label of the uniform-play rows in host-sim's results.
+            Self::Uniform => "uniform play".to_string(),
             Self::PrivateHedge { epsilon } => format!("Private-Hedge eps={epsilon}"),
         }
     }
 }
+
+/// Why a trial of the experts could not run.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ExpertsError {
+    /// Hedge's learning rate needs a horizon of at least 1.
+    Horizon,
+    /// A learner refused its parameters or an update.
+    Learner {
+        /// The learner's label.
+        label: String,
+        /// What it refused.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl std::fmt::Display for ExpertsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Horizon => f.write_str("the experts need a horizon of at least 1"),
+            Self::Learner { label, source } => write!(f, "{label}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ExpertsError {}
 
 /// The loss vector of one round.
 fn draw_losses(rng: &mut SimRng) -> [f64; EXPERTS] {
@@ -65,11 +91,11 @@ pub fn experts_trial(
     horizon: usize,
     trial_seed: u64,
     algo_index: u64,
-) -> Result<Vec<f64>, RunError> {
+) -> Result<Vec<f64>, ExpertsError> {
     let t = horizon as u64;
-    let eta = hedge_learning_rate(EXPERTS, t).ok_or(RunError::Config(ConfigError::ExpertsHorizon))?;
+    let eta = hedge_learning_rate(EXPERTS, t).ok_or(ExpertsError::Horizon)?;
     let label = algorithm.label();
-    let bad = |e: ldp_core::ParamError| RunError::Learner { label: label.clone(), source: Box::new(e) };
+    let bad = |e: ldp_core::ParamError| ExpertsError::Learner { label: label.clone(), source: Box::new(e) };
     let mut losses_rng = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 1));
     let mut noise_rng = ChaCha20Rng::seed_from_u64(derive_seed(trial_seed, algo_index, 3));
     enum Learner {
@@ -103,53 +129,9 @@ pub fn experts_trial(
             Learner::Uniform => Ok(()),
             Learner::Private(h) => h.observe(&losses, &mut noise_rng),
         };
-        observed.map_err(|e| RunError::Learner { label: label.clone(), source: Box::new(e) })?;
+        observed.map_err(|e| ExpertsError::Learner { label: label.clone(), source: Box::new(e) })?;
         let best = cumulative.iter().copied().fold(f64::INFINITY, f64::min);
         curve.push(suffered - best);
     }
     Ok(curve)
-}
-
-/// The experts experiment as a task: one learner per algorithm, plus the uniform-play row.
-pub struct ExpertsTask {
-    config: RunConfig,
-    algorithms: Vec<ExpertsAlgorithm>,
-}
-
-impl ExpertsTask {
-    /// `algorithms` under `config`'s trials, horizon and seed.
-    pub fn new(config: &RunConfig, algorithms: Vec<ExpertsAlgorithm>) -> Self {
-        Self { config: config.clone(), algorithms }
-    }
-}
-
-impl Task for ExpertsTask {
-    fn labels(&self) -> Vec<String> {
-        self.algorithms.iter().map(ExpertsAlgorithm::label).collect()
-    }
-
-    fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
-        let trial_seed = derive_seed(self.config.seed, trial as u64, 0);
-        experts_trial(self.algorithms[learner], self.config.horizon, trial_seed, learner as u64)
-    }
-
-    fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
-        let config = &self.config;
-        with_uniform(config, rows, |trial| {
-            experts_trial(
-                ExpertsAlgorithm::Uniform,
-                config.horizon,
-                derive_seed(config.seed, trial as u64, 0),
-                0,
-            )
-        })
-    }
-}
-
-/// Runs every (trial, algorithm) pair of the experts experiment with the [`Executor`].
-pub fn run_experts_with(
-    config: &RunConfig,
-    algorithms: &[ExpertsAlgorithm],
-) -> Result<Vec<AlgorithmResult>, RunError> {
-    Executor::new(config).results(&ExpertsTask::new(config, algorithms.to_vec()))
 }

@@ -110,6 +110,16 @@ impl serde::Serialize for AlgorithmSpec {
     }
 }
 
+/// Whether the learner name `name` (as `host-sim list` prints it, any case) names the learner
+/// labelled `label`: the same name, the name with the `LDP-` of a private run, or either
+/// followed by a sweep's grid point (`DP-RSE` names `DP-RSE v=0.5 eps=1`).
+pub fn names_learner(name: &str, label: &str) -> bool {
+    let (name, label) = (name.trim().to_lowercase(), label.to_lowercase());
+    [name.clone(), format!("ldp-{name}")]
+        .iter()
+        .any(|n| label == *n || label.strip_prefix(n.as_str()).is_some_and(|rest| rest.starts_with(' ')))
+}
+
 /// The four learners of seed 000 (Zhou & Tan), in table order. GP-UCB on privatised reports is
 /// the plain baseline, not one of the paper's LDP algorithms, so it keeps its name.
 pub const SEED000_ALGORITHMS: [AlgorithmSpec; 4] = [

@@ -115,7 +115,7 @@ pub fn median_distances(thetas: &[DVector<f64>], v: &DMatrix<f64>) -> Vec<f64> {
 /// [`median_distances`]; first index on ties, 0 for an empty slice or mismatched dimensions).
 ///
 /// ```
-/// use host_sim::bo::moma::median_of_means_index;
+/// use ldp_learn::bo::moma::median_of_means_index;
 /// use nalgebra::{DMatrix, DVector};
 /// let thetas: Vec<DVector<f64>> =
 ///     [0.0, 0.1, 0.2, 50.0].iter().map(|&x| DVector::from_vec(vec![x])).collect();

@@ -1,13 +1,14 @@
-//! The protocol loop of seed 003's experiments and their task ([`Variants`]).
+//! The protocol loop of seed 003's experiments: one trial of one variant ([`run_variant`]).
 //!
 //! One job is one (trial, environment, variant): build the trial's environment from the trial
 //! seed, then for t = 1..T draw the decision set, let the learner (Alg. 1 server, with or
 //! without the Alg. 2 privatiser) or the device client (Alg. 3) pick a point, draw the reward,
-//! update. Seeds: trial i uses `s = derive_seed(seed, i, 0)`; the environment instance
-//! `derive_seed(s, 0, 10)`, the decision sets `derive_seed(s, 0, 1)` and the rewards
+//! update. Seeds ([`JobSeeds`]): trial i uses `s = derive_seed(seed, i, 0)`; the environment
+//! instance `derive_seed(s, 0, 10)`, the decision sets `derive_seed(s, 0, 1)` and the rewards
 //! `derive_seed(s, 0, 2)` are shared by every variant of the trial (common random numbers: the
 //! same decision sets, and the same uniforms behind the rewards), the privacy noise
-//! `derive_seed(s, j, 3)` is the variant's own. [`Variants`] is the experiments' task.
+//! `derive_seed(s, j, 3)` is the variant's own. host-sim's `Variants` runs them as an
+//! experiment.
 
 use ldp_core::features::{AdditiveQff, FeatureMap, Qff};
 use ldp_core::jdp::{ClientConfig, LocalJdpClient};
@@ -21,9 +22,7 @@ use super::env::{
 };
 use super::learner::{ApproxGpUcb, Privacy, Settings};
 use crate::env::SimRng;
-use crate::executor::{Executor, Task};
-use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
-use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
+use crate::rules::derive_seed;
 
 /// QFF of the §6.1 environment: 2-D, 6 frequencies (12-node rule) per coordinate, F = 144;
 /// measured sup error ([`measured_error`]) ≈ 4.5e-3 at l = 1/4 (unit coordinates).
@@ -99,12 +98,29 @@ pub struct Variant {
 }
 
 /// The seeds of one job (module docs).
-#[derive(Clone, Copy, Debug)]
-struct JobSeeds {
-    env: u64,
-    world: u64,
-    reward: u64,
-    noise: u64,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobSeeds {
+    /// The environment instance's.
+    pub env: u64,
+    /// The decision sets'.
+    pub world: u64,
+    /// The rewards'.
+    pub reward: u64,
+    /// The variant's privacy noise.
+    pub noise: u64,
+}
+
+impl JobSeeds {
+    /// The seeds of variant `variant` in trial `trial` of a run with master seed `seed`.
+    pub fn new(seed: u64, trial: usize, variant: usize) -> Self {
+        let s = derive_seed(seed, trial as u64, 0);
+        Self {
+            env: derive_seed(s, 0, 10),
+            world: derive_seed(s, 0, 1),
+            reward: derive_seed(s, 0, 2),
+            noise: derive_seed(s, variant as u64, 3),
+        }
+    }
 }
 
 /// Sup of `|k − ΦᵀΦ|` over pairs `(0, r·e₁)` and `(0, r·1)`, r on a 401-point grid of [0, 1]:
@@ -214,8 +230,9 @@ fn run_job<const D: usize, const F: usize, M: FeatureMap<D, F> + Clone>(
     Ok(curve)
 }
 
-/// Builds the environment and features of `variant` and runs one job.
-fn dispatch(variant: &Variant, settings: &Settings, seeds: JobSeeds) -> Result<Vec<f64>, DubeyError> {
+/// One job: builds the environment and features of `variant` and returns the cumulative regret
+/// after each round.
+pub fn run_variant(variant: &Variant, settings: &Settings, seeds: JobSeeds) -> Result<Vec<f64>, DubeyError> {
     let env = variant.env.build(seeds.env)?;
     let env = env.as_ref();
     let p = variant.privacy;
@@ -252,111 +269,10 @@ fn dispatch(variant: &Variant, settings: &Settings, seeds: JobSeeds) -> Result<V
     }
 }
 
-/// Thread stack for the jobs: the device client keeps `F × F` matrices on the stack
-/// (≈ 170 KB each at F = 144).
-const JOB_STACK_BYTES: usize = 64 << 20;
-
-/// Seed 003's experiments as a task: one learner per variant, with the run's trials, horizon,
-/// seed, threads, λ, δ (as ζ), `--beta-scale` and constants; the results end with one
-/// uniform-play row per environment.
-pub struct Variants {
-    config: RunConfig,
-    settings: Settings,
-    variants: Vec<Variant>,
-    table1: bool,
-}
-
-impl Variants {
-    /// The task of `variants` under `config`.
-    pub fn new(config: &RunConfig, variants: Vec<Variant>) -> Result<Self, RunError> {
-        if config.device != DeviceKind::InProcess {
-            return Err(ConfigError::DeviceInProcessOnly { family: "seed 003's experiments" }.into());
-        }
-        if !(config.delta > 0.0 && config.delta < 1.0) {
-            return Err(ConfigError::DeltaOutOfRange(config.delta).into());
-        }
-        let settings = Settings {
-            horizon: config.horizon as u64,
-            lambda: config.lambda,
-            zeta: config.delta,
-            constants: config.constants,
-            beta_scale: config.beta_scale,
-        };
-        Ok(Self { config: config.clone(), settings, variants, table1: false })
-    }
-
-    /// Prints [`super::table1_comparison`] to stderr when the run finishes.
-    pub fn printing_table1(mut self) -> Self {
-        self.table1 = true;
-        self
-    }
-}
-
-impl Task for Variants {
-    fn labels(&self) -> Vec<String> {
-        self.variants.iter().map(|v| v.label.clone()).collect()
-    }
-
-    fn job(&self, trial: usize, v: usize) -> Result<Vec<f64>, RunError> {
-        let s = derive_seed(self.config.seed, trial as u64, 0);
-        let seeds = JobSeeds {
-            env: derive_seed(s, 0, 10),
-            world: derive_seed(s, 0, 1),
-            reward: derive_seed(s, 0, 2),
-            noise: derive_seed(s, v as u64, 3),
-        };
-        let variant = &self.variants[v];
-        dispatch(variant, &self.settings, seeds).map_err(|e| e.into_run_error(&variant.label))
-    }
-
-    /// One uniform-play row per environment, in order of first use.
-    fn finish(&self, mut results: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
-        let (config, variants) = (&self.config, &self.variants);
-        let mut envs: Vec<EnvChoice> = Vec::new();
-        for v in variants {
-            if !envs.contains(&v.env) {
-                envs.push(v.env);
-            }
-        }
-        for &env in &envs {
-            let curves = (0..config.trials)
-                .map(|trial| uniform_job(env, config.horizon, derive_seed(config.seed, trial as u64, 0)))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| e.into_run_error(UNIFORM_LABEL))?;
-            let label = if envs.len() == 1 {
-                UNIFORM_LABEL.to_string()
-            } else {
-                format!("{UNIFORM_LABEL} {}", env.name())
-            };
-            let mut reference = aggregate(label, &curves, 0.0);
-            reference.reference = true;
-            reference.uniform_finals = reference.finals.clone();
-            for (r, v) in results.iter_mut().zip(variants) {
-                if v.env == env {
-                    r.uniform_finals = reference.finals.clone();
-                }
-            }
-            results.push(reference);
-        }
-        if self.table1 {
-            eprintln!("{}", super::table1_comparison(&results, config.trials, config.horizon));
-        }
-        Ok(results)
-    }
-
-    fn stack_bytes(&self) -> Option<usize> {
-        Some(JOB_STACK_BYTES)
-    }
-}
-
-/// Runs every (trial, variant) pair of `variants` with the [`Executor`] (no checkpoint).
-pub fn run_variants(config: &RunConfig, variants: &[Variant]) -> Result<Vec<AlgorithmResult>, RunError> {
-    Executor::new(config).results(&Variants::new(config, variants.to_vec())?)
-}
-
 /// Expected regret of picking a uniformly random point of each round's decision set, exactly,
-/// on the decision sets every variant of the trial sees (seed `s` as in [`run_variants`]).
-fn uniform_job(env: EnvChoice, horizon: usize, s: u64) -> Result<Vec<f64>, DubeyError> {
+/// on the decision sets every variant of trial `trial` sees ([`JobSeeds::new`]).
+pub fn uniform_job(env: EnvChoice, horizon: usize, seed: u64, trial: usize) -> Result<Vec<f64>, DubeyError> {
+    let s = derive_seed(seed, trial as u64, 0);
     let env = env.build(derive_seed(s, 0, 10))?;
     let mut world = SimRng::seed_from_u64(derive_seed(s, 0, 1));
     let mut set = DecisionSet::new(env.dim());

@@ -53,7 +53,8 @@ use serde::{Deserialize, Serialize};
 pub const LEVEL_SD: f64 = 10.0;
 
 /// The prior covariance over a data table's arms (module documentation).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Prior {
     /// K = I + s²11ᵀ: independent arms around a common level (the default).

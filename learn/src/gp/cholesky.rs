@@ -37,7 +37,7 @@ impl<K: Kernel> CholeskyPosterior<K> {
     /// The prior GP(0, k) with noise / regulariser λ (finite, > 0).
     ///
     /// ```
-    /// use host_sim::gp::{CholeskyPosterior, SquaredExponential};
+    /// use ldp_learn::gp::{CholeskyPosterior, SquaredExponential};
     /// let k = SquaredExponential::new(0.5).unwrap();
     /// let mut gp = CholeskyPosterior::new(k, 1.0).unwrap();
     /// gp.observe(&[0.3], 1.0).unwrap();

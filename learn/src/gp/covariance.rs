@@ -27,7 +27,7 @@ impl FiniteCovariance {
     /// Validates and wraps a covariance matrix.
     ///
     /// ```
-    /// use host_sim::gp::{FiniteCovariance, Kernel};
+    /// use ldp_learn::gp::{FiniteCovariance, Kernel};
     /// use nalgebra::DMatrix;
     /// let k = FiniteCovariance::new(DMatrix::from_row_slice(2, 2, &[1.0, 0.5, 0.5, 2.0])).unwrap();
     /// assert_eq!(k.eval(&[0.0], &[1.0]), 0.5);

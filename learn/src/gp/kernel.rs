@@ -155,7 +155,7 @@ impl SquaredExponential {
     /// An SE kernel with lengthscale l (finite, > 0).
     ///
     /// ```
-    /// use host_sim::gp::{Kernel, SquaredExponential};
+    /// use ldp_learn::gp::{Kernel, SquaredExponential};
     /// let k = SquaredExponential::new(0.2).unwrap();
     /// assert!((k.eval(&[0.0], &[0.2]) - (-0.5f64).exp()).abs() < 1e-15);
     /// assert!(SquaredExponential::new(0.0).is_err());
@@ -209,7 +209,7 @@ impl Matern {
     /// A Matérn kernel with smoothness `nu` and lengthscale l (finite, > 0).
     ///
     /// ```
-    /// use host_sim::gp::{Kernel, Matern, MaternNu};
+    /// use ldp_learn::gp::{Kernel, Matern, MaternNu};
     /// let k = Matern::new(MaternNu::Half, 0.5).unwrap();
     /// assert!((k.eval(&[0.0], &[1.0]) - (-2.0f64).exp()).abs() < 1e-15);
     /// ```
@@ -221,7 +221,7 @@ impl Matern {
     /// [`NU_TOLERANCE`]).
     ///
     /// ```
-    /// use host_sim::gp::{Matern, MaternNu};
+    /// use ldp_learn::gp::{Matern, MaternNu};
     /// assert_eq!(Matern::from_nu(2.5, 0.2).unwrap().nu(), MaternNu::FiveHalves);
     /// assert!(Matern::from_nu(1.0, 0.2).is_err());
     /// ```
@@ -288,7 +288,7 @@ pub(crate) fn check_points(points: &[Vec<f64>]) -> Result<(), KernelError> {
 /// value.
 ///
 /// ```
-/// use host_sim::gp::{gram_matrix, SquaredExponential};
+/// use ldp_learn::gp::{gram_matrix, SquaredExponential};
 /// let k = SquaredExponential::new(1.0).unwrap();
 /// let g = gram_matrix(&k, &[vec![0.0], vec![1.0]]).unwrap();
 /// assert_eq!(g.shape(), (2, 2));

@@ -102,7 +102,7 @@ impl<K: Kernel> NystromEmbedding<K> {
     /// dictionary is valid and gives 0-dimensional features.
     ///
     /// ```
-    /// use host_sim::gp::{NystromEmbedding, SquaredExponential};
+    /// use ldp_learn::gp::{NystromEmbedding, SquaredExponential};
     /// use rand_core::SeedableRng;
     /// let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
     /// let k = SquaredExponential::new(0.3).unwrap();

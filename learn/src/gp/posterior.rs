@@ -116,7 +116,7 @@ impl FinitePosterior {
     /// The prior GP(0, K_D) with noise / regulariser λ (finite, > 0).
     ///
     /// ```
-    /// use host_sim::gp::{FiniteCovariance, FinitePosterior};
+    /// use ldp_learn::gp::{FiniteCovariance, FinitePosterior};
     /// use nalgebra::DMatrix;
     /// let k = FiniteCovariance::new(DMatrix::identity(3, 3)).unwrap();
     /// let mut gp = FinitePosterior::new(&k, 1.0).unwrap();
@@ -140,7 +140,7 @@ impl FinitePosterior {
     /// The prior GP(0, k) over the given points (K_D = Gram matrix of `kernel` over `points`).
     ///
     /// ```
-    /// use host_sim::gp::{FinitePosterior, SquaredExponential};
+    /// use ldp_learn::gp::{FinitePosterior, SquaredExponential};
     /// let k = SquaredExponential::new(0.2).unwrap();
     /// let domain: Vec<Vec<f64>> = (0..100).map(|i| vec![i as f64 / 99.0]).collect();
     /// let gp = FinitePosterior::from_kernel(&k, &domain, 1.0).unwrap();
