@@ -6,17 +6,17 @@
 //! `docs/wire-format.md`, *Keys*).
 //!
 //! ```sh
-//! LDP_KEYS=board.key cargo run --release -p host-sim --example own_device -- /dev/ttyACM0 6   # port, actions
+//! LDP_KEYS=board.key cargo run --release -p ldp-link --example own_device -- /dev/ttyACM0 6   # port, actions
 //! ```
 
-use host_sim::transport::{SerialLink, WireClient};
 use ldp_core::Epsilon;
+use ldp_link::transport::{SerialLink, WireClient};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let port = args.next().unwrap_or_else(|| "/dev/ttyACM0".to_string());
     let actions: u32 = args.next().map_or(Ok(6), |n| n.parse())?;
-    let auth = host_sim::runner::single_device_auth()?;
+    let auth = ldp_link::keys::single_device_auth()?;
     let mut device = WireClient::new(SerialLink::open(&port)?, auth);
     let hello = device.hello()?;
     println!(

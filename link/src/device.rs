@@ -12,11 +12,11 @@ use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, ParamErr
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
-use crate::env::{Environment, SimRng};
 use crate::mqtt_error::MqttError;
 use crate::transport::{Link, LinkError, WireClient};
 use ldp_core::TruncationLevel;
 use ldp_core::wire::{Query, Refusal};
+use ldp_learn::env::{Environment, SimRng};
 
 /// A device refused or failed a query.
 #[derive(Debug)]

@@ -32,10 +32,21 @@ use ldp_core::{MemoryStore, ReportError, Reporter, TruncationLevel};
 use rand::RngExt;
 
 use crate::device::{Device, DeviceError, MemberRecord, device_config};
-use crate::env::{Environment, SimRng};
-use crate::settings::derive_seed;
-pub use crate::settings::{FleetSpec, Routing};
 use crate::transport::{Link, LinkError, LoopbackLink, WireClient};
+use ldp_learn::env::{Environment, SimRng};
+use ldp_learn::rules::derive_seed;
+
+/// How each round's device is chosen among the members with budget left.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum Routing {
+    /// In turn, by device id: with no faults each of N users answers ⌈T/N⌉ or ⌊T/N⌋ rounds.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random (from the run's seed).
+    Random,
+}
 
 /// What a member device is keyed with: its secret seed material, its boot entropy and the seed
 /// of its world's noise ([`EnvSource`]).
@@ -659,7 +670,7 @@ mod tests {
     use std::time::Duration;
 
     fn sensor() -> Box<dyn Environment> {
-        Box::new(crate::env::SensorEnv::new(10, 1.0).expect("a sensor environment"))
+        Box::new(ldp_learn::env::SensorEnv::new(10, 1.0).expect("a sensor environment"))
     }
 
     fn fleet<'a>(env: &'a dyn Environment, n: usize, budget: f64, routing: Routing) -> Fleet<SimLink<'a>> {
@@ -823,9 +834,9 @@ mod tests {
 
     #[test]
     fn env_source_reads_the_environment_and_refuses_nothing_it_cannot_read() {
-        let env = crate::env::SyntheticRkhs::new(
-            crate::env::SyntheticKernel::PAPER_SE,
-            crate::env::Noise::PAPER_LDP,
+        let env = ldp_learn::env::SyntheticRkhs::new(
+            ldp_learn::env::SyntheticKernel::PAPER_SE,
+            ldp_learn::env::Noise::PAPER_LDP,
             &mut SimRng::seed_from_u64(1),
         )
         .expect("a paper environment builds");

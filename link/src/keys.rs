@@ -155,6 +155,38 @@ pub fn origin(path: &Path, id: u64) -> PathBuf {
     if path.is_dir() { path.join(id.to_string()).join(DEVICE_KEY_FILE) } else { path.to_path_buf() }
 }
 
+/// The environment variable naming the learner's key file (or directory of key files) for
+/// devices this process did not provision: a board on a serial port or TCP, an MQTT fleet.
+pub const KEYS_VAR: &str = "LDP_KEYS";
+
+/// The keys of [`KEYS_VAR`]; an error saying what to set when it is not set.
+pub fn learner_keys() -> io::Result<Keys> {
+    let Some(path) = std::env::var_os(KEYS_VAR) else {
+        return Err(io::Error::other(format!(
+            "no device keys: set {KEYS_VAR} to the key file the device's provisioning wrote (DIR for `host-sim fleet devices --dir DIR`, the line `cargo provision-board` printed, or ldp-link.key beside an emulated board)"
+        )));
+    };
+    read(Path::new(&path)).map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// Where [`KEYS_VAR`] has the key of device `id` from (for messages): the file, or
+/// `DIR/<id>/link.key`.
+pub fn keys_origin(id: u64) -> Option<PathBuf> {
+    std::env::var_os(KEYS_VAR).map(|path| origin(Path::new(&path), id))
+}
+
+/// The one device of [`KEYS_VAR`]'s key file (a board on a serial port or TCP).
+pub fn single_device_auth() -> io::Result<Auth> {
+    let keys = learner_keys()?;
+    match keys.iter().next() {
+        Some((&id, &key)) if keys.len() == 1 => Ok(Auth::new(key, id)),
+        _ => Err(io::Error::other(format!(
+            "{KEYS_VAR} must name the key of exactly one device for a board on a serial port or TCP ({} found)",
+            keys.len()
+        ))),
+    }
+}
+
 /// The authentication of device `id` from `keys`, or an error naming what is missing.
 pub fn auth_for(keys: &BTreeMap<u64, LinkKey>, id: u64, origin: &Path) -> Result<Auth, KeyError> {
     keys.get(&id).map(|key| Auth::new(*key, id)).ok_or_else(|| KeyError {

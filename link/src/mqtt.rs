@@ -82,11 +82,11 @@ pub use crate::mqtt_error::MqttError;
 
 use crate::device::DeviceError;
 use crate::device::device_config;
-use crate::env::Environment;
 use crate::fleet::{
     DeviceSettings, EnvSource, FileMedium, MemberSeeds, lock_device_dir, may_provision, write_synced,
 };
 use crate::transport::Link;
+use ldp_learn::env::Environment;
 
 /// How long after a query arrived a device sends its reply (module docs, *Reply timing*).
 /// 2 ms covers a report's computation on a host (tens of microseconds) with a wide margin.
@@ -1261,7 +1261,7 @@ mod tests {
 
     fn spec(dir: &Path, budget: f64) -> DevicesSpec {
         let env: Arc<dyn Environment> =
-            Arc::new(crate::env::SensorEnv::new(10, 1.0).expect("a sensor environment"));
+            Arc::new(ldp_learn::env::SensorEnv::new(10, 1.0).expect("a sensor environment"));
         let url = BrokerUrl::parse("mqtt://127.0.0.1:1").expect("a URL");
         DevicesSpec::new(url, dir, 3, env, Epsilon::new(1.0).expect("eps"), budget)
     }

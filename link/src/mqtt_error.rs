@@ -5,7 +5,7 @@ use std::fmt;
 use std::io;
 use std::time::Duration;
 
-use crate::env::EnvError;
+use ldp_learn::env::EnvError;
 
 /// What went wrong with the broker, a device or the fleet.
 #[derive(Debug)]

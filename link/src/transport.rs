@@ -32,7 +32,7 @@ use ldp_core::{DeviceConfig, Epsilon, LaplaceMechanism, Report, StateStore, Trun
 use rand::RngExt;
 use rand_core::{Rng as _, SeedableRng};
 
-use crate::env::SimRng;
+use ldp_learn::env::SimRng;
 
 /// A byte pipe to a device.
 pub trait Link {

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use host_sim::transport::{Faults, FaultyLink, Link, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::transport::{Faults, FaultyLink, Link, LoopbackLink, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

@@ -9,12 +9,12 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use host_sim::transport::{Link, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Repr, StreamReader};
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, LaplaceMechanism, MemoryStore, Release, Report, Reporter,
 };
+use ldp_link::transport::{Link, LoopbackLink, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

@@ -14,10 +14,10 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use host_sim::transport::{Link, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Refusal, StreamReader, checksum};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::transport::{Link, LoopbackLink, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -219,8 +219,8 @@ fn a_board_directory_claimed_before_qemu_starts_is_private() {
     use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("review3-board-{}", std::process::id())).join("board");
     let _ = std::fs::remove_dir_all(&dir);
-    let _lock = host_sim::fleet::lock_device_dir(&dir).unwrap(); // claim_board, first
-    host_sim::keys::create_private_dir(&dir).unwrap(); // QemuDevice::start, then
+    let _lock = ldp_link::fleet::lock_device_dir(&dir).unwrap(); // claim_board, first
+    ldp_link::keys::create_private_dir(&dir).unwrap(); // QemuDevice::start, then
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
     let _ = std::fs::remove_dir_all(dir.parent().unwrap());
     assert_eq!(mode, 0o700, "the board's directory is {mode:o}");
@@ -236,7 +236,7 @@ fn a_board_directory_claimed_before_qemu_starts_is_private() {
 #[test]
 
 fn a_replayed_hello_request_is_not_called_a_wrong_key() {
-    use host_sim::transport::LinkError;
+    use ldp_link::transport::LinkError;
     struct Hijack {
         inner: Dev,
         inbound: VecDeque<u8>,
@@ -300,9 +300,9 @@ fn a_key_file_in_a_world_writable_directory_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("7")).unwrap();
     let file = dir.join("7").join("link.key");
-    host_sim::keys::write(&file, 7, &ldp_core::wire::LinkKey::new([1; 32])).unwrap();
+    ldp_link::keys::write(&file, 7, &ldp_core::wire::LinkKey::new([1; 32])).unwrap();
     std::fs::set_permissions(dir.join("7"), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let got = host_sim::keys::read(&dir);
+    let got = ldp_link::keys::read(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(got.is_err(), "taken from a directory anyone may write: {:?}", got.map(|k| k.len()));
 }

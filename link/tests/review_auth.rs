@@ -13,10 +13,10 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::time::Duration;
 
-use host_sim::transport::{Link, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::StreamReader;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::transport::{Link, LoopbackLink, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -138,8 +138,8 @@ fn a_replayed_old_session_hello_lets_no_old_report_into_a_new_learner() {
 /// refusal as the answer to its own query. No test in the branch covered this.
 #[test]
 fn a_strangers_refusal_with_the_awaited_number_is_not_the_answer() {
-    use host_sim::transport::LinkError;
     use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Query, Repr};
+    use ldp_link::transport::LinkError;
     struct Front {
         inner: Dev,
         inbound: VecDeque<u8>,

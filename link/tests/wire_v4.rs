@@ -7,11 +7,11 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-use host_sim::device::{Device, WireDevice};
-use host_sim::transport::{Link, LinkError, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Auth, LinkKey};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::device::{Device, WireDevice};
+use ldp_link::transport::{Link, LinkError, LoopbackLink, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
