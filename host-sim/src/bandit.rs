@@ -1,14 +1,7 @@
 //! The K-armed bandit and experts experiments of seed 004 (Tao et al., heavy-tailed bandits
-//! under central DP and LDP) and seed 002 (Agarwal & Singh, private online learning).
-//!
-//! - [`env`](mod@env): K-armed environments — Bernoulli, Gaussian, the Pareto instances S1–S3 and the
-//!   two-point lower-bound instance;
-//! - [`policies`]: the runner's [`Policy`](crate::bo::Policy) adapters over `ldp_core::bandit`
-//!   (the learners *are* the core state machines) and their [`AlgorithmSpec`]s;
-//! - [`experts`]: the full-information experts experiment (its own task).
-//! - [`ldp_ucb`]: LDP-UCB, a UCB index on the device's CTL reports with a Bernstein width for
-//!   their noise: the calibrated default of a private `custom --family bandit`
-//!   ([`table_learners`]).
+//! under central DP and LDP) and seed 002 (Agarwal & Singh, private online learning). The
+//! learners and their environments are `ldp_learn::bandit`'s (re-exported here); the experts
+//! experiment is its own task ([`ExpertsTask`]).
 //!
 //! # Experiments ([`BANDIT_EXPERIMENTS`])
 //!
@@ -45,25 +38,16 @@ use std::path::Path;
 
 use ldp_core::Epsilon;
 
-use crate::bo::AlgorithmSpec;
-use crate::bo::gp_ucb::Constants;
-use crate::env::{EnvError, EnvFactory, shared};
 use crate::executor::{Executor, Task};
 use crate::experiment::{EnvKind, Experiment, listed_epsilon};
-use crate::results::{AlgorithmResult, UNIFORM_LABEL};
+use crate::results::{AlgorithmResult, UNIFORM_LABEL, with_uniform};
 use crate::runner::{Loop, LoopTask};
-use crate::settings::{ConfigError, RunConfig, RunError};
+use crate::settings::{ConfigError, RunConfig, RunError, derive_seed};
+use ldp_learn::bo::AlgorithmSpec;
+use ldp_learn::env::{EnvError, EnvFactory, shared};
 
-pub mod env;
-pub mod experts;
-pub mod ldp_ucb;
-pub mod policies;
-
-pub use env::{ArmReward, KArmedEnv, KArmedError, ParetoInstance};
-pub use experts::{EXPERT_MEAN_LOSSES, EXPERTS, ExpertsAlgorithm, ExpertsTask, run_experts_with};
-pub use policies::{
-    DP_RSE, DP_RUCB, EXP3, LDP_RSE, LDP_RSE_S3, LDP_UCB, PRIVATE_EXP3, ROBUST_UCB, ROBUST_UCB_TABLE,
-};
+use ldp_learn::bandit::experts::{ExpertsError, experts_trial};
+pub use ldp_learn::bandit::*;
 
 /// Moment orders of seed 004 §6.
 pub const TAO_V: [f64; 2] = [0.5, 0.9];
@@ -83,28 +67,6 @@ pub const TAO_DEFAULT_HORIZON: usize = 100_000;
 pub const AGARWAL_BANDIT_DEFAULT_HORIZON: usize = 100_000;
 /// Default horizon of `agarwal-experts`.
 pub const AGARWAL_EXPERTS_DEFAULT_HORIZON: usize = 5_000;
-
-/// The learners of `custom --family bandit` on a table: under LDP (`private`) with calibrated
-/// constants [`LDP_UCB`] (the default: it learns at practical horizons), then seed 004's
-/// [`LDP_RSE`] and [`UCB1`](crate::bo::UCB1); under paper and practical constants LDP-RSE and
-/// UCB1, as before. Without privacy Robust-UCB and UCB1 in every mode.
-pub fn table_learners(private: bool, constants: Constants) -> Vec<AlgorithmSpec> {
-    match (private, constants) {
-        (true, Constants::Calibrated) => vec![LDP_UCB, LDP_RSE, crate::bo::UCB1],
-        (true, _) => vec![LDP_RSE, crate::bo::UCB1],
-        (false, _) => vec![ROBUST_UCB_TABLE, crate::bo::UCB1],
-    }
-}
-
-/// The factory of a Pareto instance at moment order v.
-pub fn pareto_factory(instance: ParetoInstance, v: f64) -> Result<EnvFactory, EnvError> {
-    Ok(shared(KArmedEnv::pareto(instance, v).map_err(|e| EnvError::Family(Box::new(e)))?))
-}
-
-/// The Bernoulli arms of `agarwal-bandit` (S1's means).
-pub fn agarwal_bandit_env() -> Result<KArmedEnv, EnvError> {
-    KArmedEnv::bernoulli(&ParetoInstance::S1.means()).map_err(|e| EnvError::Family(Box::new(e)))
-}
 
 fn s1_env(_: Option<&Path>) -> Result<EnvFactory, EnvError> {
     pareto_factory(ParetoInstance::S1, TAO_V[0])
@@ -407,3 +369,67 @@ pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
         own_task: Some(agarwal_experts_task),
     },
 ];
+
+/// An experts trial's error as the run's.
+fn experts_error(e: ExpertsError) -> RunError {
+    match e {
+        ExpertsError::Horizon => RunError::Config(ConfigError::ExpertsHorizon),
+        ExpertsError::Learner { label, source } => RunError::Learner { label, source },
+        _ => RunError::Learner { label: "experts".to_string(), source: Box::new(e) },
+    }
+}
+
+/// The experts experiment as a task: one learner per algorithm, plus the uniform-play row.
+pub struct ExpertsTask {
+    config: RunConfig,
+    algorithms: Vec<ExpertsAlgorithm>,
+}
+
+impl ExpertsTask {
+    /// `algorithms` under `config`'s trials, horizon and seed.
+    pub fn new(config: &RunConfig, algorithms: Vec<ExpertsAlgorithm>) -> Self {
+        Self { config: config.clone(), algorithms }
+    }
+}
+
+impl Task for ExpertsTask {
+    fn labels(&self) -> Vec<String> {
+        self.algorithms.iter().map(ExpertsAlgorithm::label).collect()
+    }
+
+    fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
+        let trial_seed = derive_seed(self.config.seed, trial as u64, 0);
+        experts_trial(self.algorithms[learner], self.config.horizon, trial_seed, learner as u64)
+            .map_err(experts_error)
+    }
+
+    fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
+        let config = &self.config;
+        with_uniform(config, rows, |trial| {
+            experts_trial(
+                ExpertsAlgorithm::Uniform,
+                config.horizon,
+                derive_seed(config.seed, trial as u64, 0),
+                0,
+            )
+            .map_err(experts_error)
+        })
+    }
+}
+
+/// Runs every (trial, algorithm) pair of the experts experiment with the [`Executor`].
+pub fn run_experts_with(
+    config: &RunConfig,
+    algorithms: &[ExpertsAlgorithm],
+) -> Result<Vec<AlgorithmResult>, RunError> {
+    Executor::new(config).results(&ExpertsTask::new(config, algorithms.to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The experts' uniform learner is labelled as every other uniform-play row.
+    #[test]
+    fn the_experts_uniform_row_is_labelled_as_every_uniform_row() {
+        assert_eq!(super::ExpertsAlgorithm::Uniform.label(), crate::results::UNIFORM_LABEL);
+    }
+}

@@ -1,15 +1,7 @@
-//! Private GP bandits with quadrature Fourier features: seed 003 (Dubey, AISTATS 2021),
-//! approximate GP-UCB non-private (Alg. 1), under joint DP (Alg. 2) and under local joint DP
-//! (Alg. 3).
-//!
-//! - [`env`](mod@env): the §6.1 Bernoulli-reward RKHS environment (fresh decision sets) and the §6.2
-//!   benchmarks (camel, Styblinski–Tang-20, Michalewicz-10 on finite candidate sets);
-//! - [`learner`]: the Alg. 1 server over exact statistics or behind the Alg. 2 privatiser
-//!   ([`ldp_core::jdp::SymmetricTree`]), with Theorem 1's width and its practical scale
-//!   ([`learner::PRACTICAL_WIDTH_SCALE`]);
-//! - [`run`]: the protocol loop, which for local JDP drives the device client
-//!   [`ldp_core::jdp::LocalJdpClient`] itself (the server only stores and forwards
-//!   `(Σ̃_t, ũ_t)`), and the feature sizes per environment.
+//! Seed 003's experiments (Dubey, AISTATS 2021): approximate GP-UCB with quadrature Fourier
+//! features, non-private (Alg. 1), under joint DP (Alg. 2) and under local joint DP (Alg. 3),
+//! each variant one learner of a [`Variants`] task. The learners, their environments and the
+//! protocol loop of one trial are `ldp_learn::dubey`'s (re-exported here).
 //!
 //! # Experiments ([`DUBEY_EXPERIMENTS`])
 //!
@@ -26,50 +18,22 @@
 //! `delta` (0.1), λ its `lambda` (1). `--constants paper` uses Theorem 1 unscaled with the
 //! features' measured error and the Lemma 3/6 shift; `--beta-scale` multiplies the width.
 //! `dubey-table1` also prints our Table 1 beside the seed's ([`table1_comparison`]).
-//!
-//! # What limits the private runs
-//!
-//! The privacy noise lives on an `(F+1) × (F+1)` matrix, so Lemma 3's shift `2Λ` grows like
-//! `σ√F` (hundreds to thousands at F = 64–144), and Theorem 1's width carries `B√λ_max ≈
-//! B√(3Λ)`. On the §6.1 environment (B = 1 by construction) JDP learns within T = 1024 and
-//! regret falls steadily as α or β grows. On the benchmarks the width uses B = 1 as §6 states,
-//! although the functions' norms in our feature spaces are 4–10 ([`run::rkhs_norm_estimate`]):
-//! the published setting, whatever it does to the regret (see `docs/results.md`). Local JDP
-//! adds t noise matrices instead of `popcount(t)`, so its shift grows like `√t` (Lemma 6) and
-//! it trails JDP.
-//!
-//! # Privacy accounting, in brief
-//!
-//! JDP: the tree over `z_t = [Φ(x_t), clamp(y_t)]` is `depth·Δ²/2σ²`-zCDP with `Δ = √2·L²`
-//! (plus rounding), calibrated to (α, β) by CKS's conversion; the server's choices are
-//! post-processing. Local JDP: each report is `Δ_X²/2σ_X² + Δ_u²/2σ_u²`-zCDP, calibrated the
-//! same way. Both use the exact discrete Gaussian on a power-of-two grid
-//! ([`ldp_core::jdp`]). This accounting is much tighter than the paper's Lemma 2 (whose
-//! σ grows as `n·ln²(10/β)/α²`), so our private curves need not match the paper's scale.
 
-use std::fmt;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use ldp_core::jdp::JdpError;
-use ldp_core::{Epsilon, ParamError};
+use ldp_core::Epsilon;
 use rand_core::SeedableRng;
 
-use crate::bo::PolicyError;
-use crate::env::EnvFactory;
-use crate::env::{Environment, SimRng};
-use crate::executor::Task;
+use crate::executor::{Executor, Task};
 use crate::experiment::{EnvKind, Experiment, listed_epsilon};
-use crate::results::AlgorithmResult;
-use crate::settings::{RunConfig, RunError};
+use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
+use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError};
+use ldp_learn::bo::PolicyError;
+use ldp_learn::env::EnvFactory;
+use ldp_learn::env::{Environment, SimRng};
 
-pub mod env;
-pub mod learner;
-pub mod run;
-
-pub use env::{Benchmark, BenchmarkKind, DecisionEnv, DecisionSet, EnvConstants, EnvError, RkhsBernoulli};
-pub use learner::{ApproxGpUcb, PRACTICAL_WIDTH_SCALE, Privacy, Settings};
-pub use run::{EnvChoice, Variant, Variants, run_variants};
+pub use ldp_learn::dubey::*;
 
 /// α of `dubey-alpha` (seed 003 §6.1, Fig. 1).
 pub const ALPHAS: [f64; 4] = [0.1, 0.5, 1.0, 10.0];
@@ -91,61 +55,14 @@ pub const PAPER_TABLE1: [[f64; 3]; 4] =
 pub const TABLE1_BENCHMARKS: [BenchmarkKind; 3] =
     [BenchmarkKind::Camelback, BenchmarkKind::StyblinskiTang, BenchmarkKind::Michalewicz];
 
-/// A Dubey job could not run.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum DubeyError {
-    /// The feature map could not be built.
-    Features(ParamError),
-    /// A privacy mechanism or client could not be built.
-    Params(ParamError),
-    /// A mechanism or client refused an operation.
-    Jdp(JdpError),
-    /// The environment could not be built.
-    Env(EnvError),
-    /// A point or feature vector had the wrong length.
-    DimensionMismatch {
-        /// The expected length.
-        expected: usize,
-        /// The length given.
-        got: usize,
-    },
-    /// The decision set was empty.
-    EmptyDecisionSet,
-    /// A reward or feature was NaN or infinite.
-    NonFiniteValue,
-    /// The posterior could not be formed (no Cholesky factor even with a raised diagonal).
-    Numerical,
-    /// Local JDP runs on the device client, not on [`ApproxGpUcb`].
-    UnsupportedPrivacy,
-}
-
-impl fmt::Display for DubeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Features(e) => write!(f, "features: {e}"),
-            Self::Params(e) => write!(f, "privacy parameters: {e}"),
-            Self::Jdp(e) => write!(f, "privatiser: {e}"),
-            Self::Env(e) => write!(f, "{e}"),
-            Self::DimensionMismatch { expected, got } => write!(f, "expected length {expected}, got {got}"),
-            Self::EmptyDecisionSet => f.write_str("the decision set is empty"),
-            Self::NonFiniteValue => f.write_str("a reward or feature is NaN or infinite"),
-            Self::Numerical => f.write_str("the posterior could not be formed: increase lambda"),
-            Self::UnsupportedPrivacy => f.write_str("local JDP runs on the device client"),
-        }
-    }
-}
-
-impl std::error::Error for DubeyError {}
-
-impl DubeyError {
-    fn into_run_error(self, label: &str) -> RunError {
-        match self {
-            Self::Env(e) => RunError::Environment(crate::env::EnvError::Family(Box::new(e))),
-            Self::Numerical => RunError::Policy(PolicyError::Numerical),
-            Self::NonFiniteValue => RunError::Policy(PolicyError::NonFiniteReport),
-            other => RunError::Learner { label: label.to_string(), source: Box::new(other) },
-        }
+/// A job's error as the run's: the environment's and the numerical ones as every learner's,
+/// the others under the variant's label.
+fn into_run_error(e: DubeyError, label: &str) -> RunError {
+    match e {
+        DubeyError::Env(e) => RunError::Environment(ldp_learn::env::EnvError::Family(Box::new(e))),
+        DubeyError::Numerical => RunError::Policy(PolicyError::Numerical),
+        DubeyError::NonFiniteValue => RunError::Policy(PolicyError::NonFiniteReport),
+        other => RunError::Learner { label: label.to_string(), source: Box::new(other) },
     }
 }
 
@@ -271,19 +188,19 @@ pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: us
     out
 }
 
-fn rkhs_factory(_data: Option<&Path>) -> Result<EnvFactory, crate::env::EnvError> {
+fn rkhs_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvError> {
     Ok(Box::new(|seed| {
         RkhsBernoulli::new(&mut SimRng::seed_from_u64(seed), env::RKHS_SET_SIZE)
             .map(|e| Box::new(e) as Box<dyn Environment>)
-            .map_err(|e| crate::env::EnvError::Family(Box::new(e)))
+            .map_err(|e| ldp_learn::env::EnvError::Family(Box::new(e)))
     }))
 }
 
-fn camel_factory(_data: Option<&Path>) -> Result<EnvFactory, crate::env::EnvError> {
+fn camel_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvError> {
     Ok(Box::new(|seed| {
         Benchmark::new(BenchmarkKind::Camelback, &mut SimRng::seed_from_u64(seed))
             .map(|e| Box::new(e) as Box<dyn Environment>)
-            .map_err(|e| crate::env::EnvError::Family(Box::new(e)))
+            .map_err(|e| ldp_learn::env::EnvError::Family(Box::new(e)))
     }))
 }
 
@@ -335,3 +252,99 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         own_task: Some(local_task),
     },
 ];
+
+/// Thread stack for the jobs: the device client keeps `F × F` matrices on the stack
+/// (≈ 170 KB each at F = 144).
+const JOB_STACK_BYTES: usize = 64 << 20;
+
+/// Seed 003's experiments as a task: one learner per variant, with the run's trials, horizon,
+/// seed, threads, λ, δ (as ζ), `--beta-scale` and constants; the results end with one
+/// uniform-play row per environment.
+pub struct Variants {
+    config: RunConfig,
+    settings: Settings,
+    variants: Vec<Variant>,
+    table1: bool,
+}
+
+impl Variants {
+    /// The task of `variants` under `config`.
+    pub fn new(config: &RunConfig, variants: Vec<Variant>) -> Result<Self, RunError> {
+        if config.device != DeviceKind::InProcess {
+            return Err(ConfigError::DeviceInProcessOnly { family: "seed 003's experiments" }.into());
+        }
+        if !(config.delta > 0.0 && config.delta < 1.0) {
+            return Err(ConfigError::DeltaOutOfRange(config.delta).into());
+        }
+        let settings = Settings {
+            horizon: config.horizon as u64,
+            lambda: config.lambda,
+            zeta: config.delta,
+            constants: config.constants,
+            beta_scale: config.beta_scale,
+        };
+        Ok(Self { config: config.clone(), settings, variants, table1: false })
+    }
+
+    /// Prints [`table1_comparison`] to stderr when the run finishes.
+    pub fn printing_table1(mut self) -> Self {
+        self.table1 = true;
+        self
+    }
+}
+
+impl Task for Variants {
+    fn labels(&self) -> Vec<String> {
+        self.variants.iter().map(|v| v.label.clone()).collect()
+    }
+
+    fn job(&self, trial: usize, v: usize) -> Result<Vec<f64>, RunError> {
+        let variant = &self.variants[v];
+        run_variant(variant, &self.settings, JobSeeds::new(self.config.seed, trial, v))
+            .map_err(|e| into_run_error(e, &variant.label))
+    }
+
+    /// One uniform-play row per environment, in order of first use.
+    fn finish(&self, mut results: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
+        let (config, variants) = (&self.config, &self.variants);
+        let mut envs: Vec<EnvChoice> = Vec::new();
+        for v in variants {
+            if !envs.contains(&v.env) {
+                envs.push(v.env);
+            }
+        }
+        for &env in &envs {
+            let curves = (0..config.trials)
+                .map(|trial| uniform_job(env, config.horizon, config.seed, trial))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| into_run_error(e, UNIFORM_LABEL))?;
+            let label = if envs.len() == 1 {
+                UNIFORM_LABEL.to_string()
+            } else {
+                format!("{UNIFORM_LABEL} {}", env.name())
+            };
+            let mut reference = aggregate(label, &curves, 0.0);
+            reference.reference = true;
+            reference.uniform_finals = reference.finals.clone();
+            for (r, v) in results.iter_mut().zip(variants) {
+                if v.env == env {
+                    r.uniform_finals = reference.finals.clone();
+                }
+            }
+            results.push(reference);
+        }
+        if self.table1 {
+            eprintln!("{}", table1_comparison(&results, config.trials, config.horizon));
+        }
+        Ok(results)
+    }
+
+    fn stack_bytes(&self) -> Option<usize> {
+        Some(JOB_STACK_BYTES)
+    }
+}
+
+/// Runs every (trial, variant) pair of `variants` with the [`Executor`] (no checkpoint).
+pub fn run_variants(config: &RunConfig, variants: &[Variant]) -> Result<Vec<AlgorithmResult>, RunError> {
+    Executor::new(config).results(&Variants::new(config, variants.to_vec())?)
+}

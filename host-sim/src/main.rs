@@ -1084,7 +1084,7 @@ fn run_one(
             config.threads = Some(1); // one fleet, one conversation at a time
         }
         check("--user-budget", args.user_budget, Sign::Positive)?;
-        config.fleet = Some(host_sim::fleet::FleetSpec {
+        config.fleet = Some(host_sim::settings::FleetSpec {
             routing: args.routing.unwrap_or_default(),
             user_budget: args.user_budget,
             ledger_dir: None,
