@@ -61,7 +61,7 @@ pub enum PrivatiseError {
     Entropy(String),
     /// The privatised table could not be written as CSV.
     Csv(String),
-    /// The table has more cells than the device's budget counter can pay for at ε.
+    /// More reports at ε than the device's budget counter can pay for.
     Budget(ldp_learn::budget::BudgetError),
 }
 
@@ -85,7 +85,8 @@ pub fn privatise(config: PrivatiseConfig) -> Result<PrivatiseSummary, PrivatiseE
     let epsilon = Epsilon::new(config.epsilon).map_err(p)?;
     let (b, r) = (Bound::new(config.b).map_err(p)?, Bound::new(config.r).map_err(p)?);
     let mechanism = ldp_core::LaplaceMechanism::ctl(epsilon, b, r).map_err(p)?;
-    let total = Epsilon::new(config.epsilon * config.reports.max(1) as f64).map_err(p)?;
+    let reports = usize::try_from(config.reports).unwrap_or(usize::MAX);
+    let total = ldp_learn::budget::total_for(epsilon, reports).map_err(PrivatiseError::Budget)?;
     let policy = BudgetPolicy::new(epsilon, total).map_err(p)?;
     let mut device = ldp_link::device::simulated_reporter(DeviceConfig { b, r, policy }, config.seed)
         .map_err(|e| PrivatiseError::Device(ReportError::Budget(e)))?;
@@ -260,6 +261,20 @@ mod tests {
         assert!((s.released_variance - predicted).abs() < 5.33 * (5.0 * predicted * predicted / n).sqrt());
         assert!(s.epsilon_effective <= 1.0);
         assert!((s.epsilon_spent - n).abs() < 1e-6);
+    }
+
+    /// The stream's device pays every report: at ε = 0.3 the float 3·0.3 = 0.8999… holds 899 999 999
+    /// units, one short of three reports of 300 000 000, and the third was refused.
+    #[test]
+    fn the_stream_pays_its_last_report() {
+        for (epsilon, reports) in [(0.3, 3), (1.0 / 3.0, 3), (0.1, 10)] {
+            let s = privatise(PrivatiseConfig { epsilon, reports, ..Default::default() }).unwrap();
+            assert!(
+                (s.epsilon_spent - epsilon * reports as f64).abs() < 1e-8,
+                "{epsilon}: {}",
+                s.epsilon_spent
+            );
+        }
     }
 
     #[test]
