@@ -12,7 +12,7 @@
 //!     let report = reward; // ... released by your device at ε (ldp-core's reporter); here raw
 //!     opt.tell(arm, report)?;
 //! }
-//! println!("best so far: {:?}", points[opt.recommend()]);
+//! println!("best so far: {:?}", points[opt.recommend()]); // the best posterior mean
 //! # Ok::<(), ldp_learn::optimizer::OptimizerError>(())
 //! ```
 //!
@@ -266,11 +266,24 @@ impl Optimizer {
         Ok(())
     }
 
-    /// The action to recommend now: the most measured one (ties: the higher mean report, then
-    /// the lower index). Every learner here concentrates its measurements on the action it
-    /// believes best, and counts are public post-processing of the reports; before any report
-    /// it is action 0.
+    /// The action to recommend now, by what the learner keeps:
+    ///
+    /// - GP-UCB, (LDP-)TGP-UCB, (LDP-)ATA-GP-UCB and (LDP-)MoMA-GP-UCB: the action of the best
+    ///   posterior mean ([`posterior_means`](Self::posterior_means); ties: the lower index), the
+    ///   estimate of f they build from the reports — TGP-UCB's from the reports truncated at their
+    ///   rounds' levels, ATA-GP-UCB's from its adaptively truncated ones, MoMA-GP-UCB's from the
+    ///   median of means of its completed epochs. It is not the action the learner asks next,
+    ///   which adds an exploration bonus.
+    /// - UCB1, LDP-UCB, LDP-RSE and Robust-UCB (K-armed, no surrogate): the most measured action
+    ///   (ties: the higher mean report, then the lower index); each concentrates its
+    ///   measurements on the action it believes best, and counts are public post-processing of
+    ///   the reports.
+    ///
+    /// Before any report it is action 0.
     pub fn recommend(&self) -> usize {
+        if let Some(means) = self.policy.posterior_means() {
+            return crate::bo::argmax(means.len(), |i| means[i]);
+        }
         let mean = |i: usize| {
             if self.pulls[i] == 0 { f64::NEG_INFINITY } else { self.sums[i] / self.pulls[i] as f64 }
         };
@@ -279,6 +292,12 @@ impl Optimizer {
                 self.pulls[i].cmp(&self.pulls[j]).then(mean(i).total_cmp(&mean(j))).then(j.cmp(&i))
             })
             .unwrap_or(0)
+    }
+
+    /// The learner's posterior mean of every action (a GP learner's, see
+    /// [`recommend`](Self::recommend)), or `None` for a K-armed learner.
+    pub fn posterior_means(&self) -> Option<&[f64]> {
+        self.policy.posterior_means().map(|m| m.as_slice())
     }
 
     /// How often each action has been measured.
@@ -296,7 +315,9 @@ impl Optimizer {
 mod tests {
     use super::*;
     use crate::env::{Environment, Noise, Objective, SimRng};
-    use crate::gp::SquaredExponential;
+    use crate::gp::{SquaredExponential, gram_matrix};
+    use nalgebra::DVector;
+    use rand::RngExt;
     use rand_core::SeedableRng;
 
     fn env() -> Objective {
@@ -355,5 +376,61 @@ mod tests {
         }
         // The best action is 0.6 · 11 ≈ 6.6: point 7 (|7/11 − 0.6| = 0.036) or 6 (0.055).
         assert!([6, 7].contains(&opt.recommend()), "{} {:?}", opt.recommend(), opt.pulls());
+    }
+
+    /// GP-UCB's posterior means are the naive solve μ = K_{D,X}(K_{X,X} + λI)⁻¹y on the actions
+    /// and reports told (λ = 1 under the practical constants), and its recommendation is their
+    /// best — which some seeds show apart from the most measured action. A K-armed learner
+    /// keeps no posterior and recommends its most measured action.
+    #[test]
+    fn recommend_is_the_best_mean_of_the_naive_posterior_solve() {
+        let points: Vec<Vec<f64>> = (0..8).map(|i| vec![i as f64 / 7.0]).collect();
+        let k = gram_matrix(&SquaredExponential::new(0.3).unwrap(), &points).unwrap();
+        let f = |x: f64| 0.5 - (x - 0.4).abs();
+        let mut apart = 0;
+        for seed in 0..20 {
+            let settings = Settings {
+                epsilon: None,
+                horizon: 40,
+                constants: Constants::Practical,
+                seed,
+                ..Settings::default()
+            };
+            let mut opt = Optimizer::new("gp-ucb", Domain::Covariance(k.clone()), settings).unwrap();
+            let mut world = SimRng::seed_from_u64(seed);
+            let (mut xs, mut ys) = (Vec::new(), Vec::new());
+            for _ in 0..40 {
+                let arm = opt.ask();
+                let y = f(points[arm][0]) + world.random_range(-1.0..=1.0);
+                opt.tell(arm, y).unwrap();
+                xs.push(arm);
+                ys.push(y);
+            }
+            let n = xs.len();
+            let kxx = DMatrix::from_fn(n, n, |i, j| k[(xs[i], xs[j])]) + DMatrix::identity(n, n);
+            let weights = kxx.cholesky().unwrap().solve(&DVector::from_vec(ys));
+            let naive: Vec<f64> = (0..8).map(|a| (0..n).map(|i| k[(a, xs[i])] * weights[i]).sum()).collect();
+            let means = opt.posterior_means().unwrap();
+            for (a, (m, want)) in means.iter().zip(&naive).enumerate() {
+                assert!(
+                    (m - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                    "seed {seed}, action {a}: {m} vs {want}"
+                );
+            }
+            let best = (0..8).max_by(|&i, &j| naive[i].total_cmp(&naive[j]).then(j.cmp(&i))).unwrap();
+            assert_eq!(opt.recommend(), best, "seed {seed}");
+            let most = (0..8).max_by(|&i, &j| opt.pulls()[i].cmp(&opt.pulls()[j]).then(j.cmp(&i))).unwrap();
+            apart += usize::from(most != best);
+        }
+        assert!(apart > 0, "the best posterior mean was the most measured action for every seed");
+
+        let mut ucb1 = Optimizer::new("ucb1", Domain::Arms(3), Settings::default()).unwrap();
+        assert!(ucb1.posterior_means().is_none());
+        for report in [0.1, 0.9, 0.2, 0.3] {
+            let arm = ucb1.ask();
+            ucb1.tell(arm, report).unwrap();
+        }
+        let most = (0..3).max_by(|&i, &j| ucb1.pulls()[i].cmp(&ucb1.pulls()[j]).then(j.cmp(&i))).unwrap();
+        assert_eq!(ucb1.recommend(), most);
     }
 }

@@ -569,6 +569,11 @@ impl Policy for AtaGpUcb {
         ]
     }
 
+    /// μ̃_t, the Nyström posterior mean of the adaptively truncated reports.
+    fn posterior_means(&self) -> Option<&DVector<f64>> {
+        Some(&self.means)
+    }
+
     /// Records (arm, report) and recomputes the posterior (Alg. 1 lines 6–12). On
     /// [`PolicyError::Numerical`] the report stays recorded and the previous posterior is kept.
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {

@@ -5,6 +5,7 @@
 //! first truncates each report once: `ŷ_t = ȳ_t·1{|ȳ_t| ≤ b_t}`.
 
 use ldp_core::truncation::tgp_ucb_practical_level;
+use nalgebra::DVector;
 
 use super::calibrated::LevelRule;
 use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
@@ -177,6 +178,12 @@ impl Policy for GpUcb {
             out.push(("beta_T", self.beta_scale * self.beta(self.horizon)));
         }
         out
+    }
+
+    /// μ_t, the exact posterior mean of the reports as the learner used them (TGP-UCB: each
+    /// truncated at its round's level).
+    fn posterior_means(&self) -> Option<&DVector<f64>> {
+        Some(self.posterior.means())
     }
 
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {

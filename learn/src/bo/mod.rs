@@ -170,6 +170,12 @@ pub trait Policy: Send {
     fn constants(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// The learner's current estimate of every arm's mean, for a learner that keeps a surrogate
+    /// over the arms (the GP learners: their posterior mean); `None` (the default) for one that
+    /// keeps only per-arm statistics (the K-armed learners).
+    fn posterior_means(&self) -> Option<&DVector<f64>> {
+        None
+    }
 }
 
 /// A learner could not use a report.

@@ -326,6 +326,11 @@ impl Policy for MomaGpUcb {
         ]
     }
 
+    /// μ̃_n, the posterior mean of the median-of-means estimate after the completed epochs.
+    fn posterior_means(&self) -> Option<&DVector<f64>> {
+        Some(&self.means)
+    }
+
     /// Adds a report to the running epoch and, at its k-th report, updates the posterior
     /// (Alg. 3 lines 7–14). A report for another arm than the running epoch's (the runner did
     /// not follow [`Policy::select`]) discards the partial epoch and starts a new one at that
