@@ -29,7 +29,7 @@
 //! - [`rules`]: the constants rules — the learner's [`bo::Problem`] from public settings only —
 //!   and the one seed rule ([`rules::derive_seed`]);
 //! - [`optimizer`]: ask/tell, every learner by name over a domain, driven by the caller;
-//! - [`env`]: the environments (synthetic RKHS functions, the papers' real data, a user's table
+//! - [`env`](mod@env): the environments (synthetic RKHS functions, the papers' real data, a user's table
 //!   or objective, the firmware's sensor model), their noise models and priors;
 //! - [`budget`]: how large a device's budget must be to pay for exactly n reports.
 //!
