@@ -148,11 +148,11 @@ impl BrokerUrl {
     /// Reads `url`.
     ///
     /// ```
-    /// use host_sim::mqtt::BrokerUrl;
+    /// use ldp_link::mqtt::BrokerUrl;
     /// let url = BrokerUrl::parse("mqtt://127.0.0.1:1883")?;
     /// assert_eq!((url.host.as_str(), url.port), ("127.0.0.1", 1883));
     /// assert!(BrokerUrl::parse("http://example.org").is_err());
-    /// # Ok::<(), host_sim::mqtt::MqttError>(())
+    /// # Ok::<(), ldp_link::mqtt::MqttError>(())
     /// ```
     pub fn parse(url: &str) -> Result<Self, MqttError> {
         let bad = |reason| MqttError::Url { url: redact(url), reason };
