@@ -8,7 +8,7 @@
 # The rule (the K-armed learners' rule): the smallest geometric mean among the κ at which no
 # setting ends worse than uniform play in more than a quarter of its trials.
 # Never on the stock or light-sensor tables, nor on any paper figure.
-# κ = KAPPA × --beta-scale (KAPPA as in host-sim/src/bandit/ldp_ucb.rs). A few minutes on 2 cores.
+# κ = KAPPA × --beta-scale (KAPPA as in learn/src/bandit/ldp_ucb.rs). A few minutes on 2 cores.
 #
 # Usage: scripts/choose-kappa-ldp-ucb.sh [OUT_DIR] [BIN] (default /tmp/choose-kappa-ldp-ucb and this
 #        tree's release build); TRIALS (default 20) per setting, KAPPAS the grid.
@@ -35,7 +35,7 @@ settings=(
   "--arms $t/clicks20.csv --seed 2900 --horizon 30000 --eps 2"
 )
 read -r -a kappas <<< "${KAPPAS:-0.1 0.2 0.3 0.5 0.7 1.0}"
-kappa0=$(sed -n 's/^pub const KAPPA: f64 = \([0-9.]*\);/\1/p' host-sim/src/bandit/ldp_ucb.rs)
+kappa0=$(sed -n 's/^pub const KAPPA: f64 = \([0-9.]*\);/\1/p' learn/src/bandit/ldp_ucb.rs)
 scales=()
 for k in "${kappas[@]}"; do scales+=("$(python3 -c "print($k / $kappa0)")"); done
 for scale in "${scales[@]}"; do

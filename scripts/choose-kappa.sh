@@ -3,7 +3,7 @@
 # seed-000 learner on settings that are reported nowhere (other seeds, horizons, ε, noise and
 # environments, including the data tables at other horizons and ε) for a grid of κ, and print
 # each learner's ratio to uniform play and the geometric mean over all (learner, setting).
-# κ = KAPPA × --beta-scale (KAPPA as in host-sim/src/bo/calibrated.rs). About 10 minutes on 2 cores.
+# κ = KAPPA × --beta-scale (KAPPA as in learn/src/bo/calibrated.rs). About 10 minutes on 2 cores.
 #
 # Usage: scripts/choose-kappa.sh [OUT_DIR] (default /tmp/choose-kappa).
 set -euo pipefail
@@ -24,7 +24,7 @@ settings=(
   "fig2b --seed 9000 --horizon 500 --eps 1"
 )
 kappas=(0.05 0.1 0.2 0.3 0.4 0.6 1.0)
-kappa0=$(sed -n 's/^pub const KAPPA: f64 = \([0-9.]*\);/\1/p' host-sim/src/bo/calibrated.rs)
+kappa0=$(sed -n 's/^pub const KAPPA: f64 = \([0-9.]*\);/\1/p' learn/src/bo/calibrated.rs)
 scales=()
 for k in "${kappas[@]}"; do scales+=("$(python3 -c "print($k / $kappa0)")"); done
 for scale in "${scales[@]}"; do

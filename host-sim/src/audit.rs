@@ -52,10 +52,10 @@ use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
 use statrs::distribution::{Beta, ContinuousCDF};
 
-use crate::env::SimRng;
 use crate::runner::derive_seed;
-use crate::transport::{LinkError, LoopbackLink, QemuDevice, WireClient};
 use ldp_core::wire::Refusal;
+use ldp_learn::env::SimRng;
+use ldp_link::transport::{LinkError, LoopbackLink, QemuDevice, WireClient};
 
 /// The number of statistics a case exposes per draw.
 pub const STATS: usize = 2;

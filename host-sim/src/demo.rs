@@ -2,12 +2,11 @@
 //! and measure what was released — the quickest honest look at what CTL(ε) does to data — or
 //! privatise a user's own table, cell by cell, with the same mechanism ([`privatise_table`]).
 
-use ldp_core::budget::UNITS_PER_EPSILON;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, ParamError, ReportError};
 use rand::RngExt;
 use rand_core::SeedableRng;
 
-use crate::env::SimRng;
+use ldp_learn::env::SimRng;
 
 /// Settings of the privatisation demo.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,6 +61,8 @@ pub enum PrivatiseError {
     Entropy(String),
     /// The privatised table could not be written as CSV.
     Csv(String),
+    /// More reports at ε than the device's budget counter can pay for.
+    Budget(ldp_learn::budget::BudgetError),
 }
 
 impl std::fmt::Display for PrivatiseError {
@@ -71,6 +72,7 @@ impl std::fmt::Display for PrivatiseError {
             Self::Device(e) => write!(f, "the device refused: {e}"),
             Self::Entropy(e) => write!(f, "no entropy from the operating system for the noise: {e}"),
             Self::Csv(e) => write!(f, "cannot write the privatised table: {e}"),
+            Self::Budget(e) => write!(f, "invalid setting: {e}"),
         }
     }
 }
@@ -83,9 +85,10 @@ pub fn privatise(config: PrivatiseConfig) -> Result<PrivatiseSummary, PrivatiseE
     let epsilon = Epsilon::new(config.epsilon).map_err(p)?;
     let (b, r) = (Bound::new(config.b).map_err(p)?, Bound::new(config.r).map_err(p)?);
     let mechanism = ldp_core::LaplaceMechanism::ctl(epsilon, b, r).map_err(p)?;
-    let total = Epsilon::new(config.epsilon * config.reports.max(1) as f64).map_err(p)?;
+    let reports = usize::try_from(config.reports).unwrap_or(usize::MAX);
+    let total = ldp_learn::budget::total_for(epsilon, reports).map_err(PrivatiseError::Budget)?;
     let policy = BudgetPolicy::new(epsilon, total).map_err(p)?;
-    let mut device = crate::device::simulated_reporter(DeviceConfig { b, r, policy }, config.seed)
+    let mut device = ldp_link::device::simulated_reporter(DeviceConfig { b, r, policy }, config.seed)
         .map_err(|e| PrivatiseError::Device(ReportError::Budget(e)))?;
 
     let mut world = <SimRng as SeedableRng>::seed_from_u64(config.seed);
@@ -125,25 +128,6 @@ pub struct TableRelease {
     pub epsilon_effective: f64,
 }
 
-/// The total that pays for exactly `reports` reports at `epsilon`: the device charges each
-/// report rounded up to 10⁻⁹ and reads the total rounded down (`ldp_core::budget`), so the total
-/// is the smallest `f64` whose units reach `reports` charges. (`(units·n + 0.5)/10⁹` alone fell
-/// one unit short at 814 429 cells at ε = 10.3, a tie rounded to even above 2^52 units; ε = 1/3
-/// ran out on the last cell before that.) The same rule as the Python package's `total_for`
-/// (python/src/lib.rs), which cannot depend on host-sim; kept out of ldp-core, which does not
-/// size budgets for callers.
-fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
-    // Exact integers, as the accountant counts (`as` saturates: a total too large for the
-    // accountant is refused by it, the safe direction).
-    let units = libm::ceil(epsilon.get() * UNITS_PER_EPSILON) as u64;
-    let needed = units.saturating_mul(reports.max(1) as u64);
-    let mut total = (needed as f64 + 0.5) / UNITS_PER_EPSILON;
-    while (libm::floor(total * UNITS_PER_EPSILON) as u64) < needed {
-        total = total.next_up();
-    }
-    Epsilon::new(total)
-}
-
 /// Privatises every observation of `table` with the device's production reporter: CTL(ε)
 /// with bounds `b` (on |f|) and `r` (on |η|), one report per cell at ε. The device's secret
 /// comes from the operating system's entropy unless `seed` is given (then anyone who knows the
@@ -151,7 +135,7 @@ fn total_for(epsilon: Epsilon, reports: usize) -> Result<Epsilon, ParamError> {
 /// for tests only). The label column is written only with `keep_label`, and then as it is —
 /// not privatised. The shape of the table (its header, rows and gaps) is released exactly.
 pub fn privatise_table(
-    table: &crate::env::table::Table,
+    table: &ldp_learn::env::table::Table,
     epsilon: f64,
     b: f64,
     r: f64,
@@ -163,11 +147,12 @@ pub fn privatise_table(
     let (bound, noise_bound) = (Bound::new(b).map_err(p)?, Bound::new(r).map_err(p)?);
     let mechanism = ldp_core::LaplaceMechanism::ctl(eps, bound, noise_bound).map_err(p)?;
     let cells = table.columns.iter().flatten().flatten().count();
-    let policy = BudgetPolicy::new(eps, total_for(eps, cells).map_err(p)?).map_err(p)?;
+    let total = ldp_learn::budget::total_for(eps, cells).map_err(PrivatiseError::Budget)?;
+    let policy = BudgetPolicy::new(eps, total).map_err(p)?;
     let config = DeviceConfig { b: bound, r: noise_bound, policy };
     let budget = |e| PrivatiseError::Device(ReportError::Budget(e));
     let mut device = match seed {
-        Some(seed) => crate::device::simulated_reporter(config, seed).map_err(budget)?,
+        Some(seed) => ldp_link::device::simulated_reporter(config, seed).map_err(budget)?,
         None => {
             let (mut material, mut entropy) = ([0u8; 32], [0u8; 32]);
             getrandom::fill(&mut material).map_err(|e| PrivatiseError::Entropy(e.to_string()))?;
@@ -278,6 +263,20 @@ mod tests {
         assert!((s.epsilon_spent - n).abs() < 1e-6);
     }
 
+    /// The stream's device pays every report: at ε = 0.3 the float 3·0.3 = 0.8999… holds 899 999 999
+    /// units, one short of three reports of 300 000 000, and the third was refused.
+    #[test]
+    fn the_stream_pays_its_last_report() {
+        for (epsilon, reports) in [(0.3, 3), (1.0 / 3.0, 3), (0.1, 10)] {
+            let s = privatise(PrivatiseConfig { epsilon, reports, ..Default::default() }).unwrap();
+            assert!(
+                (s.epsilon_spent - epsilon * reports as f64).abs() < 1e-8,
+                "{epsilon}: {}",
+                s.epsilon_spent
+            );
+        }
+    }
+
     #[test]
     fn bad_settings_are_typed_errors() {
         let bad = privatise(PrivatiseConfig { epsilon: -1.0, ..Default::default() });
@@ -296,7 +295,7 @@ mod tests {
             // Two arms (a table needs two), the odd cell alone on the last row.
             let odd = if cells % 2 == 1 { "0.5,\n" } else { "" };
             let text = format!("a,b\n{}{odd}", "0.5,0.5\n".repeat(cells / 2));
-            let table = crate::env::table::Table::parse(&text).unwrap();
+            let table = ldp_learn::env::table::Table::parse(&text).unwrap();
             assert_eq!(table.columns.iter().flatten().flatten().count(), cells);
             let out = privatise_table(&table, 10.3, 1.0, 0.5, Some(1), false);
             assert!(out.is_ok(), "{cells} cells: {:?}", out.err());
@@ -309,7 +308,7 @@ mod tests {
     #[test]
     fn seeded_table_releases_are_the_python_packages() {
         let table =
-            crate::env::table::Table::parse("a,b\n0.3,-0.7\n1.25,2.5\n-3.5,0.0625\n0.1,-0.2\n").unwrap();
+            ldp_learn::env::table::Table::parse("a,b\n0.3,-0.7\n1.25,2.5\n-3.5,0.0625\n0.1,-0.2\n").unwrap();
         let out = privatise_table(&table, 0.7, 1.0, 0.5, Some(4242), false).unwrap();
         let expected = "a,b\n1.094970703125,-5.22314453125\n-9.868408203125,1.78955078125\n\
                         -6.274658203125,-1.424560546875\n-6.921630859375,5.365966796875\n";

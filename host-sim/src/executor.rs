@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use crate::checkpoint::Checkpoint;
 use crate::results::{AlgorithmResult, aggregate};
 use crate::settings::{ConfigError, RunConfig, RunError};
+pub use ldp_learn::bo::names_learner;
 
 /// What the executor runs: an experiment's learners, its jobs and how its results are made.
 pub trait Task: Sync {
@@ -39,16 +40,6 @@ pub trait Task: Sync {
     fn fleet_ready(&self) -> bool {
         false
     }
-}
-
-/// Whether the learner name `name` (as `host-sim list` prints it, any case) names the learner
-/// labelled `label`: the same name, the name with the `LDP-` of a private run, or either
-/// followed by a sweep's grid point (`DP-RSE` names `DP-RSE v=0.5 eps=1`).
-pub fn names_learner(name: &str, label: &str) -> bool {
-    let (name, label) = (name.trim().to_lowercase(), label.to_lowercase());
-    [name.clone(), format!("ldp-{name}")]
-        .iter()
-        .any(|n| label == *n || label.strip_prefix(n.as_str()).is_some_and(|rest| rest.starts_with(' ')))
 }
 
 /// A task with only some of another's learners (`--algorithms`). Each selected learner keeps

@@ -7,11 +7,11 @@ use std::path::Path;
 
 use ldp_core::Epsilon;
 
-use crate::bo::AlgorithmSpec;
-pub use crate::env::EnvFactory;
-use crate::env::{EnvError, Noise, SyntheticKernel};
 use crate::executor::Task;
 use crate::settings::{RunConfig, RunError};
+use ldp_learn::bo::AlgorithmSpec;
+pub use ldp_learn::env::EnvFactory;
+use ldp_learn::env::{EnvError, Noise, SyntheticKernel};
 
 /// ε of an experiment table, a literal: an invalid one fails the build (the tables are
 /// `const`).
@@ -100,9 +100,9 @@ impl Experiment {
             central: self.central,
             algorithms: self.algorithms.to_vec(),
             // The experiments whose prior is a data table's own covariance get the default
-            // prior of a table (`--prior`, crate::env::prior).
+            // prior of a table (`--prior`, ldp_learn::env::prior).
             prior: matches!(self.env, EnvKind::LightSensor | EnvKind::Stocks | EnvKind::Table)
-                .then(crate::env::Prior::default),
+                .then(ldp_learn::env::Prior::default),
             ..RunConfig::default()
         }
     }

@@ -15,7 +15,7 @@
 //! | fig3a | LDP, ε = 1, synthetic, SE |
 //! | fig3b | LDP, ε = 1, light sensor |
 //! | fig3c | LDP, ε = 0.5, stocks |
-//! | custom | the user's data (`--arms FILE.csv`, [`crate::env::table`]), LDP at ε = 1 by default |
+//! | custom | the user's data (`--arms FILE.csv`, [`ldp_learn::env::table`]), LDP at ε = 1 by default |
 //! | device | LDP, ε = 1, the firmware's sensor model |
 //!
 //! Private runs compare the three LDP algorithms and GP-UCB on the same privatised reports;
@@ -25,14 +25,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::bo::GP_EXPERIMENT_ALGORITHMS;
-use crate::env::{EnvError, Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs, shared};
 use crate::executor::{Select, Task};
 pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder, listed_epsilon};
-use crate::mqtt::MqttError;
 use crate::runner::Loop;
 use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
 use ldp_core::Epsilon;
+use ldp_learn::bo::GP_EXPERIMENT_ALGORITHMS;
+use ldp_learn::env::{
+    EnvError, Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs, shared,
+};
+use ldp_link::mqtt::MqttError;
 use rand_core::SeedableRng;
 
 const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
@@ -168,11 +170,11 @@ pub fn task(
 
 /// Builds the environment factory; `data` is the directory of the real data sets.
 pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, EnvError> {
-    let default = crate::env::data::default_dir();
+    let default = ldp_learn::env::data::default_dir();
     let need_data = |file: &'static str| -> Result<PathBuf, EnvError> {
         let dir = data.or(default.as_deref()).ok_or(EnvError::NoDataDir { file })?;
         let path = dir.join(file);
-        crate::env::data::verify(&path).map_err(EnvError::Checksum)?;
+        ldp_learn::env::data::verify(&path).map_err(EnvError::Checksum)?;
         Ok(path)
     };
     Ok(match kind {
@@ -193,7 +195,7 @@ pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, Env
             .map_err(EnvError::RealData)?;
             shared(env)
         }
-        EnvKind::Sensor => shared(crate::env::SensorEnv::new(SENSOR_ARMS, SENSOR_NOISE_BOUND)?),
+        EnvKind::Sensor => shared(ldp_learn::env::SensorEnv::new(SENSOR_ARMS, SENSOR_NOISE_BOUND)?),
         EnvKind::Custom(factory) => factory(data)?,
         EnvKind::Table => return Err(EnvError::NoArmsFile),
         EnvKind::Stocks => {

@@ -2,7 +2,7 @@
 //! whether the learner, the devices or the transport is the bottleneck.
 //!
 //! For each fleet size N it starts N simulated devices in this process
-//! ([`Devices`](crate::mqtt::Devices) in a thread, state in a temporary directory, simulated
+//! ([`Devices`](ldp_link::mqtt::Devices) in a thread, state in a temporary directory, simulated
 //! keys, the `device` experiment's environment, a budget that does not run out), connects an
 //! [`MqttFleet`] and measures:
 //!
@@ -17,10 +17,10 @@
 //!   update (LDP-TGP-UCB's `select` + `observe` over as many rounds) — what a real learner
 //!   adds per round.
 //!
-//! With no broker (`--broker none`) the same is measured over [`LoopbackLink`](crate::transport::LoopbackLink): the device
+//! With no broker (`--broker none`) the same is measured over [`LoopbackLink`](ldp_link::transport::LoopbackLink): the device
 //! application in the learner's thread, no reply slot, no broker, no disk — the floor.
 //!
-//! Every device replies [`REPLY_SLOT`](crate::mqtt::REPLY_SLOT) after the query arrived, so a
+//! Every device replies [`REPLY_SLOT`](ldp_link::mqtt::REPLY_SLOT) after the query arrived, so a
 //! sequential round over MQTT cannot be faster than that slot plus two trips through the
 //! broker.
 
@@ -33,16 +33,16 @@ use std::time::{Duration, Instant};
 use ldp_core::Epsilon;
 use serde::Serialize;
 
-use crate::bo::Policy;
-use crate::bo::gp_ucb::{Constants, GpUcb};
-use crate::device::{Device, DeviceError};
-use crate::env::{Environment, SimRng};
 use crate::experiments::experiment_env;
-use crate::fleet::{Fleet, Member, Routing, in_process};
-use crate::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
 use crate::runner::problem_for;
 use crate::settings::RunConfig;
-use crate::transport::{Link, LinkError, WireClient};
+use ldp_learn::bo::Policy;
+use ldp_learn::bo::gp_ucb::{Constants, GpUcb};
+use ldp_learn::env::{Environment, SimRng};
+use ldp_link::device::{Device, DeviceError};
+use ldp_link::fleet::{Fleet, Member, Routing, in_process};
+use ldp_link::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
+use ldp_link::transport::{Link, LinkError, WireClient};
 
 /// Round numbers of the throughput phase start here, far from the sequential phase's, so that
 /// no query repeats an earlier one with the same sequence number (the device would answer it
@@ -248,15 +248,15 @@ fn over_mqtt(
     devices.first_id = first_id;
     devices.seeds = Seeds::Simulated { trial_seed: n as u64 };
     devices.provision = true; // new devices in a fresh directory
-    let booted = crate::mqtt::Devices::open(&devices)?;
+    let booted = ldp_link::mqtt::Devices::open(&devices)?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let serving = std::thread::Builder::new()
         .name("bench-devices".into())
         .spawn(move || booted.serve(&flag))
         .map_err(|e| BenchError::Settings(format!("cannot start the devices' thread: {e}")))?;
-    // The devices wrote their keys when they were provisioned (`crate::keys`).
-    let result = crate::keys::read(&dir)
+    // The devices wrote their keys when they were provisioned (`ldp_link::keys`).
+    let result = ldp_link::keys::read(&dir)
         .map_err(|e| BenchError::Settings(e.to_string()))
         .and_then(|keys| measure_mqtt(spec, url, n, first_id, eps, setup, &keys));
     stop.store(true, Ordering::Relaxed);
@@ -276,7 +276,7 @@ fn measure_mqtt(
     first_id: u64,
     eps: Epsilon,
     setup: Instant,
-    keys: &crate::keys::Keys,
+    keys: &ldp_link::keys::Keys,
 ) -> Result<BenchRow, BenchError> {
     let ids = first_id..first_id + n as u64;
     let fleet = MqttFleet::connect(url, FleetWait { devices: Some(n), patience: HELLO_PATIENCE }, keys)?;

@@ -30,16 +30,16 @@ use ldp_core::{Epsilon, TruncationLevel};
 use nalgebra::DMatrix;
 use serde::Serialize;
 
-use crate::bo::gp_ucb::Constants;
-use crate::bo::{AlgorithmSpec, Policy, PolicyError};
 use crate::checkpoint::{CheckpointError, OutLock};
-use crate::env::RewardBounds;
-use crate::env::custom::{KernelChoice, kernel_prior};
-use crate::env::table::{TableError, TableProblem, fnv1a, read_points};
 use crate::files::{OutputError, write_whole};
 use crate::plot::{LivePlot, write_live_plot};
 use crate::runner::{RunConfig, RunError, problem_from};
-use crate::transport::{Link, LinkError, WireClient};
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::bo::{AlgorithmSpec, Policy, PolicyError};
+use ldp_learn::env::RewardBounds;
+use ldp_learn::env::custom::{KernelChoice, kernel_prior};
+use ldp_learn::env::table::{TableError, TableProblem, fnv1a, read_points};
+use ldp_link::transport::{Link, LinkError, WireClient};
 
 /// The file of every release.
 pub const LIVE_CSV: &str = "live.csv";
@@ -71,7 +71,7 @@ impl Actions {
     /// The points of the actions.
     pub fn points(&self) -> Result<Vec<Vec<f64>>, LiveError> {
         let points = match self {
-            Self::Grid { count } => crate::env::unit_grid(*count),
+            Self::Grid { count } => ldp_learn::env::unit_grid(*count),
             Self::File { path, .. } => read_points(path, None).map_err(LiveError::Points)?,
         };
         if points.len() < 2 {
@@ -345,10 +345,10 @@ struct Record<'a> {
     settings: &'a LiveSpec,
     device: DeviceRecord,
     learner_constants: Vec<(String, f64)>,
-    /// Replies the learner dropped in this session, by reason (`crate::transport::Dropped`):
+    /// Replies the learner dropped in this session, by reason (`ldp_link::transport::Dropped`):
     /// written when the session ends.
     #[serde(skip_serializing_if = "Option::is_none")]
-    dropped_frames: Option<crate::transport::Dropped>,
+    dropped_frames: Option<ldp_link::transport::Dropped>,
     /// The highest session (boot number) the learner has seen from the device: a resumed run
     /// refuses a device in a lower one (`WireClient::sessions_from`).
     highest_session: u64,

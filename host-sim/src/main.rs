@@ -383,7 +383,8 @@ struct LiveArgs {
     #[arg(long)]
     coords: Option<PathBuf>,
     /// The learner, as `host-sim list` names it: GP-UCB, LDP-TGP-UCB, LDP-ATA-GP-UCB,
-    /// LDP-MoMA-GP-UCB, UCB1, or LDP-RSE (at most 64 actions).
+    /// LDP-MoMA-GP-UCB, UCB1, LDP-UCB, LDP-RSE or Robust-UCB (LDP-RSE and Robust-UCB: at most 64
+    /// actions).
     #[arg(long, default_value = "GP-UCB")]
     learner: String,
     /// ε per report (at most the device's per-report limit).
@@ -1084,7 +1085,7 @@ fn run_one(
             config.threads = Some(1); // one fleet, one conversation at a time
         }
         check("--user-budget", args.user_budget, Sign::Positive)?;
-        config.fleet = Some(host_sim::fleet::FleetSpec {
+        config.fleet = Some(host_sim::settings::FleetSpec {
             routing: args.routing.unwrap_or_default(),
             user_budget: args.user_budget,
             ledger_dir: None,
@@ -1358,7 +1359,7 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
     use host_sim::transport::{QemuDevice, SerialLink, TcpLink, WireClient};
 
     let epsilon = ldp_core::Epsilon::new(args.eps).map_err(|_| Usage::NotAnEpsilon(args.eps.to_string()))?;
-    let learners = [&host_sim::bo::GP_EXPERIMENT_ALGORITHMS[..], &[bandit::LDP_RSE]].concat();
+    let learners = host_sim::optimizer::learners();
     let learner = learners
         .iter()
         .find(|a| host_sim::executor::names_learner(&args.learner, a.label(true)))

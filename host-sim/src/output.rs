@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::device::MemberRecord;
 use crate::executor::Observer;
 use crate::files::write_whole;
 pub use crate::plot::{MAX_PLOTTED_ROUNDS, PlotOptions, plotted_rounds};
 use crate::results::AlgorithmResult;
 pub use crate::settings::OutputError;
 use crate::settings::{RunConfig, RunError};
+use ldp_link::device::MemberRecord;
 
 /// The observer that writes a finished run's files ([`write_all`]) into its directory.
 pub struct Writer<'a> {
@@ -84,7 +84,7 @@ struct Record<'a> {
     device: Option<FleetSummary>,
     /// `custom`: what was read from the arms file (delimiter, label column, arms).
     #[serde(skip_serializing_if = "Option::is_none")]
-    table: Option<&'a crate::env::table::ReadReport>,
+    table: Option<&'a ldp_learn::env::table::ReadReport>,
     results: Vec<Summary<'a>>,
 }
 
@@ -103,14 +103,14 @@ struct FleetSummary {
     skipped: u64,
     /// Replies the learner dropped, by reason, over all jobs and devices (issue #25): none of
     /// them entered a ledger.
-    dropped_frames: crate::transport::Dropped,
+    dropped_frames: ldp_link::transport::Dropped,
     /// Devices the learner holds keys for that were left out of at least one job (no hello, or
     /// no answer to the first); absent when there were none.
     #[serde(skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     left_out: std::collections::BTreeSet<u64>,
 }
 
-/// The ledger's columns of dropped replies ([`crate::transport::Dropped`]'s fields, in order).
+/// The ledger's columns of dropped replies ([`ldp_link::transport::Dropped`]'s fields, in order).
 pub const DROPPED_COLUMNS: [&str; 9] = [
     "bad_tag",
     "replayed",
@@ -123,7 +123,7 @@ pub const DROPPED_COLUMNS: [&str; 9] = [
     "unauthenticated_refusals",
 ];
 
-fn dropped_fields(d: &crate::transport::Dropped) -> [u64; 9] {
+fn dropped_fields(d: &ldp_link::transport::Dropped) -> [u64; 9] {
     [
         d.bad_tag,
         d.replayed,
@@ -137,8 +137,8 @@ fn dropped_fields(d: &crate::transport::Dropped) -> [u64; 9] {
     ]
 }
 
-fn dropped_from(c: [u64; 9]) -> crate::transport::Dropped {
-    crate::transport::Dropped {
+fn dropped_from(c: [u64; 9]) -> ldp_link::transport::Dropped {
+    ldp_link::transport::Dropped {
         bad_tag: c[0],
         replayed: c[1],
         malformed: c[2],
@@ -256,7 +256,7 @@ fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSu
         *e = e.max(r.spent);
     }
     let left_out = ledgers.iter().flatten().filter(|r| r.left_out).map(|r| r.id).collect();
-    let mut dropped_frames = crate::transport::Dropped::default();
+    let mut dropped_frames = ldp_link::transport::Dropped::default();
     for r in ledgers.iter().flatten() {
         dropped_frames.add(&r.dropped);
     }
@@ -583,7 +583,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ldp-ledger-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let dropped =
-            crate::transport::Dropped { bad_tag: 31, replayed: 2, budget_rose: 1, ..Default::default() };
+            ldp_link::transport::Dropped { bad_tag: 31, replayed: 2, budget_rose: 1, ..Default::default() };
         let record = MemberRecord { id: 7, spent: 1.5, reports: 3, skipped: 0, dropped, left_out: false };
         let absent =
             MemberRecord { id: 9, spent: 0.0, dropped: Default::default(), left_out: true, ..record };
@@ -591,7 +591,7 @@ mod tests {
         fs::write(dir.join("trial1-learner1.csv"), "device,spent_eps,reports,skipped\n8,2,4,1\n").unwrap();
         let ledgers = read_ledgers(&dir).unwrap();
         assert_eq!(ledgers[0], [record, absent]);
-        assert_eq!(ledgers[1][0].dropped, crate::transport::Dropped::default());
+        assert_eq!(ledgers[1][0].dropped, ldp_link::transport::Dropped::default());
         assert_eq!(ledgers[1][0].reports, 4);
         let _ = fs::remove_dir_all(&dir);
     }
@@ -603,7 +603,7 @@ mod tests {
     fn a_single_wire_device_run_records_its_dropped_frames() {
         let dir = std::env::temp_dir().join(format!("ldp-device-ledger-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
-        let dropped = crate::transport::Dropped { bad_tag: 4, malformed: 1, ..Default::default() };
+        let dropped = ldp_link::transport::Dropped { bad_tag: 4, malformed: 1, ..Default::default() };
         let record = MemberRecord { id: 7, spent: 20.0, reports: 20, skipped: 0, dropped, left_out: false };
         write_ledger(&dir.join(DEVICE_LEDGER_DIR), 0, 1, &[record]).unwrap();
         let config = RunConfig {

@@ -32,15 +32,15 @@ use std::time::Instant;
 use crate::bandit::{
     AGARWAL_BANDIT_EPSILONS, AGARWAL_EXPERTS_EPSILONS, TAO_CENTRAL_EPSILONS, TAO_LOCAL_EPSILONS, TAO_V,
 };
-use crate::bo::gp_ucb::Constants;
 use crate::checkpoint::Checkpoint;
 use crate::dubey::{ALPHAS, BETAS, LOCAL_ALPHAS, PAPER_TABLE1, TABLE1_ALPHAS, TABLE1_BENCHMARKS};
-use crate::env::Prior;
 use crate::executor::{Executor, Outcome as Ran, Progress, Shard};
 use crate::experiments::{self, EnvKind, Experiment};
 use crate::output;
 use crate::results::AlgorithmResult;
 use crate::settings::{RunConfig, RunError, run_id};
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::env::Prior;
 
 /// One experiment run: what to run, with which settings, where to write.
 pub struct Run<'a> {

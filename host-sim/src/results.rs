@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use crate::env::Environment;
 use crate::settings::RunConfig;
 use crate::settings::RunError;
+use ldp_learn::env::Environment;
 
 /// Per-algorithm results of a run.
 #[derive(Clone, Debug, Serialize)]
@@ -26,7 +26,7 @@ pub struct AlgorithmResult {
     /// `true` for the uniform-play reference row itself (drawn dashed, never judged).
     pub reference: bool,
     /// The constants the learner derived in trial 0 (the problem's B, R, v, c, λ, 𝓛 and the
-    /// policy's own, see [`Policy::constants`](crate::bo::Policy::constants)), for `run.json`.
+    /// policy's own, see [`Policy::constants`](ldp_learn::bo::Policy::constants)), for `run.json`.
     pub constants: Vec<(String, f64)>,
 }
 

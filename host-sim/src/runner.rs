@@ -10,23 +10,22 @@ use std::path::Path;
 
 use nalgebra::DMatrix;
 
-use ldp_core::truncation::ldp_second_moment;
-use ldp_core::{Bound, DeviceConfig, Epsilon, LaplaceMechanism};
+use ldp_core::wire::Hello;
+use ldp_core::{DeviceConfig, Epsilon};
 
-use crate::bo::calibrated;
-use crate::bo::gp_ucb::Constants;
-use crate::bo::{AlgorithmSpec, Privacy, Problem};
-use crate::checkpoint::Checkpoint;
-use crate::device::{
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::bo::{AlgorithmSpec, Problem};
+use ldp_learn::env::{EnvError, EnvFactory, Environment, RewardBounds};
+use ldp_learn::rules::{self, ProblemError};
+use ldp_link::device::{
     Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, WireDevice, device_config,
 };
-use crate::env::{EnvError, EnvFactory, Environment, RewardBounds};
+use ldp_link::fleet::{self, Fleet, Member, Routing};
+use ldp_link::mqtt::{BrokerUrl, FleetWait, MqttFleet, MqttLink};
+use ldp_link::transport::{Link, LinkError, QemuDevice, SerialLink, TcpLink, WireClient};
+
+use crate::checkpoint::Checkpoint;
 use crate::executor::{Executor, Progress, Task};
-use crate::fleet::{self, Fleet, Member, Routing};
-use crate::gp::FiniteCovariance;
-use crate::mqtt::{BrokerUrl, FleetWait, MqttFleet, MqttLink};
-use crate::transport::{Link, LinkError, QemuDevice, SerialLink, TcpLink, WireClient};
-use ldp_core::wire::Hello;
 
 pub use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
 pub use crate::settings::{
@@ -46,49 +45,19 @@ pub fn problem_for(env: &dyn Environment, config: &RunConfig) -> Result<Problem,
 }
 
 /// The learner's public problem from what it knows: the prior covariance over the arms and the
-/// reward constants (the environment's, or a device's B and R).
+/// reward constants (the environment's, or a device's B and R), by the constants rules of
+/// [`ldp_learn::rules::problem`] on `config`'s public settings.
 pub fn problem_from(
     prior: DMatrix<f64>,
     bounds: RewardBounds,
     config: &RunConfig,
 ) -> Result<Problem, RunError> {
-    let covariance = FiniteCovariance::new(prior).map_err(|e| RunError::Environment(EnvError::Kernel(e)))?;
-    let (v, c, privacy) = match config.local_epsilon() {
-        None => (bounds.v, bounds.c, None),
-        Some(eps) => {
-            let r = bounds.r.ok_or(RunError::Device(DeviceError::UnboundedNoise))?;
-            let cfg = |e| RunError::Device(DeviceError::Config(e));
-            let (b, rb) = (Bound::new(bounds.b).map_err(cfg)?, Bound::new(r).map_err(cfg)?);
-            let mechanism = LaplaceMechanism::ctl(eps, b, rb).map_err(cfg)?;
-            let v = ldp_second_moment(b, rb, eps);
-            let e = eps.get();
-            let c = r * r + 8.0 * (bounds.b + r).powi(2) / (e * e);
-            (v, c, Some(Privacy { epsilon: e, laplace_scale: mechanism.noise_scale() }))
-        }
-    };
-
-    // The user's own v and c (`custom --v --c`) replace the derived ones, privatised or not.
-    let overrides = config.problem.as_ref().map(|p| p.overrides).unwrap_or_default();
-    let (v, c) = (overrides.v.unwrap_or(v), overrides.c.unwrap_or(c));
-    let mut problem = Problem {
-        covariance,
-        b: bounds.b,
-        noise_bound: bounds.r,
-        alpha: bounds.alpha,
-        v,
-        c,
-        horizon: config.horizon,
-        lambda: config.lambda,
-        delta: config.delta,
-        privacy,
-        central_epsilon: if config.central { config.epsilon.map(Epsilon::get) } else { None },
-        beta_scale: config.beta_scale,
-        tie_order: None,
-    };
-    if config.constants == Constants::Calibrated {
-        problem.lambda = calibrated::observed_variance(&problem);
-    }
-    Ok(problem)
+    rules::problem(prior, bounds, &config.public()).map_err(|e| match e {
+        ProblemError::Kernel(e) => RunError::Environment(EnvError::Kernel(e)),
+        ProblemError::UnboundedNoise => RunError::Device(DeviceError::UnboundedNoise),
+        ProblemError::Mechanism(e) => RunError::Device(DeviceError::Config(e)),
+        other => RunError::Learner { label: "problem".to_string(), source: Box::new(other) },
+    })
 }
 
 /// Cumulative regret after each round of one trial of one algorithm.
@@ -113,7 +82,7 @@ pub fn run_trial_with_ledger(
     let mut problem = problem_for(env, config)?;
     if config.constants == Constants::Calibrated {
         // One order per trial, shared by its learners (paired comparisons).
-        problem.tie_order = Some(crate::bo::tie_order(problem.num_arms(), derive_seed(trial_seed, 0, 5)));
+        problem.tie_order = Some(ldp_learn::bo::tie_order(problem.num_arms(), derive_seed(trial_seed, 0, 5)));
     }
     let mut policy = (algorithm.build)(&problem, config.constants, derive_seed(trial_seed, algo_index, 3))
         .map_err(RunError::Policy)?;
@@ -315,38 +284,17 @@ fn derived_constants(
     Ok(out)
 }
 
-/// The environment variable naming the learner's key file (or directory of key files,
-/// `crate::keys`) for devices this process did not provision: a board on a serial port or
-/// TCP, an MQTT fleet.
-pub const KEYS_VAR: &str = "LDP_KEYS";
+/// The environment variable naming the learner's key file ([`ldp_link::keys::KEYS_VAR`]).
+pub use ldp_link::keys::{KEYS_VAR, keys_origin};
 
-/// The keys of [`KEYS_VAR`].
-pub fn learner_keys() -> Result<crate::keys::Keys, RunError> {
-    let io = |m: String| RunError::Device(DeviceError::Link(LinkError::Io(std::io::Error::other(m))));
-    let Some(path) = std::env::var_os(KEYS_VAR) else {
-        return Err(io(format!(
-            "no device keys: set {KEYS_VAR} to the key file the device's provisioning wrote (DIR for `host-sim fleet devices --dir DIR`, the line `cargo provision-board` printed, or ldp-link.key beside an emulated board)"
-        )));
-    };
-    crate::keys::read(Path::new(&path)).map_err(|e| io(e.to_string()))
-}
-
-/// Where [`KEYS_VAR`] has the key of device `id` from (for messages): the file, or
-/// `DIR/<id>/link.key`.
-pub fn keys_origin(id: u64) -> Option<std::path::PathBuf> {
-    std::env::var_os(KEYS_VAR).map(|path| crate::keys::origin(Path::new(&path), id))
+/// The keys of [`KEYS_VAR`] ([`ldp_link::keys::learner_keys`]).
+pub fn learner_keys() -> Result<ldp_link::keys::Keys, RunError> {
+    ldp_link::keys::learner_keys().map_err(|e| RunError::Device(DeviceError::Link(LinkError::Io(e))))
 }
 
 /// The one device of [`KEYS_VAR`]'s key file (a board on a serial port or TCP).
 pub fn single_device_auth() -> Result<ldp_core::wire::Auth, RunError> {
-    let keys = learner_keys()?;
-    match keys.iter().next() {
-        Some((&id, &key)) if keys.len() == 1 => Ok(ldp_core::wire::Auth::new(key, id)),
-        _ => Err(RunError::Device(DeviceError::Link(LinkError::Io(std::io::Error::other(format!(
-            "{KEYS_VAR} must name the key of exactly one device for a board on a serial port or TCP ({} found)",
-            keys.len()
-        )))))),
-    }
+    ldp_link::keys::single_device_auth().map_err(|e| RunError::Device(DeviceError::Link(LinkError::Io(e))))
 }
 
 /// A wire device after the handshake, with its public configuration checked against what the
@@ -546,7 +494,7 @@ impl QemuWire {
         });
         let link = qemu.0.connect().map_err(link_err)?;
         let auth = qemu.0.auth().map_err(link_err)?;
-        let key_file = qemu.0.workdir().join(crate::keys::BOARD_KEY_FILE);
+        let key_file = qemu.0.workdir().join(ldp_link::keys::BOARD_KEY_FILE);
         let device = checked_wire_device(env, link, auth, epsilon, provision.as_ref(), Some(key_file))?;
         Ok(Self { device, qemu })
     }
@@ -555,10 +503,10 @@ impl QemuWire {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::SensorEnv;
-    use crate::transport::LoopbackLink;
-    use ldp_core::MemoryStore;
     use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
+    use ldp_core::{Bound, MemoryStore};
+    use ldp_learn::env::SensorEnv;
+    use ldp_link::transport::LoopbackLink;
     use rand_chacha::ChaCha20Rng;
     use rand_core::SeedableRng;
 

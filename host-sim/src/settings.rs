@@ -1,19 +1,22 @@
 //! How a run is set up and why it stops: the settings ([`RunConfig`], [`DeviceKind`]), the run's
-//! identity ([`run_id`]), the seeds ([`derive_seed`]) and the one error type of a run
-//! ([`RunError`]). Every layer above (the bandit loop, the executor, the families) imports
-//! these; this module imports none of them.
+//! identity ([`run_id`]), the seeds ([`derive_seed`], the learners' seed rule) and the one error
+//! type of a run ([`RunError`]). Every layer above (the bandit loop, the executor, the families)
+//! imports these; this module imports none of them.
 
 use std::path::{Path, PathBuf};
 
 use ldp_core::{DeviceConfig, Epsilon};
 use serde::Serialize;
 
-use crate::bo::gp_ucb::Constants;
-use crate::bo::{AlgorithmSpec, PolicyError};
 use crate::checkpoint::CheckpointError;
-use crate::device::DeviceError;
-use crate::env::EnvError;
 pub use crate::files::OutputError;
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::bo::{AlgorithmSpec, PolicyError};
+use ldp_learn::env::EnvError;
+use ldp_learn::rules::Public;
+pub use ldp_learn::rules::derive_seed;
+use ldp_link::device::DeviceError;
+use ldp_link::fleet::Routing;
 
 /// Which device answers the learner's queries in a private run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -37,32 +40,19 @@ pub enum DeviceKind {
         addr: String,
     },
     /// A fleet of simulated users in this process, each the device application with its own
-    /// budget, one round's query routed to one of them (`crate::fleet`).
+    /// budget, one round's query routed to one of them (`ldp_link::fleet`).
     Fleet {
         /// Members.
         devices: usize,
     },
     /// A fleet of devices on an MQTT broker (`host-sim fleet devices`, bridged boards): every
-    /// device whose retained hello is on the broker (`crate::mqtt`). Runs sequentially; the
+    /// device whose retained hello is on the broker (`ldp_link::mqtt`). Runs sequentially; the
     /// devices' budgets are shared by every job of the run.
     Mqtt {
         /// `mqtt://HOST:PORT` (or `mqtts://` with the `mqtt-tls` feature); credentials come
         /// from `LDP_MQTT_USERNAME` / `LDP_MQTT_PASSWORD`, never from here (this is recorded).
         url: String,
     },
-}
-
-/// How each round's device is chosen among the members with budget left.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Routing {
-    /// In turn, by device id: with no faults each of N users answers ⌈T/N⌉ or ⌊T/N⌋ rounds.
-    #[default]
-    RoundRobin,
-    /// Uniformly at random (from the run's seed).
-    Random,
 }
 
 /// A fleet run's settings (`--device fleet:N` or `--device mqtt://…`).
@@ -134,11 +124,11 @@ pub struct RunConfig {
     /// (seed 004 Alg. 1, 3; seed 002). Local DP (the default): the device privatises.
     pub central: bool,
     /// λ of the GP surrogate with practical or paper constants (calibrated constants set λ to
-    /// the observed noise variance instead, see [`calibrated`](crate::bo::calibrated)).
+    /// the observed noise variance instead, see [`calibrated`](ldp_learn::bo::calibrated)).
     pub lambda: f64,
     /// δ of the β formulas.
     pub delta: f64,
-    /// Multiplies every β_t (1 = the constants as given); see [`Problem::beta_scale`](crate::bo::Problem::beta_scale).
+    /// Multiplies every β_t (1 = the constants as given); see [`Problem::beta_scale`](ldp_learn::bo::Problem::beta_scale).
     pub beta_scale: f64,
     /// Calibrated (the default), practical or paper constants.
     #[serde(serialize_with = "ser_constants")]
@@ -156,9 +146,9 @@ pub struct RunConfig {
     pub fleet: Option<FleetSpec>,
     /// The user's own problem (`custom`): its files and choices.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub problem: Option<crate::env::custom::ProblemFiles>,
+    pub problem: Option<ldp_learn::env::custom::ProblemFiles>,
     /// Hardware in the loop: a device on the wire (QEMU, serial, TCP) gets each raw reward from
-    /// the experiment's environment with the query ([`crate::device::FedWireDevice`]) instead of
+    /// the experiment's environment with the query ([`ldp_link::device::FedWireDevice`]) instead of
     /// reading its own sensor. Set for every wire run but the device experiment's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub feed: bool,
@@ -166,7 +156,7 @@ pub struct RunConfig {
     /// table's own empirical covariance (seed 000's real-data figures, `custom` without
     /// coordinates); `None` elsewhere: the environment's prior is used as it is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub prior: Option<crate::env::Prior>,
+    pub prior: Option<ldp_learn::env::Prior>,
     /// Where each job of a run on one device on the wire (QEMU, serial, TCP) writes what the
     /// device spent and the replies the learner dropped (`device-ledgers/` in the output
     /// directory, as a fleet's `fleet/`); not part of the run's identity.
@@ -190,7 +180,7 @@ impl Default for RunConfig {
             delta: 0.1,
             beta_scale: 1.0,
             constants: Constants::Calibrated,
-            algorithms: crate::bo::GP_EXPERIMENT_ALGORITHMS.to_vec(),
+            algorithms: ldp_learn::bo::GP_EXPERIMENT_ALGORITHMS.to_vec(),
             device: DeviceKind::InProcess,
             select: Vec::new(),
             fleet: None,
@@ -207,6 +197,23 @@ impl RunConfig {
     /// (the device passes raw rewards) or a non-private run.
     pub fn local_epsilon(&self) -> Option<Epsilon> {
         if self.central { None } else { self.epsilon }
+    }
+
+    /// What the learners may know of these settings, for their constants
+    /// ([`ldp_learn::rules::problem`]).
+    pub fn public(&self) -> Public {
+        let overrides = self.problem.as_ref().map(|p| p.overrides).unwrap_or_default();
+        Public {
+            horizon: self.horizon,
+            report_epsilon: self.local_epsilon(),
+            central_epsilon: if self.central { self.epsilon.map(Epsilon::get) } else { None },
+            lambda: self.lambda,
+            delta: self.delta,
+            beta_scale: self.beta_scale,
+            constants: self.constants,
+            v: overrides.v,
+            c: overrides.c,
+        }
     }
 }
 
@@ -496,15 +503,7 @@ pub fn run_id(experiment: &str, description: &str, config: &RunConfig) -> String
     c.threads = None;
     c.trials = 0;
     let text = format!("{experiment}\n{description}\n{}", serde_json::to_string(&c).unwrap_or_default());
-    crate::env::table::fnv1a(text.as_bytes())
-}
-
-/// SplitMix64 finaliser: a seed per (master, a, b), well mixed.
-pub fn derive_seed(master: u64, a: u64, b: u64) -> u64 {
-    let mut z = master ^ a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_mul(0xD1B5_4A32_D192_ED03);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    ldp_learn::env::table::fnv1a(text.as_bytes())
 }
 
 /// The candidate nearest to `name` (any case) if it is near enough to be a typo of it: at most

@@ -51,6 +51,20 @@ fn bad_input_gives_a_one_line_error() {
     }
 }
 
+/// `live` offers every learner of ask/tell (`ldp_learn::optimizer::learners`), LDP-UCB among
+/// them: an unknown name is answered with all of them, before any device is started.
+#[test]
+fn live_offers_every_learner_of_ask_tell() {
+    let out = std::env::temp_dir().join(format!("host-sim-cli-live-{}", std::process::id()));
+    let out = out.to_string_lossy();
+    let (ok, _, err) =
+        host_sim(&["live", "--device", "qemu", "--actions", "5", "--learner", "nope", "--out", &out]);
+    assert!(!ok);
+    for spec in ldp_learn::optimizer::learners() {
+        assert!(err.contains(spec.label(true)), "{}: {err}", spec.label(true));
+    }
+}
+
 #[test]
 fn every_help_shows_an_example() {
     for args in [

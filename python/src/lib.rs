@@ -290,41 +290,21 @@ fn bounds(epsilon: Epsilon, bound: f64, noise_bound: f64) -> PyResult<(ldp_core:
     Ok((b, r))
 }
 
-/// The total that pays for exactly `reports` reports at `epsilon`: the accountant charges each
-/// report rounded up to 10⁻⁹ and reads the total rounded down (`ldp_core::budget`), so the total
-/// is the smallest `f64` whose units reach `reports` charges. (`(units·n + 0.5)/10⁹` alone, as
-/// host-sim's `privatise_table` computes it, falls one unit short from about 8·10⁵ values at
-/// ε = 10.3: the last value was refused.)
+/// The total that pays for exactly `reports` reports at `epsilon`: the budget rule of
+/// `ldp_learn::budget::total_for` (the accountant charges each report rounded up to 10⁻⁹ and
+/// reads the total rounded down), host-sim's too.
 fn total_for(epsilon: Epsilon, reports: usize) -> PyResult<Epsilon> {
-    // Exact integers, as the accountant counts.
-    let units = (within_counter(epsilon, "eps")?.get() * UNITS_PER_EPSILON).ceil() as u64;
-    let needed = units.checked_mul(reports.max(1) as u64).ok_or_else(|| {
-        InvalidParameter::new_err(format!(
-            "invalid setting: eps * {reports} reports = {} is beyond the budget counter's range (it counts at most 2^64 units of 1e-9, eps {COUNTER_RANGE:.4e} in all): release fewer values per call or at a smaller eps",
-            epsilon.get() * reports as f64
-        ))
-    })?;
-    let mut total = (needed as f64 + 0.5) / UNITS_PER_EPSILON;
-    while ((total * UNITS_PER_EPSILON).floor() as u64) < needed {
-        total = total.next_up();
-    }
-    Epsilon::new(total).map_err(invalid)
+    ldp_learn::budget::total_for(epsilon, reports).map_err(beyond_counter)
 }
 
-/// The most ε the device's budget counter holds: it counts units of 1e-9 in a `u64`, and a
-/// larger ε saturates it (a per-report ε or a total above this was charged or counted as this,
-/// and the refusals' messages were wrong).
-const COUNTER_RANGE: f64 = u64::MAX as f64 / UNITS_PER_EPSILON;
+/// `epsilon` if the budget counter holds it (`ldp_learn::budget::within_counter`); otherwise a
+/// refusal naming the counter's range.
+fn within_counter(epsilon: Epsilon, name: &'static str) -> PyResult<Epsilon> {
+    ldp_learn::budget::within_counter(epsilon, name).map_err(beyond_counter)
+}
 
-/// `epsilon` if the budget counter holds it; otherwise a refusal naming the counter's range.
-fn within_counter(epsilon: Epsilon, name: &str) -> PyResult<Epsilon> {
-    if epsilon.get() * UNITS_PER_EPSILON < u64::MAX as f64 {
-        return Ok(epsilon);
-    }
-    Err(InvalidParameter::new_err(format!(
-        "invalid setting: {name} = {} is beyond the budget counter's range (it counts at most 2^64 units of 1e-9, eps {COUNTER_RANGE:.4e}): give a smaller {name}",
-        epsilon.get()
-    )))
+fn beyond_counter(e: ldp_learn::budget::BudgetError) -> PyErr {
+    InvalidParameter::new_err(format!("invalid setting: {e}"))
 }
 
 /// A seed: None, or an int in [0, 2^64) — not a bool (`seed=True` was read as seed 1).

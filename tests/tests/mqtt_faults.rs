@@ -35,12 +35,13 @@ use host_sim::bo::Policy;
 use host_sim::device::Device;
 use host_sim::env::Environment;
 use host_sim::experiments::experiment_env;
-use host_sim::fleet::{self, FileMedium, Fleet, FleetSpec, Member, Routing};
+use host_sim::fleet::{self, FileMedium, Fleet, Member, Routing};
 use host_sim::mqtt::{
     BrokerUrl, DeviceStatus, Devices, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds,
     ServeStats,
 };
 use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial_with_ledger};
+use host_sim::settings::FleetSpec;
 use host_sim::transport::{FaultCounts, Faults, FaultyLink, WireClient};
 use ldp_core::Epsilon;
 use ldp_core::state::{LogStore, StateStore};

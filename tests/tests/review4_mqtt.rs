@@ -18,9 +18,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use host_sim::experiments::experiment_env;
-use host_sim::fleet::{FleetSpec, Routing};
+use host_sim::fleet::Routing;
 use host_sim::mqtt::{DevicesSpec, Seeds};
 use host_sim::runner::{DeviceKind, RunConfig, derive_seed, run_trial_with_ledger};
+use host_sim::settings::FleetSpec;
 
 #[test]
 fn a_stale_retained_hello_does_not_stop_a_fleet_run() {

@@ -1,0 +1,350 @@
+//! Seed 003's experiments (Dubey, AISTATS 2021): approximate GP-UCB with quadrature Fourier
+//! features, non-private (Alg. 1), under joint DP (Alg. 2) and under local joint DP (Alg. 3),
+//! each variant one learner of a [`Variants`] task. The learners, their environments and the
+//! protocol loop of one trial are `ldp_learn::dubey`'s (re-exported here).
+//!
+//! # Experiments ([`DUBEY_EXPERIMENTS`])
+//!
+//! | name | what | default |
+//! |---|---|---|
+//! | `dubey-alpha` | §6.1, JDP at α ∈ {0.1, 0.5, 1, 10}, β = 0.1, plus non-private (Fig. 1) | T = 1024, 20 trials |
+//! | `dubey-beta` | §6.1, JDP at β ∈ {0.01, 0.1, 0.5, 0.99}, α = 1 (Fig. 2) | T = 1024, 20 trials |
+//! | `dubey-table1` | camel / styb / mw: non-private and JDP at α ∈ {10, 1, 0.1}, β = 0.1 (Table 1) | T = 10 000, 10 trials |
+//! | `dubey-local` | §6.1: non-private, JDP and local JDP at α ∈ {1, 10}, β = 0.1 | T = 1024, 20 trials |
+//!
+//! Privacy parameters follow the neighbouring family's convention: `--eps` restricts an α
+//! sweep to that single α, except that the listed ε (1) runs the whole grid; in `dubey-beta`
+//! `--eps` sets α. Seed 003's α, β are our (ε, δ); the confidence parameter ζ is the run's
+//! `delta` (0.1), λ its `lambda` (1). `--constants paper` uses Theorem 1 unscaled with the
+//! features' measured error and the Lemma 3/6 shift; `--beta-scale` multiplies the width.
+//! `dubey-table1` also prints our Table 1 beside the seed's ([`table1_comparison`]).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use ldp_core::Epsilon;
+use rand_core::SeedableRng;
+
+use crate::executor::{Executor, Task};
+use crate::experiment::{EnvKind, Experiment, listed_epsilon};
+use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
+use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError};
+use ldp_learn::bo::PolicyError;
+use ldp_learn::env::EnvFactory;
+use ldp_learn::env::{Environment, SimRng};
+
+pub use ldp_learn::dubey::*;
+
+/// α of `dubey-alpha` (seed 003 §6.1, Fig. 1).
+pub const ALPHAS: [f64; 4] = [0.1, 0.5, 1.0, 10.0];
+/// β of `dubey-beta` (seed 003 §6.1, Fig. 2).
+pub const BETAS: [f64; 4] = [0.01, 0.1, 0.5, 0.99];
+/// α of `dubey-table1`, in the table's row order.
+pub const TABLE1_ALPHAS: [f64; 3] = [10.0, 1.0, 0.1];
+/// α of `dubey-local`.
+pub const LOCAL_ALPHAS: [f64; 2] = [1.0, 10.0];
+/// β wherever it is not swept (seed 003 §6.1).
+pub const DEFAULT_BETA: f64 = 0.1;
+/// The listed α of every experiment: the whole grid runs unless `--eps` names another.
+pub const LISTED_ALPHA: f64 = 1.0;
+/// Seed 003 Table 1 (cumulative regret at T = 10⁴, 10 trials): rows non-private, α = 10, 1,
+/// 0.1; columns camel, styb, mw.
+pub const PAPER_TABLE1: [[f64; 3]; 4] =
+    [[519.0, 885.0, 901.0], [775.0, 1667.0, 1558.0], [1029.0, 2680.0, 2883.0], [3324.0, 4493.0, 5002.0]];
+/// The benchmarks of Table 1, in column order.
+pub const TABLE1_BENCHMARKS: [BenchmarkKind; 3] =
+    [BenchmarkKind::Camelback, BenchmarkKind::StyblinskiTang, BenchmarkKind::Michalewicz];
+
+/// A job's error as the run's: the environment's and the numerical ones as every learner's,
+/// the others under the variant's label.
+fn into_run_error(e: DubeyError, label: &str) -> RunError {
+    match e {
+        DubeyError::Env(e) => RunError::Environment(ldp_learn::env::EnvError::Family(Box::new(e))),
+        DubeyError::Numerical => RunError::Policy(PolicyError::Numerical),
+        DubeyError::NonFiniteValue => RunError::Policy(PolicyError::NonFiniteReport),
+        other => RunError::Learner { label: label.to_string(), source: Box::new(other) },
+    }
+}
+
+/// The α values a sweep runs: the whole grid, or only `--eps` if it names another value.
+fn sweep(config: &RunConfig, grid: &[f64]) -> Vec<f64> {
+    match config.epsilon.map(Epsilon::get) {
+        Some(e) if (e - LISTED_ALPHA).abs() > 1e-12 => vec![e],
+        _ => grid.to_vec(),
+    }
+}
+
+fn non_private(env: EnvChoice, prefix: &str) -> Variant {
+    Variant { label: format!("{prefix}non-private"), env, privacy: Privacy::NonPrivate }
+}
+
+fn jdp(env: EnvChoice, prefix: &str, epsilon: f64, delta: f64) -> Variant {
+    Variant { label: format!("{prefix}JDP alpha={epsilon}"), env, privacy: Privacy::Jdp { epsilon, delta } }
+}
+
+/// `dubey-alpha`: non-private and JDP at each α of the sweep, β = 0.1, on §6.1.
+pub fn alpha_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    let env = EnvChoice::Rkhs;
+    let mut variants = vec![non_private(env, "")];
+    variants.extend(sweep(config, &ALPHAS).into_iter().map(|a| jdp(env, "", a, DEFAULT_BETA)));
+    Ok(Box::new(Variants::new(config, variants)?))
+}
+
+/// `dubey-beta`: JDP at each β, α = `--eps` (default 1), on §6.1.
+pub fn beta_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    let alpha = config.epsilon.map_or(LISTED_ALPHA, Epsilon::get);
+    let variants: Vec<Variant> = BETAS
+        .iter()
+        .map(|&delta| Variant {
+            label: format!("JDP beta={delta}"),
+            env: EnvChoice::Rkhs,
+            privacy: Privacy::Jdp { epsilon: alpha, delta },
+        })
+        .collect();
+    Ok(Box::new(Variants::new(config, variants)?))
+}
+
+/// `dubey-table1`: on each benchmark, non-private and JDP at each α of the sweep (β = 0.1);
+/// prints [`table1_comparison`] to stderr when it finishes.
+pub fn table1_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    let alphas = sweep(config, &TABLE1_ALPHAS);
+    let mut variants = Vec::new();
+    for kind in TABLE1_BENCHMARKS {
+        let env = EnvChoice::Benchmark(kind);
+        let prefix = format!("{} ", kind.name());
+        variants.push(non_private(env, &prefix));
+        variants.extend(alphas.iter().map(|&a| jdp(env, &prefix, a, DEFAULT_BETA)));
+    }
+    Ok(Box::new(Variants::new(config, variants)?.printing_table1()))
+}
+
+/// `dubey-local`: non-private, and JDP and local JDP at each α of the sweep (β = 0.1), on
+/// §6.1.
+pub fn local_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    let env = EnvChoice::Rkhs;
+    let mut variants = vec![non_private(env, "")];
+    for a in sweep(config, &LOCAL_ALPHAS) {
+        variants.push(jdp(env, "", a, DEFAULT_BETA));
+        variants.push(Variant {
+            label: format!("local-JDP alpha={a}"),
+            env,
+            privacy: Privacy::LocalJdp { epsilon: a, delta: DEFAULT_BETA },
+        });
+    }
+    Ok(Box::new(Variants::new(config, variants)?))
+}
+
+/// Mean final regret of the result labelled `label`, if present.
+fn final_mean(results: &[AlgorithmResult], label: &str) -> Option<f64> {
+    let r = results.iter().find(|r| r.label == label)?;
+    (!r.finals.is_empty()).then(|| r.finals.iter().sum::<f64>() / r.finals.len() as f64)
+}
+
+/// Whether, on benchmark `name`, mean final regret is monotone in α: non-private ≤ α = 10 ≤
+/// α = 1 ≤ α = 0.1 (`None` if a row is missing).
+pub fn monotone_in_alpha(results: &[AlgorithmResult], name: &str) -> Option<bool> {
+    let mut rows = vec![final_mean(results, &format!("{name} non-private"))?];
+    for a in TABLE1_ALPHAS {
+        rows.push(final_mean(results, &format!("{name} JDP alpha={a}"))?);
+    }
+    Some(rows.windows(2).all(|w| w[0] <= w[1]))
+}
+
+/// Our Table 1 beside seed 003's, as Markdown: mean final cumulative regret (± standard
+/// error) per benchmark and privacy level, and whether each column is monotone in α.
+pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: usize) -> String {
+    let mut out = format!(
+        "Table 1 (seed 003): cumulative regret, ours at T = {horizon}, {trials} trials (mean ± s.e.), the paper's at T = 10^4, 10 trials, and ours / paper\n\n| | camel | paper | ratio | styb | paper | ratio | mw | paper | ratio |\n|---|---|---|---|---|---|---|---|---|---|\n"
+    );
+    let rows =
+        ["non-private".to_string()].into_iter().chain(TABLE1_ALPHAS.iter().map(|a| format!("JDP alpha={a}")));
+    for (row, paper) in rows.zip(PAPER_TABLE1) {
+        let _ = write!(out, "| {row} |");
+        for (kind, p) in TABLE1_BENCHMARKS.iter().zip(paper) {
+            let label = format!("{} {row}", kind.name());
+            match results.iter().find(|r| r.label == label) {
+                Some(r) if !r.finals.is_empty() => {
+                    let n = r.finals.len() as f64;
+                    let m = r.finals.iter().sum::<f64>() / n;
+                    let sd = if n > 1.0 {
+                        (r.finals.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+                    } else {
+                        0.0
+                    };
+                    let _ = write!(out, " {m:.0} ± {:.0} | {p:.0} | {:.2} |", sd / n.sqrt(), m / p);
+                }
+                _ => {
+                    let _ = write!(out, " – | {p:.0} | – |");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str("\nmonotone in alpha:");
+    for kind in TABLE1_BENCHMARKS {
+        let m = monotone_in_alpha(results, kind.name()).map_or("n/a", |b| if b { "yes" } else { "no" });
+        let _ = write!(out, " {} {m};", kind.name());
+    }
+    out
+}
+
+fn rkhs_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvError> {
+    Ok(Box::new(|seed| {
+        RkhsBernoulli::new(&mut SimRng::seed_from_u64(seed), env::RKHS_SET_SIZE)
+            .map(|e| Box::new(e) as Box<dyn Environment>)
+            .map_err(|e| ldp_learn::env::EnvError::Family(Box::new(e)))
+    }))
+}
+
+fn camel_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvError> {
+    Ok(Box::new(|seed| {
+        Benchmark::new(BenchmarkKind::Camelback, &mut SimRng::seed_from_u64(seed))
+            .map(|e| Box::new(e) as Box<dyn Environment>)
+            .map_err(|e| ldp_learn::env::EnvError::Family(Box::new(e)))
+    }))
+}
+
+/// The seed 003 experiments (module docs). Each is run by its own runner; the environment
+/// kind is the first environment it uses, as a plain finite-armed [`Environment`].
+pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
+    Experiment {
+        name: "dubey-alpha",
+        description: "JDP approximate GP-UCB (QFF), Bernoulli RKHS sets of 25: alpha in {0.1, 0.5, 1, 10}, beta = 0.1, and non-private (seed 003 Fig. 1)",
+        env: EnvKind::Custom(rkhs_factory),
+        epsilon: Some(listed_epsilon(LISTED_ALPHA)),
+        central: true,
+        algorithms: &[],
+        default_trials: 20,
+        default_horizon: 1024,
+        own_task: Some(alpha_task),
+    },
+    Experiment {
+        name: "dubey-beta",
+        description: "JDP approximate GP-UCB (QFF), Bernoulli RKHS sets of 25: beta in {0.01, 0.1, 0.5, 0.99}, alpha = 1 (seed 003 Fig. 2)",
+        env: EnvKind::Custom(rkhs_factory),
+        epsilon: Some(listed_epsilon(LISTED_ALPHA)),
+        central: true,
+        algorithms: &[],
+        default_trials: 20,
+        default_horizon: 1024,
+        own_task: Some(beta_task),
+    },
+    Experiment {
+        name: "dubey-table1",
+        description: "JDP approximate GP-UCB (QFF) on camel, styb-20, mw-10: non-private and alpha in {10, 1, 0.1} (seed 003 Table 1)",
+        env: EnvKind::Custom(camel_factory),
+        epsilon: Some(listed_epsilon(LISTED_ALPHA)),
+        central: true,
+        algorithms: &[],
+        default_trials: 10,
+        default_horizon: 10_000,
+        own_task: Some(table1_task),
+    },
+    Experiment {
+        name: "dubey-local",
+        description: "local JDP (device client) vs JDP vs non-private approximate GP-UCB, Bernoulli RKHS sets of 25, alpha in {1, 10} (seed 003 Alg. 3)",
+        env: EnvKind::Custom(rkhs_factory),
+        epsilon: Some(listed_epsilon(LISTED_ALPHA)),
+        central: true,
+        algorithms: &[],
+        default_trials: 20,
+        default_horizon: 1024,
+        own_task: Some(local_task),
+    },
+];
+
+/// Thread stack for the jobs: the device client keeps `F × F` matrices on the stack
+/// (≈ 170 KB each at F = 144).
+const JOB_STACK_BYTES: usize = 64 << 20;
+
+/// Seed 003's experiments as a task: one learner per variant, with the run's trials, horizon,
+/// seed, threads, λ, δ (as ζ), `--beta-scale` and constants; the results end with one
+/// uniform-play row per environment.
+pub struct Variants {
+    config: RunConfig,
+    settings: Settings,
+    variants: Vec<Variant>,
+    table1: bool,
+}
+
+impl Variants {
+    /// The task of `variants` under `config`.
+    pub fn new(config: &RunConfig, variants: Vec<Variant>) -> Result<Self, RunError> {
+        if config.device != DeviceKind::InProcess {
+            return Err(ConfigError::DeviceInProcessOnly { family: "seed 003's experiments" }.into());
+        }
+        if !(config.delta > 0.0 && config.delta < 1.0) {
+            return Err(ConfigError::DeltaOutOfRange(config.delta).into());
+        }
+        let settings = Settings {
+            horizon: config.horizon as u64,
+            lambda: config.lambda,
+            zeta: config.delta,
+            constants: config.constants,
+            beta_scale: config.beta_scale,
+        };
+        Ok(Self { config: config.clone(), settings, variants, table1: false })
+    }
+
+    /// Prints [`table1_comparison`] to stderr when the run finishes.
+    pub fn printing_table1(mut self) -> Self {
+        self.table1 = true;
+        self
+    }
+}
+
+impl Task for Variants {
+    fn labels(&self) -> Vec<String> {
+        self.variants.iter().map(|v| v.label.clone()).collect()
+    }
+
+    fn job(&self, trial: usize, v: usize) -> Result<Vec<f64>, RunError> {
+        let variant = &self.variants[v];
+        run_variant(variant, &self.settings, JobSeeds::new(self.config.seed, trial, v))
+            .map_err(|e| into_run_error(e, &variant.label))
+    }
+
+    /// One uniform-play row per environment, in order of first use.
+    fn finish(&self, mut results: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
+        let (config, variants) = (&self.config, &self.variants);
+        let mut envs: Vec<EnvChoice> = Vec::new();
+        for v in variants {
+            if !envs.contains(&v.env) {
+                envs.push(v.env);
+            }
+        }
+        for &env in &envs {
+            let curves = (0..config.trials)
+                .map(|trial| uniform_job(env, config.horizon, config.seed, trial))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| into_run_error(e, UNIFORM_LABEL))?;
+            let label = if envs.len() == 1 {
+                UNIFORM_LABEL.to_string()
+            } else {
+                format!("{UNIFORM_LABEL} {}", env.name())
+            };
+            let mut reference = aggregate(label, &curves, 0.0);
+            reference.reference = true;
+            reference.uniform_finals = reference.finals.clone();
+            for (r, v) in results.iter_mut().zip(variants) {
+                if v.env == env {
+                    r.uniform_finals = reference.finals.clone();
+                }
+            }
+            results.push(reference);
+        }
+        if self.table1 {
+            eprintln!("{}", table1_comparison(&results, config.trials, config.horizon));
+        }
+        Ok(results)
+    }
+
+    fn stack_bytes(&self) -> Option<usize> {
+        Some(JOB_STACK_BYTES)
+    }
+}
+
+/// Runs every (trial, variant) pair of `variants` with the [`Executor`] (no checkpoint).
+pub fn run_variants(config: &RunConfig, variants: &[Variant]) -> Result<Vec<AlgorithmResult>, RunError> {
+    Executor::new(config).results(&Variants::new(config, variants.to_vec())?)
+}

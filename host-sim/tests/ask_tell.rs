@@ -1,0 +1,56 @@
+//! Ask/tell (`ldp_learn::optimizer`) against the experiments' bandit loop: driving the optimiser
+//! by hand with the loop's in-process device gives the loop's actions, so the regret curves of
+//! every learner it builds are equal to the bit.
+
+use host_sim::runner::{RunConfig, derive_seed, run_trial};
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::env::{Environment, Noise, Objective};
+use ldp_learn::gp::SquaredExponential;
+use ldp_learn::optimizer::{Domain, Optimizer, Settings, learners};
+use ldp_link::device::{Device, InProcessDevice};
+
+fn env() -> Objective {
+    let points: Vec<Vec<f64>> = (0..12).map(|i| vec![i as f64 / 11.0]).collect();
+    let kernel = SquaredExponential::new(0.2).unwrap();
+    let f = |x: &[f64]| 0.8 - (x[0] - 0.6).abs();
+    Objective::new("line", points, f, &kernel, Noise::uniform(0.5).unwrap()).unwrap()
+}
+
+#[test]
+fn ask_tell_equals_the_bandit_loop() {
+    let env = env();
+    let bounds = env.bounds();
+    let seed = 41;
+    for spec in learners() {
+        let config = RunConfig {
+            horizon: 60,
+            epsilon: Some(ldp_core::Epsilon::new(1.0).unwrap()),
+            prior: None,
+            ..RunConfig::default()
+        };
+        let looped = run_trial(&env, &spec, &config, seed, 0).unwrap();
+        let settings = Settings {
+            epsilon: Some(1.0),
+            bound: bounds.b,
+            noise_bound: bounds.r.unwrap(),
+            horizon: 60,
+            constants: Constants::Calibrated,
+            seed,
+        };
+        let domain = Domain::Covariance(env.prior_covariance().clone());
+        let mut opt = Optimizer::with_spec(spec, domain, settings).unwrap();
+        let eps = config.local_epsilon().unwrap();
+        let mut device =
+            InProcessDevice::new(&env, eps, 60, derive_seed(seed, 0, 1), derive_seed(seed, 0, 2)).unwrap();
+        let (mut total, mut curve) = (0.0, Vec::new());
+        for _ in 0..60 {
+            let arm = opt.ask();
+            let report = device.query(arm, opt.device_level()).unwrap();
+            opt.tell(arm, report).unwrap();
+            total += env.best_mean() - env.mean(arm);
+            curve.push(total);
+        }
+        assert_eq!(curve, looped, "{}", spec.name);
+        assert_eq!(opt.pulls().iter().sum::<u64>(), 60);
+    }
+}

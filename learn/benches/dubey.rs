@@ -1,0 +1,39 @@
+//! Seconds per trial of seed 003's learners on the §6.1 environment at T = 1024 (F = 144: the
+//! `dubey-alpha` / `dubey-local` setting): non-private, JDP (the tree closes one node of
+//! 145·146/2 = 10 585 discrete-Gaussian entries per round) and local JDP (the device adds
+//! 144·145/2 + 144 = 10 584 entries per round). Run with `cargo bench -p ldp-learn --bench dubey`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::dubey::{EnvChoice, JobSeeds, Privacy, Settings, Variant, run_variant};
+
+fn trials(c: &mut Criterion) {
+    // host-sim's defaults: λ = 1, ζ = δ = 0.1, the calibrated constants.
+    let settings =
+        Settings { horizon: 1024, lambda: 1.0, zeta: 0.1, constants: Constants::Calibrated, beta_scale: 1.0 };
+    let variants = [
+        Variant { label: "non-private".into(), env: EnvChoice::Rkhs, privacy: Privacy::NonPrivate },
+        Variant {
+            label: "JDP alpha=1".into(),
+            env: EnvChoice::Rkhs,
+            privacy: Privacy::Jdp { epsilon: 1.0, delta: 0.1 },
+        },
+        Variant {
+            label: "local-JDP alpha=1".into(),
+            env: EnvChoice::Rkhs,
+            privacy: Privacy::LocalJdp { epsilon: 1.0, delta: 0.1 },
+        },
+    ];
+    let mut group = c.benchmark_group("dubey_trial_T1024");
+    group.sample_size(10);
+    for (v, variant) in variants.iter().enumerate() {
+        let seeds = JobSeeds::new(0, 0, v);
+        group.bench_function(variant.label.as_str(), |b| {
+            b.iter(|| run_variant(variant, &settings, seeds).expect("one trial"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, trials);
+criterion_main!(benches);

@@ -1,0 +1,309 @@
+//! The Bayesian-optimisation learners of seed 000 (Zhou & Tan): GP-UCB, TGP-UCB, ATA-GP-UCB and
+//! MoMA-GP-UCB, each run on CTL(ε)-privatised reports (the LDP- variants) or on raw heavy-tailed
+//! rewards (the non-private variants). The learner only ever sees the [`Problem`] (public) and
+//! the reports passed to [`Policy::observe`].
+
+use crate::gp::FiniteCovariance;
+use gp_ucb::Constants;
+use nalgebra::DVector;
+
+pub mod ata;
+pub mod calibrated;
+pub mod gp_ucb;
+pub mod moma;
+pub mod ucb1;
+
+/// Everything public a learner may use: the arms, the prior and the paper's constants.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    /// Prior covariance over the arms (kernel Gram matrix or empirical covariance).
+    pub covariance: FiniteCovariance,
+    /// B: bound on |f|.
+    pub b: f64,
+    /// R: bound on the raw noise, when bounded.
+    pub noise_bound: Option<f64>,
+    /// α ∈ (0, 1]: the observed rewards have a finite (1+α)-th moment.
+    pub alpha: f64,
+    /// v: bound on E|y|^{1+α} of the rewards the learner observes. For privatised rewards
+    /// this is `B² + R² + 8(B+R)²/ε²` (seed 000 Appendix C).
+    pub v: f64,
+    /// c: bound on E|y − f|^{1+α} of the observed rewards' noise (MoMA's constant). For
+    /// privatised rewards `R² + 8(B+R)²/ε²` (seed 000 Corollary 1).
+    pub c: f64,
+    /// T: the horizon.
+    pub horizon: usize,
+    /// λ: the GP regulariser (noise variance of the surrogate model).
+    pub lambda: f64,
+    /// δ: the confidence parameter of the β formulas.
+    pub delta: f64,
+    /// Present when rewards are CTL(ε)-privatised: ε and the Laplace scale 𝓛.
+    pub privacy: Option<Privacy>,
+    /// Present in central-DP runs: the learner sees raw rewards and must make its own outputs
+    /// ε-DP (seed 004 Alg. 1, 3; seed 002).
+    pub central_epsilon: Option<f64>,
+    /// Multiplies every policy's β_t (1 = the constants as given). The practical and paper
+    /// constants make β_t ≈ 20–90 at T = 1000, so UCB selection is driven by σ alone; this knob
+    /// lets a user study less exploration without editing formulas.
+    pub beta_scale: f64,
+    /// The order in which the UCB learners break exact ties between arms (`None`: the lowest
+    /// index first). The runner sets a seeded random order per trial under the calibrated
+    /// constants ([`tie_order`]), so a table's column order cannot favour an arm: with every
+    /// unplayed arm tied at the start, first-on-ties plays the first columns first (on a table
+    /// sorted by mean, LDP-MoMA at T = 1000, ε = 1, 10 trials: 1.08 ± 0.03× uniform play first on
+    /// ties, 1.02 ± 0.04× in a random order).
+    pub tie_order: Option<Vec<usize>>,
+}
+
+/// The public privacy parameters of the reports.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Privacy {
+    /// ε per report.
+    pub epsilon: f64,
+    /// 𝓛: the Laplace scale actually used by the device (≈ 2(B+R)/ε).
+    pub laplace_scale: f64,
+}
+
+impl Problem {
+    /// Number of arms.
+    pub fn num_arms(&self) -> usize {
+        self.covariance.domain_size()
+    }
+}
+
+/// A learner the runner can build: its names and its constructor. Experiments list these, so a
+/// new algorithm family adds its own specs without touching the runner.
+#[derive(Clone, Copy)]
+pub struct AlgorithmSpec {
+    /// Name in non-private runs.
+    pub name: &'static str,
+    /// Name when it learns from privatised reports (LDP) or privatises itself (central DP).
+    pub private_name: &'static str,
+    /// Builds the policy for a problem with the chosen constants and its own seed.
+    pub build: BuildPolicy,
+}
+
+/// A policy constructor: problem, constants and the policy's own seed.
+pub type BuildPolicy = fn(&Problem, Constants, u64) -> Result<Box<dyn Policy>, PolicyError>;
+
+impl AlgorithmSpec {
+    /// The name for a private or non-private run.
+    pub fn label(&self, private: bool) -> &'static str {
+        if private { self.private_name } else { self.name }
+    }
+}
+
+impl std::fmt::Debug for AlgorithmSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartialEq for AlgorithmSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.private_name == other.private_name
+    }
+}
+
+impl serde::Serialize for AlgorithmSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name)
+    }
+}
+
+/// Whether the learner name `name` (as `host-sim list` prints it, any case) names the learner
+/// labelled `label`: the same name, the name with the `LDP-` of a private run, or either
+/// followed by a sweep's grid point (`DP-RSE` names `DP-RSE v=0.5 eps=1`).
+pub fn names_learner(name: &str, label: &str) -> bool {
+    let (name, label) = (name.trim().to_lowercase(), label.to_lowercase());
+    [name.clone(), format!("ldp-{name}")]
+        .iter()
+        .any(|n| label == *n || label.strip_prefix(n.as_str()).is_some_and(|rest| rest.starts_with(' ')))
+}
+
+/// The four learners of seed 000 (Zhou & Tan), in table order. GP-UCB on privatised reports is
+/// the plain baseline, not one of the paper's LDP algorithms, so it keeps its name.
+pub const SEED000_ALGORITHMS: [AlgorithmSpec; 4] = [
+    AlgorithmSpec {
+        name: "GP-UCB",
+        private_name: "GP-UCB",
+        build: |p, c, _| Ok(Box::new(gp_ucb::GpUcb::baseline(p, c)?)),
+    },
+    AlgorithmSpec {
+        name: "TGP-UCB",
+        private_name: "LDP-TGP-UCB",
+        build: |p, c, _| Ok(Box::new(gp_ucb::GpUcb::tgp_ucb(p, c)?)),
+    },
+    AlgorithmSpec {
+        name: "ATA-GP-UCB",
+        private_name: "LDP-ATA-GP-UCB",
+        build: |p, c, seed| Ok(Box::new(ata::AtaGpUcb::new(p, ata::AtaParams::with_constants(c), seed)?)),
+    },
+    AlgorithmSpec {
+        name: "MoMA-GP-UCB",
+        private_name: "LDP-MoMA-GP-UCB",
+        build: |p, c, seed| Ok(Box::new(moma::MomaGpUcb::new(p, moma::MomaParams::with_constants(c), seed)?)),
+    },
+];
+
+/// UCB1 ([`ucb1`]): the simple baseline shown beside the GP learners.
+pub const UCB1: AlgorithmSpec =
+    AlgorithmSpec { name: "UCB1", private_name: "UCB1", build: |p, _, _| Ok(Box::new(ucb1::Ucb1::new(p)?)) };
+
+/// The learners of every seed 000 experiment: the four of seed 000 and the [`UCB1`] baseline.
+pub const GP_EXPERIMENT_ALGORITHMS: [AlgorithmSpec; 5] =
+    [SEED000_ALGORITHMS[0], SEED000_ALGORITHMS[1], SEED000_ALGORITHMS[2], SEED000_ALGORITHMS[3], UCB1];
+
+/// A learner: a step function over rounds (argmin's `next_iter` style). The runner owns the
+/// loop: `select`, play the arm on the device, `observe` the report.
+pub trait Policy: Send {
+    /// The arm to play next (0-based).
+    fn select(&mut self) -> usize;
+    /// The report for the arm just played.
+    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError>;
+    /// A public truncation level for the device to apply before its noise (seed 004 Alg. 4:
+    /// `x·1{|x| ≤ B_τ}` plus Lap(2B_τ/ε)); `None` (the default) for CTL's clamp to B + R.
+    fn device_level(&self) -> Option<f64> {
+        None
+    }
+    /// The constants the policy derived from the problem and its constants mode, by name (for
+    /// `run.json`; values that change during a run are given at their first round).
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+    /// The learner's current estimate of every arm's mean, for a learner that keeps a surrogate
+    /// over the arms (the GP learners: their posterior mean); `None` (the default) for one that
+    /// keeps only per-arm statistics (the K-armed learners).
+    fn posterior_means(&self) -> Option<&DVector<f64>> {
+        None
+    }
+}
+
+/// A learner could not use a report.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// The arm is not one of the problem's arms.
+    ArmOutOfRange {
+        /// The arm given.
+        arm: usize,
+        /// Number of arms.
+        arms: usize,
+    },
+    /// The report was NaN or infinite.
+    NonFiniteReport,
+    /// The report is larger than the device's mechanism can release: the device did not send it.
+    ReportOutOfRange,
+    /// The posterior update failed numerically (matrix not positive definite).
+    Numerical,
+    /// A setting the learner cannot work with (the message says which and why).
+    InvalidSetting(&'static str),
+}
+
+impl std::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::ArmOutOfRange { arm, arms } => {
+                write!(f, "arm {arm} is out of range (the problem has {arms} arms)")
+            }
+            Self::NonFiniteReport => {
+                f.write_str("a report was NaN or infinite: the device must never send one")
+            }
+            Self::ReportOutOfRange => f.write_str(
+                "a report was larger than the device's mechanism can release: the device did not send it (a faulty \
+                 or tampered link); check the link and the device's settings",
+            ),
+            Self::Numerical => f.write_str("posterior update failed numerically: increase lambda"),
+            Self::InvalidSetting(why) => write!(f, "invalid learner setting: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+/// Index of the largest `score(i)` for i in 0..n (first on ties; NaN scores lose): `ldp-core`'s.
+pub use ldp_core::bandit::argmax;
+
+/// The UCB arm argmax μ(x) + β σ(x), σ = √(`variances`); ties go to the arm first in `order`
+/// (the lowest index without one, or if `order` is not a permutation of the arms); NaN scores
+/// lose.
+pub(crate) fn ucb_arm(
+    means: &DVector<f64>,
+    variances: &DVector<f64>,
+    beta: f64,
+    order: Option<&[usize]>,
+) -> usize {
+    let score = |i: usize| means[i] + beta * variances[i].sqrt();
+    match order {
+        Some(order) if is_permutation(order, means.len()) => order[argmax(order.len(), |j| score(order[j]))],
+        _ => argmax(means.len(), score),
+    }
+}
+
+/// Whether `order` holds each of `0..n` exactly once.
+fn is_permutation(order: &[usize], n: usize) -> bool {
+    let mut seen = vec![false; n];
+    order.len() == n && order.iter().all(|&i| i < n && !std::mem::replace(&mut seen[i], true))
+}
+
+/// A random order of `arms` arms (Fisher–Yates from `seed`), for [`Problem::tie_order`].
+pub fn tie_order(arms: usize, seed: u64) -> Vec<usize> {
+    use rand::RngExt;
+    use rand_core::SeedableRng;
+    let mut rng = crate::env::SimRng::seed_from_u64(seed);
+    let mut order: Vec<usize> = (0..arms).collect();
+    for i in (1..arms).rev() {
+        order.swap(i, rng.random_range(0..=i));
+    }
+    order
+}
+
+/// The checks every [`Policy::observe`] makes first: the arm is one of `arms` and the report
+/// is finite.
+pub(crate) fn check_report(arm: usize, arms: usize, report: f64) -> Result<(), PolicyError> {
+    if arm >= arms {
+        return Err(PolicyError::ArmOutOfRange { arm, arms });
+    }
+    if !report.is_finite() {
+        return Err(PolicyError::NonFiniteReport);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ties_go_to_the_arm_first_in_the_order_and_a_bad_order_is_ignored() {
+        let means = DVector::from_vec(vec![0.5, 0.7, 0.7, 0.7, 0.1]);
+        let variances = DVector::from_element(5, 0.04);
+        assert_eq!(ucb_arm(&means, &variances, 1.0, None), 1);
+        assert_eq!(ucb_arm(&means, &variances, 1.0, Some(&[4, 3, 0, 2, 1])), 3);
+        // A strictly better arm wins whatever the order.
+        let better = DVector::from_vec(vec![0.5, 0.7, 0.7, 0.7, 0.9]);
+        assert_eq!(ucb_arm(&better, &variances, 1.0, Some(&[3, 2, 1, 0, 4])), 4);
+        // Not a permutation (a repeat, a missing arm, an arm out of range, a short order):
+        // first on ties, as without one.
+        for bad in [&[3, 3, 0, 2, 1][..], &[3, 2, 0, 1, 5], &[3, 2]] {
+            assert_eq!(ucb_arm(&better, &variances, 1.0, Some(bad)), 4);
+            assert_eq!(ucb_arm(&means, &variances, 1.0, Some(bad)), 1);
+        }
+    }
+
+    #[test]
+    fn the_tie_order_is_a_seeded_permutation() {
+        let order = tie_order(41, 9);
+        assert!(is_permutation(&order, 41));
+        assert_eq!(order, tie_order(41, 9));
+        assert_ne!(order, tie_order(41, 10));
+        assert_ne!(order, (0..41).collect::<Vec<_>>());
+        // Every arm comes first about equally often over seeds (41 arms, 4100 seeds: 100 each;
+        // the smallest or largest of 41 Binomial(4100, 1/41) counts is beyond 5 sd, outside 50..=150, with
+        // probability about 2·10⁻⁵).
+        let mut first = [0u32; 41];
+        for seed in 0..4100 {
+            first[tie_order(41, seed)[0]] += 1;
+        }
+        assert!(first.iter().all(|&c| (50..=150).contains(&c)), "{first:?}");
+    }
+}

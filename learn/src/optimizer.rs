@@ -1,0 +1,436 @@
+//! Ask/tell: a learner you drive yourself, with no experiment loop and no true objective.
+//!
+//! ```
+//! use ldp_learn::optimizer::{Domain, Optimizer, Settings};
+//!
+//! // 30 settings of one knob; the learner sees only ε = 1 private reports of a noisy reward.
+//! let points: Vec<Vec<f64>> = (0..30).map(|i| vec![i as f64 / 29.0]).collect();
+//! let mut opt = Optimizer::new("LDP-TGP-UCB", Domain::points(points.clone()), Settings::default())?;
+//! for _ in 0..200 {
+//!     let arm = opt.ask();
+//!     let reward = 1.0 - (points[arm][0] - 0.7).abs(); // your measurement, in [-B, B] plus noise
+//!     let report = reward; // ... released by your device at ε (ldp-core's reporter); here raw
+//!     opt.tell(arm, report)?;
+//! }
+//! println!("best so far: {:?}", points[opt.recommend()]); // the best posterior mean
+//! # Ok::<(), ldp_learn::optimizer::OptimizerError>(())
+//! ```
+//!
+//! [`Optimizer::new`] derives every constant from public settings only ([`Settings`]: B, R, ε,
+//! T, the constants mode, a seed) and the domain's prior ([`Domain`]); it never needs f. The
+//! reports must be what the device released: the optimiser does not privatise (in a
+//! deployment the raw reward never reaches the learner's machine). With the same seed, the
+//! same reports give the same actions as `host-sim run` with trial seed `seed` and the
+//! learner first in its list (host-sim's test `ask_tell_equals_the_bandit_loop`).
+
+use nalgebra::DMatrix;
+
+use crate::bo::gp_ucb::Constants;
+use crate::bo::{AlgorithmSpec, GP_EXPERIMENT_ALGORITHMS, Policy, PolicyError};
+use crate::env::RewardBounds;
+use crate::env::custom::{KernelChoice, kernel_prior};
+use crate::env::table::TableError;
+use crate::rules::{Public, derive_seed, problem};
+
+/// Every learner [`Optimizer::new`] builds by name: seed 000's GP learners, UCB1 and the
+/// K-armed learners of `custom --family bandit` (private names, as `host-sim list` prints them).
+pub fn learners() -> Vec<AlgorithmSpec> {
+    let mut all = GP_EXPERIMENT_ALGORITHMS.to_vec();
+    all.extend([crate::bandit::LDP_UCB, crate::bandit::LDP_RSE, crate::bandit::ROBUST_UCB_TABLE]);
+    all
+}
+
+/// What the learner knows of the actions before any report.
+#[derive(Clone, Debug)]
+pub enum Domain {
+    /// Points of ℝᵈ, one per action, with a kernel over them as the GP prior.
+    Points {
+        /// The actions' points (every one of the same dimension).
+        points: Vec<Vec<f64>>,
+        /// The kernel (squared exponential by default; lengthscale: the median distance).
+        kernel: KernelChoice,
+    },
+    /// `k` actions with no known structure: independent arms (identity prior covariance).
+    Arms(usize),
+    /// Your own prior covariance over the actions (symmetric, positive semi-definite).
+    Covariance(DMatrix<f64>),
+}
+
+impl Domain {
+    /// `points` under the default kernel.
+    pub fn points(points: Vec<Vec<f64>>) -> Self {
+        Self::Points { points, kernel: KernelChoice::default() }
+    }
+
+    fn prior(&self) -> Result<DMatrix<f64>, OptimizerError> {
+        match self {
+            Self::Points { points, kernel } => {
+                if points.is_empty() {
+                    return Err(OptimizerError::Setting(
+                        "the domain has no points: give at least one".into(),
+                    ));
+                }
+                kernel_prior(points, *kernel).map_err(|problem| {
+                    let error = TableError { path: "the domain's points".into(), problem };
+                    OptimizerError::Setting(error.to_string())
+                })
+            }
+            Self::Arms(0) => Err(OptimizerError::Setting("the domain has no arms: give at least one".into())),
+            Self::Arms(k) => Ok(DMatrix::identity(*k, *k)),
+            Self::Covariance(m) => Ok(m.clone()),
+        }
+    }
+}
+
+/// The public settings every constant is derived from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// ε of every report (the device's CTL(ε) release); `None` when the reports are raw
+    /// rewards (a non-private run).
+    pub epsilon: Option<f64>,
+    /// B: a bound on |f| over the actions.
+    pub bound: f64,
+    /// R: a bound on the raw noise |y − f|.
+    pub noise_bound: f64,
+    /// T: the number of reports the learner will be told (its β schedule and truncation
+    /// levels use it).
+    pub horizon: usize,
+    /// Which constants (the calibrated rule by default; the papers' by name).
+    pub constants: Constants,
+    /// The learner's seed (its random choices and the order it breaks ties in).
+    pub seed: u64,
+}
+
+impl Default for Settings {
+    /// ε = 1, B = 1, R = 1, T = 1000, the calibrated constants, seed 0.
+    fn default() -> Self {
+        Self {
+            epsilon: Some(1.0),
+            bound: 1.0,
+            noise_bound: 1.0,
+            horizon: 1000,
+            constants: Constants::Calibrated,
+            seed: 0,
+        }
+    }
+}
+
+/// What [`Optimizer`] refuses, in the user's words.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptimizerError {
+    /// No learner has that name.
+    UnknownLearner {
+        /// The name given.
+        name: String,
+        /// The names there are.
+        valid: Vec<&'static str>,
+    },
+    /// A setting or the domain cannot be used (the message says which and what to do).
+    Setting(String),
+    /// [`Optimizer::tell`] for another action than the one [`Optimizer::ask`] gave.
+    NotAsked {
+        /// The action told.
+        told: usize,
+        /// The action asked for, if any.
+        asked: Option<usize>,
+    },
+    /// The learner could not use the report.
+    Report(PolicyError),
+}
+
+impl std::fmt::Display for OptimizerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownLearner { name, valid } => {
+                write!(f, "no learner is called '{name}': choose one of {}", valid.join(", "))
+            }
+            Self::Setting(why) => f.write_str(why),
+            Self::NotAsked { told, asked: Some(asked) } => write!(
+                f,
+                "told a report for action {told}, but the learner asked for action {asked}: tell the report of the \
+                 action ask() returned"
+            ),
+            Self::NotAsked { told, asked: None } => {
+                write!(
+                    f,
+                    "told a report for action {told} before asking: call ask() first, then tell its action"
+                )
+            }
+            Self::Report(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for OptimizerError {}
+
+/// A learner driven by ask/tell. See the [module documentation](self).
+pub struct Optimizer {
+    policy: Box<dyn Policy>,
+    name: &'static str,
+    asked: Option<usize>,
+    pulls: Vec<u64>,
+    sums: Vec<f64>,
+}
+
+impl Optimizer {
+    /// The learner called `algorithm` ([`learners`]; any case, `ldp-` optional) over `domain`
+    /// with `settings`.
+    pub fn new(algorithm: &str, domain: Domain, settings: Settings) -> Result<Self, OptimizerError> {
+        let all = learners();
+        let label = |a: &AlgorithmSpec| a.label(settings.epsilon.is_some());
+        let spec =
+            all.iter().find(|a| crate::bo::names_learner(algorithm, label(a))).copied().ok_or_else(|| {
+                OptimizerError::UnknownLearner {
+                    name: algorithm.to_string(),
+                    valid: all.iter().map(label).collect(),
+                }
+            })?;
+        Self::with_spec(spec, domain, settings)
+    }
+
+    /// The learner `spec` (e.g. [`crate::bo::UCB1`]) over `domain` with `settings`.
+    pub fn with_spec(
+        spec: AlgorithmSpec,
+        domain: Domain,
+        settings: Settings,
+    ) -> Result<Self, OptimizerError> {
+        let setting = |what: &str| OptimizerError::Setting(what.to_string());
+        let (b, r) = (settings.bound, settings.noise_bound);
+        if !(b.is_finite() && b > 0.0) {
+            return Err(setting("the bound B must be a positive number (a bound on |f| over the actions)"));
+        }
+        if !(r.is_finite() && r >= 0.0) {
+            return Err(setting("the noise bound R must be zero or a positive number (a bound on |y − f|)"));
+        }
+        if settings.horizon == 0 {
+            return Err(setting("the horizon T must be at least 1 (the number of reports you will tell)"));
+        }
+        let epsilon = match settings.epsilon {
+            None => None,
+            Some(e) => Some(ldp_core::Epsilon::new(e).map_err(|_| {
+                setting("epsilon must be a positive finite number (the ε of every report), or None for raw rewards")
+            })?),
+        };
+        let prior = domain.prior()?;
+        // For private reports v and c are derived from B, R and ε; these are the raw rewards'.
+        let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
+        let public = Public {
+            report_epsilon: epsilon,
+            constants: settings.constants,
+            ..Public::new(settings.horizon)
+        };
+        let mut problem =
+            problem(prior, bounds, &public).map_err(|e| OptimizerError::Setting(e.to_string()))?;
+        let arms = problem.num_arms();
+        // As the bandit loop does for trial seed `seed` and its first learner.
+        if settings.constants == Constants::Calibrated {
+            problem.tie_order = Some(crate::bo::tie_order(arms, derive_seed(settings.seed, 0, 5)));
+        }
+        let policy = (spec.build)(&problem, settings.constants, derive_seed(settings.seed, 0, 3))
+            .map_err(OptimizerError::Report)?;
+        Ok(Self {
+            policy,
+            name: spec.label(epsilon.is_some()),
+            asked: None,
+            pulls: vec![0; arms],
+            sums: vec![0.0; arms],
+        })
+    }
+
+    /// The learner's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The action to measure next (an index into the domain). Asked again before
+    /// [`tell`](Self::tell), it gives the same action.
+    pub fn ask(&mut self) -> usize {
+        *self.asked.get_or_insert_with(|| self.policy.select())
+    }
+
+    /// The truncation level the learner asks the device to apply before its noise for the
+    /// action just asked (seed 004's LDP-RSE), or `None` for the device's clamp to B + R.
+    pub fn device_level(&self) -> Option<f64> {
+        self.policy.device_level()
+    }
+
+    /// The report the device released for the action [`ask`](Self::ask) gave.
+    pub fn tell(&mut self, action: usize, report: f64) -> Result<(), OptimizerError> {
+        if self.asked != Some(action) {
+            return Err(OptimizerError::NotAsked { told: action, asked: self.asked });
+        }
+        self.policy.observe(action, report).map_err(OptimizerError::Report)?;
+        self.asked = None;
+        self.pulls[action] += 1;
+        self.sums[action] += report;
+        Ok(())
+    }
+
+    /// The action to recommend now, by what the learner keeps:
+    ///
+    /// - GP-UCB, (LDP-)TGP-UCB, (LDP-)ATA-GP-UCB and (LDP-)MoMA-GP-UCB: the action of the best
+    ///   posterior mean ([`posterior_means`](Self::posterior_means); ties: the lower index), the
+    ///   estimate of f they build from the reports — TGP-UCB's from the reports truncated at their
+    ///   rounds' levels, ATA-GP-UCB's from its adaptively truncated ones, MoMA-GP-UCB's from the
+    ///   median of means of its completed epochs. It is not the action the learner asks next,
+    ///   which adds an exploration bonus.
+    /// - UCB1, LDP-UCB, LDP-RSE and Robust-UCB (K-armed, no surrogate): the most measured action
+    ///   (ties: the higher mean report, then the lower index); each concentrates its
+    ///   measurements on the action it believes best, and counts are public post-processing of
+    ///   the reports.
+    ///
+    /// Before any report it is action 0.
+    pub fn recommend(&self) -> usize {
+        if let Some(means) = self.policy.posterior_means() {
+            return crate::bo::argmax(means.len(), |i| means[i]);
+        }
+        let mean = |i: usize| {
+            if self.pulls[i] == 0 { f64::NEG_INFINITY } else { self.sums[i] / self.pulls[i] as f64 }
+        };
+        (0..self.pulls.len())
+            .max_by(|&i, &j| {
+                self.pulls[i].cmp(&self.pulls[j]).then(mean(i).total_cmp(&mean(j))).then(j.cmp(&i))
+            })
+            .unwrap_or(0)
+    }
+
+    /// The learner's posterior mean of every action (a GP learner's, see
+    /// [`recommend`](Self::recommend)), or `None` for a K-armed learner.
+    pub fn posterior_means(&self) -> Option<&[f64]> {
+        self.policy.posterior_means().map(|m| m.as_slice())
+    }
+
+    /// How often each action has been measured.
+    pub fn pulls(&self) -> &[u64] {
+        &self.pulls
+    }
+
+    /// The constants the learner derived, by name (as `run.json` lists them).
+    pub fn constants(&self) -> Vec<(&'static str, f64)> {
+        self.policy.constants()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{Environment, Noise, Objective, SimRng};
+    use crate::gp::{SquaredExponential, gram_matrix};
+    use nalgebra::DVector;
+    use rand::RngExt;
+    use rand_core::SeedableRng;
+
+    fn env() -> Objective {
+        let points: Vec<Vec<f64>> = (0..12).map(|i| vec![i as f64 / 11.0]).collect();
+        let kernel = SquaredExponential::new(0.2).unwrap();
+        let f = |x: &[f64]| 0.8 - (x[0] - 0.6).abs();
+        Objective::new("line", points, f, &kernel, Noise::uniform(0.5).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn tell_must_answer_the_ask_and_bad_settings_are_refused() {
+        let mut opt = Optimizer::new("tgp-ucb", Domain::Arms(3), Settings::default()).unwrap();
+        assert_eq!(opt.name(), "LDP-TGP-UCB");
+        assert_eq!(opt.tell(0, 0.1), Err(OptimizerError::NotAsked { told: 0, asked: None }));
+        let arm = opt.ask();
+        assert_eq!(opt.ask(), arm, "asking twice gives the same action");
+        let other = (arm + 1) % 3;
+        assert_eq!(opt.tell(other, 0.1), Err(OptimizerError::NotAsked { told: other, asked: Some(arm) }));
+        assert!(matches!(opt.tell(arm, f64::NAN), Err(OptimizerError::Report(PolicyError::NonFiniteReport))));
+        opt.tell(arm, 0.1).unwrap();
+        assert_eq!(opt.pulls()[arm], 1);
+
+        let unknown = Optimizer::new("gp-ucbb", Domain::Arms(3), Settings::default()).err().unwrap();
+        assert!(unknown.to_string().contains("LDP-MoMA-GP-UCB"), "{unknown}");
+        for bad in [
+            Settings { bound: 0.0, ..Settings::default() },
+            Settings { noise_bound: f64::NAN, ..Settings::default() },
+            Settings { epsilon: Some(-1.0), ..Settings::default() },
+            Settings { horizon: 0, ..Settings::default() },
+        ] {
+            assert!(matches!(Optimizer::new("ucb1", Domain::Arms(3), bad), Err(OptimizerError::Setting(_))));
+        }
+        assert!(matches!(
+            Optimizer::new("ucb1", Domain::Arms(0), Settings::default()),
+            Err(OptimizerError::Setting(_))
+        ));
+        assert!(matches!(
+            Optimizer::new("ucb1", Domain::points(Vec::new()), Settings::default()),
+            Err(OptimizerError::Setting(_))
+        ));
+    }
+
+    /// On a noisy objective the recommendation after T raw reports is the best action or next
+    /// to it (GP-UCB, 1000 reports of 12 actions, uniform noise 0.5).
+    #[test]
+    fn recommend_finds_the_best_action() {
+        let env = env();
+        let settings = Settings { epsilon: None, horizon: 1000, noise_bound: 0.5, ..Settings::default() };
+        let points: Vec<Vec<f64>> = (0..12).map(|i| vec![i as f64 / 11.0]).collect();
+        let mut opt = Optimizer::new("gp-ucb", Domain::points(points), settings).unwrap();
+        let mut world = SimRng::seed_from_u64(7);
+        for _ in 0..1000 {
+            let arm = opt.ask();
+            let report = env.sample(arm, &mut world);
+            opt.tell(arm, report).unwrap();
+        }
+        // The best action is 0.6 · 11 ≈ 6.6: point 7 (|7/11 − 0.6| = 0.036) or 6 (0.055).
+        assert!([6, 7].contains(&opt.recommend()), "{} {:?}", opt.recommend(), opt.pulls());
+    }
+
+    /// GP-UCB's posterior means are the naive solve μ = K_{D,X}(K_{X,X} + λI)⁻¹y on the actions
+    /// and reports told (λ = 1 under the practical constants), and its recommendation is their
+    /// best — which some seeds show apart from the most measured action. A K-armed learner
+    /// keeps no posterior and recommends its most measured action.
+    #[test]
+    fn recommend_is_the_best_mean_of_the_naive_posterior_solve() {
+        let points: Vec<Vec<f64>> = (0..8).map(|i| vec![i as f64 / 7.0]).collect();
+        let k = gram_matrix(&SquaredExponential::new(0.3).unwrap(), &points).unwrap();
+        let f = |x: f64| 0.5 - (x - 0.4).abs();
+        let mut apart = 0;
+        for seed in 0..20 {
+            let settings = Settings {
+                epsilon: None,
+                horizon: 40,
+                constants: Constants::Practical,
+                seed,
+                ..Settings::default()
+            };
+            let mut opt = Optimizer::new("gp-ucb", Domain::Covariance(k.clone()), settings).unwrap();
+            let mut world = SimRng::seed_from_u64(seed);
+            let (mut xs, mut ys) = (Vec::new(), Vec::new());
+            for _ in 0..40 {
+                let arm = opt.ask();
+                let y = f(points[arm][0]) + world.random_range(-1.0..=1.0);
+                opt.tell(arm, y).unwrap();
+                xs.push(arm);
+                ys.push(y);
+            }
+            let n = xs.len();
+            let kxx = DMatrix::from_fn(n, n, |i, j| k[(xs[i], xs[j])]) + DMatrix::identity(n, n);
+            let weights = kxx.cholesky().unwrap().solve(&DVector::from_vec(ys));
+            let naive: Vec<f64> = (0..8).map(|a| (0..n).map(|i| k[(a, xs[i])] * weights[i]).sum()).collect();
+            let means = opt.posterior_means().unwrap();
+            for (a, (m, want)) in means.iter().zip(&naive).enumerate() {
+                assert!(
+                    (m - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                    "seed {seed}, action {a}: {m} vs {want}"
+                );
+            }
+            let best = (0..8).max_by(|&i, &j| naive[i].total_cmp(&naive[j]).then(j.cmp(&i))).unwrap();
+            assert_eq!(opt.recommend(), best, "seed {seed}");
+            let most = (0..8).max_by(|&i, &j| opt.pulls()[i].cmp(&opt.pulls()[j]).then(j.cmp(&i))).unwrap();
+            apart += usize::from(most != best);
+        }
+        assert!(apart > 0, "the best posterior mean was the most measured action for every seed");
+
+        let mut ucb1 = Optimizer::new("ucb1", Domain::Arms(3), Settings::default()).unwrap();
+        assert!(ucb1.posterior_means().is_none());
+        for report in [0.1, 0.9, 0.2, 0.3] {
+            let arm = ucb1.ask();
+            ucb1.tell(arm, report).unwrap();
+        }
+        let most = (0..3).max_by(|&i, &j| ucb1.pulls()[i].cmp(&ucb1.pulls()[j]).then(j.cmp(&i))).unwrap();
+        assert_eq!(ucb1.recommend(), most);
+    }
+}

@@ -1,0 +1,921 @@
+//! A fleet: many devices, each a user with its own budget, answering one learner.
+//!
+//! Local DP exists because rewards come from many people's devices. In a fleet each round's
+//! query goes to one device, chosen by a [`Routing`] among the devices with budget left, so a
+//! user spends ε on the rounds routed to it, not T·ε. Every member runs the device application
+//! (`ldp_core::device::DeviceApp`, the code the firmware runs) behind the wire format, over any
+//! [`Link`]: in memory for the in-process fleet (`--device fleet:N`), or over MQTT
+//! (`crate::mqtt`).
+//!
+//! The pieces:
+//! - [`EnvSource`]: an experiment's environment as a device's [`RewardSource`] (a simulated
+//!   user whose private reading is the environment's reward);
+//! - [`FileMedium`]: a device's durable state (seed material, boot counter, reserved budget) in
+//!   a file, so that a restarted device process never gets its budget back;
+//! - [`Fleet`]: the learner's view, a [`Device`] that routes each query
+//!   and records what every member spent.
+
+use std::borrow::Borrow;
+use std::fs::OpenOptions;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use ldp_core::Epsilon;
+use ldp_core::device::RewardSource;
+use ldp_core::state::{LogMedium, RECORD_LEN};
+use rand_chacha::ChaCha20Rng;
+use rand_core::{Rng, SeedableRng};
+
+use ldp_core::device::DeviceApp;
+use ldp_core::wire::{Hello, Refusal};
+use ldp_core::{MemoryStore, ReportError, Reporter, TruncationLevel};
+use rand::RngExt;
+
+use crate::device::{Device, DeviceError, MemberRecord, device_config};
+use crate::transport::{Dropped, Link, LinkError, LoopbackLink, WireClient};
+use ldp_learn::env::{Environment, SimRng};
+use ldp_learn::rules::derive_seed;
+
+/// How each round's device is chosen among the members with budget left.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum Routing {
+    /// In turn, by device id: with no faults each of N users answers ⌈T/N⌉ or ⌊T/N⌋ rounds.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random (from the run's seed).
+    Random,
+}
+
+/// What a member device is keyed with: its secret seed material, its boot entropy and the seed
+/// of its world's noise ([`EnvSource`]).
+#[derive(Clone, Copy)]
+pub struct MemberSeeds {
+    /// Seed material to provision a blank store with.
+    pub material: [u8; 32],
+    /// Entropy for this boot.
+    pub entropy: [u8; 32],
+    /// Seed of the world generator.
+    pub world: u64,
+}
+
+impl MemberSeeds {
+    /// A simulated member: the member with id `id` of the fleet of the trial with seed
+    /// `trial_seed`, everything derived from those — reproducible, and known to whoever knows the seed: a
+    /// simulation, with no privacy against the learner. The in-process fleet and
+    /// `host-sim fleet devices --simulation` derive the same seeds, so their runs match.
+    pub fn simulated(trial_seed: u64, id: u64) -> Self {
+        let fleet = derive_seed(trial_seed, FLEET_STREAM, 0);
+        let mut rng = ChaCha20Rng::seed_from_u64(derive_seed(fleet, id, 1));
+        let (mut material, mut entropy) = ([0u8; 32], [0u8; 32]);
+        rng.fill_bytes(&mut material);
+        rng.fill_bytes(&mut entropy);
+        Self { material, entropy, world: derive_seed(fleet, id, 2) }
+    }
+
+    /// A real member: everything from the OS's entropy, which no one else knows.
+    pub fn from_os() -> io::Result<Self> {
+        let mut bytes = [0u8; 72];
+        getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("no OS entropy: {e}")))?;
+        let (mut material, mut entropy, mut world) = ([0u8; 32], [0u8; 32], [0u8; 8]);
+        material.copy_from_slice(&bytes[..32]);
+        entropy.copy_from_slice(&bytes[32..64]);
+        world.copy_from_slice(&bytes[64..]);
+        Ok(Self { material, entropy, world: u64::from_le_bytes(world) })
+    }
+}
+
+/// A random starting point for a session's sequence numbers (OS entropy): two sessions with
+/// one device reuse a number with probability about 2n/2³² for n queries each.
+pub fn session_start() -> io::Result<u32> {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("no OS entropy: {e}")))?;
+    // The lower half: a device's freshness floor only rises within a boot (numbers do not
+    // wrap), so a run leaves itself at least 2^31 numbers.
+    Ok(u32::from_le_bytes(bytes) >> 1)
+}
+
+/// Holds `dir/lock` for as long as the returned file lives: one device, one process (two
+/// processes on one device's state would spend its budget twice). Fails if another holds it.
+pub fn lock_device_dir(dir: &Path) -> io::Result<std::fs::File> {
+    // 0700 when created here: it holds the device's seed and key (an existing directory is
+    // left as it is, as `keys::create_private_dir` leaves it).
+    crate::keys::create_private_dir(dir)?;
+    let lock = std::fs::File::create(dir.join("lock"))?;
+    lock.try_lock().map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::WouldBlock,
+            format!(
+                "{} is in use by another process: one device, one process (stop the other first)",
+                dir.display()
+            ),
+        )
+    })?;
+    Ok(lock)
+}
+
+/// Why a device may not be provisioned now ([`may_provision`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotProvisionable {
+    /// Its marker is there, its state is not: provisioning it again would give the same device
+    /// a fresh budget.
+    LostState,
+    /// It has no state, and no one asked for a new device.
+    NotAsked,
+}
+
+impl std::fmt::Display for NotProvisionable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::LostState => {
+                "has lost its state (it was provisioned, but its state file is gone): provisioning it again would give it a fresh budget; restore the state, or retire the device and start a new one in a new directory"
+            }
+            Self::NotAsked => "has no state: a new device is created only with --provision",
+        })
+    }
+}
+
+/// The provisioning rule for a device whose state is the file `state` and whose marker, written
+/// when it was provisioned, is the file `marker`: `Ok(true)` if it is new and may be
+/// provisioned now (`provision` asked for it), `Ok(false)` if it has state. A device whose
+/// marker is there but whose state is not has lost its state: refused even with `provision`,
+/// since provisioning it again would give the same device a fresh budget.
+pub fn may_provision(state: &Path, marker: &Path, provision: bool) -> Result<bool, NotProvisionable> {
+    match (state.exists(), marker.exists(), provision) {
+        (true, _, _) => Ok(false),
+        (false, true, _) => Err(NotProvisionable::LostState),
+        (false, false, true) => Ok(true),
+        (false, false, false) => Err(NotProvisionable::NotAsked),
+    }
+}
+
+/// Writes `text` to `path` and syncs it and its directory (a device's settings must survive a
+/// power cut as its state does).
+pub fn write_synced(path: &Path, text: &str) -> io::Result<()> {
+    let mut file = std::fs::File::create(path)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// The stream of [`derive_seed`] that a trial's fleet is derived from (apart from the
+/// learners' streams 0–3).
+const FLEET_STREAM: u64 = 0xF1EE7;
+
+/// An environment as a device's reward source: action `a` reads one raw reward of arm `a`
+/// (`Environment::sample`), with the world's noise drawn from the source's own generator.
+/// The generator stands for the physical world: a device seeded from OS entropy has noise no
+/// one else knows; one seeded from a run's seed is a reproducible simulation.
+pub struct EnvSource<E> {
+    env: E,
+    world: SimRng,
+}
+
+impl<'e, E: Borrow<dyn Environment + 'e>> EnvSource<E> {
+    /// `env` read with noise from a generator seeded with `world_seed`.
+    pub fn new(env: E, world_seed: u64) -> Self {
+        Self { env, world: SimRng::seed_from_u64(world_seed) }
+    }
+
+    /// The environment.
+    pub fn env(&self) -> &(dyn Environment + 'e) {
+        self.env.borrow()
+    }
+}
+
+impl<'e, E: Borrow<dyn Environment + 'e>> RewardSource for EnvSource<E> {
+    /// The environment's arms (saturating at `u32::MAX - 1`; the wire's actions are 32-bit).
+    fn actions(&self) -> u32 {
+        u32::try_from(self.env.borrow().num_arms()).unwrap_or(u32::MAX - 1).min(u32::MAX - 1)
+    }
+
+    /// One reward of arm `action`; `None` for an action outside the arms (which the device
+    /// refuses without looking at the reading).
+    fn read(&mut self, action: u32) -> Option<f64> {
+        let arm = usize::try_from(action).ok()?;
+        let env = self.env.borrow();
+        (arm < env.num_arms()).then(|| env.sample(arm, &mut self.world))
+    }
+}
+
+/// A fleet device's public settings, fixed at provisioning: B, R, its per-report ε limit, its
+/// lifetime budget, and whether its keys come from a run's seed (`--simulation`) rather than
+/// the OS. [`FileMedium`] keeps them in the device's state file, under a CRC, and a device is
+/// never reopened with others: a larger total would be budget given back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeviceSettings {
+    /// B.
+    pub b: f64,
+    /// R.
+    pub r: f64,
+    /// The largest ε of one report.
+    pub per_report_limit: f64,
+    /// The lifetime budget.
+    pub total: f64,
+    /// Keys from a run's seed (a simulation, no privacy) rather than from the OS.
+    pub simulated_keys: bool,
+}
+
+/// The settings' first bytes in the state file (after the two record slots).
+const SETTINGS_MAGIC: [u8; 4] = *b"LDPF";
+/// The settings in the state file: magic, B, R, per-report limit, total (four `f64` LE), the key
+/// mode (`u32` LE: 0 OS, 1 simulation), CRC-32C of the 40 bytes before followed by the device's
+/// 32 bytes of seed material (so that another device's settings, copied in, do not pass).
+const SETTINGS_LEN: usize = 4 + 32 + 4 + 4;
+
+/// The settings' CRC: of their first 40 bytes and the device's seed material.
+fn settings_crc(bytes: &[u8; SETTINGS_LEN], seed: &[u8; 32]) -> u32 {
+    let mut covered = [0u8; 40 + 32];
+    covered[..40].copy_from_slice(&bytes[..40]);
+    covered[40..].copy_from_slice(seed);
+    ldp_core::checksum::crc32c(&covered)
+}
+
+impl DeviceSettings {
+    /// The settings of a device with `config`.
+    pub fn of(config: &ldp_core::DeviceConfig, simulated_keys: bool) -> Self {
+        let p = &config.policy;
+        Self {
+            b: config.b.get(),
+            r: config.r.get(),
+            per_report_limit: p.per_report_limit().get(),
+            total: p.total().get(),
+            simulated_keys,
+        }
+    }
+
+    /// One `name = value` line per setting (the device directory's `config.txt`, messages).
+    pub fn text(&self) -> String {
+        let keys = if self.simulated_keys { "simulation" } else { "os" };
+        format!(
+            "b = {}\nr = {}\nper_report_limit = {}\nlifetime_budget = {}\nkeys = {keys}\n",
+            self.b, self.r, self.per_report_limit, self.total
+        )
+    }
+
+    fn encode(&self, seed: &[u8; 32]) -> [u8; SETTINGS_LEN] {
+        let mut bytes = [0u8; SETTINGS_LEN];
+        bytes[..4].copy_from_slice(&SETTINGS_MAGIC);
+        for (chunk, x) in
+            bytes[4..36].chunks_exact_mut(8).zip([self.b, self.r, self.per_report_limit, self.total])
+        {
+            chunk.copy_from_slice(&x.to_le_bytes());
+        }
+        bytes[36..40].copy_from_slice(&u32::from(self.simulated_keys).to_le_bytes());
+        let crc = settings_crc(&bytes, seed);
+        bytes[40..].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    /// `None` unless magic, key mode and CRC (with the device's `seed`) are right.
+    fn decode(bytes: &[u8; SETTINGS_LEN], seed: &[u8; 32]) -> Option<Self> {
+        let word = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let float = |at: usize| f64::from_bits(u64::from(word(at)) | (u64::from(word(at + 4)) << 32));
+        let simulated_keys = match word(36) {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        (bytes[..4] == SETTINGS_MAGIC && word(40) == settings_crc(bytes, seed)).then(|| Self {
+            b: float(4),
+            r: float(12),
+            per_report_limit: float(20),
+            total: float(28),
+            simulated_keys,
+        })
+    }
+}
+
+/// A device's state in a file: two 64-byte record slots written alternately (the ping-pong of
+/// a medium overwritten in place, as the firmware's semihosting file), then the device's
+/// [`DeviceSettings`] with a magic and a CRC-32C: the host's durable [`LogMedium`]. The file is
+/// created whole (both slots blank, the settings written) by [`FileMedium::create`] and must
+/// stay exactly [`FileMedium::LEN`] bytes: a missing file reads blank only until the file has
+/// been seen, and a file of another length is an error, never a blank store or an older
+/// record. Each write is synced to the disk (`sync_data`) before it returns, and the file's
+/// directory entry when the file is created, so a release never waits on a write the OS could
+/// lose.
+///
+/// The settings' CRC, like the records', is against damage and edits that do not recompute it
+/// (a settings line edited, the file cut short); it also covers the device's seed material, so
+/// another device's settings, copied in, do not pass. What a host file cannot do: stop whoever
+/// controls the disk from writing a state of its own with the CRCs recomputed, or putting back
+/// an older copy, which gives the budget back (a device with a monotonic counter out of the
+/// OS's reach — a TPM, a secure element — can). `docs/fleet.md` says what is covered.
+#[derive(Debug)]
+pub struct FileMedium {
+    path: PathBuf,
+    seen: bool,
+    /// What a new file is created with, and the seed material it will be provisioned with;
+    /// `None`: the file must exist.
+    create: Option<(DeviceSettings, [u8; 32])>,
+}
+
+impl FileMedium {
+    /// The file's length: two record slots and the settings.
+    pub const LEN: u64 = (2 * RECORD_LEN + SETTINGS_LEN) as u64;
+
+    /// The state of an existing device in `path` (nothing is read yet). Writing to a missing
+    /// file is an error.
+    pub fn new(path: &Path) -> Self {
+        Self { path: path.to_path_buf(), seen: false, create: None }
+    }
+
+    /// The state of a new device with `settings` in `path`, to be provisioned with `seed`: the
+    /// file is created, blank, with the settings (their CRC covers `seed` too), at provisioning
+    /// (the first write).
+    pub fn create(path: &Path, settings: DeviceSettings, seed: &[u8; 32]) -> Self {
+        Self { path: path.to_path_buf(), seen: false, create: Some((settings, *seed)) }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The settings the device with seed material `seed` (its loaded state's) was provisioned
+    /// with, read from the file: an error if the file cannot be read, has another length, or
+    /// its settings' magic or CRC is wrong (damaged, or another device's).
+    pub fn settings(&self, seed: &[u8; 32]) -> io::Result<DeviceSettings> {
+        let mut file = std::fs::File::open(&self.path)?;
+        self.check_len(&file)?;
+        let mut bytes = [0u8; SETTINGS_LEN];
+        file.seek(SeekFrom::Start(2 * RECORD_LEN as u64))?;
+        file.read_exact(&mut bytes)?;
+        DeviceSettings::decode(&bytes, seed).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: the device's settings in it are damaged or another device's (their CRC fails): it will not report",
+                    self.path.display()
+                ),
+            )
+        })
+    }
+
+    fn check_len(&self, file: &std::fs::File) -> io::Result<()> {
+        match file.metadata()?.len() {
+            Self::LEN => Ok(()),
+            len => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} is {len} bytes, not {}: truncated, not a device's state, or (128 bytes) a device from before its settings were kept in its state file, which cannot be checked: retire it and provision a new one in a new directory",
+                    self.path.display(),
+                    Self::LEN
+                ),
+            )),
+        }
+    }
+}
+
+impl LogMedium for FileMedium {
+    type Error = io::Error;
+    const SLOTS: usize = 1;
+    const IN_PLACE: bool = true; // overwritten in place: every state written to both slots
+
+    fn read(&mut self, sector: usize, _slot: usize, buf: &mut [u8; RECORD_LEN]) -> io::Result<()> {
+        buf.fill(0xFF);
+        let mut file = match std::fs::File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && !self.seen => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        self.seen = true;
+        self.check_len(&file)?;
+        file.seek(SeekFrom::Start((sector * RECORD_LEN) as u64))?;
+        file.read_exact(buf)
+    }
+
+    fn program(&mut self, sector: usize, _slot: usize, record: &[u8; RECORD_LEN]) -> io::Result<()> {
+        if !self.seen && !self.path.exists() {
+            let Some((settings, seed)) = self.create else {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("{} does not exist: no device to write to", self.path.display()),
+                ));
+            };
+            // Created whole, blank, with its settings, and its directory entry made durable,
+            // before any record.
+            // Owner only: the records hold the device's seed.
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.mode(0o600);
+            }
+            let mut file = options.open(&self.path)?;
+            file.write_all(&[0xFF; 2 * RECORD_LEN])?;
+            file.write_all(&settings.encode(&seed))?;
+            file.sync_all()?;
+            // The file's directory, and the one holding it (both may be new).
+            for dir in self.path.ancestors().skip(1).take(2).filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::File::open(dir)?.sync_all()?;
+            }
+        }
+        let mut file = OpenOptions::new().write(true).open(&self.path)?;
+        self.seen = true;
+        self.check_len(&file)?;
+        file.seek(SeekFrom::Start((sector * RECORD_LEN) as u64))?;
+        file.write_all(record)?;
+        file.sync_data()
+    }
+
+    fn erase(&mut self, _sector: usize) -> io::Result<()> {
+        Ok(()) // overwritable: `program` replaces the slot
+    }
+}
+
+/// One device of a fleet, from the learner's side.
+pub struct Member<L> {
+    id: u64,
+    client: WireClient<L>,
+    round: u32,
+    total: f64,
+    remaining: f64,
+    reports: u64,
+    skipped: u64,
+    /// Not asked again before this round (after a timeout), unless no one else can answer.
+    benched_until: u64,
+    /// Cannot serve this fleet's queries (its limits, its state, its arms): never asked again.
+    dropped: bool,
+    /// The last fleet round it was asked in (each member is asked at most once a round).
+    asked_in: u64,
+    backoff: u64,
+}
+
+impl<L: Link> Member<L> {
+    /// A member behind `client`, as its `hello` describes it.
+    pub fn new(client: WireClient<L>, hello: &Hello) -> Self {
+        Self {
+            id: hello.device_id,
+            client,
+            round: 0,
+            total: hello.config.policy.total().get(),
+            remaining: hello.budget_remaining,
+            reports: 0,
+            skipped: 0,
+            benched_until: 0,
+            dropped: false,
+            asked_in: 0,
+            backoff: 0,
+        }
+    }
+
+    /// The device's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The protocol client (link statistics).
+    pub fn client(&self) -> &WireClient<L> {
+        &self.client
+    }
+
+    /// The protocol client, to change its `timeout` and `tries` during a run (the routing
+    /// state stays the fleet's).
+    pub fn client_mut(&mut self) -> &mut WireClient<L> {
+        &mut self.client
+    }
+
+    /// Gives the protocol client back (e.g. to query the device directly).
+    pub fn into_client(self) -> WireClient<L> {
+        self.client
+    }
+
+    fn can_pay(&self, epsilon: Epsilon) -> bool {
+        // Half of the device's unit (nano-ε) absorbs the rounding of its remaining budget.
+        !self.dropped && self.remaining + 0.5e-9 >= epsilon.get()
+    }
+}
+
+/// The learner's view of a fleet: a [`Device`] that sends each query to one member with budget
+/// left, chosen by the [`Routing`]. A member that does not answer (its [`WireClient`] gave up
+/// after its tries) is skipped for the round, which goes to the next member, and is asked
+/// again after a backoff; a member that refuses for lack of budget is not asked again. Each
+/// round's report comes from exactly one member (replies carry their query's sequence number;
+/// a late reply to a skipped round is dropped as stale).
+pub struct Fleet<L> {
+    members: Vec<Member<L>>,
+    routing: Routing,
+    rng: SimRng,
+    epsilon: Epsilon,
+    next: usize,
+    round: u64,
+    left_out: Vec<u64>,
+}
+
+impl<L: Link> Fleet<L> {
+    /// A fleet of `members` (routed in the order given), queried at `epsilon`; `seed` drives
+    /// random routing.
+    pub fn new(members: Vec<Member<L>>, epsilon: Epsilon, routing: Routing, seed: u64) -> Self {
+        Self {
+            members,
+            routing,
+            rng: SimRng::seed_from_u64(seed),
+            epsilon,
+            next: 0,
+            round: 0,
+            left_out: Vec::new(),
+        }
+    }
+
+    /// The fleet with `ids` named in its ledger as left out: devices the learner holds keys for
+    /// that are not among its members (no hello, or no answer to the first).
+    pub fn with_left_out(mut self, ids: Vec<u64>) -> Self {
+        self.left_out = ids;
+        self
+    }
+
+    /// The members.
+    pub fn members(&self) -> &[Member<L>] {
+        &self.members
+    }
+
+    /// The members, mutably: only their clients can be changed ([`Member::client_mut`]).
+    pub fn members_mut(&mut self) -> &mut [Member<L>] {
+        &mut self.members
+    }
+
+    /// What every member spent so far.
+    pub fn ledger(&self) -> Vec<MemberRecord> {
+        self.members
+            .iter()
+            .map(|m| MemberRecord {
+                id: m.id,
+                spent: (m.total - m.remaining).max(0.0),
+                reports: m.reports,
+                skipped: m.skipped,
+                dropped: m.client.dropped,
+                left_out: false,
+            })
+            .chain(self.left_out.iter().map(|&id| MemberRecord {
+                id,
+                spent: 0.0,
+                reports: 0,
+                skipped: 0,
+                dropped: Dropped::default(),
+                left_out: true,
+            }))
+            .collect()
+    }
+
+    /// The member to ask next among those not yet asked this round: one with budget left and
+    /// not benched, or, if there is none, one with budget left.
+    fn pick(&mut self) -> Option<usize> {
+        let (eps, round) = (self.epsilon, self.round);
+        let n = self.members.len();
+        for rested in [true, false] {
+            let ok = |i: usize| {
+                let m = &self.members[i];
+                m.asked_in != round && m.can_pay(eps) && (!rested || m.benched_until <= round)
+            };
+            match self.routing {
+                Routing::RoundRobin => {
+                    if let Some(i) = (0..n).map(|k| (self.next + k) % n).find(|&i| ok(i)) {
+                        self.next = (i + 1) % n;
+                        return Some(i);
+                    }
+                }
+                Routing::Random => {
+                    let open: Vec<usize> = (0..n).filter(|&i| ok(i)).collect();
+                    if !open.is_empty() {
+                        return Some(open[self.rng.random_range(0..open.len())]);
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+impl<L: Link> Device for Fleet<L> {
+    fn ledger(&self) -> Option<Vec<MemberRecord>> {
+        Some(Fleet::ledger(self))
+    }
+
+    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
+        let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
+        let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
+        self.round += 1;
+        let n = self.members.len() as u64;
+        // Each member is asked at most once per round: the loop ends.
+        while let Some(i) = self.pick() {
+            let m = &mut self.members[i];
+            m.asked_in = self.round;
+            m.round = m.round.wrapping_add(1);
+            let outcome = m.client.query(m.round, action, self.epsilon, level);
+            // What the device showed it has left in any authenticated frame, a closing hello
+            // included: a report the link swallowed is spent all the same.
+            m.remaining = m.remaining.min(m.client.budget_shown());
+            match outcome {
+                Ok(Ok(report)) => {
+                    // A device's budget never comes back: a stale figure is not believed.
+                    m.remaining = m.remaining.min(report.budget_remaining);
+                    m.reports += 1;
+                    m.backoff = 0;
+                    return Ok(report.release.value());
+                }
+                Ok(Err(Refusal::BudgetExhausted { remaining, .. })) => {
+                    m.remaining = remaining.min(m.remaining)
+                }
+                // This device cannot serve this query at all (its limits, its state, its action
+                // set): not asked again; another may.
+                Ok(Err(
+                    Refusal::AboveDeviceLimit { .. }
+                    | Refusal::BelowDeviceFloor { .. }
+                    | Refusal::CorruptState
+                    | Refusal::UnsupportedVersion
+                    | Refusal::Malformed,
+                )) => m.dropped = true,
+                // The query itself is wrong (its ε or level): every device would refuse.
+                Ok(Err(refusal @ Refusal::Param(_))) => return Err(DeviceError::Refusal(refusal)),
+                // Silent, failing its store, answering nonsense, or its frames failing
+                // authentication (a wrong key, or another learner or a replayed hello request
+                // took its conversation: one member's trouble, not the run's): skipped for this
+                // round and asked again after a backoff of one pass over the fleet, doubling up
+                // to 64.
+                Ok(Err(_))
+                | Err(
+                    LinkError::Timeout { .. }
+                    | LinkError::Io(_)
+                    | LinkError::Unexpected(_)
+                    | LinkError::BadTags { .. }
+                    | LinkError::KeyRefused,
+                ) => {
+                    m.skipped += 1;
+                    m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
+                    m.benched_until = self.round + m.backoff;
+                }
+                Err(e) => return Err(DeviceError::Link(e)),
+            }
+        }
+        let budgets = self.members.iter().map(|m| m.total).fold(0.0, f64::max);
+        Err(DeviceError::FleetExhausted {
+            round: self.round,
+            devices: self.members.len(),
+            user_budget: budgets,
+        })
+    }
+}
+
+/// The in-process fleet of one trial: `devices` simulated users with ids 1 to `devices`, member
+/// `id` the device application over `env` keyed with [`MemberSeeds::simulated`]`(trial_seed, id)`,
+/// per-report limit `epsilon` and lifetime budget `user_budget`.
+pub fn in_process<'a>(
+    env: &'a dyn Environment,
+    trial_seed: u64,
+    devices: usize,
+    epsilon: Epsilon,
+    user_budget: f64,
+) -> Result<Vec<Member<SimLink<'a>>>, DeviceError> {
+    let config = device_config(env, epsilon, user_budget)?;
+    (1..=devices as u64)
+        .map(|id| {
+            let seeds = MemberSeeds::simulated(trial_seed, id);
+            let reporter = Reporter::open(config, MemoryStore::provisioned(seeds.material), seeds.entropy)
+                .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
+            let app = DeviceApp::new(reporter, EnvSource::new(env, seeds.world), id);
+            let link = LoopbackLink::new(app);
+            let auth = link.auth();
+            let mut client = WireClient::new(link, auth);
+            let hello = client.hello().map_err(DeviceError::Link)?;
+            Ok(Member::new(client, &hello))
+        })
+        .collect()
+}
+
+/// The link to an in-process fleet member.
+pub type SimLink<'a> = LoopbackLink<MemoryStore, EnvSource<&'a dyn Environment>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ldp_core::state::{DeviceState, LogStore, StateStore};
+    use std::time::Duration;
+
+    fn sensor() -> Box<dyn Environment> {
+        Box::new(ldp_learn::env::SensorEnv::new(10, 1.0).expect("a sensor environment"))
+    }
+
+    fn fleet<'a>(env: &'a dyn Environment, n: usize, budget: f64, routing: Routing) -> Fleet<SimLink<'a>> {
+        let members = in_process(env, 42, n, Epsilon::new(1.0).expect("eps"), budget).expect("members");
+        Fleet::new(members, Epsilon::new(1.0).expect("eps"), routing, 7)
+    }
+
+    #[test]
+    fn round_robin_gives_every_user_an_even_share_and_each_round_one_report() {
+        let env = sensor();
+        let mut f = fleet(env.as_ref(), 7, 3.0, Routing::RoundRobin);
+        for t in 0..20 {
+            f.query(t % 10, None).expect("a report");
+        }
+        let ledger = f.ledger();
+        assert_eq!(ledger.iter().map(|r| r.id).collect::<Vec<_>>(), (1..=7).collect::<Vec<u64>>());
+        // 20 rounds over 7 users: 3, 3, 3, 3, 3, 3, 2 — each report charged once, as the device counts.
+        let reports: Vec<u64> = ledger.iter().map(|r| r.reports).collect();
+        assert_eq!(reports, [3, 3, 3, 3, 3, 3, 2]);
+        for r in &ledger {
+            assert!((r.spent - r.reports as f64).abs() < 1e-9, "{r:?}");
+        }
+        // The 22nd round finds no one with budget left.
+        f.query(0, None).expect("round 21 goes to the last user");
+        match f.query(0, None) {
+            Err(DeviceError::FleetExhausted { round: 22, devices: 7, user_budget }) => {
+                assert!((user_budget - 3.0).abs() < 1e-12)
+            }
+            other => panic!("expected an exhausted fleet, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn random_routing_is_seeded_and_spends_only_what_it_has() {
+        let env = sensor();
+        let run = || {
+            let mut f = fleet(env.as_ref(), 5, 4.0, Routing::Random);
+            let values: Vec<u64> =
+                (0..20).map(|t| f.query(t % 10, None).expect("report").to_bits()).collect();
+            (values, f.ledger())
+        };
+        let (a, ledger) = run();
+        assert_eq!(a, run().0, "the same seeds give the same releases");
+        // 20 rounds, 5 users with 4 ε each: every user is used up, none beyond.
+        assert!(ledger.iter().all(|r| r.reports == 4 && (r.spent - 4.0).abs() < 1e-9), "{ledger:?}");
+    }
+
+    /// A link to a device that never answers.
+    struct Silent;
+    impl Link for Silent {
+        fn send(&mut self, _bytes: &[u8]) -> io::Result<()> {
+            Ok(())
+        }
+        fn recv_byte(&mut self, _timeout: Duration) -> io::Result<Option<u8>> {
+            Ok(None)
+        }
+    }
+
+    /// A member that is either the in-process device or silent.
+    enum Either<'a> {
+        Sim(Box<SimLink<'a>>),
+        Dead,
+    }
+    impl Link for Either<'_> {
+        fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+            match self {
+                Self::Sim(l) => l.send(bytes),
+                Self::Dead => Silent.send(bytes),
+            }
+        }
+        fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+            match self {
+                Self::Sim(l) => l.recv_byte(timeout),
+                Self::Dead => Silent.recv_byte(timeout),
+            }
+        }
+    }
+
+    #[test]
+    fn a_silent_member_is_skipped_and_its_rounds_answered_by_the_others() {
+        let env = sensor();
+        let members =
+            in_process(env.as_ref(), 42, 4, Epsilon::new(1.0).expect("eps"), 100.0).expect("members");
+        let members: Vec<Member<Either<'_>>> = members
+            .into_iter()
+            .map(|m| {
+                let hello = m.client.link().app().reporter().hello(m.id);
+                let auth = *m.client.auth();
+                let link = if m.id == 2 { Either::Dead } else { Either::Sim(Box::new(m.client.into_link())) };
+                let mut client = WireClient::new(link, auth);
+                client.timeout = Duration::from_millis(1);
+                client.tries = 2;
+                Member::new(client, &hello)
+            })
+            .collect();
+        let mut f = Fleet::new(members, Epsilon::new(1.0).expect("eps"), Routing::RoundRobin, 0);
+        for t in 0..40 {
+            f.query(t % 10, None).expect("every round gets a report");
+        }
+        let ledger = f.ledger();
+        assert_eq!(ledger[1].reports, 0);
+        assert!(ledger[1].skipped >= 1);
+        // Backed off: asked far less often than its turn (10 of 40 rounds).
+        assert!(ledger[1].skipped <= 4, "{ledger:?}");
+        assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), 40);
+    }
+
+    /// A member's link that is cut (frames vanish, nothing comes back) while its switch is off.
+    struct Switched<'a> {
+        on: std::rc::Rc<std::cell::Cell<bool>>,
+        link: Either<'a>,
+    }
+    impl Link for Switched<'_> {
+        fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+            if self.on.get() { self.link.send(bytes) } else { Ok(()) }
+        }
+        fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+            if self.on.get() { self.link.recv_byte(timeout) } else { Ok(None) }
+        }
+    }
+
+    #[test]
+    fn a_round_asks_each_member_at_most_once_even_when_all_are_benched() {
+        // Member 1 is cut off for a round (as by a broker outage), members 2 to 4 are dead. Once
+        // 1 is back, every member is benched: a round must still find member 1, asking each
+        // member at most once, rather than ask dead members again and give up.
+        let env = sensor();
+        for seed in 0..20 {
+            let on = std::rc::Rc::new(std::cell::Cell::new(false));
+            let members: Vec<Member<Switched<'_>>> =
+                in_process(env.as_ref(), 42, 4, Epsilon::new(1.0).expect("eps"), 100.0)
+                    .expect("members")
+                    .into_iter()
+                    .map(|m| {
+                        let hello = m.client.link().app().reporter().hello(m.id);
+                        let auth = *m.client.auth();
+                        let link = if m.id == 1 {
+                            Either::Sim(Box::new(m.client.into_link()))
+                        } else {
+                            Either::Dead
+                        };
+                        let mut client = WireClient::new(Switched { on: on.clone(), link }, auth);
+                        client.timeout = Duration::from_millis(1);
+                        client.tries = 1;
+                        Member::new(client, &hello)
+                    })
+                    .collect();
+            let mut f = Fleet::new(members, Epsilon::new(1.0).expect("eps"), Routing::Random, seed);
+            assert!(matches!(f.query(0, None), Err(DeviceError::FleetExhausted { .. })), "no one answers");
+            assert!(f.ledger().iter().all(|r| r.skipped == 1), "each asked once: {:?}", f.ledger());
+            on.set(true);
+            for round in 2..=4 {
+                f.query(0, None).unwrap_or_else(|e| panic!("seed {seed}, round {round}: {e}"));
+            }
+            let ledger = f.ledger();
+            assert_eq!(ledger[0].reports, 3, "seed {seed}: {ledger:?}");
+            // Each dead member was asked at most once per round.
+            assert!(ledger[1..].iter().all(|r| r.skipped <= 4), "seed {seed}: {ledger:?}");
+        }
+    }
+
+    #[test]
+    fn env_source_reads_the_environment_and_refuses_nothing_it_cannot_read() {
+        let env = ldp_learn::env::SyntheticRkhs::new(
+            ldp_learn::env::SyntheticKernel::PAPER_SE,
+            ldp_learn::env::Noise::PAPER_LDP,
+            &mut SimRng::seed_from_u64(1),
+        )
+        .expect("a paper environment builds");
+        let env: &dyn Environment = &env;
+        let mut a = EnvSource::new(env, 7);
+        let mut world = SimRng::seed_from_u64(7);
+        assert_eq!(a.actions() as usize, env.num_arms());
+        for arm in [0u32, 3, 17] {
+            assert_eq!(a.read(arm).map(f64::to_bits), Some(env.sample(arm as usize, &mut world).to_bits()));
+        }
+        assert_eq!(a.read(a.actions()), None);
+        assert_eq!(a.read(u32::MAX), None);
+    }
+
+    #[test]
+    fn file_medium_keeps_the_newest_state_across_reopening() {
+        let dir = std::env::temp_dir().join(format!("ldp-file-medium-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("state.bin");
+        let settings =
+            DeviceSettings { b: 1.0, r: 0.5, per_report_limit: 1.0, total: 50.0, simulated_keys: false };
+        // Without settings no file is made.
+        assert!(LogStore::new(FileMedium::new(&path)).provision([9; 32]).is_err());
+        assert!(!path.exists());
+        let mut store = LogStore::new(FileMedium::create(&path, settings, &[9; 32]));
+        assert!(store.is_blank().expect("a missing file reads blank"));
+        store.provision([9; 32]).expect("provision");
+        for boot in 1..=3 {
+            let mut s = store.load().expect("load");
+            s.boot = boot;
+            s.reserved_units = boot * 10;
+            store.save(&s).expect("save");
+        }
+        let mut again = LogStore::new(FileMedium::new(&path));
+        let s = again.load().expect("reload");
+        assert_eq!((s.boot, s.reserved_units, s.seed), (3, 30, [9; 32]));
+        assert_eq!(again.medium().settings(&[9; 32]).expect("settings"), settings);
+        assert!(again.medium().settings(&[8; 32]).is_err(), "another device's seed");
+        assert_ne!(s, DeviceState::provisioned([9; 32]));
+        // A file cut short is an error, not an older record or a blank store.
+        let bytes = std::fs::read(&path).expect("read");
+        assert_eq!(bytes.len() as u64, FileMedium::LEN);
+        std::fs::write(&path, &bytes[..RECORD_LEN]).expect("truncate");
+        assert!(LogStore::new(FileMedium::new(&path)).load().is_err());
+        std::fs::write(&path, []).expect("empty");
+        assert!(LogStore::new(FileMedium::new(&path)).load().is_err());
+        // Once seen, a vanished file is an error, not a fresh device.
+        std::fs::remove_file(&path).expect("remove");
+        assert!(again.load().is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

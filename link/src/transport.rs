@@ -1,0 +1,1162 @@
+//! Talking to a device over the wire format (`ldp_core::wire`): the learner's side.
+//!
+//! One [`WireClient`] speaks the protocol over any [`Link`]:
+//! - [`LoopbackLink`]: the device application in this process (`ldp_core::device::DeviceApp`,
+//!   the code the firmware runs), bytes passed in memory;
+//! - [`TcpLink`]: a TCP socket, e.g. QEMU's emulated USART1 ([`QemuDevice`] starts one);
+//! - [`SerialLink`]: a real board on a serial port.
+//!
+//! Each query carries a fresh sequence number; on a timeout the client resends the *same* frame
+//! (same sequence number), which the device answers from its reply cache without spending budget
+//! twice. Replies with another sequence number are stale and skipped.
+//!
+//! Every frame is authenticated (`ldp_core::wire::Auth`: the device's link key, id and session).
+//! The client drops, and counts in [`Dropped`], every reply that fails its tag, answers another
+//! sequence number, does not parse, or is a report the device could not have sent for the query
+//! (another ε, off the device's grid, beyond its range by more than [`RANGE_MARGIN_SCALES`]
+//! noise scales, a budget that rose); none of them ends a run or reaches a ledger.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ldp_core::device::{DeviceApp, RewardSource};
+use ldp_core::wire::{
+    Auth, DecodeError, FedQuery, Frame, Hello, LinkKey, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, NONCE_LEN,
+    Query, Refusal, Repr, StreamReader,
+};
+use ldp_core::{DeviceConfig, Epsilon, LaplaceMechanism, Report, StateStore, TruncationLevel};
+use rand::RngExt;
+use rand_core::{Rng as _, SeedableRng};
+
+use ldp_learn::env::SimRng;
+
+/// A byte pipe to a device.
+pub trait Link {
+    /// Sends all of `bytes`.
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// The next received byte, or `None` if none arrives within `timeout`.
+    fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>>;
+}
+
+/// The device application in this process: what the firmware runs, with bytes in memory.
+pub struct LoopbackLink<S, R> {
+    app: DeviceApp<S, R>,
+    pending: VecDeque<u8>,
+}
+
+impl<S, R> LoopbackLink<S, R> {
+    /// A link to `app`.
+    pub fn new(app: DeviceApp<S, R>) -> Self {
+        Self { app, pending: VecDeque::new() }
+    }
+
+    /// The device application (e.g. to inspect its budget).
+    pub fn app(&self) -> &DeviceApp<S, R> {
+        &self.app
+    }
+}
+
+impl<S: StateStore, R: RewardSource> LoopbackLink<S, R> {
+    /// What the learner beside this in-process device authenticates with.
+    pub fn auth(&self) -> Auth {
+        self.app.learner_auth()
+    }
+}
+
+impl<S: StateStore, R: RewardSource> Link for LoopbackLink<S, R> {
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        for &b in bytes {
+            if let Some(reply) = self.app.on_byte(b) {
+                self.pending.extend(reply);
+                self.app.prepare(); // as the firmware does after each reply
+            }
+        }
+        Ok(())
+    }
+
+    fn recv_byte(&mut self, _timeout: Duration) -> io::Result<Option<u8>> {
+        Ok(self.pending.pop_front())
+    }
+}
+
+/// A TCP connection (QEMU's `-serial tcp:…` chardev).
+pub struct TcpLink {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl TcpLink {
+    /// Connects to `addr`, retrying until `patience` runs out (QEMU needs a moment to listen).
+    pub fn connect(addr: &str, patience: Duration) -> io::Result<Self> {
+        let start = Instant::now();
+        loop {
+            match TcpStream::connect(addr) {
+                Ok(stream) => {
+                    stream.set_nodelay(true)?;
+                    return Ok(Self { stream, buf: Vec::new(), pos: 0 });
+                }
+                Err(e) if start.elapsed() > patience => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+}
+
+impl Link for TcpLink {
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.stream.write_all(bytes)
+    }
+
+    fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+        if self.pos < self.buf.len() {
+            self.pos += 1;
+            return Ok(Some(self.buf[self.pos - 1]));
+        }
+        self.stream.set_read_timeout(Some(timeout.max(Duration::from_millis(1))))?;
+        let mut chunk = [0u8; 256];
+        match self.stream.read(&mut chunk) {
+            Ok(0) => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the device closed the connection")),
+            Ok(n) => {
+                self.buf.clear();
+                self.buf.extend_from_slice(&chunk[..n]);
+                self.pos = 1;
+                Ok(Some(self.buf[0]))
+            }
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A real board on a serial port (115200 8N1).
+pub struct SerialLink {
+    port: Box<dyn serialport::SerialPort>,
+}
+
+impl SerialLink {
+    /// Opens `path` (e.g. `/dev/ttyACM0`).
+    pub fn open(path: &str) -> io::Result<Self> {
+        let port = serialport::new(path, 115_200)
+            .timeout(Duration::from_millis(100))
+            .open()
+            .map_err(|e| io::Error::other(format!("cannot open serial port {path}: {e}")))?;
+        Ok(Self { port })
+    }
+}
+
+impl Link for SerialLink {
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.port.write_all(bytes)
+    }
+
+    fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+        self.port.set_timeout(timeout.max(Duration::from_millis(1))).map_err(io::Error::other)?;
+        let mut b = [0u8; 1];
+        match self.port.read(&mut b) {
+            Ok(1) => Ok(Some(b[0])),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The link failed or the device did not answer.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LinkError {
+    /// An I/O error on the link.
+    Io(io::Error),
+    /// No valid reply to `seq` after `tries` sends.
+    Timeout {
+        /// The sequence number.
+        seq: u32,
+        /// How many times the frame was sent.
+        tries: u32,
+    },
+    /// The device answered with a message the request does not expect.
+    Unexpected(Message),
+    /// The request could not be encoded.
+    Encode,
+    /// The device refused every send as unauthenticated, in refusals that verify under the
+    /// learner's key (so the key is right): another learner, or a replayed hello request, took
+    /// the device's conversation.
+    KeyRefused,
+    /// The device answered, but none of its frames verified under the learner's key: the key
+    /// is not the device's, or another learner or a replayed hello request took the device's
+    /// conversation meanwhile.
+    BadTags {
+        /// The device asked.
+        device_id: u64,
+        /// How many frames failed.
+        frames: u64,
+        /// Where the learner's key for it came from, if known.
+        key_file: Option<PathBuf>,
+    },
+}
+
+impl std::fmt::Display for LinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Io(e) => write!(f, "device link: {e}"),
+            Self::Timeout { seq, tries } => {
+                write!(
+                    f,
+                    "device did not answer query {seq} after {tries} tries: check the link and that it is running"
+                )
+            }
+            Self::Unexpected(m) => write!(f, "device sent an unexpected message: {m:?}"),
+            Self::Encode => f.write_str("request could not be encoded"),
+            Self::BadTags { device_id, frames, key_file: Some(file) } => write!(
+                f,
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key in {}: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation",
+                file.display()
+            ),
+            Self::BadTags { device_id, frames, key_file: None } => write!(
+                f,
+                "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation"
+            ),
+            Self::KeyRefused => f.write_str(
+                "the device refused this learner's frames as unauthenticated, though its refusals verify under this learner's key: another learner, or a replayed hello request, took the device's conversation (greet it again; if it keeps happening, someone else is talking to the device)",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LinkError {}
+
+impl From<io::Error> for LinkError {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// How far beyond the clamping range `[−(B+R), B+R]` (or `[−b, b]`) a report may lie, in
+/// noise scales: the discrete Laplace noise exceeds 64 scales with probability about e^-64 ≈
+/// 2^-92, so a genuine report is dropped essentially never, and a value further out is not one
+/// the device released.
+pub const RANGE_MARGIN_SCALES: f64 = 64.0;
+
+/// Replies the learner dropped, by reason (issue #25). Counted per client; recorded in
+/// `run.json` (`dropped_frames`). None of them ended a run or entered a ledger.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Dropped {
+    /// Intact frames whose tag did not verify: forged, another device's or session's, or sent
+    /// with another key.
+    pub bad_tag: u64,
+    /// Authenticated frames for a sequence number not awaited: replays and late duplicates
+    /// (QoS 1, a link that duplicates); and hellos of a session (boot number) older than one
+    /// the learner saw from the device (a recorded hello, or a device rolled back).
+    pub replayed: u64,
+    /// Authenticated frames that do not parse, or a reply of the wrong kind.
+    pub malformed: u64,
+    /// Reports whose value `index·2^k` is not finite.
+    pub non_finite: u64,
+    /// Reports off the grid the device's mechanism uses for the query.
+    pub off_grid: u64,
+    /// Reports beyond the clamping range by more than [`RANGE_MARGIN_SCALES`] noise scales.
+    pub out_of_range: u64,
+    /// Reports for another ε (or ε_eff) than the query asked.
+    pub wrong_epsilon: u64,
+    /// Reports showing more budget left than the device showed before.
+    pub budget_rose: u64,
+    /// The device's refusals of a frame it refused before verifying its tag (reason 12, 7, or
+    /// a wrong type or length), which are never the answer to this learner's own request:
+    /// someone else's query, this learner's under a wrong key or another conversation's nonce,
+    /// or this learner's request altered on the way.
+    pub unauthenticated_refusals: u64,
+}
+
+impl Dropped {
+    /// All dropped frames.
+    pub fn total(&self) -> u64 {
+        let d = self;
+        d.bad_tag
+            + d.replayed
+            + d.malformed
+            + d.non_finite
+            + d.off_grid
+            + d.out_of_range
+            + d.wrong_epsilon
+            + d.budget_rose
+            + d.unauthenticated_refusals
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &Dropped) {
+        self.bad_tag += other.bad_tag;
+        self.replayed += other.replayed;
+        self.malformed += other.malformed;
+        self.non_finite += other.non_finite;
+        self.off_grid += other.off_grid;
+        self.out_of_range += other.out_of_range;
+        self.wrong_epsilon += other.wrong_epsilon;
+        self.budget_rose += other.budget_rose;
+        self.unauthenticated_refusals += other.unauthenticated_refusals;
+    }
+}
+
+/// Why a reply that passed its tag was not taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reject {
+    Malformed,
+    OffGrid,
+    OutOfRange,
+    WrongEpsilon,
+    BudgetRose,
+    UnauthenticatedRefusal,
+    OldSession,
+}
+
+/// Whether `report` is one the device of `hello` could have sent for `query` with `budget`
+/// left before it: its ε, its mechanism's ε_eff and grid, within range plus margin, and no
+/// more budget left than before.
+fn check_report(hello: &Hello, query: &Query, report: &Report, budget: f64) -> Result<(), Reject> {
+    if report.epsilon.to_bits() != query.epsilon.get().to_bits() {
+        return Err(Reject::WrongEpsilon);
+    }
+    let mechanism = match query.level {
+        None => LaplaceMechanism::ctl(query.epsilon, hello.config.b, hello.config.r),
+        Some(level) => LaplaceMechanism::truncated(query.epsilon, level),
+    }
+    .map_err(|_| Reject::OffGrid)?; // the device refuses such a query: no report can be right
+    if report.epsilon_effective.to_bits() != mechanism.epsilon_effective().to_bits() {
+        return Err(Reject::WrongEpsilon);
+    }
+    if report.release.grid_log2 != mechanism.grid_log2() {
+        return Err(Reject::OffGrid);
+    }
+    let margin = RANGE_MARGIN_SCALES * mechanism.noise().scale();
+    if report.release.index.unsigned_abs() as f64 > mechanism.max_index() as f64 + margin {
+        return Err(Reject::OutOfRange);
+    }
+    if report.budget_remaining > budget {
+        return Err(Reject::BudgetRose);
+    }
+    Ok(())
+}
+
+/// How many of its last requests a [`WireClient`] remembers to recognise late replies to them.
+const EARLIER_REQUESTS: usize = 16;
+
+/// The learner's protocol client.
+pub struct WireClient<L> {
+    link: L,
+    reader: StreamReader,
+    seq: u32,
+    auth: Auth,
+    /// The device's last hello (its configuration and session), once greeted.
+    greeted: Option<Hello>,
+    /// The highest session (boot number) seen from the device: a hello of a lower one is
+    /// refused.
+    highest_session: u64,
+    /// Where the nonces of hello requests come from: OS entropy, or a seed in tests.
+    nonces: rand_chacha::ChaCha20Rng,
+    /// The file the key came from, for messages.
+    key_file: Option<PathBuf>,
+    /// The last requests sent: number, and what a reply to it is authenticated under (to tell
+    /// a late copy of an earlier reply from a forgery).
+    earlier: VecDeque<(u32, Auth)>,
+    /// The least budget the device has shown (hello or report).
+    budget: f64,
+    /// How long to wait for a reply before resending.
+    pub timeout: Duration,
+    /// How many times a frame is sent before giving up.
+    pub tries: u32,
+    /// Frames that arrived damaged (failed CRC, length, COBS) and were dropped.
+    pub damaged_frames: u64,
+    /// Resends after a timeout.
+    pub resends: u64,
+    /// Replies dropped, by reason.
+    pub dropped: Dropped,
+}
+
+impl<L: Link> WireClient<L> {
+    /// A client on `link` to the device `auth` names (its key and id; the session is learnt
+    /// from its hello), with a 1 s timeout and 5 tries. The nonces of its hello requests come
+    /// from OS entropy (if the OS has none, from the clock and the process id: a nonce needs to
+    /// be fresh, not secret); [`WireClient::with_nonce_seed`] makes them reproducible in tests.
+    pub fn new(link: L, auth: Auth) -> Self {
+        let seed = os_random().unwrap_or_else(|_| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            let mut seed = [0u8; 32];
+            seed[..16].copy_from_slice(&now.as_nanos().to_le_bytes());
+            seed[16..20].copy_from_slice(&std::process::id().to_le_bytes());
+            seed
+        });
+        Self::with_nonces(link, auth, rand_chacha::ChaCha20Rng::from_seed(seed))
+    }
+
+    /// [`WireClient::new`] with the nonces of its hello requests drawn from a generator seeded
+    /// with `seed` (tests: two clients with the same seed use the same nonces, so only tests
+    /// that mean to replay between them may share one).
+    pub fn with_nonce_seed(link: L, auth: Auth, seed: u64) -> Self {
+        Self::with_nonces(link, auth, rand_chacha::ChaCha20Rng::seed_from_u64(seed))
+    }
+
+    fn with_nonces(link: L, auth: Auth, nonces: rand_chacha::ChaCha20Rng) -> Self {
+        Self {
+            link,
+            reader: StreamReader::new(),
+            seq: 0,
+            auth,
+            greeted: None,
+            highest_session: 0,
+            nonces,
+            key_file: None,
+            earlier: VecDeque::new(),
+            budget: f64::INFINITY,
+            timeout: Duration::from_secs(1),
+            tries: 5,
+            damaged_frames: 0,
+            resends: 0,
+            dropped: Dropped::default(),
+        }
+    }
+
+    /// The device's key and id, and the session the client speaks in.
+    pub fn auth(&self) -> &Auth {
+        &self.auth
+    }
+
+    /// The client with its sequence numbers starting after `last` (the next request is
+    /// `last + 1`). A session that may meet a device's reply cache from an earlier session (a
+    /// fleet device answers many learners and jobs) starts at a random point, so that its
+    /// queries do not reuse an earlier session's sequence numbers and get that session's cached
+    /// replies back.
+    pub fn starting_after(mut self, last: u32) -> Self {
+        self.seq = last;
+        self
+    }
+
+    /// The client refusing any hello of a session (boot number) below `session`: the highest
+    /// one a learner saw from this device before (persisted beside its other state of the
+    /// device). A device's boot number never goes back, so a lower one is a recorded hello or
+    /// a device whose state was rolled back.
+    pub fn sessions_from(mut self, session: u64) -> Self {
+        self.raise_session_floor(session);
+        self
+    }
+
+    /// [`WireClient::sessions_from`] on a client in use: later hellos of a session below
+    /// `session` are refused.
+    pub fn raise_session_floor(&mut self, session: u64) {
+        self.highest_session = self.highest_session.max(session);
+    }
+
+    /// The client naming `path` as where its key came from, in the error that says the device's
+    /// frames fail authentication under it ([`LinkError::BadTags`]).
+    pub fn with_key_file(mut self, path: &Path) -> Self {
+        self.key_file = Some(path.to_path_buf());
+        self
+    }
+
+    /// The device's last authenticated hello, once greeted.
+    pub fn greeting(&self) -> Option<&Hello> {
+        self.greeted.as_ref()
+    }
+
+    /// The least budget the device has shown left, in authenticated frames (its hellos and
+    /// reports); infinite before any.
+    pub fn budget_shown(&self) -> f64 {
+        self.budget
+    }
+
+    /// The highest session (boot number) seen from the device so far, to persist.
+    pub fn highest_session(&self) -> u64 {
+        self.highest_session
+    }
+
+    /// The link.
+    pub fn link(&self) -> &L {
+        &self.link
+    }
+
+    /// Gives the link back.
+    pub fn into_link(self) -> L {
+        self.link
+    }
+
+    /// Swaps the link (e.g. after the device restarted): the next request first greets the
+    /// device again, to learn its new session (a restarted device has a new boot number).
+    pub fn replace_link(&mut self, link: L) -> L {
+        self.reader = StreamReader::new();
+        self.greeted = None;
+        std::mem::replace(&mut self.link, link)
+    }
+
+    /// Sends the last query again and returns the reply: what a learner does when a query
+    /// failed for good, e.g. because the device restarted mid-query. The query goes out afresh,
+    /// with a new number: the learner gave up on the old one, and its closing hello
+    /// ([`WireClient::request`]) made the device refuse that number from then on, so an answer
+    /// lost for good is charged again (budget, never privacy: every spend is counted).
+    pub fn retry_last(&mut self, message: Message) -> Result<Message, LinkError> {
+        self.request(message)
+    }
+
+    /// Sends `message` with a new sequence number and returns the device's reply to it: an
+    /// authenticated frame with that number (anything else is dropped and counted). A query is
+    /// preceded by a hello if the device has not been greeted in its current session, and a
+    /// query refused as [`Refusal::StaleSequence`] is sent once more after a new hello.
+    ///
+    /// A query that gets no answer is given up with a closing hello: a hello request numbered
+    /// after it, which, once it reaches the device, makes the device refuse the abandoned
+    /// number (wire format 4: a hello request's number is a floor for fresh queries), so a copy
+    /// of the query that the link withheld is not spent after the learner moved on.
+    ///
+    /// If that closing hello shows a new session (the device restarted while the request was
+    /// in flight: its replies to the retries were tagged in a session the learner did not know
+    /// yet), the request is sent once more, afresh, in the new session; what the old boot spent
+    /// on it shows in the budget the new hello reports.
+    pub fn request(&mut self, message: Message) -> Result<Message, LinkError> {
+        if let Message::HelloRequest(_) = message {
+            return self.hello().map(Message::Hello);
+        }
+        if self.greeted.is_none() {
+            self.hello()?;
+        }
+        let session = self.auth.session;
+        match self.request_once(message) {
+            Err(e) if !matches!(e, LinkError::Io(_)) && self.auth.session > session => {
+                self.request_once(message)
+            }
+            reply => reply,
+        }
+    }
+
+    /// [`WireClient::request`] in the greeted session, without the retry after a restart.
+    fn request_once(&mut self, message: Message) -> Result<Message, LinkError> {
+        let reply = match self.exchange(message) {
+            Ok(Message::Refusal(Refusal::StaleSequence)) => {
+                self.hello()?;
+                self.exchange(message)
+            }
+            reply => reply,
+        };
+        if let Err(e) = &reply {
+            // No answer in this session: the device may have restarted (a new session, whose
+            // replies do not verify in the old one). Greet it again before the next request.
+            self.greeted = None;
+            if !matches!(e, LinkError::Io(_)) {
+                let _ = self.hello(); // the closing hello (above); it may fail as well
+            }
+        }
+        reply
+    }
+
+    /// Whether `reply` (authenticated, with the awaited number) answers `request`.
+    fn check(&self, request: &Message, reply: &Message) -> Result<(), Reject> {
+        let query = match request {
+            Message::HelloRequest(_) => {
+                return match reply {
+                    Message::Hello(h) if h.device_id != self.auth.device_id => Err(Reject::Malformed),
+                    Message::Hello(h) if h.session < self.highest_session => Err(Reject::OldSession),
+                    Message::Hello(_) => Ok(()),
+                    _ => Err(Reject::Malformed),
+                };
+            }
+            Message::Query(q) => q,
+            Message::FedQuery(f) => &f.query,
+            _ => return Ok(()),
+        };
+        match reply {
+            // Refusals a device makes before it verifies a frame's tag are never bound to a
+            // conversation (`ReplyCache::respond`); one under this learner's nonce is not the
+            // answer to its request either way.
+            Message::Refusal(Refusal::Unauthenticated | Refusal::UnsupportedVersion) => {
+                Err(Reject::UnauthenticatedRefusal)
+            }
+            Message::Refusal(_) => Ok(()),
+            Message::Report(r) => match &self.greeted {
+                Some(hello) => check_report(hello, query, r, self.budget),
+                None => Err(Reject::Malformed),
+            },
+            _ => Err(Reject::Malformed),
+        }
+    }
+
+    fn count(&mut self, reject: Reject) {
+        let d = &mut self.dropped;
+        match reject {
+            Reject::Malformed => d.malformed += 1,
+            Reject::OffGrid => d.off_grid += 1,
+            Reject::OutOfRange => d.out_of_range += 1,
+            Reject::WrongEpsilon => d.wrong_epsilon += 1,
+            Reject::BudgetRose => d.budget_rose += 1,
+            Reject::UnauthenticatedRefusal => d.unauthenticated_refusals += 1,
+            // A hello of a session older than one seen: recorded, or a device rolled back.
+            Reject::OldSession => d.replayed += 1,
+        }
+    }
+
+    /// One request and its reply, with retries; no handshake. A reply is taken only if its
+    /// tag verifies under the conversation's nonce (for a hello request, its own) and binds
+    /// this request's tag.
+    fn exchange(&mut self, message: Message) -> Result<Message, LinkError> {
+        self.seq = self.seq.wrapping_add(1);
+        let seq = self.seq;
+        let mut sent = self.auth;
+        if let Message::HelloRequest(nonce) = message {
+            sent.nonce = nonce;
+        }
+        let mut raw = [0u8; MAX_FRAME_LEN];
+        let raw = Repr::new(seq, message).emit(&mut raw, &sent).map_err(|_| LinkError::Encode)?;
+        let request_tag = Frame::new_checked(&*raw).map_err(|_| LinkError::Encode)?.tag().to_vec();
+        let mut buf = [0u8; MAX_ENCODED_LEN];
+        let frame =
+            Repr::new(seq, message).emit_framed(&mut buf, &sent).map_err(|_| LinkError::Encode)?.to_vec();
+        let expect = sent.answering(&request_tag);
+        // How the device tags its refusal of a frame it could not verify (this request altered
+        // on the way, or under another conversation's nonce): the all-zero nonce, which is no
+        // conversation's. Such a refusal is never the answer; it is counted and dropped.
+        let unverified = Auth { nonce: [0; NONCE_LEN], ..expect };
+        let mut key_refused = false;
+        let mut bad_awaited = 0u64;
+        if self.earlier.len() == EARLIER_REQUESTS {
+            self.earlier.pop_front();
+        }
+        self.earlier.push_back((seq, expect));
+        for attempt in 0..self.tries {
+            if attempt > 0 {
+                self.resends += 1;
+            }
+            self.link.send(&frame)?;
+            let deadline = Instant::now() + self.timeout;
+            while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+                let Some(byte) = self.link.recv_byte(left)? else { break };
+                let mut late = false;
+                let reply = match self.reader.push(byte) {
+                    None => continue,
+                    Some(Err(_)) => {
+                        self.damaged_frames += 1;
+                        continue;
+                    }
+                    Some(Ok(frame)) => {
+                        let reply = Repr::parse(&frame, &expect);
+                        // A late copy of the device's reply to an earlier request of this
+                        // conversation (QoS 1, a duplicating link) fails the tag of this one
+                        // (it is bound to its own request): it is a replay, not a forgery.
+                        if reply == Err(DecodeError::Unauthenticated) && frame.seq() != seq {
+                            late = self
+                                .earlier
+                                .iter()
+                                .any(|(s, auth)| *s == frame.seq() && Repr::parse(&frame, auth).is_ok());
+                        }
+                        if reply == Err(DecodeError::Unauthenticated) && frame.seq() == seq {
+                            match Repr::parse(&frame, &unverified) {
+                                Ok(Repr { message: Message::Refusal(r), .. }) => {
+                                    self.dropped.unauthenticated_refusals += 1;
+                                    key_refused |= r == Refusal::Unauthenticated;
+                                    continue;
+                                }
+                                _ => bad_awaited += 1,
+                            }
+                        }
+                        reply
+                    }
+                };
+                match reply {
+                    Ok(reply) if reply.seq != seq => self.dropped.replayed += 1,
+                    Err(DecodeError::Unauthenticated) if late => self.dropped.replayed += 1,
+                    Ok(reply) => match self.check(&message, &reply.message) {
+                        Ok(()) => {
+                            self.auth.nonce = sent.nonce;
+                            self.accept(seq, &reply.message);
+                            return Ok(reply.message);
+                        }
+                        Err(reject) => self.count(reject),
+                    },
+                    Err(DecodeError::Unauthenticated) => self.dropped.bad_tag += 1,
+                    Err(DecodeError::NonFinite) => self.dropped.non_finite += 1,
+                    // Checked before the tag: damage, or not a frame of this version.
+                    Err(DecodeError::UnsupportedVersion | DecodeError::UnknownType | DecodeError::Length) => {
+                        self.damaged_frames += 1
+                    }
+                    Err(_) => self.dropped.malformed += 1,
+                }
+            }
+        }
+        if key_refused {
+            return Err(LinkError::KeyRefused);
+        }
+        if bad_awaited > 0 {
+            return Err(LinkError::BadTags {
+                device_id: self.auth.device_id,
+                frames: bad_awaited,
+                key_file: self.key_file.clone(),
+            });
+        }
+        Err(LinkError::Timeout { seq, tries: self.tries })
+    }
+
+    /// Takes note of an accepted reply to request `seq`: the session and budget it shows.
+    fn accept(&mut self, seq: u32, reply: &Message) {
+        match reply {
+            Message::Hello(h) => {
+                self.auth.session = h.session;
+                self.highest_session = self.highest_session.max(h.session);
+                // Go on after the device's last fresh query, and after this hello's own number
+                // (a late copy of its reply must not meet a query of the same number).
+                self.seq = seq.max(h.last_seq);
+                self.budget = self.budget.min(h.budget_remaining);
+                self.greeted = Some(*h);
+            }
+            Message::Report(r) => self.budget = self.budget.min(r.budget_remaining),
+            _ => {}
+        }
+    }
+
+    /// The handshake: the device's identity, bounds, limits and session. Later requests are
+    /// authenticated in that session and numbered after the device's last answered query.
+    pub fn hello(&mut self) -> Result<Hello, LinkError> {
+        let mut nonce = [0u8; NONCE_LEN];
+        self.nonces.fill_bytes(&mut nonce);
+        match self.exchange(Message::HelloRequest(nonce))? {
+            Message::Hello(h) => Ok(h),
+            other => Err(LinkError::Unexpected(other)),
+        }
+    }
+
+    /// One query: the device's report, or its refusal.
+    pub fn query(
+        &mut self,
+        round: u32,
+        action: u32,
+        epsilon: Epsilon,
+        level: Option<TruncationLevel>,
+    ) -> Result<Result<Report, Refusal>, LinkError> {
+        Self::outcome(self.request(Message::Query(Query { round, action, epsilon, level }))?)
+    }
+
+    /// One fed query (hardware in the loop): the device privatises `reading` instead of reading
+    /// its sensor, and answers with its report, or its refusal ([`Refusal::FeedRefused`] from a
+    /// device that reads its own sensor). A retry resends the same reading.
+    pub fn fed_query(&mut self, query: Query, reading: f64) -> Result<Result<Report, Refusal>, LinkError> {
+        Self::outcome(self.request(Message::FedQuery(FedQuery::new(query, reading)))?)
+    }
+
+    fn outcome(reply: Message) -> Result<Result<Report, Refusal>, LinkError> {
+        match reply {
+            Message::Report(r) => Ok(Ok(r)),
+            Message::Refusal(r) => Ok(Err(r)),
+            other => Err(LinkError::Unexpected(other)),
+        }
+    }
+}
+
+/// Whether something listens on 127.0.0.1:`port` (Linux: /proc/net/tcp; elsewhere `true`).
+fn listening(port: u16) -> bool {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else { return true };
+    let local = format!("0100007F:{port:04X}");
+    table.lines().any(|line| {
+        let mut fields = line.split_whitespace();
+        fields.nth(1) == Some(local.as_str()) && fields.nth(1) == Some("0A")
+    })
+}
+
+/// 32 bytes of OS entropy.
+fn os_random() -> io::Result<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("no OS entropy: {e}")))?;
+    Ok(bytes)
+}
+
+/// The emulated board's state in its working directory (`firmware-example/src/semihosting.rs`):
+/// without it, [`QemuDevice::start`] provisions a new board.
+pub const STATE_FILE: &str = "ldp-state.bin";
+/// The device id of the firmware image (`DEVICE_ID` in `firmware-example/src/main.rs`).
+pub const QEMU_DEVICE_ID: u64 = 0x4C44_5030_0000_0001;
+
+/// What a learner of the emulated board in `workdir` authenticates with: the key its
+/// provisioning wrote there ([`crate::keys::BOARD_KEY_FILE`]) and the firmware's device id.
+pub fn board_auth(workdir: &Path) -> io::Result<Auth> {
+    let path = workdir.join(crate::keys::BOARD_KEY_FILE);
+    let keys = crate::keys::read(&path).map_err(|e| {
+        io::Error::other(format!(
+            "{e} (the board's key is written when the host provisions it; a board provisioned before wire format 3 has none: provision a new one)"
+        ))
+    })?;
+    crate::keys::auth_for(&keys, QEMU_DEVICE_ID, &path).map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// Written in a board's working directory when the host makes the board (`fleet bridge --qemu`,
+/// `live --device qemu`): a directory with it and without [`STATE_FILE`] has lost its board,
+/// which is never made again (`fleet::may_provision`).
+pub const BOARD_MARKER: &str = "board.txt";
+
+/// A firmware image running under `qemu-system-arm -M netduinoplus2`, its USART1 on a loopback
+/// TCP port. The working directory is the device: it holds the semihosting files of
+/// `firmware-example/src/semihosting.rs`. [`QemuDevice::start`] plays the host's part of them,
+/// as `qemu-run.sh` does: fresh OS entropy for every boot (`ldp-entropy.bin`), and, for a
+/// directory with no device state yet, secret seed material to provision it with
+/// (`ldp-provision.bin`). Both come from the OS, never from a run's seed: the learner cannot know
+/// the device's noise. Restarting in the same directory boots the same device again (same
+/// budget, next boot number); a directory without [`STATE_FILE`] gets a new device, so a caller
+/// that must not make one for a lost board checks first (`fleet::may_provision` with
+/// [`BOARD_MARKER`], as `fleet bridge --qemu` and `live --device qemu` do). The process is
+/// killed when this is dropped.
+pub struct QemuDevice {
+    child: Child,
+    port: u16,
+    workdir: PathBuf,
+}
+
+impl QemuDevice {
+    /// Boots `elf` in `workdir` (created if needed).
+    pub fn start(elf: &Path, workdir: &Path) -> io::Result<Self> {
+        Self::start_with(elf, workdir, &[], None)
+    }
+
+    /// [`start`](Self::start), and, if `workdir` holds no device yet, provisions the new one
+    /// with `config` (B, R, per-report limit, total ε: `ldp-config.bin`, which the firmware
+    /// reads only while its state is blank) instead of the firmware's built-in configuration.
+    /// A device that exists keeps the configuration it was provisioned with.
+    pub fn start_provisioned(elf: &Path, workdir: &Path, config: &DeviceConfig) -> io::Result<Self> {
+        if !workdir.join(STATE_FILE).exists() {
+            crate::keys::create_private_dir(workdir)?;
+            let p = &config.policy;
+            let words = [config.b.get(), config.r.get(), p.per_report_limit().get(), p.total().get()];
+            let bytes: Vec<u8> = words.iter().flat_map(|x| x.to_le_bytes()).collect();
+            std::fs::write(workdir.join("ldp-config.bin"), bytes)?;
+        }
+        Self::start(elf, workdir)
+    }
+
+    /// [`start`](Self::start) with extra QEMU arguments (e.g. `-icount shift=0`), and, for the
+    /// audit's broken fixture only, `replay`: 32 bytes to use as the boot entropy and, for a
+    /// new device, as its seed material, instead of fresh OS entropy (a device without a TRNG
+    /// whose store is wiped: it boots the same way every time).
+    pub fn start_with(
+        elf: &Path,
+        workdir: &Path,
+        extra: &[&str],
+        replay: Option<[u8; 32]>,
+    ) -> io::Result<Self> {
+        if !elf.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "no firmware image at {}: build it with (cd firmware-example && cargo build --release)",
+                    elf.display()
+                ),
+            ));
+        }
+        // The directory holds the board's seed (its state records, the provisioning request)
+        // and key: owner only, as every file in it that holds a secret.
+        crate::keys::create_private_dir(workdir)?;
+        let random = || match replay {
+            Some(bytes) => Ok(bytes),
+            None => os_random(),
+        };
+        if workdir.join(STATE_FILE).exists() {
+            // A board exists: a provisioning request beside it was never the host's (it writes
+            // one only for a new board). The firmware reads one only while its records are
+            // blank, which only damage or tampering makes them: it must then halt, not start
+            // afresh with a new budget.
+            for request in ["ldp-provision.bin", "ldp-config.bin"] {
+                match std::fs::remove_file(workdir.join(request)) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
+            }
+        } else {
+            // The board's seed, and the learner's key from it (`crate::keys`), before it boots.
+            let seed = random()?;
+            let key = LinkKey::from_seed(&seed);
+            crate::keys::write(&workdir.join(crate::keys::BOARD_KEY_FILE), QEMU_DEVICE_ID, &key)?;
+            crate::keys::write_private(&workdir.join("ldp-provision.bin"), &seed)?;
+        }
+        crate::keys::write_private(&workdir.join("ldp-entropy.bin"), &random()?)?;
+        // A state file of a board made before files were kept private (the firmware's own writes
+        // keep the mode; a new one is created by QEMU under umask 077, below).
+        crate::keys::make_private(&workdir.join(STATE_FILE))?;
+        // Pick a free port: bind to port 0, read it, release it for QEMU. Until QEMU holds it,
+        // no other thread of this process may pick a port: two emulators on one port would
+        // have one learner talk to the other's device (seen as a reset connection).
+        static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _guard = PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        // Through `sh` for `umask 077`: the firmware's state file, which QEMU creates for it
+        // (semihosting), holds the board's seed and must be its owner's only.
+        let mut child = Command::new("sh")
+            .args(["-c", "umask 077 && exec \"$0\" \"$@\"", "qemu-system-arm"])
+            .current_dir(workdir)
+            .args(["-M", "netduinoplus2", "-display", "none", "-monitor", "none"])
+            .args(["-semihosting-config", "enable=on,target=native"])
+            .args(extra)
+            .arg("-serial")
+            .arg(format!("tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on"))
+            .arg("-kernel")
+            .arg(elf)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot start qemu-system-arm (through sh): {e}"))
+            })?;
+        // Hold the lock until QEMU listens (or exits: `connect` then reports why). Where
+        // /proc/net/tcp cannot be read, the wait is skipped.
+        let start = Instant::now();
+        while child.try_wait()?.is_none() && start.elapsed() < Duration::from_secs(10) && !listening(port) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(Self { child, port, workdir: workdir.to_path_buf() })
+    }
+
+    /// Connects to the emulated USART1. If QEMU exits first (a bad image, a bad option), the
+    /// error carries QEMU's own message.
+    pub fn connect(&mut self) -> io::Result<TcpLink> {
+        let addr = format!("127.0.0.1:{}", self.port);
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                let mut message = String::new();
+                if let Some(mut stderr) = self.child.stderr.take() {
+                    let _ = stderr.read_to_string(&mut message);
+                }
+                return Err(io::Error::other(format!(
+                    "qemu-system-arm exited ({status}): {}",
+                    message.trim()
+                )));
+            }
+            match TcpLink::connect(&addr, Duration::ZERO) {
+                Ok(link) => return Ok(link),
+                Err(e) if start.elapsed() > Duration::from_secs(10) => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+
+    /// If the emulator has exited: its exit status and what it printed on stderr (for an error
+    /// message when the link to it failed).
+    pub fn exited(&mut self) -> Option<String> {
+        let status = self.child.try_wait().ok()??;
+        let mut message = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let _ = stderr.read_to_string(&mut message);
+        }
+        Some(format!("qemu-system-arm exited ({status}): {}", message.trim()))
+    }
+
+    /// What a learner of this board authenticates with ([`board_auth`]).
+    pub fn auth(&self) -> io::Result<Auth> {
+        board_auth(&self.workdir)
+    }
+
+    /// The working directory (the device's files).
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// Stops the emulator (a power cut: nothing is flushed beyond what the firmware wrote).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for QemuDevice {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The firmware could not be built.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FirmwareError {
+    /// The bare-metal target is not installed.
+    TargetMissing,
+    /// cargo could not be run, or printed no image.
+    Cargo(String),
+    /// The firmware does not compile.
+    Build(String),
+}
+
+impl std::fmt::Display for FirmwareError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::TargetMissing => {
+                f.write_str("the thumbv7em-none-eabihf target is not installed (scripts/install-deps.sh)")
+            }
+            Self::Cargo(e) => write!(f, "cannot build the firmware: {e}"),
+            Self::Build(e) => write!(f, "the firmware does not build:\n{e}"),
+        }
+    }
+}
+
+impl std::error::Error for FirmwareError {}
+
+/// Builds `firmware-example` (release) with `features` added to its default ones and returns a
+/// copy of the image that no later build overwrites, named after the features. Asks cargo where
+/// the image is (so `CARGO_TARGET_DIR` and `.cargo/config.toml` are honoured). Builds in one
+/// process are serialised.
+pub fn build_firmware(features: &[&str]) -> Result<PathBuf, FirmwareError> {
+    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = BUILD.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../firmware-example");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command.current_dir(&dir).args(["build", "--release", "--message-format=json-render-diagnostics"]);
+    if !features.is_empty() {
+        command.args(["--features", &features.join(",")]);
+    }
+    let out = command.env_remove("RUSTFLAGS").output().map_err(|e| FirmwareError::Cargo(e.to_string()))?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        if err.contains("target may not be installed") || err.contains("can't find crate for `core`") {
+            return Err(FirmwareError::TargetMissing);
+        }
+        return Err(FirmwareError::Build(err.into_owned()));
+    }
+    let image = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "ldp-firmware-example")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| FirmwareError::Cargo("cargo reported no firmware image".into()))?;
+    let name = match features {
+        [] => "ldp-firmware-example".to_string(),
+        f => format!("ldp-firmware-example+{}", f.join("+")),
+    };
+    let copy = image.with_file_name(format!("{name}.elf"));
+    std::fs::copy(&image, &copy).map_err(|e| FirmwareError::Cargo(format!("{}: {e}", copy.display())))?;
+    Ok(copy)
+}
+
+/// Fault rates for [`FaultyLink`], each a probability per frame and direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Faults {
+    /// The frame vanishes.
+    pub drop: f64,
+    /// One byte of the frame is flipped (the CRC or the framing catches it).
+    pub corrupt: f64,
+    /// The frame arrives twice.
+    pub duplicate: f64,
+    /// The frame is held back and arrives after the next one (reordering, delay).
+    pub reorder: f64,
+}
+
+/// What a [`FaultyLink`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounts {
+    /// Frames passed on, in either direction.
+    pub frames: u64,
+    /// Frames dropped.
+    pub dropped: u64,
+    /// Frames corrupted.
+    pub corrupted: u64,
+    /// Frames duplicated.
+    pub duplicated: u64,
+    /// Frames held back behind a later one.
+    pub reordered: u64,
+}
+
+/// A link wrapper that drops, corrupts, duplicates and reorders whole frames in both directions,
+/// driven by its own seeded generator (fault-injection tests).
+pub struct FaultyLink<L> {
+    inner: L,
+    faults: Faults,
+    rng: SimRng,
+    held_out: Option<Vec<u8>>,
+    held_in: Option<Vec<u8>>,
+    partial_in: Vec<u8>,
+    inbound: VecDeque<u8>,
+    /// What was done so far.
+    pub counts: FaultCounts,
+}
+
+impl<L: Link> FaultyLink<L> {
+    /// Wraps `inner` with `faults`, seeded by `seed`.
+    pub fn new(inner: L, faults: Faults, seed: u64) -> Self {
+        Self {
+            inner,
+            faults,
+            rng: SimRng::seed_from_u64(seed),
+            held_out: None,
+            held_in: None,
+            partial_in: Vec::new(),
+            inbound: VecDeque::new(),
+            counts: FaultCounts::default(),
+        }
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.rng.random::<f64>() < p
+    }
+
+    /// Applies the faults to one frame; returns the frames to deliver now, in order.
+    fn mangle(&mut self, mut frame: Vec<u8>, inbound: bool) -> Vec<Vec<u8>> {
+        self.counts.frames += 1;
+        if self.chance(self.faults.drop) {
+            self.counts.dropped += 1;
+            return Vec::new();
+        }
+        if self.chance(self.faults.corrupt) && frame.len() > 1 {
+            let i = self.rng.random_range(0..frame.len() - 1);
+            frame[i] ^= 1 << self.rng.random_range(0..8);
+            self.counts.corrupted += 1;
+        }
+        let mut out = vec![frame.clone()];
+        if self.chance(self.faults.duplicate) {
+            self.counts.duplicated += 1;
+            out.push(frame);
+        }
+        let held = if inbound { &mut self.held_in } else { &mut self.held_out };
+        if let Some(previous) = held.take() {
+            out.push(previous); // the held frame arrives after this one
+        } else if self.chance(self.faults.reorder) {
+            self.counts.reordered += 1;
+            let held = if inbound { &mut self.held_in } else { &mut self.held_out };
+            *held = Some(out.remove(0));
+        }
+        out
+    }
+
+    /// The wrapped link.
+    pub fn inner(&self) -> &L {
+        &self.inner
+    }
+}
+
+impl<L: Link> Link for FaultyLink<L> {
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        for frame in self.mangle(bytes.to_vec(), false) {
+            self.inner.send(&frame)?;
+        }
+        Ok(())
+    }
+
+    fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(b) = self.inbound.pop_front() {
+                return Ok(Some(b));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(b) = self.inner.recv_byte(left)? else {
+                // Nothing more is coming now: a held-back reply is released late.
+                return match self.held_in.take() {
+                    Some(frame) => {
+                        self.inbound.extend(frame);
+                        Ok(self.inbound.pop_front())
+                    }
+                    None => Ok(None),
+                };
+            };
+            self.partial_in.push(b);
+            if b == 0 {
+                let frame = std::mem::take(&mut self.partial_in);
+                for f in self.mangle(frame, true) {
+                    self.inbound.extend(f);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Fault injection on the device link (in process): with frames dropped, corrupted, duplicated
+//! and reordered in both directions, every query still gets exactly one report, the reports are
+//! the very values a clean link gives, and the device spends exactly one ε per round.
+
+use std::time::Duration;
+
+use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
+use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::transport::{Faults, FaultyLink, Link, LoopbackLink, WireClient};
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+
+const ROUNDS: u32 = 400;
+
+fn device() -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
+    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
+    let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
+    let reporter = Reporter::open(config, MemoryStore::provisioned([4; 32]), [0; 32]).unwrap();
+    let mut world = ChaCha20Rng::seed_from_u64(4);
+    world.set_stream(1);
+    let source =
+        SimulatedSensor::new(SensorModel::new(100, ldp_core::Bound::new(1.0).unwrap()).unwrap(), world);
+    LoopbackLink::new(DeviceApp::new(reporter, source, 9))
+}
+
+fn play<L: Link>(client: &mut WireClient<L>) -> Vec<f64> {
+    let eps = Epsilon::new(1.0).unwrap();
+    (0..ROUNDS)
+        .map(|t| match client.query(t, t % 100, eps, None) {
+            Ok(Ok(report)) => report.release.value(),
+            other => panic!("round {t}: {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn faulty_link_loses_nothing_and_counts_nothing_twice() {
+    let clean_device = device();
+    let auth = clean_device.auth();
+    let clean = play(&mut WireClient::new(clean_device, auth));
+
+    let faults = Faults { drop: 0.10, corrupt: 0.05, duplicate: 0.05, reorder: 0.05 };
+    let mut client = WireClient::new(FaultyLink::new(device(), faults, 77), auth);
+    client.timeout = Duration::from_millis(1);
+    client.tries = 50;
+    let noisy = play(&mut client);
+    let link = client.link();
+    let counts = link.counts;
+    eprintln!(
+        "faults: {counts:?}; learner resends {}, damaged frames {}",
+        client.resends, client.damaged_frames
+    );
+    assert!(counts.dropped > 40 && counts.corrupted > 20 && counts.duplicated > 20 && counts.reordered > 20);
+    assert!(client.resends > 0 && client.damaged_frames > 0);
+    assert_eq!(noisy, clean, "the reports differ from a clean link's");
+    let spent = link.inner().app().reporter().accountant().spent();
+    assert!((spent - f64::from(ROUNDS)).abs() < 1e-9, "spent {spent} for {ROUNDS} rounds");
+}
