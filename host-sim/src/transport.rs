@@ -183,10 +183,17 @@ pub enum LinkError {
     Unexpected(Message),
     /// The request could not be encoded.
     Encode,
-    /// The device refused every send as unauthenticated, in refusals that verify under the
-    /// learner's key (so the key is right): another learner, or a replayed hello request, took
-    /// the device's conversation.
+    /// The device refused the request as not of its conversation, in refusals that verify
+    /// under the learner's key (so the key is right), also after the learner greeted it again
+    /// [`CONVERSATION_RETRIES`] times: another learner, or someone replaying recorded hello
+    /// requests, keeps taking the device's conversation.
     KeyRefused,
+    /// The device answered the request in another version of the wire format (its frames
+    /// carry their version in the header, which every version reads alike).
+    Version {
+        /// The device's version.
+        device: u8,
+    },
     /// The device answered, but none of its frames verified under the learner's key: the key
     /// is not the device's, or another learner or a replayed hello request took the device's
     /// conversation meanwhile.
@@ -207,11 +214,16 @@ impl std::fmt::Display for LinkError {
             Self::Timeout { seq, tries } => {
                 write!(
                     f,
-                    "device did not answer query {seq} after {tries} tries: check the link and that it is running"
+                    "device did not answer request {seq} after {tries} tries: check the link and that it is running"
                 )
             }
             Self::Unexpected(m) => write!(f, "device sent an unexpected message: {m:?}"),
             Self::Encode => f.write_str("request could not be encoded"),
+            Self::Version { device } => write!(
+                f,
+                "the device answered in wire format {device}, and this learner speaks version {}: update the device's firmware or the learner so that both speak the same version (docs/wire-format.md)",
+                ldp_core::wire::VERSION
+            ),
             Self::BadTags { device_id, frames, key_file: Some(file) } => write!(
                 f,
                 "device {device_id} answered, but its frames ({frames}) fail authentication under the key in {}: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation",
@@ -221,8 +233,9 @@ impl std::fmt::Display for LinkError {
                 f,
                 "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation"
             ),
-            Self::KeyRefused => f.write_str(
-                "the device refused this learner's frames as unauthenticated, though its refusals verify under this learner's key: another learner, or a replayed hello request, took the device's conversation (greet it again; if it keeps happening, someone else is talking to the device)",
+            Self::KeyRefused => write!(
+                f,
+                "the device refused this learner's query as not of its conversation, also after {CONVERSATION_RETRIES} new hellos: another learner, or someone replaying recorded hello requests, keeps taking the device's conversation; the key is right (the refusals verify under it) and nothing was spent on the refused queries (stop the other learner, or find who replays on the link)",
             ),
         }
     }
@@ -344,6 +357,12 @@ fn check_report(hello: &Hello, query: &Query, report: &Report, budget: f64) -> R
 /// How many of its last requests a [`WireClient`] remembers to recognise late replies to them.
 const EARLIER_REQUESTS: usize = 16;
 
+/// How many times a [`WireClient`] greets a device again and resends a query that the device
+/// refused as not of its conversation ([`WireClient::request`]) before it gives up with
+/// [`LinkError::KeyRefused`]: each time, someone else (another learner, or a replayed hello
+/// request) opened a conversation after the learner's hello.
+pub const CONVERSATION_RETRIES: u32 = 3;
+
 /// The learner's protocol client.
 pub struct WireClient<L> {
     link: L,
@@ -372,6 +391,9 @@ pub struct WireClient<L> {
     pub damaged_frames: u64,
     /// Resends after a timeout.
     pub resends: u64,
+    /// Hellos sent again because the device refused a query as not of its conversation
+    /// (another learner, or a replayed hello request, had opened a new one).
+    pub conversations_lost: u64,
     /// Replies dropped, by reason.
     pub dropped: Dropped,
 }
@@ -415,6 +437,7 @@ impl<L: Link> WireClient<L> {
             tries: 5,
             damaged_frames: 0,
             resends: 0,
+            conversations_lost: 0,
             dropped: Dropped::default(),
         }
     }
@@ -493,8 +516,9 @@ impl<L: Link> WireClient<L> {
     /// Sends the last query again and returns the reply: what a learner does when a query
     /// failed for good, e.g. because the device restarted mid-query. The query goes out afresh,
     /// with a new number: the learner gave up on the old one, and its closing hello
-    /// ([`WireClient::request`]) made the device refuse that number from then on, so an answer
-    /// lost for good is charged again (budget, never privacy: every spend is counted).
+    /// ([`WireClient::request`]) ended the conversation the old one was tagged in, so the device
+    /// refuses it from then on, and an answer lost for good is charged again (budget, never
+    /// privacy: every spend is counted).
     pub fn retry_last(&mut self, message: Message) -> Result<Message, LinkError> {
         self.request(message)
     }
@@ -504,10 +528,16 @@ impl<L: Link> WireClient<L> {
     /// preceded by a hello if the device has not been greeted in its current session, and a
     /// query refused as [`Refusal::StaleSequence`] is sent once more after a new hello.
     ///
-    /// A query that gets no answer is given up with a closing hello: a hello request numbered
-    /// after it, which, once it reaches the device, makes the device refuse the abandoned
-    /// number (wire format 4: a hello request's number is a floor for fresh queries), so a copy
-    /// of the query that the link withheld is not spent after the learner moved on.
+    /// A query the device refuses as not of its conversation (its refusal 12 of this very
+    /// frame, verifying under the learner's key: a replayed hello request or another learner
+    /// opened a new conversation meanwhile — wire format 5) is sent afresh after a new hello,
+    /// up to [`CONVERSATION_RETRIES`] times; the refused frame read and spent nothing, and the
+    /// new hello ends the conversation it was tagged in, so it is never spent later.
+    ///
+    /// A query that gets no answer is given up with a closing hello: a hello request, which,
+    /// once it reaches the device, opens a new conversation, so a copy of the query that the
+    /// link withheld is refused (it is tagged in the old one) and never spent after the learner
+    /// moved on.
     pub fn request(&mut self, message: Message) -> Result<Message, LinkError> {
         if let Message::HelloRequest(_) = message {
             return self.hello().map(Message::Hello);
@@ -515,13 +545,21 @@ impl<L: Link> WireClient<L> {
         if self.greeted.is_none() {
             self.hello()?;
         }
-        let reply = match self.exchange(message) {
+        let mut reply = match self.exchange(message) {
             Ok(Message::Refusal(Refusal::StaleSequence)) => {
                 self.hello()?;
                 self.exchange(message)
             }
             reply => reply,
         };
+        for _ in 0..CONVERSATION_RETRIES {
+            if !matches!(reply, Err(LinkError::KeyRefused)) {
+                break;
+            }
+            self.conversations_lost += 1;
+            self.hello()?;
+            reply = self.exchange(message);
+        }
         if let Err(e) = &reply {
             // No answer in this session: the device may have restarted (a new session, whose
             // replies do not verify in the old one). Greet it again before the next request.
@@ -596,11 +634,16 @@ impl<L: Link> WireClient<L> {
             Repr::new(seq, message).emit_framed(&mut buf, &sent).map_err(|_| LinkError::Encode)?.to_vec();
         let expect = sent.answering(&request_tag);
         // How the device tags its refusal of a frame it could not verify (this request altered
-        // on the way, or under another conversation's nonce): the all-zero nonce, which is no
-        // conversation's. Such a refusal is never the answer; it is counted and dropped.
-        let unverified = Auth { nonce: [0; NONCE_LEN], ..expect };
+        // on the way, or of a conversation that is over): the all-zero nonce and conversation
+        // 0, which are no conversation's. Such a refusal is never the answer; it is counted
+        // and dropped.
+        let unverified = Auth { nonce: [0; NONCE_LEN], conversation: 0, ..expect };
         let mut key_refused = false;
-        let mut bad_awaited = 0u64;
+        // Frames that failed their tag while this request waited: of the awaited number, and
+        // of others (replies to someone else's requests: another learner's, or replayed ones).
+        let (mut bad_awaited, mut bad_other) = (0u64, 0u64);
+        // The version of a frame answering this request in another version of the format.
+        let mut other_version = None;
         if self.earlier.len() == EARLIER_REQUESTS {
             self.earlier.pop_front();
         }
@@ -640,6 +683,11 @@ impl<L: Link> WireClient<L> {
                                 }
                                 _ => bad_awaited += 1,
                             }
+                        } else if reply == Err(DecodeError::Unauthenticated) && !late {
+                            bad_other += 1;
+                        }
+                        if reply == Err(DecodeError::UnsupportedVersion) && frame.seq() == seq {
+                            other_version = Some(frame.version());
                         }
                         reply
                     }
@@ -664,14 +712,25 @@ impl<L: Link> WireClient<L> {
                     Err(_) => self.dropped.malformed += 1,
                 }
             }
+            // Refused as not of the device's conversation: resending the same frame cannot
+            // help. The rest of this try was waited out, so that the answer to a genuine copy
+            // sent behind a mutated one (which draws the same refusal) is still taken.
+            if key_refused {
+                break;
+            }
         }
         if key_refused {
             return Err(LinkError::KeyRefused);
         }
-        if bad_awaited > 0 {
+        if let Some(device) = other_version {
+            return Err(LinkError::Version { device });
+        }
+        // Frames came, but none was the answer: not a silent device (wire format 5: replies to
+        // a replayed hello request, or to another learner, reach this learner's link too).
+        if bad_awaited + bad_other > 0 {
             return Err(LinkError::BadTags {
                 device_id: self.auth.device_id,
-                frames: bad_awaited,
+                frames: bad_awaited + bad_other,
                 key_file: self.key_file.clone(),
             });
         }
@@ -683,10 +742,11 @@ impl<L: Link> WireClient<L> {
         match reply {
             Message::Hello(h) => {
                 self.auth.session = h.session;
+                self.auth.conversation = h.conversation;
                 self.highest_session = self.highest_session.max(h.session);
-                // Go on after the device's last fresh query, and after this hello's own number
-                // (a late copy of its reply must not meet a query of the same number).
-                self.seq = seq.max(h.last_seq);
+                // Go on after this hello request's number: the floor of the conversation it
+                // opened (and a late copy of its reply must not meet a query of its number).
+                self.seq = seq;
                 self.budget = self.budget.min(h.budget_remaining);
                 self.greeted = Some(*h);
             }

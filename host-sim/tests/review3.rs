@@ -233,6 +233,10 @@ fn a_board_directory_claimed_before_qemu_starts_is_private() {
 /// number and reports as `BadTags` — "wrong key?" — though its key is right. A fleet ends the
 /// whole run on that error (`fleet.rs`, `Err(e) => return Err(DeviceError::Link(e))`), where a
 /// member whose frames are merely dropped is only benched. Nothing is spent (checked).
+///
+/// Since wire format 5 the learner also recovers: the refusal tells it its conversation is
+/// over, it greets the device again and sends the query afresh, which is answered once (the
+/// refused copy was not spent): the device spends exactly the one report the learner takes.
 #[test]
 
 fn a_replayed_hello_request_is_not_called_a_wrong_key() {
@@ -283,8 +287,10 @@ fn a_replayed_hello_request_is_not_called_a_wrong_key() {
     let e = c.query(1, 1, eps, None);
     let spent = before - c.link().inner.app().reporter().accountant().remaining();
     println!("after a replayed hello request: {e:?}; spent {spent}; {:?}", c.dropped);
-    assert_eq!(spent, 0.0);
     assert!(!matches!(e, Err(LinkError::BadTags { .. })), "a right key called wrong: {e:?}");
+    assert!(matches!(e, Ok(Ok(_))), "the learner greets again and is answered: {e:?}");
+    assert_eq!(spent, 1.0, "one report taken, one spent: the refused copy cost nothing");
+    assert_eq!(c.conversations_lost, 1);
 }
 
 /// Finding 5 (nit): the key-file check looks at the file's own mode bits only. A key file in a

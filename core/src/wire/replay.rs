@@ -24,36 +24,49 @@ use super::{Auth, EncodeError, Frame, Hello, Message, Query, Refusal, Repr};
 /// release under the same number. A plain query and a fed query never share an entry.
 ///
 /// **Replays.** Beyond the remembered queries, the cache keeps the number of the last query it
-/// answered afresh: a new query must have a larger number (`seq > last`, as plain unsigned
-/// integers: the numbers do not wrap), else it is refused as [`Refusal::StaleSequence`],
-/// reading and spending nothing. The number only rises within a boot — nothing, not even a
-/// hello request, lowers it — so each number is answered afresh at most once per boot, and with
-/// authenticated frames ([`Auth`]: the session is the boot number) a recorded query can never
-/// be spent again, in this session or any later one, whatever hello requests are replayed. The
-/// number is told in the device's [`Hello::last_seq`], so a learner continues after it. (Wire
-/// format 4 as first written compared in serial-number order, a half circle: recorded hello
-/// requests could walk the floor round the circle until an old conversation's queries were
-/// fresh again; review 3, finding 2.) The price is a denial of service until the device
-/// restarts: a replayed hello request (recorded in any boot: it is tagged in session 0) with a
-/// number near `u32::MAX` raises the floor there, leaving a learner few or no numbers; the
-/// numbers come back with the next boot.
+/// answered afresh in the conversation: a new query must have a larger number (`seq > last`, as
+/// plain unsigned integers: the numbers do not wrap), else it is refused as
+/// [`Refusal::StaleSequence`], reading and spending nothing. Within a conversation the number
+/// only rises, so each number is answered afresh at most once per conversation, and with
+/// authenticated frames ([`Auth`]: the session is the boot number, the conversation the
+/// device's count of the conversations of the boot) a recorded query can never be spent again,
+/// in this conversation or any other of any boot.
 ///
-/// **Conversations (wire format 4).** An authenticated hello request opens a conversation: the
-/// cache keeps its nonce, under which every later query must be tagged (a query under another
-/// learner's nonce is [`Refusal::Unauthenticated`]: one learner at a time), and the request's
-/// sequence number becomes a floor for the freshness counter (`last_fresh` rises to it if it is
-/// later), so a query the link withheld from an earlier learner, numbered before the hello
-/// request, is stale once that learner (or any other) greeted the device again: it is never
-/// spent after its learner gave up on it.
+/// **Conversations (wire format 5).** An authenticated hello request opens a conversation: the
+/// cache counts it (the device's conversation number, 1 for the boot's first, never repeated
+/// within the boot: [`Hello::conversation`]), keeps its nonce, forgets the queries of the
+/// conversation before, and takes the request's sequence number as the floor for fresh queries.
+/// Every later query must be tagged under that nonce *and* that number (a query of another
+/// conversation — an earlier learner's, or an earlier one of this learner — is
+/// [`Refusal::Unauthenticated`]: one learner at a time). A hello request carrying the nonce of
+/// the open conversation (the learner's retry, or a copy of it) is answered with the open
+/// conversation, changing nothing. So a recorded hello request — tagged in session 0, it
+/// verifies in every boot — opens a *new* conversation, under a number that no recorded query
+/// carries and that the replayer, lacking the key, cannot use: it cannot reopen an old
+/// conversation, make an old query fresh again or move the floor of another conversation. What
+/// it can do is end the open conversation: the learner's next query is refused (12), nothing
+/// spent, and the learner greets the device again — a denial of service of one exchange per
+/// replayed frame. A query that the link withheld from a learner is likewise dead once that
+/// learner's next hello request has reached the device: never spent after the learner gave up
+/// on it. (Wire format 4 took every hello request's number as a floor for the whole boot, so a
+/// recorded one numbered near `u32::MAX` left learners no fresh numbers until a restart.)
+///
+/// The conversation number is a `u32`: after 2^32 − 1 conversations in one boot (days of
+/// hello requests without a pause) the device opens no more until it restarts; a hello
+/// request is then answered with the open conversation's number, under which only the open
+/// conversation's learner can query.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ReplyCache {
     /// `(seq, query, fed, reply)`.
     entries: [Option<(u32, Query, bool, Message)>; REPLY_CACHE_LEN],
     next: usize,
-    /// The last sequence number answered afresh, or the floor a hello request set.
+    /// The last sequence number answered afresh in the conversation, or the floor its hello
+    /// request set.
     last_fresh: Option<u32>,
-    /// The nonce of the last authenticated hello request (all zero before any).
+    /// The nonce of the hello request that opened the conversation (all zero before any).
     nonce: [u8; NONCE_LEN],
+    /// The conversation's number: how many the device opened this boot (0 before any).
+    conversation: u32,
 }
 
 /// The device's reply to one frame, with what its tag is made under: the device's key, id and
@@ -80,7 +93,13 @@ pub const REPLY_CACHE_LEN: usize = 8;
 impl ReplyCache {
     /// An empty cache.
     pub const fn new() -> Self {
-        Self { entries: [None; REPLY_CACHE_LEN], next: 0, last_fresh: None, nonce: [0; NONCE_LEN] }
+        Self {
+            entries: [None; REPLY_CACHE_LEN],
+            next: 0,
+            last_fresh: None,
+            nonce: [0; NONCE_LEN],
+            conversation: 0,
+        }
     }
 
     fn find(&self, seq: u32, query: &Query, fed: bool) -> Option<Message> {
@@ -128,36 +147,42 @@ impl ReplyCache {
         self.find(seq, query, false).is_some()
     }
 
-    /// The last sequence number answered afresh (0 if none): [`Hello::last_seq`].
+    /// The last sequence number answered afresh in the conversation, or the number of the hello
+    /// request that opened it (0 if none).
     pub fn last_seq(&self) -> u32 {
         self.last_fresh.unwrap_or(0)
     }
 
+    /// The open conversation's number ([`Hello::conversation`]; 0 before any hello request).
+    pub fn conversation(&self) -> u32 {
+        self.conversation
+    }
+
     /// The device's whole answer to a checked frame, authenticated under `auth` (the device's
-    /// key, id and session: its boot number; its nonce is ignored, the cache keeps the
-    /// conversation's), one mapping for every firmware:
+    /// key, id and session: its boot number; its nonce and conversation are ignored, the cache
+    /// keeps the open conversation's), one mapping for every firmware:
     ///
-    /// - a frame whose tag does not verify (under the conversation's nonce, for a query) →
-    ///   [`Refusal::Unauthenticated`], reading and spending nothing (the refusal depends on the
-    ///   frame alone);
-    /// - a hello request → `Hello(hello)` with [`Hello::last_seq`] filled in (cheap to build each time:
-    ///   [`Reporter::hello`](crate::reporter::Reporter::hello) copies the configuration and
-    ///   the remaining budget); its nonce opens a new conversation and its number becomes a
-    ///   floor for fresh queries (type docs);
+    /// - a frame whose tag does not verify (under the open conversation's nonce and number, for
+    ///   a query) → [`Refusal::Unauthenticated`], reading and spending nothing (the refusal
+    ///   depends on the frame alone);
+    /// - a hello request → `Hello(hello)` with [`Hello::conversation`] filled in (cheap to build
+    ///   each time: [`Reporter::hello`](crate::reporter::Reporter::hello) copies the
+    ///   configuration and the remaining budget); unless it carries the open conversation's
+    ///   nonce (a retry), it opens a new conversation (type docs);
     /// - a query → [`ReplyCache::answer`] with `fresh(query, None)`;
     /// - a fed query → the same, keyed as the type docs say, with `fresh(query, Some(reading))`
     ///   (the device decides whether it takes fed readings: [`Refusal::FeedRefused`] if not);
     /// - an intact frame that does not parse → a [`Refusal`] (see `From<DecodeError>`);
     /// - a device → learner message → [`Refusal::Unexpected`].
     ///
-    /// The reply carries the frame's sequence number, and its tag binds the frame's tag and
-    /// the conversation's nonce ([`Reply::auth`]) — except the refusal of a frame refused before
-    /// its tag was verified ([`DecodeError::is_before_tag`](super::DecodeError::is_before_tag):
-    /// reasons 7, 12 and a wrong type or length), which is tagged under the all-zero nonce: the
-    /// frame may be a learner's request altered on the way, and its refusal must not verify
-    /// as the answer to that request. Frames that fail their length or checksum
-    /// check never get here ([`Frame::new_checked`]); the device stays silent and the learner's
-    /// retry recovers.
+    /// The reply carries the frame's sequence number, and its tag binds the frame's tag, the
+    /// conversation's nonce and number ([`Reply::auth`]; a hello: the request's nonce) — except
+    /// the refusal of a frame refused before its tag was verified
+    /// ([`DecodeError::is_before_tag`](super::DecodeError::is_before_tag): reasons 7, 12 and a
+    /// wrong type or length), which is tagged under the all-zero nonce and conversation 0: the
+    /// frame may be a learner's request altered on the way, and its refusal must not verify as
+    /// the answer to that request. Frames that fail their length or checksum check never get
+    /// here ([`Frame::new_checked`]); the device stays silent and the learner's retry recovers.
     pub fn respond<T: AsRef<[u8]>>(
         &mut self,
         frame: &Frame<T>,
@@ -166,15 +191,24 @@ impl ReplyCache {
         fresh: impl FnOnce(&Query, Option<f64>) -> Message,
     ) -> Reply {
         let seq = frame.seq();
-        let conversation = Auth { nonce: self.nonce, answers: [0; super::TAG_LEN], ..*auth };
-        let mut verified = true;
-        let repr = match Repr::parse(frame, &conversation) {
+        let open = Auth {
+            nonce: self.nonce,
+            conversation: self.conversation,
+            answers: [0; super::TAG_LEN],
+            ..*auth
+        };
+        let mut reply_to = open;
+        let repr = match Repr::parse(frame, &open) {
             Ok(Repr { message: Message::HelloRequest(nonce), .. }) => {
-                self.nonce = nonce;
-                if self.last_fresh.is_none_or(|last| seq > last) {
-                    self.last_fresh = Some(seq);
+                // A new nonce opens a new conversation, if the count allows (type docs); the
+                // open conversation's own nonce is a retry and changes nothing.
+                if (nonce != self.nonce || self.conversation == 0)
+                    && let Some(next) = self.conversation.checked_add(1)
+                {
+                    *self = Self { nonce, conversation: next, last_fresh: Some(seq), ..Self::new() };
                 }
-                Repr::new(seq, Message::Hello(Hello { last_seq: self.last_seq(), ..hello }))
+                reply_to.nonce = nonce;
+                Repr::new(seq, Message::Hello(Hello { conversation: self.conversation, ..hello }))
             }
             Ok(Repr { message: Message::Query(q), .. }) => self.answer_keyed(seq, &q, None, fresh),
             Ok(Repr { message: Message::FedQuery(f), .. }) => {
@@ -182,21 +216,84 @@ impl ReplyCache {
             }
             Ok(_) => Repr::new(seq, Message::Refusal(Refusal::Unexpected)),
             Err(e) => {
-                // Refused before its tag was verified: not bound to the conversation (below).
-                verified = !e.is_before_tag();
+                // A frame whose tag was never verified is anyone's (a learner's query with its
+                // version or type byte changed, say): its refusal is tagged under the all-zero
+                // nonce and conversation 0, which no learner's conversation has, so no learner
+                // takes it as the answer to its request.
+                if e.is_before_tag() {
+                    (reply_to.nonce, reply_to.conversation) = ([0; NONCE_LEN], 0);
+                }
                 Repr::new(seq, Message::Refusal(e.into()))
             }
         };
-        // A frame whose tag was never verified is anyone's (a learner's query with its version
-        // or type byte changed, say): its refusal is tagged under the all-zero nonce, which no
-        // learner's conversation has, so no learner takes it as the answer to its request.
-        let nonce = if verified { self.nonce } else { [0; NONCE_LEN] };
-        let auth = Auth { nonce, ..*auth }.answering(frame.tag());
-        Reply { repr, auth }
+        Reply { repr, auth: reply_to.answering(frame.tag()) }
     }
 
     /// Forgets every query.
     pub fn clear(&mut self) {
         *self = Self::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{LinkKey, MAX_FRAME_LEN};
+
+    /// After `u32::MAX` conversations in one boot the count stops instead of wrapping to a
+    /// number used before: a new nonce is answered with the open conversation's number, and the
+    /// open conversation goes on (its learner's queries verify, no other's can).
+    #[test]
+    fn the_conversation_count_stops_at_its_end_and_never_wraps() {
+        let auth = Auth { session: 1, ..Auth::new(LinkKey::new([7; 32]), 3) };
+        let mut cache = ReplyCache { conversation: u32::MAX - 1, nonce: [9; NONCE_LEN], ..ReplyCache::new() };
+        let hello = Hello {
+            device_id: 3,
+            config: crate::public::DeviceConfig {
+                b: crate::params::Bound::new(1.0).unwrap(),
+                r: crate::params::Bound::new(1.0).unwrap(),
+                policy: crate::budget::BudgetPolicy::new(
+                    crate::params::Epsilon::new(1.0).unwrap(),
+                    crate::params::Epsilon::new(2.0).unwrap(),
+                )
+                .unwrap(),
+            },
+            budget_remaining: 2.0,
+            session: 1,
+            conversation: 0,
+        };
+        let send = |cache: &mut ReplyCache, repr: Repr, under: &Auth| {
+            let mut buf = [0u8; MAX_FRAME_LEN];
+            let raw = repr.emit(&mut buf, under).unwrap();
+            let frame = Frame::new_checked(&*raw).unwrap();
+            cache.respond(&frame, &auth, hello, |_, _| Message::Refusal(Refusal::FeedRefused)).repr.message
+        };
+        let conversation_of = |m: Message| match m {
+            Message::Hello(h) => h.conversation,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            conversation_of(send(&mut cache, Repr::new(1, Message::HelloRequest([1; 16])), &auth)),
+            u32::MAX
+        );
+        let open = Auth { nonce: [1; 16], conversation: u32::MAX, ..auth };
+        for (seq, nonce) in [(2, [2; 16]), (3, [9; 16]), (4, [0; 16])] {
+            assert_eq!(
+                conversation_of(send(&mut cache, Repr::new(seq, Message::HelloRequest(nonce)), &auth)),
+                u32::MAX
+            );
+            assert_eq!((cache.conversation, cache.nonce), (u32::MAX, [1; 16]), "nothing reopened");
+        }
+        let q =
+            Query { round: 0, action: 0, epsilon: crate::params::Epsilon::new(1.0).unwrap(), level: None };
+        assert_eq!(
+            send(&mut cache, Repr::new(5, Message::Query(q)), &open),
+            Message::Refusal(Refusal::FeedRefused)
+        );
+        let other = Auth { nonce: [2; 16], ..open };
+        assert_eq!(
+            send(&mut cache, Repr::new(6, Message::Query(q)), &other),
+            Message::Refusal(Refusal::Unauthenticated)
+        );
     }
 }
