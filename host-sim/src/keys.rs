@@ -14,8 +14,8 @@
 //! A learner reads a file, or, for a directory `DIR` (a whole fleet), `DIR/<id>/link.key` of
 //! each device directory `<id>`, holding that device's key alone; nothing else under `DIR` is
 //! read. The files are written readable by their owner only: the key lets whoever holds it
-//! spend the device's budget and forge its reports. A key file that others may write is
-//! refused (whoever can write it could put their own key there).
+//! spend the device's budget and forge its reports. A key file that others may write, or one in
+//! a directory they may write, is refused (whoever can write it could put their own key there).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -92,7 +92,8 @@ pub fn parse(text: &str, path: &Path) -> Result<BTreeMap<u64, LinkKey>, KeyError
 /// The keys of a key file, or, for a directory `DIR`, of `DIR/<id>/link.key` for every
 /// subdirectory named by a device id (`host-sim fleet devices --dir DIR`), each of which must
 /// hold that device's key and no other. Nothing else under `DIR` is read. A key file that its
-/// group or others may write is refused ([`check_not_writable_by_others`]).
+/// group or others may write, or that lies in a directory they may write, is refused
+/// ([`check_not_writable_by_others`]).
 pub fn read(path: &Path) -> Result<BTreeMap<u64, LinkKey>, KeyError> {
     let io_err = |p: &Path, e: io::Error| KeyError { path: p.to_path_buf(), message: e.to_string() };
     if !path.is_dir() {
@@ -126,24 +127,40 @@ pub fn read(path: &Path) -> Result<BTreeMap<u64, LinkKey>, KeyError> {
     Ok(keys)
 }
 
-/// Refuses a key file that its group or others may write: whoever could write it could put
-/// their own key there, and the learner would then believe that key's reports.
+/// Refuses a key file that its group or others may write, or that lies in a directory they may
+/// write (without the sticky bit, which keeps them from replacing another's entries): whoever
+/// could write either could put their own key there, and the learner would then believe that
+/// key's reports. Every directory from the file up to the root is checked, for the path as
+/// given and for the file it resolves to (a symbolic link's target).
 pub fn check_not_writable_by_others(path: &Path) -> Result<(), KeyError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let meta = std::fs::metadata(path)
-            .map_err(|e| KeyError { path: path.to_path_buf(), message: e.to_string() })?;
-        let mode = meta.permissions().mode() & 0o777;
+        let err = |message: String| KeyError { path: path.to_path_buf(), message };
+        let mode_of =
+            |p: &Path| std::fs::metadata(p).map(|m| m.permissions().mode()).map_err(|e| err(e.to_string()));
+        let who = |mode: u32| if mode & 0o002 != 0 { "anyone" } else { "its group" };
+        let mode = mode_of(path)? & 0o777;
         if mode & 0o022 != 0 {
-            return Err(KeyError {
-                path: path.to_path_buf(),
-                message: format!(
-                    "may be written by {} (mode {mode:03o}), who could put their own key in it: make it its owner's only with `chmod 600 {}`",
-                    if mode & 0o002 != 0 { "anyone" } else { "its group" },
-                    path.display()
-                ),
-            });
+            return Err(err(format!(
+                "may be written by {} (mode {mode:03o}), who could put their own key in it: make it its owner's only with `chmod 600 {}`",
+                who(mode),
+                path.display()
+            )));
+        }
+        let given = std::path::absolute(path).map_err(|e| err(e.to_string()))?;
+        let real = std::fs::canonicalize(path).map_err(|e| err(e.to_string()))?;
+        for dir in given.ancestors().skip(1).chain(real.ancestors().skip(1)) {
+            let mode = mode_of(dir)? & 0o1777;
+            if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+                return Err(err(format!(
+                    "is in the directory {}, which {} may write (mode {:03o}), who could put their own key file in its place: make the directory writable by its owner only with `chmod go-w {}`",
+                    dir.display(),
+                    who(mode),
+                    mode & 0o777,
+                    dir.display()
+                )));
+            }
         }
     }
     Ok(())
@@ -286,5 +303,53 @@ mod tests {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Review 3 finding 5: a private key file in a directory its group or others may write (they
+    /// can put their own file in its place), directly or further up, or reached through a
+    /// symbolic link from one, is refused, saying which directory to `chmod go-w`; a directory
+    /// with the sticky bit (as /tmp), where no one replaces another's entries, is not.
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_in_a_directory_others_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = std::env::temp_dir().join(format!("ldp-keys-dirs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let set =
+            |p: &Path, mode: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        create_private_dir(&root.join("a").join("7")).unwrap();
+        let file = root.join("a").join("7").join(DEVICE_KEY_FILE);
+        write(&file, 7, &LinkKey::new([7; 32])).unwrap();
+        assert_eq!(read(&file).unwrap().len(), 1);
+        for (dir, mode, who) in
+            [("a/7", 0o770, "its group"), ("a/7", 0o777, "anyone"), ("a", 0o722, "anyone")]
+        {
+            let d = root.join(dir);
+            set(&d, mode);
+            for e in [read(&file).unwrap_err(), read(&root.join("a")).unwrap_err()] {
+                let e = e.to_string();
+                assert!(
+                    e.contains(who)
+                        && e.contains(&format!("chmod go-w {}", d.display()))
+                        && e.contains("in its place"),
+                    "{dir} {mode:o}: {e}"
+                );
+            }
+            set(&d, 0o700);
+        }
+        // Sticky: others may create entries, not replace this one.
+        set(&root.join("a"), 0o1777);
+        assert_eq!(read(&file).unwrap().len(), 1);
+        set(&root.join("a"), 0o700);
+        // A link from a private directory to a key file in a writable one.
+        create_private_dir(&root.join("open")).unwrap();
+        let target = root.join("open").join("k.key");
+        write(&target, 8, &LinkKey::new([8; 32])).unwrap();
+        set(&root.join("open"), 0o777);
+        let link = root.join("a").join("link.key");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = read(&link).unwrap_err().to_string();
+        assert!(e.contains(&format!("chmod go-w {}", root.join("open").display())), "{e}");
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

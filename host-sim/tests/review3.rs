@@ -299,7 +299,6 @@ fn a_replayed_hello_request_is_not_called_a_wrong_key() {
 /// its `link.key` 0600: accepted.
 #[cfg(unix)]
 #[test]
-#[ignore = "review3 finding 5: a key file in a directory anyone may write is accepted"]
 fn a_key_file_in_a_world_writable_directory_is_refused() {
     use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("review3-keys-{}", std::process::id()));
