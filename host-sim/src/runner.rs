@@ -463,6 +463,10 @@ impl<D: Device, K> Device for Keeping<D, K> {
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
         self.0.query(arm, level)
     }
+
+    fn ledger(&self) -> Option<Vec<MemberRecord>> {
+        self.0.ledger()
+    }
 }
 
 /// The firmware under QEMU for one trial: a new device in its own working directory, provisioned
