@@ -231,6 +231,87 @@ pub fn create_private_dir(path: &Path) -> io::Result<()> {
     builder.create(path)
 }
 
+/// Where a learner keeps the highest boot number it has seen from device `id`, whose key it
+/// reads from `key_file`: beside that file, `<key file>.<id>.boot` (for `LDP_KEYS=DIR`,
+/// `DIR/<id>/link.key.<id>.boot`; for an emulated board, `ldp-link.key.<id>.boot` in its
+/// directory). It lives where the key does, under the same protection: whoever may replace the
+/// key file may replace it too, and the key file's checks ([`check_not_writable_by_others`])
+/// cover the directory.
+pub fn boot_record(key_file: &Path, id: u64) -> PathBuf {
+    let mut name = key_file.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{id}.{BOOT_RECORD_EXT}"));
+    key_file.with_file_name(name)
+}
+
+/// The extension of a boot record ([`boot_record`]).
+pub const BOOT_RECORD_EXT: &str = "boot";
+
+/// What a boot record's tag is computed with (domain separation from frame tags, whose input
+/// starts with the device id).
+const BOOT_RECORD_LABEL: &[u8] = b"ldp-bo boot record v1";
+
+fn boot_record_tag(id: u64, key: &LinkKey, boot: u64) -> String {
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&id.to_le_bytes());
+    bytes[8..].copy_from_slice(&boot.to_le_bytes());
+    ldp_core::wire::seed_digest(&key.to_bytes(), BOOT_RECORD_LABEL, &bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The highest boot number of device `id` that the boot record at `path` holds, raised to
+/// `seen` (and written, 0600) if that is higher; 0 if there is no record. The record is one line
+/// `<id> <boot> <tag>`, the tag an HMAC-SHA256 of id and boot under the device's link `key`: a
+/// record that does not verify (edited by someone without the key, torn, or of another key: a
+/// device provisioned anew in the same place) counts as no record and is rewritten. Read and
+/// written under an exclusive lock on the file, so that learners of the same device in other
+/// processes never lower it.
+///
+/// What the record is for: a device's boot number never goes back, so a hello with a lower one
+/// comes from a device whose state was rolled back (an older copy restored), which a learner
+/// must not talk to. It is not what keeps recorded frames out: every reply a learner takes is
+/// tagged under the fresh nonce of its own hello request and the device's conversation number
+/// (wire format 5), so a recorded hello or report of any boot fails its tag whatever the record
+/// says. Deleting or replacing the record therefore lets no recorded report in; it forgets only
+/// the rollback check for boots the learner saw before, until the next hello is recorded.
+pub fn update_boot_record(path: &Path, id: u64, key: &LinkKey, seen: Option<u64>) -> io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    make_private(path)?;
+    file.lock()?;
+    let mut text = String::new();
+    // An unreadable (not UTF-8) record is no record.
+    let _ = file.read_to_string(&mut text);
+    let recorded = text
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or("").split_whitespace().collect::<Vec<_>>())
+        .find_map(|fields| match fields[..] {
+            [i, boot, tag] if i.parse() == Ok(id) => {
+                boot.parse::<u64>().ok().filter(|&boot| tag == boot_record_tag(id, key, boot))
+            }
+            _ => None,
+        })
+        .unwrap_or(0);
+    let Some(seen) = seen.filter(|&seen| seen > recorded) else { return Ok(recorded) };
+    let line = format!(
+        "# the highest boot number this learner saw from device {id} (wire format 5: a lower one is a rolled-back device)\n{id} {seen} {}\n",
+        boot_record_tag(id, key, seen)
+    );
+    file.set_len(0)?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(line.as_bytes())?;
+    file.sync_all()?;
+    Ok(seen)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

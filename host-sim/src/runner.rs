@@ -362,7 +362,9 @@ fn checked_wire_device<L: Link>(
 ) -> Result<WireDevice<L>, RunError> {
     let mut client = WireClient::new(link, auth);
     if let Some(file) = key_file {
-        client = client.with_key_file(&file);
+        // The highest boot number seen from the device, beside its key: across runs.
+        let record = crate::keys::boot_record(&file, auth.device_id);
+        client = client.with_key_file(&file).with_boot_record(&record);
     }
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
     check_bounds(env, &hello)?;
@@ -416,7 +418,8 @@ impl MqttRun {
             let auth = link.auth();
             let mut client = WireClient::new(link, auth);
             if let Some(file) = keys_origin(auth.device_id) {
-                client = client.with_key_file(&file);
+                let record = crate::keys::boot_record(&file, auth.device_id);
+                client = client.with_key_file(&file).with_boot_record(&record);
             }
             let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
             check_bounds(env, &hello)?;

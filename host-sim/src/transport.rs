@@ -188,6 +188,19 @@ pub enum LinkError {
     /// [`CONVERSATION_RETRIES`] times: another learner, or someone replaying recorded hello
     /// requests, keeps taking the device's conversation.
     KeyRefused,
+    /// The device's hello told a boot number below one this learner saw from it before (kept
+    /// in `record`, if the client keeps one): a device's boot number never goes back, so its
+    /// state was rolled back (an older copy restored).
+    SessionWentBack {
+        /// The device asked.
+        device_id: u64,
+        /// The boot number its hello told.
+        now: u64,
+        /// The highest one seen before.
+        seen: u64,
+        /// The boot record that remembers it, if any.
+        record: Option<PathBuf>,
+    },
     /// The device answered the request in another version of the wire format (its frames
     /// carry their version in the header, which every version reads alike).
     Version {
@@ -219,6 +232,11 @@ impl std::fmt::Display for LinkError {
             }
             Self::Unexpected(m) => write!(f, "device sent an unexpected message: {m:?}"),
             Self::Encode => f.write_str("request could not be encoded"),
+            Self::SessionWentBack { device_id, now, seen, record } => write!(
+                f,
+                "device {device_id} is in boot {now}, but this learner saw its boot {seen} before{}: a device's boot number never goes back, so its state was rolled back (an older copy restored), which could repeat its noise or give it spent budget again; not talking to it (a device provisioned anew needs a new key, and a new key starts a new record)",
+                record.as_ref().map_or(String::new(), |p| format!(" (recorded in {})", p.display()))
+            ),
             Self::Version { device } => write!(
                 f,
                 "the device answered in wire format {device}, and this learner speaks version {}: update the device's firmware or the learner so that both speak the same version (docs/wire-format.md)",
@@ -378,6 +396,9 @@ pub struct WireClient<L> {
     nonces: rand_chacha::ChaCha20Rng,
     /// The file the key came from, for messages.
     key_file: Option<PathBuf>,
+    /// Where the highest session seen from the device is kept across clients
+    /// ([`crate::keys::boot_record`]), and whether it was read yet.
+    boot_record: Option<(PathBuf, bool)>,
     /// The last requests sent: number, and what a reply to it is authenticated under (to tell
     /// a late copy of an earlier reply from a forgery).
     earlier: VecDeque<(u32, Auth)>,
@@ -431,6 +452,7 @@ impl<L: Link> WireClient<L> {
             highest_session: 0,
             nonces,
             key_file: None,
+            boot_record: None,
             earlier: VecDeque::new(),
             budget: f64::INFINITY,
             timeout: Duration::from_secs(1),
@@ -476,6 +498,16 @@ impl<L: Link> WireClient<L> {
     /// frames fail authentication under it ([`LinkError::BadTags`]).
     pub fn with_key_file(mut self, path: &Path) -> Self {
         self.key_file = Some(path.to_path_buf());
+        self
+    }
+
+    /// The client keeping the highest session (boot number) it sees from the device in the boot
+    /// record `path` ([`crate::keys::update_boot_record`]; beside the key file:
+    /// [`crate::keys::boot_record`]), read before its first hello: a later client refuses a
+    /// device whose boot number went below one an earlier client saw (its state was rolled back),
+    /// whatever process it runs in.
+    pub fn with_boot_record(mut self, path: &Path) -> Self {
+        self.boot_record = Some((path.to_path_buf(), false));
         self
     }
 
@@ -701,7 +733,19 @@ impl<L: Link> WireClient<L> {
                             self.accept(seq, &reply.message);
                             return Ok(reply.message);
                         }
-                        Err(reject) => self.count(reject),
+                        Err(reject) => {
+                            self.count(reject);
+                            // The device's own answer to this very request (it verified): no
+                            // later one will say otherwise.
+                            if let (Reject::OldSession, Message::Hello(h)) = (reject, &reply.message) {
+                                return Err(LinkError::SessionWentBack {
+                                    device_id: self.auth.device_id,
+                                    now: h.session,
+                                    seen: self.highest_session,
+                                    record: self.boot_record.as_ref().map(|(path, _)| path.clone()),
+                                });
+                            }
+                        }
                     },
                     Err(DecodeError::Unauthenticated) => self.dropped.bad_tag += 1,
                     Err(DecodeError::NonFinite) => self.dropped.non_finite += 1,
@@ -758,12 +802,30 @@ impl<L: Link> WireClient<L> {
     /// The handshake: the device's identity, bounds, limits and session. Later requests are
     /// authenticated in that session and numbered after the device's last answered query.
     pub fn hello(&mut self) -> Result<Hello, LinkError> {
+        let (id, key) = (self.auth.device_id, self.auth.key);
+        let record = |path: &Path, seen| {
+            crate::keys::update_boot_record(path, id, &key, seen).map_err(|e| {
+                LinkError::Io(io::Error::new(
+                    e.kind(),
+                    format!("cannot keep device {id}'s boot number in {}: {e}", path.display()),
+                ))
+            })
+        };
+        if let Some((path, read @ false)) = &mut self.boot_record {
+            let recorded = record(path, None)?;
+            *read = true;
+            self.highest_session = self.highest_session.max(recorded);
+        }
         let mut nonce = [0u8; NONCE_LEN];
         self.nonces.fill_bytes(&mut nonce);
-        match self.exchange(Message::HelloRequest(nonce))? {
-            Message::Hello(h) => Ok(h),
-            other => Err(LinkError::Unexpected(other)),
+        let hello = match self.exchange(Message::HelloRequest(nonce))? {
+            Message::Hello(h) => h,
+            other => return Err(LinkError::Unexpected(other)),
+        };
+        if let Some((path, _)) = &self.boot_record {
+            record(path, Some(hello.session))?;
         }
+        Ok(hello)
     }
 
     /// One query: the device's report, or its refusal.
