@@ -10,7 +10,8 @@
 //! (same sequence number), which the device answers from its reply cache without spending budget
 //! twice. Replies with another sequence number are stale and skipped.
 //!
-//! Every frame is authenticated (`ldp_core::wire::Auth`: the device's link key, id and session).
+//! Every frame is authenticated (`ldp_core::wire::Auth`: the device's link key, id, session and
+//! conversation).
 //! The client drops, and counts in [`Dropped`], every reply that fails its tag, answers another
 //! sequence number, does not parse, or is a report the device could not have sent for the query
 //! (another ε, off the device's grid, beyond its range by more than [`RANGE_MARGIN_SCALES`]
@@ -470,10 +471,10 @@ impl<L: Link> WireClient<L> {
     }
 
     /// The client with its sequence numbers starting after `last` (the next request is
-    /// `last + 1`). A session that may meet a device's reply cache from an earlier session (a
-    /// fleet device answers many learners and jobs) starts at a random point, so that its
-    /// queries do not reuse an earlier session's sequence numbers and get that session's cached
-    /// replies back.
+    /// `last + 1`). Since wire format 5 a device's reply cache belongs to one conversation, so
+    /// a new session never gets an earlier session's cached replies whatever its numbers;
+    /// runs on the wire still start at a random point (`fleet::session_start`), which keeps a
+    /// late reply of an earlier session from carrying a number this one awaits.
     pub fn starting_after(mut self, last: u32) -> Self {
         self.seq = last;
         self
