@@ -89,22 +89,23 @@
 //!   answers each sequence number afresh at most once), a query of an earlier boot or of
 //!   another conversation does not verify — none is read or charged, and the refusal depends
 //!   on the frame alone, inside the same reply slot. A recorded hello request (tagged in
-//!   session 0, it verifies in every boot) opens only a new conversation, under a number no
-//!   recorded query carries and which the replayer cannot use; it moves no other
-//!   conversation's floor. A query it withholds until the learner gives up is dead once the
-//!   learner's closing hello has reached the device (a new conversation); delivered before
-//!   that, it is spent and counted by the device, and no learner takes its report. It cannot
-//!   make a learner believe a report: a recorded hello or reply does not verify under a
-//!   learner's fresh nonce, nor as the answer to another query; a refusal the device made
+//!   session 0, it verifies in every boot) only offers a conversation, under a number no
+//!   recorded query carries, which only a query under that number and its nonce — one the
+//!   replayer cannot make — opens; it moves no floor. A query it withholds until the learner
+//!   gives up is dead once the learner's closing hello has reached the device (the conversation
+//!   is frozen); delivered before that, it is spent and counted by the device, and no learner
+//!   takes its report. It cannot make a learner believe a report: a recorded hello or reply
+//!   does not verify under a learner's fresh nonce, nor as the answer to another query; a
+//!   refusal the device made
 //!   before verifying a frame's tag (a learner's query with its version or type byte altered:
 //!   reasons 7, 12, a wrong type or length) is tagged under the all-zero nonce and conversation
 //!   0, no conversation's, so it is never taken as the answer to the learner's query (the
 //!   learner drops and counts it); forged, replayed and re-numbered reports are dropped and
 //!   counted; a hello of a boot number below one the learner saw is refused. It can also deny
-//!   service (a replayed hello request ends the open conversation: the learner's next query is
-//!   refused, nothing spent, and the learner greets the device again — one exchange and one
-//!   hello per replayed frame; after 2^32 − 1 conversations in one boot the device opens no
-//!   more until it restarts)
+//!   service (a replayed hello request freezes the open conversation: the learner's next
+//!   fresh query is refused, nothing spent, and the learner greets the device again — one
+//!   exchange and one hello per replayed frame, retries still answered from the cache; after
+//!   2^32 − 1 offers in one boot the device makes no more until it restarts)
 //!   and see every report, which LDP already allows. Whoever holds the key (the learner, or
 //!   whoever reads the key file or the device's state file, which holds the seed: the host
 //!   keeps both its owner's only, mode 0600 in 0700 directories) can spend the budget, within

@@ -198,63 +198,6 @@ fn a_query_gets_a_report_and_a_retry_gets_the_same_bytes_without_a_second_spend(
     assert_eq!(dev.spent(), 2.25);
 }
 
-/// Wire format 5: a hello request opens a conversation, numbered by the device (1, 2, …); its
-/// own number is the conversation's floor for fresh queries. A hello request with the open
-/// conversation's nonce (a retry) changes nothing, not even the reply cache; one with a new
-/// nonce opens the next conversation, and the queries of the one before — retries included —
-/// are refused as unauthenticated, nothing read or spent.
-#[test]
-fn a_hello_request_opens_a_numbered_conversation_and_a_retry_of_it_changes_nothing() {
-    let mut dev = Device::new(1.0, 10.0);
-    let hello = |dev: &mut Device, seq, nonce| match learner_read(
-        &dev.receive(&framed(Repr::new(seq, Message::HelloRequest(nonce)))),
-    )[..]
-    {
-        [Repr { message: Message::Hello(h), .. }] => h,
-        ref other => panic!("{other:?}"),
-    };
-    let h = hello(&mut dev, 3, [0xA1; 16]);
-    assert_eq!((h.session, h.conversation), (1, 1));
-    // Numbered after the hello request: 3 is the floor.
-    assert_eq!(
-        learner_read(&dev.receive(&framed(query(3, 1, 0.5, None)))),
-        [Repr::new(3, Message::Refusal(Refusal::StaleSequence))]
-    );
-    let q = framed(query(4, 1, 0.5, None));
-    let first = dev.receive(&q);
-    assert!(matches!(learner_read(&first)[..], [Repr { seq: 4, message: Message::Report(_) }]));
-    assert_eq!(dev.spent(), 0.5);
-    // The learner's hello request again (a retry, or a copy on the link): the same conversation,
-    // and the cache still answers the retried query without a spend.
-    assert_eq!(hello(&mut dev, 3, [0xA1; 16]).conversation, 1);
-    assert_eq!(dev.receive(&q), first);
-    assert_eq!(dev.spent(), 0.5);
-    // A new nonce: conversation 2. The query of conversation 1, retried, is refused (12),
-    // nothing read or spent; the new conversation starts its numbers after its hello request.
-    assert_eq!(hello(&mut dev, 2, [0xB2; 16]).conversation, 2);
-    dev.sensor = |_| panic!("a query of a closed conversation must not read the sensor");
-    let mut r = StreamReader::new();
-    let refused = dev.receive(&q);
-    let frame = refused.iter().find_map(|&x| r.push(x).map(|f| f.unwrap().as_bytes().to_vec())).unwrap();
-    let tag = {
-        let mut r = StreamReader::new();
-        let sent = q.iter().find_map(|&x| r.push(x).map(|f| f.unwrap().as_bytes().to_vec())).unwrap();
-        Frame::new_checked(&sent[..]).unwrap().tag().to_vec()
-    };
-    let unverified = Auth::new(auth().key, DEVICE_ID);
-    assert_eq!(
-        Repr::from_bytes(&frame, &Auth { session: 1, ..unverified }.answering(&tag)),
-        Ok(Repr::new(4, Message::Refusal(Refusal::Unauthenticated)))
-    );
-    assert_eq!(dev.spent(), 0.5);
-    dev.sensor = |a| 0.25 * f64::from(a);
-    assert!(matches!(
-        learner_read(&dev.receive(&framed(query(3, 1, 0.5, None))))[..],
-        [Repr { seq: 3, message: Message::Report(_) }]
-    ));
-    assert_eq!(dev.spent(), 1.0);
-}
-
 /// A query with a forged tag, with another key, another device's id, or from an earlier boot
 /// (session) is refused as unauthenticated: nothing read, nothing spent (issue #25).
 #[test]
@@ -320,22 +263,94 @@ fn refused_unverified(reply: &[u8], sent: &[u8]) -> bool {
     )
 }
 
-/// Wire format 4, kept in 5: a hello request's nonce opens a conversation. Afterwards a query
-/// tagged under another nonce (an earlier learner's, or none) is refused as unauthenticated,
-/// nothing read or spent, and the device's replies verify only under the new nonce and number
-/// and only as the answer to the very request they answer.
+/// The device's answer to `sent`, if it is its refusal 13 in the conversation `(nonce,
+/// number)`: the open conversation is frozen (or the number stale), nothing read or spent.
+fn refused_stale(reply: &[u8], sent: &[u8], nonce: [u8; 16], number: u32) -> bool {
+    let open = Auth { nonce, conversation: number, ..auth() }.answering(&tag_of(sent));
+    matches!(
+        Repr::from_bytes(&frame_of(reply), &open),
+        Ok(Repr { message: Message::Refusal(Refusal::StaleSequence), .. })
+    )
+}
+
+/// The hello answering the hello request `seq` with `nonce`, read by the learner.
+fn hello(dev: &mut Device, seq: u32, nonce: [u8; 16]) -> wire::Hello {
+    match learner_read(&dev.receive(&framed(Repr::new(seq, Message::HelloRequest(nonce)))))[..] {
+        [Repr { message: Message::Hello(h), .. }] => h,
+        ref other => panic!("{other:?}"),
+    }
+}
+
+/// Whether the learner's query `seq` (in the conversation the last hello told it) is answered
+/// with a report.
+fn reported(dev: &mut Device, seq: u32) -> bool {
+    let replies = learner_read(&dev.receive(&framed(query(seq, 1, 0.5, None))));
+    matches!(replies[..], [Repr { message: Message::Report(_), .. }])
+}
+
+/// Wire format 5: a hello request offers a conversation, numbered by the device (1, 2, …), and
+/// the learner's first query under the offer opens it, with the request's number as its floor.
+/// A hello request with the nonce of the open conversation or of the offer (a retry) changes
+/// nothing, not even the reply cache. One with a new nonce makes a new offer and freezes the
+/// open conversation: its fresh queries are refused (13), its retries still answered from the
+/// cache, nothing spent twice.
 #[test]
-fn a_hello_request_binds_the_conversation_to_its_nonce() {
+fn a_hello_request_offers_a_conversation_and_the_first_query_opens_it() {
+    let mut dev = Device::new(1.0, 10.0);
+    let h = hello(&mut dev, 3, [0xA1; 16]);
+    assert_eq!((h.session, h.conversation), (1, 1));
+    assert_eq!(dev.cache.conversation(), 0, "offered, not yet open");
+    // The first query opens it; numbered after the hello request (3 is the floor).
+    assert_eq!(
+        learner_read(&dev.receive(&framed(query(3, 1, 0.5, None)))),
+        [Repr::new(3, Message::Refusal(Refusal::StaleSequence))]
+    );
+    assert_eq!(dev.cache.conversation(), 1);
+    let q = framed(query(4, 1, 0.5, None));
+    let first = dev.receive(&q);
+    assert!(matches!(learner_read(&first)[..], [Repr { seq: 4, message: Message::Report(_) }]));
+    assert_eq!(dev.spent(), 0.5);
+    // The learner's hello request again (a retry, or a copy on the link): the same conversation,
+    // and the cache still answers the retried query without a spend.
+    assert_eq!(hello(&mut dev, 3, [0xA1; 16]).conversation, 1);
+    assert_eq!(dev.receive(&q), first);
+    assert!(reported(&mut dev, 5));
+    assert_eq!(dev.spent(), 1.0);
+    // A new nonce: offer 2, conversation 1 frozen. A retry of it still gets its reply; a fresh
+    // query of it is refused, nothing read or spent.
+    let under_1 = Auth { nonce: [0xA1; 16], conversation: 1, ..auth() };
+    assert_eq!(hello(&mut dev, 2, [0xB2; 16]).conversation, 2);
+    assert_eq!(hello(&mut dev, 2, [0xB2; 16]).conversation, 2, "a retry of the offer's hello");
+    assert_eq!(dev.receive(&q), first);
+    dev.sensor = |_| panic!("a frozen conversation must not read the sensor");
+    let fresh = emit(&under_1, query(6, 1, 0.5, None));
+    assert!(refused_stale(&dev.receive(&fresh), &fresh, [0xA1; 16], 1));
+    assert_eq!(dev.spent(), 1.0);
+    // The offer's first query opens conversation 2 (numbered after its hello request, 2).
+    dev.sensor = |a| 0.25 * f64::from(a);
+    assert!(reported(&mut dev, 3));
+    assert_eq!((dev.cache.conversation(), dev.spent()), (2, 1.5));
+    // Conversation 1 is over: its retry is now refused as not of the open conversation.
+    assert!(refused_unverified(&dev.receive(&q), &q));
+    assert_eq!(dev.spent(), 1.5);
+}
+
+/// Wire format 4, kept in 5: a conversation is its learner's. A query tagged under another
+/// nonce or number (an earlier learner's, or none) is refused as unauthenticated, nothing read
+/// or spent, and the device's replies verify only under the conversation's nonce and number and
+/// only as the answer to the very request they answer.
+#[test]
+fn a_conversation_is_bound_to_its_nonce_and_number() {
     let mut dev = Device::new(1.0, 10.0);
     let (a, b) = ([0xA1; 16], [0xB2; 16]);
-    // Learner A greets (conversation 1), asks once.
+    // Learner A greets (offer 1), asks once (opening it).
     let _ = dev.receive(&emit(&auth(), Repr::new(1, Message::HelloRequest(a))));
     let under_a = Auth { nonce: a, conversation: 1, ..auth() };
     let a_bytes = dev.receive(&emit(&under_a, query(2, 1, 0.5, None)));
     let a_replies = learner_read(&a_bytes);
     assert!(matches!(a_replies[..], [Repr { seq: 2, message: Message::Report(_) }]), "{a_replies:?}");
-    // The reply does not verify under another nonce or conversation, nor as the answer to
-    // another query.
+    // The reply does not verify under another nonce or number, nor as the answer to another
+    // query.
     let a_reply = frame_of(&a_bytes);
     let a_query_tag = tag_of(&emit(&under_a, query(2, 1, 0.5, None)));
     assert!(Repr::from_bytes(&a_reply, &under_a.answering(&a_query_tag)).is_ok());
@@ -347,12 +362,14 @@ fn a_hello_request_binds_the_conversation_to_its_nonce() {
             Err(DecodeError::Unauthenticated)
         );
     }
-    // Learner B greets (conversation 2): A's is over. A query under A's nonce and number, under
-    // B's nonce with A's number, or under none, spends nothing.
+    // Learner B greets (offer 2) and asks (opening it): A's conversation is over. A query under
+    // A's nonce and number, under B's nonce with A's number, or under none, spends nothing.
     let _ = dev.receive(&emit(&auth(), Repr::new(3, Message::HelloRequest(b))));
+    let _ = dev.receive(&emit(&Auth { nonce: b, conversation: 2, ..auth() }, query(4, 1, 0.5, None)));
+    assert_eq!(dev.spent(), 1.0);
     dev.sensor = |_| panic!("a query of a finished conversation must not read the sensor");
     let stale = [under_a, Auth { nonce: b, ..under_a }, auth()];
-    for (seq, stale) in (4..).zip(stale) {
+    for (seq, stale) in (5..).zip(stale) {
         let sent = emit(&stale, query(seq, 1, 0.5, None));
         let bytes = dev.receive(&sent);
         // Refused before its tag verified: under the all-zero nonce and conversation 0.
@@ -362,56 +379,56 @@ fn a_hello_request_binds_the_conversation_to_its_nonce() {
             assert_eq!(Repr::from_bytes(&frame_of(&bytes), &open), Err(DecodeError::Unauthenticated));
         }
     }
-    assert_eq!(dev.spent(), 0.5);
-}
-
-/// Wire format 5 (issue #25): a hello request's number is the floor of its own conversation
-/// only. A recorded hello request numbered `u32::MAX` (valid in every boot: it is tagged in
-/// session 0), replayed, leaves the next learner all its numbers — in wire format 4 it raised
-/// the boot's one floor to `u32::MAX`, and no query was fresh until the device restarted. Replayed
-/// in the middle of a conversation it ends that conversation (the learner's next query is
-/// refused, nothing spent; the learner greets again), and its own conversation is of no use to
-/// the replayer. A query the link withheld from a learner is dead once the learner has greeted
-/// the device again: never spent.
-#[test]
-fn a_replayed_hello_request_moves_no_floor_and_costs_at_most_a_new_hello() {
-    let mut dev = Device::new(1.0, 10.0);
-    let recorded = emit(&auth(), Repr::new(u32::MAX, Message::HelloRequest([0xEE; 16])));
-    let _ = dev.receive(&recorded); // conversation 1, the replayer's
-    let report = |dev: &mut Device, seq| {
-        let replies = learner_read(&dev.receive(&framed(query(seq, 1, 0.5, None))));
-        assert!(
-            matches!(replies[..], [Repr { message: Message::Report(_), .. }]),
-            "query {seq}: {replies:?}"
-        );
-    };
-    // The learner greets at 1 and asks at 2: answered.
-    let _ = dev.receive(&framed(Repr::new(1, Message::HelloRequest([0xA1; 16]))));
-    report(&mut dev, 2);
-    assert_eq!(dev.spent(), 0.5);
-    // The replay again: conversation 3. The learner's next query is refused, nothing spent.
-    let _ = dev.receive(&recorded);
-    dev.sensor = |_| panic!("a query of a conversation a replay ended must not read the sensor");
-    let sent = emit(&Auth { nonce: [0xA1; 16], conversation: 2, ..auth() }, query(3, 1, 0.5, None));
-    assert!(refused_unverified(&dev.receive(&sent), &sent));
-    assert_eq!(dev.spent(), 0.5);
-    // The learner greets again (conversation 4) and asks afresh.
-    dev.sensor = |a| 0.25 * f64::from(a);
-    let _ = dev.receive(&framed(Repr::new(4, Message::HelloRequest([0xA2; 16]))));
-    report(&mut dev, 5);
-    // Query 6 is withheld; the learner gives up on it and greets again (closing hello, 7).
-    let withheld = framed(query(6, 1, 0.5, None));
-    let _ = dev.receive(&framed(Repr::new(7, Message::HelloRequest([0xA3; 16]))));
-    dev.sensor = |_| panic!("a withheld query must not read the sensor");
-    assert!(refused_unverified(&dev.receive(&withheld), &withheld));
     assert_eq!(dev.spent(), 1.0);
 }
 
+/// Wire format 5 (issue #25): a recorded hello request opens no conversation and moves no
+/// floor. Replayed before a learner comes — numbered `u32::MAX`, which in wire format 4 raised the
+/// boot's one floor there so that no query was fresh until the device restarted — it leaves the
+/// learner all its numbers. Replayed in the middle of a conversation it freezes it: the
+/// learner's next fresh query is refused (nothing spent) and the learner greets again, while a
+/// retry of a query whose reply was lost still gets that reply (nothing spent twice). A query
+/// the link withheld from a learner is dead once the learner has greeted the device again.
+#[test]
+fn a_replayed_hello_request_opens_nothing_and_costs_at_most_a_new_hello() {
+    let mut dev = Device::new(1.0, 10.0);
+    let recorded = emit(&auth(), Repr::new(u32::MAX, Message::HelloRequest([0xEE; 16])));
+    let _ = dev.receive(&recorded); // an offer no one takes
+    // The learner greets at 1 and asks at 2: answered.
+    let _ = hello(&mut dev, 1, [0xA1; 16]);
+    assert!(reported(&mut dev, 2));
+    let lost = framed(query(3, 1, 0.5, None));
+    let answer = dev.receive(&lost); // answered, charged, and lost on the way back
+    assert_eq!(dev.spent(), 1.0);
+    // The replay again, now inside the conversation.
+    let _ = dev.receive(&recorded);
+    assert_eq!(dev.cache.conversation(), 2, "nothing opened");
+    // The learner resends the query whose reply was lost: the same reply, no second spend.
+    assert_eq!(dev.receive(&lost), answer);
+    // Its next fresh query is refused, nothing read or spent.
+    dev.sensor = |_| panic!("a query of a frozen conversation must not read the sensor");
+    let sent = emit(&Auth { nonce: [0xA1; 16], conversation: 2, ..auth() }, query(4, 1, 0.5, None));
+    assert!(refused_stale(&dev.receive(&sent), &sent, [0xA1; 16], 2));
+    assert_eq!(dev.spent(), 1.0);
+    // The learner greets again and asks afresh.
+    dev.sensor = |a| 0.25 * f64::from(a);
+    let _ = hello(&mut dev, 5, [0xA2; 16]);
+    assert!(reported(&mut dev, 6));
+    // Query 7 is withheld; the learner gives up on it and greets again (closing hello, 8).
+    let withheld = framed(query(7, 1, 0.5, None));
+    let _ = hello(&mut dev, 8, [0xA3; 16]);
+    dev.sensor = |_| panic!("a withheld query must not read the sensor");
+    let stale = dev.receive(&withheld);
+    assert!(refused_stale(&stale, &withheld, [0xA2; 16], 4));
+    assert_eq!(dev.spent(), 1.5);
+}
+
 /// Wire format 5: a recorded conversation replayed whole — its hello request, then its queries —
-/// after another learner's spends nothing: the replayed hello request opens a new conversation
-/// (the nonce is the recorded one, the number is new), and the recorded queries carry the old
-/// number in their tags. (Without the number in the tag, each conversation's own floor would
-/// make them fresh again.)
+/// spends nothing, whether its learner's conversation is still the open one (its hello request
+/// is then a retry, its queries retries or stale) or another learner's is (its hello request
+/// then makes an offer under a new number, which none of its recorded queries carries).
+/// Without the number in the tag, the offer would take them, its floor being the recorded
+/// hello request's.
 #[test]
 fn a_recorded_conversation_replayed_whole_spends_nothing() {
     let mut dev = Device::new(1.0, 100.0);
@@ -423,27 +440,36 @@ fn a_recorded_conversation_replayed_whole_spends_nothing() {
         let _ = dev.receive(recorded.last().unwrap());
     }
     assert_eq!(dev.spent(), 6.0);
-    let _ = dev.receive(&emit(&auth(), Repr::new(1, Message::HelloRequest([0xB2; 16]))));
     dev.sensor = |_| panic!("a recorded query must not read the sensor");
     for frame in &recorded {
         let _ = dev.receive(frame);
     }
     assert_eq!(dev.spent(), 6.0);
+    // Another learner's conversation, then the replay.
+    dev.sensor = |a| 0.25 * f64::from(a);
+    let _ = dev.receive(&emit(&auth(), Repr::new(1, Message::HelloRequest([0xB2; 16]))));
+    let _ =
+        dev.receive(&emit(&Auth { nonce: [0xB2; 16], conversation: 2, ..auth() }, query(2, 1, 0.5, None)));
+    assert_eq!((dev.cache.conversation(), dev.spent()), (2, 6.5));
+    dev.sensor = |_| panic!("a recorded query must not read the sensor");
+    for frame in &recorded {
+        let _ = dev.receive(frame);
+    }
+    assert_eq!(dev.spent(), 6.5);
 }
 
-/// Conversations are numbered 1, 2, 3, … in the order of their hello requests, a nonce seen
-/// before included (it opens a new conversation unless it is the open one's): no number
-/// repeats within a boot. (That the count stops at `u32::MAX` instead of wrapping is a unit
-/// test of `ReplyCache`.)
+/// Offers are numbered 1, 2, 3, … in the order of their hello requests, a nonce seen before
+/// included (it makes a new offer unless it is the open conversation's or the offer's): no
+/// number repeats within a boot. (That the count stops at `u32::MAX` instead of wrapping is a
+/// unit test of `ReplyCache`.)
 #[test]
 fn conversations_are_numbered_in_order_and_never_repeat() {
     let mut dev = Device::new(1.0, 10.0);
     for (i, nonce) in [[1; 16], [2; 16], [1; 16], [3; 16]].into_iter().enumerate() {
-        let replies = learner_read(&dev.receive(&framed(Repr::new(i as u32, Message::HelloRequest(nonce)))));
-        let [Repr { message: Message::Hello(h), .. }] = replies[..] else { panic!("{replies:?}") };
-        assert_eq!(h.conversation, i as u32 + 1);
-        assert_eq!(dev.cache.conversation(), h.conversation);
+        assert_eq!(hello(&mut dev, i as u32, nonce).conversation, i as u32 + 1);
     }
+    assert!(reported(&mut dev, 4));
+    assert_eq!(dev.cache.conversation(), 4);
 }
 
 #[test]

@@ -187,7 +187,8 @@ pub enum LinkError {
     /// The device refused the request as not of its conversation, in refusals that verify
     /// under the learner's key (so the key is right), also after the learner greeted it again
     /// [`CONVERSATION_RETRIES`] times: another learner, or someone replaying recorded hello
-    /// requests, keeps taking the device's conversation.
+    /// requests, keeps sending the device hello requests between the learner's hello and its
+    /// query.
     KeyRefused,
     /// The device's hello told a boot number below one this learner saw from it before (kept
     /// in `record`, if the client keeps one): a device's boot number never goes back, so its
@@ -254,7 +255,7 @@ impl std::fmt::Display for LinkError {
             ),
             Self::KeyRefused => write!(
                 f,
-                "the device refused this learner's query as not of its conversation, also after {CONVERSATION_RETRIES} new hellos: another learner, or someone replaying recorded hello requests, keeps taking the device's conversation; the key is right (the refusals verify under it) and nothing was spent on the refused queries (stop the other learner, or find who replays on the link)",
+                "the device refused this learner's query as not of its conversation, also after {CONVERSATION_RETRIES} new hellos: another learner, or someone replaying recorded hello requests, keeps talking to the device between this learner's hello and its query; the key is right (the refusals verify under it) and nothing was spent on the refused queries (stop the other learner, or find who replays on the link)",
             ),
         }
     }
@@ -377,9 +378,9 @@ fn check_report(hello: &Hello, query: &Query, report: &Report, budget: f64) -> R
 const EARLIER_REQUESTS: usize = 16;
 
 /// How many times a [`WireClient`] greets a device again and resends a query that the device
-/// refused as not of its conversation ([`WireClient::request`]) before it gives up with
-/// [`LinkError::KeyRefused`]: each time, someone else (another learner, or a replayed hello
-/// request) opened a conversation after the learner's hello.
+/// refused as stale or as not of its conversation ([`WireClient::request`]) before it gives up
+/// (with [`LinkError::KeyRefused`], or the stale refusal): each time, someone else (another
+/// learner, or a replayed hello request) sent the device a hello request after the learner's.
 pub const CONVERSATION_RETRIES: u32 = 3;
 
 /// The learner's protocol client.
@@ -413,8 +414,9 @@ pub struct WireClient<L> {
     pub damaged_frames: u64,
     /// Resends after a timeout.
     pub resends: u64,
-    /// Hellos sent again because the device refused a query as not of its conversation
-    /// (another learner, or a replayed hello request, had opened a new one).
+    /// Hellos sent again because the device refused a query as stale or as not of its
+    /// conversation (another learner's or a replayed hello request had frozen it, or replaced
+    /// the offer this learner's hello got).
     pub conversations_lost: u64,
     /// Replies dropped, by reason.
     pub dropped: Dropped,
@@ -558,19 +560,19 @@ impl<L: Link> WireClient<L> {
 
     /// Sends `message` with a new sequence number and returns the device's reply to it: an
     /// authenticated frame with that number (anything else is dropped and counted). A query is
-    /// preceded by a hello if the device has not been greeted in its current session, and a
-    /// query refused as [`Refusal::StaleSequence`] is sent once more after a new hello.
+    /// preceded by a hello if the device has not been greeted in its current session.
     ///
-    /// A query the device refuses as not of its conversation (its refusal 12 of this very
-    /// frame, verifying under the learner's key: a replayed hello request or another learner
-    /// opened a new conversation meanwhile — wire format 5) is sent afresh after a new hello,
-    /// up to [`CONVERSATION_RETRIES`] times; the refused frame read and spent nothing, and the
-    /// new hello ends the conversation it was tagged in, so it is never spent later.
+    /// A query the device refuses as [`Refusal::StaleSequence`] (its conversation was frozen by
+    /// another hello request — a replayed one, or another learner's — or the number was stale),
+    /// or as not of its conversation (its refusal 12 of this very frame, verifying under the
+    /// learner's key: the offer this learner's hello got was replaced before its query came), is
+    /// sent afresh after a new hello, up to [`CONVERSATION_RETRIES`] times (wire format 5). The
+    /// refused frame read and spent nothing, and the conversation it was tagged in takes no
+    /// fresh query any more, so it is never spent later.
     ///
     /// A query that gets no answer is given up with a closing hello: a hello request, which,
-    /// once it reaches the device, opens a new conversation, so a copy of the query that the
-    /// link withheld is refused (it is tagged in the old one) and never spent after the learner
-    /// moved on.
+    /// once it reaches the device, freezes the conversation, so a copy of the query that the
+    /// link withheld is refused and never spent after the learner moved on.
     pub fn request(&mut self, message: Message) -> Result<Message, LinkError> {
         if let Message::HelloRequest(_) = message {
             return self.hello().map(Message::Hello);
@@ -578,15 +580,9 @@ impl<L: Link> WireClient<L> {
         if self.greeted.is_none() {
             self.hello()?;
         }
-        let mut reply = match self.exchange(message) {
-            Ok(Message::Refusal(Refusal::StaleSequence)) => {
-                self.hello()?;
-                self.exchange(message)
-            }
-            reply => reply,
-        };
+        let mut reply = self.exchange(message);
         for _ in 0..CONVERSATION_RETRIES {
-            if !matches!(reply, Err(LinkError::KeyRefused)) {
+            if !matches!(reply, Ok(Message::Refusal(Refusal::StaleSequence)) | Err(LinkError::KeyRefused)) {
                 break;
             }
             self.conversations_lost += 1;

@@ -6,8 +6,8 @@
 //! ```
 //!
 //! so a tag binds the device, the device's session (its boot number), the learner's nonce (the
-//! random number of the hello request that opened the conversation), the device's number for
-//! the conversation (a counter of the conversations it opened this boot, never repeated within
+//! random number of the hello request that offered the conversation), the device's number for
+//! the conversation (a counter of the conversations it offered this boot, never repeated within
 //! it), the request a reply answers (its tag), the sequence number, the direction (the type
 //! byte's high bit) and every byte of the frame. Which of them a frame's tag covers depends on
 //! its type (`MessageType::context`): a hello request carries its nonce in its payload and is
@@ -98,11 +98,11 @@ pub struct Auth {
     pub device_id: u64,
     /// The device's session: its boot number (0 until a learner has seen a hello).
     pub session: u64,
-    /// The learner's nonce: the payload of the hello request that opened the conversation
+    /// The learner's nonce: the payload of the hello request that offered the conversation
     /// (all zero before any; no learner picks it).
     pub nonce: [u8; NONCE_LEN],
     /// The device's number for the conversation ([`Hello::conversation`](super::Hello)): it
-    /// counts the conversations the device opened this boot (0 before any), so no two of one
+    /// counts the conversations the device offered this boot (0 before any), so no two of one
     /// boot share it, and a recorded hello request cannot reopen one.
     pub conversation: u32,
     /// For a reply: the tag of the request it answers (all zero for a request).

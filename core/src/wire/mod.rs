@@ -63,8 +63,8 @@
 //! does not verify ([`Refusal::Unauthenticated`]) without reading or spending anything; a
 //! learner drops a reply whose tag does not verify. With the sequence rule above, a recorded
 //! query cannot be spent again, no recorded hello or reply verifies for a learner that picked a
-//! new nonce, and a recorded hello request opens only a new conversation that its replayer
-//! cannot use ([`ReplyCache`]).
+//! new nonce, and a recorded hello request gets only an offer of a new conversation that its
+//! replayer cannot take ([`ReplyCache`]).
 //!
 //! # Panics
 //!

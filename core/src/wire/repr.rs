@@ -210,7 +210,7 @@ impl FedQuery {
 /// | 32 | 8 | total ε | `f64` bits; finite, > 0 |
 /// | 40 | 8 | `budget_remaining` | `f64` bits; finite, ≥ 0 |
 /// | 48 | 8 | `session` | `u64` LE: the device's boot number, which every later frame's tag binds |
-/// | 56 | 4 | `conversation` | `u32` LE: the device's number for the conversation this hello opened (≥ 1), which every later frame's tag binds |
+/// | 56 | 4 | `conversation` | `u32` LE: the device's number for the conversation the hello request offered (≥ 1; a retry: the open one's), which every later frame's tag binds |
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Hello {
@@ -223,10 +223,12 @@ pub struct Hello {
     /// The device's session: its boot number, never repeated. Queries and replies are
     /// authenticated in it, so none from an earlier boot is accepted.
     pub session: u64,
-    /// The device's number for the conversation: it counts the conversations the device opened
-    /// this boot, so no two of one boot share it. Queries and replies are authenticated under
-    /// it (with the learner's nonce), so none of another conversation is accepted, and a
-    /// recorded hello request, which opens a new one, cannot reopen an old one.
+    /// The device's number for the conversation the hello request offered (for a retry of the
+    /// open conversation's or the offer's hello request, that one's): the device counts the
+    /// offers of a boot, so no two conversations of one boot share it. Queries and replies are
+    /// authenticated under it (with the learner's nonce), so none of another conversation is
+    /// accepted; the learner's first query under it opens the conversation, and a recorded hello
+    /// request, whose offer its replayer cannot take, opens none.
     pub conversation: u32,
 }
 
@@ -380,16 +382,17 @@ pub enum Refusal {
     /// invalid ε gets [`Refusal::Param`], one with a non-canonical NaN [`Refusal::Malformed`]),
     /// never on a private reading or the budget.
     FeedRefused,
-    /// The request's tag did not verify under the device's key, id, current session and
-    /// current conversation: it was forged, sent with another key, replayed from an earlier
-    /// session (boot) or conversation, or sent in a conversation that a later hello request
-    /// ended. Nothing was read or spent. A learner never takes this as the answer to its own
-    /// (authenticated) query; it greets the device again.
+    /// The request's tag did not verify under the device's key, id and current session, and
+    /// the open conversation (or the offer): it was forged, sent with another key, replayed from
+    /// an earlier session (boot) or conversation, or sent under an offer that a later hello
+    /// request replaced. Nothing was read or spent. A learner never takes this as the answer to
+    /// its own (authenticated) query; it greets the device again.
     Unauthenticated,
-    /// The query is authenticated but its sequence number is not after the last one the device
-    /// answered afresh in this conversation (or the hello request that opened it), and it is
-    /// not a retry of a remembered one: a replay. Nothing was read or spent; a learner says
-    /// hello again and numbers its queries after that hello request.
+    /// The query is authenticated but its conversation is frozen (a hello request offered
+    /// another since), or its sequence number is not after the last one the device answered
+    /// afresh in the conversation (or the hello request that offered it), and it is not a retry
+    /// of a remembered one. Nothing was read or spent; a learner says hello again and numbers
+    /// its queries after that hello request.
     StaleSequence,
 }
 
