@@ -551,7 +551,7 @@ impl<L: Link> WireClient<L> {
     /// Sends the last query again and returns the reply: what a learner does when a query
     /// failed for good, e.g. because the device restarted mid-query. The query goes out afresh,
     /// with a new number: the learner gave up on the old one, and its closing hello
-    /// ([`WireClient::request`]) ended the conversation the old one was tagged in, so the device
+    /// ([`WireClient::request`]) froze the conversation the old one was tagged in, so the device
     /// refuses it from then on, and an answer lost for good is charged again (budget, never
     /// privacy: every spend is counted).
     pub fn retry_last(&mut self, message: Message) -> Result<Message, LinkError> {
@@ -786,7 +786,7 @@ impl<L: Link> WireClient<L> {
                 self.auth.conversation = h.conversation;
                 self.highest_session = self.highest_session.max(h.session);
                 // Go on after this hello request's number: the floor of the conversation it
-                // opened (and a late copy of its reply must not meet a query of its number).
+                // offered (and a late copy of its reply must not meet a query of its number).
                 self.seq = seq;
                 self.budget = self.budget.min(h.budget_remaining);
                 self.greeted = Some(*h);
@@ -796,8 +796,9 @@ impl<L: Link> WireClient<L> {
         }
     }
 
-    /// The handshake: the device's identity, bounds, limits and session. Later requests are
-    /// authenticated in that session and numbered after the device's last answered query.
+    /// The handshake: the device's identity, bounds, limits, session and the conversation it
+    /// offers. Later requests are authenticated in that session and conversation (the first
+    /// query opens it) and numbered after this hello request.
     pub fn hello(&mut self) -> Result<Hello, LinkError> {
         let (id, key) = (self.auth.device_id, self.auth.key);
         let record = |path: &Path, seen| {
