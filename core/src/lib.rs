@@ -77,30 +77,35 @@
 //!   [`device::REPLY_SLOT_CYCLES`]); store writes are made while idle
 //!   ([`device::DeviceApp::prepare`]), not in the reply path.
 //! - **Length.** Every message type has one fixed length on the wire.
-//! - **Authenticated frames** ([`wire::Auth`], wire format 4). A second adversary controls the
+//! - **Authenticated frames** ([`wire::Auth`], wire format 5). A second adversary controls the
 //!   link or the broker but is not the device's learner (it lacks the device's link key): it
 //!   can read, record, drop, delay, duplicate and inject frames. Every frame carries a tag
 //!   (HMAC-SHA256, 128 bits) binding device id, session (boot number), the learner's nonce (16
-//!   random bytes its hello request carries), the request a reply answers, the sequence number
-//!   and every byte. It cannot make a device spend budget: a forged query is refused
+//!   random bytes its hello request carries), the device's conversation number (its count of
+//!   the conversations of the boot), the request a reply answers, the sequence number and every
+//!   byte. It cannot make a device spend budget: a forged query is refused
 //!   ([`wire::Refusal::Unauthenticated`]), a replayed one is answered from the reply cache or
-//!   refused as stale ([`wire::Refusal::StaleSequence`]: within a boot the device answers
-//!   each sequence number afresh at most once, its floor only rising, so replayed hello
-//!   requests cannot make an old query fresh again), a query of an earlier boot or under
-//!   another learner's nonce does not verify — none is read or charged, and the refusal depends
-//!   on the frame alone, inside the same reply slot. A query it withholds until the learner
-//!   gives up is stale once the learner's closing hello has reached the device (a hello
-//!   request's number is a floor for fresh queries); delivered before that, it is spent and
-//!   counted by the device, and no learner takes its report. It cannot make a learner believe a
-//!   report: a recorded hello or reply does not verify under a learner's fresh nonce, nor as the
-//!   answer to another query; a refusal the device made before verifying a frame's tag (a
-//!   learner's query with its version or type byte altered: reasons 7, 12, a wrong type or
-//!   length) is tagged under the all-zero nonce, no conversation's, so it is never taken as
-//!   the answer to the learner's query (the learner drops and counts it);
-//!   forged, replayed and re-numbered reports are dropped and counted;
-//!   a hello of a boot number below one the learner saw is refused. It can also deny service
-//!   (a replayed hello request moves the device to another nonce; the learner greets it again;
-//!   one numbered near `u32::MAX` leaves learners no fresh numbers until the device restarts)
+//!   refused as stale ([`wire::Refusal::StaleSequence`]: within a conversation the device
+//!   answers each sequence number afresh at most once), a query of an earlier boot or of
+//!   another conversation does not verify — none is read or charged, and the refusal depends
+//!   on the frame alone, inside the same reply slot. A recorded hello request (tagged in
+//!   session 0, it verifies in every boot) only offers a conversation, under a number no
+//!   recorded query carries, which only a query under that number and its nonce — one the
+//!   replayer cannot make — opens; it moves no floor. A query it withholds until the learner
+//!   gives up is dead once the learner's closing hello has reached the device (the conversation
+//!   is frozen); delivered before that, it is spent and counted by the device, and no learner
+//!   takes its report. It cannot make a learner believe a report: a recorded hello or reply
+//!   does not verify under a learner's fresh nonce, nor as the answer to another query; a
+//!   refusal the device made
+//!   before verifying a frame's tag (a learner's query with its version or type byte altered:
+//!   reasons 7, 12, a wrong type or length) is tagged under the all-zero nonce and conversation
+//!   0, no conversation's, so it is never taken as the answer to the learner's query (the
+//!   learner drops and counts it); forged, replayed and re-numbered reports are dropped and
+//!   counted; a hello of a boot number below one the learner saw is refused. It can also deny
+//!   service (a replayed hello request freezes the open conversation: the learner's next
+//!   fresh query is refused, nothing spent, and the learner greets the device again — one
+//!   exchange and one hello per replayed frame, retries still answered from the cache; after
+//!   2^32 − 1 offers in one boot the device makes no more until it restarts)
 //!   and see every report, which LDP already allows. Whoever holds the key (the learner, or
 //!   whoever reads the key file or the device's state file, which holds the seed: the host
 //!   keeps both its owner's only, mode 0600 in 0700 directories) can spend the budget, within

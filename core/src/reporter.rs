@@ -152,15 +152,15 @@ impl<S: StateStore> Reporter<S> {
     }
 
     /// The greeting of this device on the wire: its identity, public configuration, the
-    /// budget it will still spend and its session (the boot number; `last_seq` 0 — the device
-    /// application fills in its own).
+    /// budget it will still spend and its session (the boot number; `conversation` 0 — the
+    /// device application's reply cache fills in the conversation the hello opens).
     pub fn hello(&self, device_id: u64) -> Hello {
         Hello {
             device_id,
             config: self.config,
             budget_remaining: self.accountant.remaining(),
             session: self.accountant.boot(),
-            last_seq: 0,
+            conversation: 0,
         }
     }
 

@@ -42,9 +42,17 @@ fn auth_of<S: StateStore, R: RewardSource>(app: &DeviceApp<S, R>) -> Auth {
     Auth { session: app.reporter().accountant().boot(), ..Auth::new(LinkKey::from_seed(&[1; 32]), 42) }
 }
 
-/// Sends one request, returns the decoded reply and its raw bytes.
+std::thread_local! {
+    /// The conversation the learner's last hello was offered (nonce, number), which its queries
+    /// are tagged in (wire format 5; the all-zero conversation before any hello).
+    static OPEN: std::cell::Cell<([u8; 16], u32)> = const { std::cell::Cell::new(([0; 16], 0)) };
+}
+
+/// Sends one request, returns the decoded reply and its raw bytes. Queries go in the
+/// conversation the last hello offered.
 fn exchange<S: StateStore, R: RewardSource>(app: &mut DeviceApp<S, R>, request: &Repr) -> (Repr, Vec<u8>) {
-    let auth = auth_of(app);
+    let (nonce, conversation) = OPEN.with(|o| o.get());
+    let auth = Auth { nonce, conversation, ..auth_of(app) };
     let mut buf = [0u8; MAX_ENCODED_LEN];
     let bytes = request.emit_framed(&mut buf, &auth).unwrap().to_vec();
     // The reply's tag binds the request's (and, for a hello, the nonce it carries).
@@ -70,7 +78,11 @@ fn exchange<S: StateStore, R: RewardSource>(app: &mut DeviceApp<S, R>, request: 
             parsed = Some(Repr::parse(&frame.unwrap(), &auth).unwrap());
         }
     }
-    (parsed.expect("the reply is one frame"), reply)
+    let parsed = parsed.expect("the reply is one frame");
+    if let (Message::HelloRequest(nonce), Message::Hello(h)) = (request.message, parsed.message) {
+        OPEN.with(|o| o.set((nonce, h.conversation)));
+    }
+    (parsed, reply)
 }
 
 fn query(action: u32) -> Message {

@@ -20,9 +20,18 @@ fn auth() -> Auth {
 std::thread_local! {
     /// What the learner authenticates the device's replies under, one per request the device
     /// received, in order: `auth()` answering the request's tag (under a hello request's own
-    /// nonce for a hello, under the last hello request's nonce otherwise). Set by
+    /// nonce for a hello, under the open conversation's nonce and number otherwise). Set by
     /// [`Device::receive`], used by [`learner_read`].
     static EXPECT: std::cell::RefCell<std::collections::VecDeque<Auth>> = Default::default();
+    /// The device's open conversation (nonce, number), as its last hello told the learner: what
+    /// [`framed`] tags a query under. Set by [`Device::receive`].
+    static OPEN: std::cell::Cell<([u8; 16], u32)> = const { std::cell::Cell::new(([0; 16], 0)) };
+}
+
+/// `auth()` in the open conversation: what the learner's queries are tagged under.
+fn learner() -> Auth {
+    let (nonce, conversation) = OPEN.with(|o| o.get());
+    Auth { nonce, conversation, ..auth() }
 }
 
 /// The firmware's side, minus the UART: bytes in, bytes out.
@@ -31,8 +40,6 @@ struct Device {
     reader: StreamReader,
     cache: ReplyCache,
     sensor: fn(u32) -> f64,
-    /// The nonce of the last hello request received (the learners' side of the test).
-    nonce: [u8; 16],
 }
 
 impl Device {
@@ -46,7 +53,6 @@ impl Device {
             reader: StreamReader::new(),
             cache: ReplyCache::new(),
             sensor: |a| 0.25 * f64::from(a),
-            nonce: [0; 16],
         }
     }
 
@@ -55,17 +61,21 @@ impl Device {
         let mut out = Vec::new();
         for &b in bytes {
             let Some(Ok(frame)) = self.reader.push(b) else { continue };
-            if let Ok(Repr { message: Message::HelloRequest(nonce), .. }) = Repr::parse(&frame, &auth()) {
-                self.nonce = nonce;
-            }
-            let expect = Auth { nonce: self.nonce, ..auth() }.answering(frame.tag());
-            EXPECT.with(|e| e.borrow_mut().push_back(expect));
             let (reporter, sensor) = (&mut self.reporter, self.sensor);
             let hello = reporter.hello(DEVICE_ID);
             let reply = self.cache.respond(&frame, &auth(), hello, |q, fed| match fed {
                 None => reporter.answer(q, sensor(q.action)),
                 Some(_) => Message::Refusal(Refusal::FeedRefused),
             });
+            let hello_request = Repr::parse(&frame, &auth()).ok().map(|r| r.message);
+            let expect = match (hello_request, reply.repr.message) {
+                (Some(Message::HelloRequest(nonce)), Message::Hello(h)) => {
+                    OPEN.with(|o| o.set((nonce, h.conversation)));
+                    Auth { nonce, ..auth() }
+                }
+                _ => learner(),
+            };
+            EXPECT.with(|e| e.borrow_mut().push_back(expect.answering(frame.tag())));
             let mut buf = [0u8; MAX_ENCODED_LEN];
             out.extend_from_slice(reply.emit_framed(&mut buf).unwrap());
         }
@@ -77,9 +87,10 @@ impl Device {
     }
 }
 
+/// `repr` framed as the learner sends it, in the open conversation.
 fn framed(repr: Repr) -> Vec<u8> {
     let mut buf = [0u8; MAX_ENCODED_LEN];
-    repr.emit_framed(&mut buf, &auth()).unwrap().to_vec()
+    repr.emit_framed(&mut buf, &learner()).unwrap().to_vec()
 }
 
 /// COBS-frames raw bytes with a fixed-up tag and checksum (a frame this crate would never
@@ -87,7 +98,7 @@ fn framed(repr: Repr) -> Vec<u8> {
 fn framed_raw(mut raw: Vec<u8>) -> Vec<u8> {
     let n = raw.len() - 4;
     let session = if matches!(raw[1], 0x01 | 0x81) { 0 } else { auth().session };
-    let tag = auth().tag(session, &raw[..n - wire::TAG_LEN]);
+    let tag = learner().tag(session, &raw[..n - wire::TAG_LEN]);
     raw[n - wire::TAG_LEN..n].copy_from_slice(&tag);
     let crc = wire::checksum(&raw[..n]);
     raw[n..].copy_from_slice(&crc.to_le_bytes());
@@ -167,20 +178,10 @@ fn a_query_gets_a_report_and_a_retry_gets_the_same_bytes_without_a_second_spend(
     let stale = learner_read(&dev.receive(&framed(query(2, 3, 0.25, Some(1.0)))));
     assert_eq!(stale, [Repr::new(2, Message::Refusal(Refusal::StaleSequence))]);
     assert_eq!(dev.spent(), 1.0);
-    // (The hello request's own number is a floor for fresh queries: the learner goes on after 3.)
-    let hello = learner_read(&dev.receive(&framed(Repr::new(3, Message::HelloRequest([0; 16])))));
-    assert!(
-        matches!(hello[..], [Repr { message: Message::Hello(h), .. }] if h.last_seq == 3 && h.session == 1)
-    );
     let other_bytes = dev.receive(&framed(query(4, 3, 0.25, Some(1.0))));
     let other = learner_read(&other_bytes);
     let [Repr { seq: 4, message: Message::Report(r) }] = other[..] else { panic!("{other:?}") };
     assert_eq!(r.epsilon, 0.25);
-    assert_eq!(dev.spent(), 1.25);
-
-    // A hello in between does not disturb the cache.
-    let _ = dev.receive(&framed(Repr::new(5, Message::HelloRequest([0; 16]))));
-    assert_eq!(dev.receive(&framed(query(4, 3, 0.25, Some(1.0)))), other_bytes);
     assert_eq!(dev.spent(), 1.25);
 
     // The last REPLY_CACHE_LEN replies are kept: a late duplicate of an older query is still
@@ -235,89 +236,240 @@ fn unauthenticated_queries_spend_nothing() {
     assert_eq!(dev.spent(), 0.0);
 }
 
-/// Wire format 4: a hello request's nonce opens a conversation. Afterwards a query tagged under
-/// another nonce (an earlier learner's, or none) is refused as unauthenticated, nothing read or
-/// spent, and the device's replies verify only under the new nonce and only as the answer to
-/// the very request they answer.
+/// The frame in `bytes` (COBS-framed), unstuffed.
+fn frame_of(bytes: &[u8]) -> Vec<u8> {
+    let mut r = StreamReader::new();
+    bytes.iter().find_map(|&x| r.push(x).map(|f| f.unwrap().as_bytes().to_vec())).unwrap()
+}
+
+/// The tag of the frame in `bytes`.
+fn tag_of(bytes: &[u8]) -> Vec<u8> {
+    Frame::new_checked(&frame_of(bytes)[..]).unwrap().tag().to_vec()
+}
+
+/// `repr` framed under `auth`.
+fn emit(auth: &Auth, repr: Repr) -> Vec<u8> {
+    let mut buf = [0u8; MAX_ENCODED_LEN];
+    repr.emit_framed(&mut buf, auth).unwrap().to_vec()
+}
+
+/// Whether `reply` is the device's refusal 12 of the request `sent`, tagged as a refusal of a
+/// frame it could not verify: under the all-zero nonce and conversation 0 (boot 1).
+fn refused_unverified(reply: &[u8], sent: &[u8]) -> bool {
+    let unverified = Auth { session: 1, ..Auth::new(auth().key, DEVICE_ID) }.answering(&tag_of(sent));
+    matches!(
+        Repr::from_bytes(&frame_of(reply), &unverified),
+        Ok(Repr { message: Message::Refusal(Refusal::Unauthenticated), .. })
+    )
+}
+
+/// The device's answer to `sent`, if it is its refusal 13 in the conversation `(nonce,
+/// number)`: the open conversation is frozen (or the number stale), nothing read or spent.
+fn refused_stale(reply: &[u8], sent: &[u8], nonce: [u8; 16], number: u32) -> bool {
+    let open = Auth { nonce, conversation: number, ..auth() }.answering(&tag_of(sent));
+    matches!(
+        Repr::from_bytes(&frame_of(reply), &open),
+        Ok(Repr { message: Message::Refusal(Refusal::StaleSequence), .. })
+    )
+}
+
+/// The hello answering the hello request `seq` with `nonce`, read by the learner.
+fn hello(dev: &mut Device, seq: u32, nonce: [u8; 16]) -> wire::Hello {
+    match learner_read(&dev.receive(&framed(Repr::new(seq, Message::HelloRequest(nonce)))))[..] {
+        [Repr { message: Message::Hello(h), .. }] => h,
+        ref other => panic!("{other:?}"),
+    }
+}
+
+/// Whether the learner's query `seq` (in the conversation the last hello told it) is answered
+/// with a report.
+fn reported(dev: &mut Device, seq: u32) -> bool {
+    let replies = learner_read(&dev.receive(&framed(query(seq, 1, 0.5, None))));
+    matches!(replies[..], [Repr { message: Message::Report(_), .. }])
+}
+
+/// Wire format 5: a hello request offers a conversation, numbered by the device (1, 2, …), and
+/// the learner's first query under the offer opens it, with the request's number as its floor.
+/// A hello request with the nonce of the open conversation or of the offer (a retry) changes
+/// nothing, not even the reply cache. One with a new nonce makes a new offer and freezes the
+/// open conversation: its fresh queries are refused (13), its retries still answered from the
+/// cache, nothing spent twice.
 #[test]
-fn a_hello_request_binds_the_conversation_to_its_nonce() {
+fn a_hello_request_offers_a_conversation_and_the_first_query_opens_it() {
     let mut dev = Device::new(1.0, 10.0);
-    let emit = |auth: &Auth, repr: Repr| {
-        let mut buf = [0u8; MAX_ENCODED_LEN];
-        repr.emit_framed(&mut buf, auth).unwrap().to_vec()
-    };
+    let h = hello(&mut dev, 3, [0xA1; 16]);
+    assert_eq!((h.session, h.conversation), (1, 1));
+    assert_eq!(dev.cache.conversation(), 0, "offered, not yet open");
+    // The first query opens it; numbered after the hello request (3 is the floor).
+    assert_eq!(
+        learner_read(&dev.receive(&framed(query(3, 1, 0.5, None)))),
+        [Repr::new(3, Message::Refusal(Refusal::StaleSequence))]
+    );
+    assert_eq!(dev.cache.conversation(), 1);
+    let q = framed(query(4, 1, 0.5, None));
+    let first = dev.receive(&q);
+    assert!(matches!(learner_read(&first)[..], [Repr { seq: 4, message: Message::Report(_) }]));
+    assert_eq!(dev.spent(), 0.5);
+    // The learner's hello request again (a retry, or a copy on the link): the same conversation,
+    // and the cache still answers the retried query without a spend.
+    assert_eq!(hello(&mut dev, 3, [0xA1; 16]).conversation, 1);
+    assert_eq!(dev.receive(&q), first);
+    assert!(reported(&mut dev, 5));
+    assert_eq!(dev.spent(), 1.0);
+    // A new nonce: offer 2, conversation 1 frozen. A retry of it still gets its reply; a fresh
+    // query of it is refused, nothing read or spent.
+    let under_1 = Auth { nonce: [0xA1; 16], conversation: 1, ..auth() };
+    assert_eq!(hello(&mut dev, 2, [0xB2; 16]).conversation, 2);
+    assert_eq!(hello(&mut dev, 2, [0xB2; 16]).conversation, 2, "a retry of the offer's hello");
+    assert_eq!(dev.receive(&q), first);
+    dev.sensor = |_| panic!("a frozen conversation must not read the sensor");
+    let fresh = emit(&under_1, query(6, 1, 0.5, None));
+    assert!(refused_stale(&dev.receive(&fresh), &fresh, [0xA1; 16], 1));
+    assert_eq!(dev.spent(), 1.0);
+    // The offer's first query opens conversation 2 (numbered after its hello request, 2).
+    dev.sensor = |a| 0.25 * f64::from(a);
+    assert!(reported(&mut dev, 3));
+    assert_eq!((dev.cache.conversation(), dev.spent()), (2, 1.5));
+    // Conversation 1 is over: its retry is now refused as not of the open conversation.
+    assert!(refused_unverified(&dev.receive(&q), &q));
+    assert_eq!(dev.spent(), 1.5);
+}
+
+/// Wire format 4, kept in 5: a conversation is its learner's. A query tagged under another
+/// nonce or number (an earlier learner's, or none) is refused as unauthenticated, nothing read
+/// or spent, and the device's replies verify only under the conversation's nonce and number and
+/// only as the answer to the very request they answer.
+#[test]
+fn a_conversation_is_bound_to_its_nonce_and_number() {
+    let mut dev = Device::new(1.0, 10.0);
     let (a, b) = ([0xA1; 16], [0xB2; 16]);
-    // Learner A greets, asks once.
+    // Learner A greets (offer 1), asks once (opening it).
     let _ = dev.receive(&emit(&auth(), Repr::new(1, Message::HelloRequest(a))));
-    let under_a = Auth { nonce: a, ..auth() };
+    let under_a = Auth { nonce: a, conversation: 1, ..auth() };
     let a_bytes = dev.receive(&emit(&under_a, query(2, 1, 0.5, None)));
     let a_replies = learner_read(&a_bytes);
     assert!(matches!(a_replies[..], [Repr { seq: 2, message: Message::Report(_) }]), "{a_replies:?}");
-    // The reply does not verify under another nonce, nor as the answer to another query.
-    let frame = |bytes: &[u8]| {
-        let mut r = StreamReader::new();
-        bytes.iter().find_map(|&x| r.push(x).map(|f| f.unwrap().as_bytes().to_vec())).unwrap()
-    };
-    let a_reply = frame(&a_bytes);
-    let a_query = frame(&emit(&under_a, query(2, 1, 0.5, None)));
-    let a_query_tag = Frame::new_checked(&a_query[..]).unwrap().tag().to_vec();
+    // The reply does not verify under another nonce or number, nor as the answer to another
+    // query.
+    let a_reply = frame_of(&a_bytes);
+    let a_query_tag = tag_of(&emit(&under_a, query(2, 1, 0.5, None)));
     assert!(Repr::from_bytes(&a_reply, &under_a.answering(&a_query_tag)).is_ok());
-    let other_query = frame(&emit(&under_a, query(2, 0, 0.5, None)));
-    let other_tag = Frame::new_checked(&other_query[..]).unwrap().tag().to_vec();
+    let other_tag = tag_of(&emit(&under_a, query(2, 0, 0.5, None)));
     assert_eq!(Repr::from_bytes(&a_reply, &under_a.answering(&other_tag)), Err(DecodeError::Unauthenticated));
-    assert_eq!(
-        Repr::from_bytes(&a_reply, &Auth { nonce: b, ..auth() }.answering(&a_query_tag)),
-        Err(DecodeError::Unauthenticated)
-    );
-    // Learner B greets: A's nonce is over. A query under A's (or no) nonce spends nothing.
-    let _ = dev.receive(&emit(&auth(), Repr::new(3, Message::HelloRequest(b))));
-    dev.sensor = |_| panic!("a query under a finished conversation's nonce must not read the sensor");
-    for (seq, stale) in [(4, under_a), (5, auth())] {
-        let bytes = dev.receive(&emit(&stale, query(seq, 1, 0.5, None)));
-        let tag =
-            Frame::new_checked(&frame(&emit(&stale, query(seq, 1, 0.5, None)))[..]).unwrap().tag().to_vec();
-        // Refused before its tag verified: under the all-zero nonce, no conversation's.
-        let expect = Auth { nonce: [0; 16], ..auth() }.answering(&tag);
+    for other in [Auth { nonce: b, ..under_a }, Auth { conversation: 2, ..under_a }] {
         assert_eq!(
-            Repr::from_bytes(&frame(&bytes), &expect),
-            Ok(Repr::new(seq, Message::Refusal(Refusal::Unauthenticated)))
+            Repr::from_bytes(&a_reply, &other.answering(&a_query_tag)),
+            Err(DecodeError::Unauthenticated)
         );
-        for nonce in [a, b] {
-            let conversation = Auth { nonce, ..auth() }.answering(&tag);
-            assert_eq!(Repr::from_bytes(&frame(&bytes), &conversation), Err(DecodeError::Unauthenticated));
+    }
+    // Learner B greets (offer 2) and asks (opening it): A's conversation is over. A query under
+    // A's nonce and number, under B's nonce with A's number, or under none, spends nothing.
+    let _ = dev.receive(&emit(&auth(), Repr::new(3, Message::HelloRequest(b))));
+    let _ = dev.receive(&emit(&Auth { nonce: b, conversation: 2, ..auth() }, query(4, 1, 0.5, None)));
+    assert_eq!(dev.spent(), 1.0);
+    dev.sensor = |_| panic!("a query of a finished conversation must not read the sensor");
+    let stale = [under_a, Auth { nonce: b, ..under_a }, auth()];
+    for (seq, stale) in (5..).zip(stale) {
+        let sent = emit(&stale, query(seq, 1, 0.5, None));
+        let bytes = dev.receive(&sent);
+        // Refused before its tag verified: under the all-zero nonce and conversation 0.
+        assert!(refused_unverified(&bytes, &sent), "{stale:?}");
+        for (nonce, conversation) in [(a, 1), (b, 2)] {
+            let open = Auth { nonce, conversation, ..auth() }.answering(&tag_of(&sent));
+            assert_eq!(Repr::from_bytes(&frame_of(&bytes), &open), Err(DecodeError::Unauthenticated));
         }
     }
-    assert_eq!(dev.spent(), 0.5);
+    assert_eq!(dev.spent(), 1.0);
 }
 
-/// Wire format 4: an authenticated hello request's number is a floor for fresh queries. A query
-/// the link withheld from a learner (numbered before that learner's next hello request) is
-/// stale when it arrives afterwards: never spent after its learner gave up on it.
+/// Wire format 5 (issue #25): a recorded hello request opens no conversation and moves no
+/// floor. Replayed before a learner comes — numbered `u32::MAX`, which in wire format 4 raised the
+/// boot's one floor there so that no query was fresh until the device restarted — it leaves the
+/// learner all its numbers. Replayed in the middle of a conversation it freezes it: the
+/// learner's next fresh query is refused (nothing spent) and the learner greets again, while a
+/// retry of a query whose reply was lost still gets that reply (nothing spent twice). A query
+/// the link withheld from a learner is dead once the learner has greeted the device again.
 #[test]
-fn a_hello_request_number_is_a_floor_for_fresh_queries() {
+fn a_replayed_hello_request_opens_nothing_and_costs_at_most_a_new_hello() {
     let mut dev = Device::new(1.0, 10.0);
-    let _ = dev.receive(&framed(Repr::new(1, Message::HelloRequest([0; 16]))));
-    assert!(matches!(
-        learner_read(&dev.receive(&framed(query(2, 1, 0.5, None))))[..],
-        [Repr { seq: 2, message: Message::Report(_) }]
-    ));
-    // Query 3 is withheld; the learner gives up and greets the device again with number 4.
-    let withheld = framed(query(3, 1, 0.5, None));
-    let hello = learner_read(&dev.receive(&framed(Repr::new(4, Message::HelloRequest([0; 16])))));
-    assert!(matches!(hello[..], [Repr { message: Message::Hello(h), .. }] if h.last_seq == 4), "{hello:?}");
+    let recorded = emit(&auth(), Repr::new(u32::MAX, Message::HelloRequest([0xEE; 16])));
+    let _ = dev.receive(&recorded); // an offer no one takes
+    // The learner greets at 1 and asks at 2: answered.
+    let _ = hello(&mut dev, 1, [0xA1; 16]);
+    assert!(reported(&mut dev, 2));
+    let lost = framed(query(3, 1, 0.5, None));
+    let answer = dev.receive(&lost); // answered, charged, and lost on the way back
+    assert_eq!(dev.spent(), 1.0);
+    // The replay again, now inside the conversation.
+    let _ = dev.receive(&recorded);
+    assert_eq!(dev.cache.conversation(), 2, "nothing opened");
+    // The learner resends the query whose reply was lost: the same reply, no second spend.
+    assert_eq!(dev.receive(&lost), answer);
+    // Its next fresh query is refused, nothing read or spent.
+    dev.sensor = |_| panic!("a query of a frozen conversation must not read the sensor");
+    let sent = emit(&Auth { nonce: [0xA1; 16], conversation: 2, ..auth() }, query(4, 1, 0.5, None));
+    assert!(refused_stale(&dev.receive(&sent), &sent, [0xA1; 16], 2));
+    assert_eq!(dev.spent(), 1.0);
+    // The learner greets again and asks afresh.
+    dev.sensor = |a| 0.25 * f64::from(a);
+    let _ = hello(&mut dev, 5, [0xA2; 16]);
+    assert!(reported(&mut dev, 6));
+    // Query 7 is withheld; the learner gives up on it and greets again (closing hello, 8).
+    let withheld = framed(query(7, 1, 0.5, None));
+    let _ = hello(&mut dev, 8, [0xA3; 16]);
     dev.sensor = |_| panic!("a withheld query must not read the sensor");
-    assert_eq!(
-        learner_read(&dev.receive(&withheld)),
-        [Repr::new(3, Message::Refusal(Refusal::StaleSequence))]
-    );
-    assert_eq!(dev.spent(), 0.5);
-    // A hello request with an older number (a recorded one) lowers nothing.
-    let _ = dev.receive(&framed(Repr::new(2, Message::HelloRequest([0; 16]))));
-    assert_eq!(
-        learner_read(&dev.receive(&withheld)),
-        [Repr::new(3, Message::Refusal(Refusal::StaleSequence))]
-    );
-    assert_eq!(dev.spent(), 0.5);
+    let stale = dev.receive(&withheld);
+    assert!(refused_stale(&stale, &withheld, [0xA2; 16], 4));
+    assert_eq!(dev.spent(), 1.5);
+}
+
+/// Wire format 5: a recorded conversation replayed whole — its hello request, then its queries —
+/// spends nothing, whether its learner's conversation is still the open one (its hello request
+/// is then a retry, its queries retries or stale) or another learner's is (its hello request
+/// then makes an offer under a new number, which none of its recorded queries carries).
+/// Without the number in the tag, the offer would take them, its floor being the recorded
+/// hello request's.
+#[test]
+fn a_recorded_conversation_replayed_whole_spends_nothing() {
+    let mut dev = Device::new(1.0, 100.0);
+    let mut recorded = vec![emit(&auth(), Repr::new(1, Message::HelloRequest([0xA1; 16])))];
+    let _ = dev.receive(&recorded[0]);
+    let under_a = Auth { nonce: [0xA1; 16], conversation: 1, ..auth() };
+    for seq in 2..14 {
+        recorded.push(emit(&under_a, query(seq, 1, 0.5, None)));
+        let _ = dev.receive(recorded.last().unwrap());
+    }
+    assert_eq!(dev.spent(), 6.0);
+    dev.sensor = |_| panic!("a recorded query must not read the sensor");
+    for frame in &recorded {
+        let _ = dev.receive(frame);
+    }
+    assert_eq!(dev.spent(), 6.0);
+    // Another learner's conversation, then the replay.
+    dev.sensor = |a| 0.25 * f64::from(a);
+    let _ = dev.receive(&emit(&auth(), Repr::new(1, Message::HelloRequest([0xB2; 16]))));
+    let _ =
+        dev.receive(&emit(&Auth { nonce: [0xB2; 16], conversation: 2, ..auth() }, query(2, 1, 0.5, None)));
+    assert_eq!((dev.cache.conversation(), dev.spent()), (2, 6.5));
+    dev.sensor = |_| panic!("a recorded query must not read the sensor");
+    for frame in &recorded {
+        let _ = dev.receive(frame);
+    }
+    assert_eq!(dev.spent(), 6.5);
+}
+
+/// Offers are numbered 1, 2, 3, … in the order of their hello requests, a nonce seen before
+/// included (it makes a new offer unless it is the open conversation's or the offer's): no
+/// number repeats within a boot. (That the count stops at `u32::MAX` instead of wrapping is a
+/// unit test of `ReplyCache`.)
+#[test]
+fn conversations_are_numbered_in_order_and_never_repeat() {
+    let mut dev = Device::new(1.0, 10.0);
+    for (i, nonce) in [[1; 16], [2; 16], [1; 16], [3; 16]].into_iter().enumerate() {
+        assert_eq!(hello(&mut dev, i as u32, nonce).conversation, i as u32 + 1);
+    }
+    assert!(reported(&mut dev, 4));
+    assert_eq!(dev.cache.conversation(), 4);
 }
 
 #[test]
@@ -505,7 +657,7 @@ fn a_refusal_of_an_unverified_frame_is_not_bound_to_the_conversation() {
     };
     let a = [0xA5; 16];
     let _ = dev.receive(&emit(&auth(), Repr::new(1, Message::HelloRequest(a))));
-    let under_a = Auth { nonce: a, ..auth() };
+    let under_a = Auth { nonce: a, conversation: 1, ..auth() };
     let mut buf = [0u8; MAX_FRAME_LEN];
     let raw = query(2, 1, 0.5, None).emit(&mut buf, &under_a).unwrap().to_vec();
     let tag = Frame::new_checked(&raw[..]).unwrap().tag().to_vec();
@@ -523,7 +675,7 @@ fn a_refusal_of_an_unverified_frame_is_not_bound_to_the_conversation() {
         let mut r = StreamReader::new();
         let frame = out.iter().find_map(|&x| r.push(x).map(|f| f.unwrap().as_bytes().to_vec())).unwrap();
         assert_eq!(Repr::from_bytes(&frame, &under_a.answering(&tag)), Err(DecodeError::Unauthenticated));
-        let zero = Auth { nonce: [0; 16], ..auth() }.answering(&tag);
+        let zero = Auth { nonce: [0; 16], conversation: 0, ..auth() }.answering(&tag);
         assert_eq!(Repr::from_bytes(&frame, &zero), Ok(Repr::new(2, Message::Refusal(reason))));
     }
     assert_eq!(dev.spent(), 0.0);

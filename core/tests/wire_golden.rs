@@ -12,12 +12,13 @@ fn eps(x: f64) -> Epsilon {
 }
 
 /// The golden frames' authentication: the key of seed material `[0x11; 32]`, device
-/// 0x0123456789ABCDEF, session (boot) 5, the learner's nonce `00 01 … 0F`, and, for the
-/// replies, the answered request's tag `A5 A5 … A5`.
+/// 0x0123456789ABCDEF, session (boot) 5, the learner's nonce `00 01 … 0F`, the device's
+/// conversation 0x01020304, and, for the replies, the answered request's tag `A5 A5 … A5`.
 fn auth() -> Auth {
     Auth {
         session: 5,
         nonce: NONCE,
+        conversation: 0x0102_0304,
         answers: [0xA5; 16],
         ..Auth::new(LinkKey::from_seed(&[0x11; 32]), 0x0123_4567_89AB_CDEF)
     }
@@ -49,10 +50,10 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
     let cases = [
         (
             Repr::new(1, Message::HelloRequest(NONCE)),
-            "04 01 01 00 00 00 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 47 08 56 26 25 7B 77 7F \
-             74 CD 98 80 7A 2F 14 90 C8 06 37 A5",
-            "04 04 01 01 01 01 01 24 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 47 08 56 26 25 7B 77 \
-             7F 74 CD 98 80 7A 2F 14 90 C8 06 37 A5 00",
+            "05 01 01 00 00 00 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F EC 9A FD FD 6F 66 59 FD \
+             1D 6D EB 83 2B E9 4D B6 A0 5D BF 7E",
+            "04 05 01 01 01 01 01 24 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F EC 9A FD FD 6F 66 59 \
+             FD 1D 6D EB 83 2B E9 4D B6 A0 5D BF 7E 00",
         ),
         (
             Repr::new(
@@ -62,22 +63,22 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     config,
                     budget_remaining: 10.0,
                     session: 5,
-                    last_seq: 0x0102_0304,
+                    conversation: 0x0102_0304,
                 }),
             ),
-            "04 81 01 00 00 00 EF CD AB 89 67 45 23 01 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 F0 3F \
+            "05 81 01 00 00 00 EF CD AB 89 67 45 23 01 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 F0 3F \
              00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 24 40 00 00 00 00 00 00 24 40 05 00 00 00 00 00 \
-             00 00 04 03 02 01 73 97 FE 62 7C 23 46 E9 08 98 9F 2E E8 08 85 27 29 8D 78 8E",
-            "04 04 81 01 01 01 09 EF CD AB 89 67 45 23 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 F0 \
+             00 00 04 03 02 01 C1 FD E3 C0 58 D7 A8 7B AB 96 78 1F 5C 60 5D 9D 71 65 BC F5",
+            "04 05 81 01 01 01 09 EF CD AB 89 67 45 23 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 F0 \
              3F 01 01 01 01 01 03 F0 3F 01 01 01 01 01 03 24 40 01 01 01 01 01 04 24 40 05 01 01 01 01 \
-             01 01 19 04 03 02 01 73 97 FE 62 7C 23 46 E9 08 98 9F 2E E8 08 85 27 29 8D 78 8E 00",
+             01 01 19 04 03 02 01 C1 FD E3 C0 58 D7 A8 7B AB 96 78 1F 5C 60 5D 9D 71 65 BC F5 00",
         ),
         (
             Repr::new(2, Message::Query(wire::Query { round: 1, action: 3, epsilon: eps(0.5), level: None })),
-            "04 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             D6 0C 34 FE 68 96 D0 52 B6 66 28 4C F0 44 E3 52 AC 8C 05 D2",
-            "04 04 02 02 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             15 D6 0C 34 FE 68 96 D0 52 B6 66 28 4C F0 44 E3 52 AC 8C 05 D2 00",
+            "05 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             D6 A7 BB 62 DC DD B8 44 94 54 0B 72 F6 CB 39 90 D4 14 47 71",
+            "04 05 02 02 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             15 D6 A7 BB 62 DC DD B8 44 94 54 0B 72 F6 CB 39 90 D4 14 47 71 00",
         ),
         (
             Repr::new(
@@ -89,10 +90,10 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     level: Some(TruncationLevel::new(2.5).unwrap()),
                 }),
             ),
-            "04 02 03 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 04 40 \
-             E2 6C 48 12 24 D9 62 A6 D6 D7 E2 A0 CB 4E A7 E1 C4 7A 42 B8",
-            "04 04 02 03 01 01 02 07 01 01 01 01 01 01 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 04 \
-             40 E2 6C 48 12 24 D9 62 A6 D6 D7 E2 A0 CB 4E A7 E1 C4 7A 42 B8 00",
+            "05 02 03 00 00 00 07 00 00 00 00 00 00 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 04 40 \
+             34 5A D4 FF ED B4 D3 1D 7C 6D 7E 9E 22 B6 70 76 EC CD A0 8B",
+            "04 05 02 03 01 01 02 07 01 01 01 01 01 01 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 04 \
+             40 34 5A D4 FF ED B4 D3 1D 7C 6D 7E 9E 22 B6 70 76 EC CD A0 8B 00",
         ),
         (
             Repr::new(
@@ -104,60 +105,60 @@ fn golden() -> Vec<(Repr, Vec<u8>, Vec<u8>)> {
                     budget_remaining: 9.5,
                 }),
             ),
-            "04 82 02 00 00 00 2E FB FF FF FF FF FF FF F5 FF 00 00 00 00 00 00 E0 3F 00 00 00 00 00 F8 \
-             DF 3F 00 00 00 00 00 00 23 40 1F 06 0F BB 5B 43 9D 45 79 9C 1D 6F C3 50 92 41 FB B9 86 CF",
-            "04 04 82 02 01 01 0B 2E FB FF FF FF FF FF FF F5 FF 01 01 01 01 01 03 E0 3F 01 01 01 01 04 \
-             F8 DF 3F 01 01 01 01 01 17 23 40 1F 06 0F BB 5B 43 9D 45 79 9C 1D 6F C3 50 92 41 FB B9 86 \
-             CF 00",
+            "05 82 02 00 00 00 2E FB FF FF FF FF FF FF F5 FF 00 00 00 00 00 00 E0 3F 00 00 00 00 00 F8 \
+             DF 3F 00 00 00 00 00 00 23 40 B4 51 B0 80 62 90 B7 5A 0D A7 EA AF 16 9D 7F 2C 4A D9 2F FE",
+            "04 05 82 02 01 01 0B 2E FB FF FF FF FF FF FF F5 FF 01 01 01 01 01 03 E0 3F 01 01 01 01 04 \
+             F8 DF 3F 01 01 01 01 01 17 23 40 B4 51 B0 80 62 90 B7 5A 0D A7 EA AF 16 9D 7F 2C 4A D9 2F \
+             FE 00",
         ),
         (
             Repr::new(4, Message::Refusal(Refusal::BudgetExhausted { requested: 1.0, remaining: 0.25 })),
-            "04 83 04 00 00 00 04 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 D0 3F 3A 8F 6D F7 92 6E \
-             6D 44 77 F5 89 4F EA 71 19 4E AA FD EF 75",
-            "04 04 83 04 01 01 02 04 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 D0 3F 3A 8F 6D F7 92 \
-             6E 6D 44 77 F5 89 4F EA 71 19 4E AA FD EF 75 00",
+            "05 83 04 00 00 00 04 00 00 00 00 00 00 00 F0 3F 00 00 00 00 00 00 D0 3F 22 A8 98 CC E3 8A \
+             94 B4 E6 48 FD A8 FE D6 38 64 3D 14 DD 1A",
+            "04 05 83 04 01 01 02 04 01 01 01 01 01 01 03 F0 3F 01 01 01 01 01 17 D0 3F 22 A8 98 CC E3 \
+             8A 94 B4 E6 48 FD A8 FE D6 38 64 3D 14 DD 1A 00",
         ),
         (
             Repr::new(5, Message::Refusal(Refusal::Param(ParamError::EpsilonNotFinite))),
-            "04 83 05 00 00 00 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 9E 34 3F 15 93 D2 \
-             5C EC C0 94 FF BB BC 1F D4 9C 06 4F FC 2B",
-            "04 04 83 05 01 01 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 9E 34 3F 15 93 \
-             D2 5C EC C0 94 FF BB BC 1F D4 9C 06 4F FC 2B 00",
+            "05 83 05 00 00 00 01 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 AC E8 CD 25 33 A6 \
+             2A 23 1B B8 C7 DB DC F7 91 B1 72 6D 89 C7",
+            "04 05 83 05 01 01 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 AC E8 CD 25 33 \
+             A6 2A 23 1B B8 C7 DB DC F7 91 B1 72 6D 89 C7 00",
         ),
         (
             Repr::new(6, Message::FedQuery(FedQuery::new(query(1), 0.75))),
-            "04 03 06 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             00 00 00 00 00 00 E8 3F B5 74 E9 3F EA 6A 18 F4 68 A4 75 C0 17 BD 69 59 CD 3D 46 EF",
-            "04 04 03 06 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             01 01 01 01 01 01 17 E8 3F B5 74 E9 3F EA 6A 18 F4 68 A4 75 C0 17 BD 69 59 CD 3D 46 EF 00",
+            "05 03 06 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             00 00 00 00 00 00 E8 3F 52 0E 5E F3 19 54 10 CB 75 66 7B AE 53 40 56 77 35 FF 3D 43",
+            "04 05 03 06 01 01 02 01 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             01 01 01 01 01 01 17 E8 3F 52 0E 5E F3 19 54 10 CB 75 66 7B AE 53 40 56 77 35 FF 3D 43 00",
         ),
         (
             Repr::new(7, Message::FedQuery(FedQuery::new(query(2), f64::NAN))),
-            "04 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
-             00 00 00 00 00 00 F8 7F BA C0 82 5D F1 E3 76 25 EB 46 06 95 FC 6C 36 4F E5 DE EE 29",
-            "04 04 03 07 01 01 02 02 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
-             01 01 01 01 01 01 17 F8 7F BA C0 82 5D F1 E3 76 25 EB 46 06 95 FC 6C 36 4F E5 DE EE 29 00",
+            "05 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+             00 00 00 00 00 00 F8 7F 04 C2 A5 F6 EB 8D 4A 0E F4 75 15 6C B3 AC EB 86 E7 11 3F F0",
+            "04 05 03 07 01 01 02 02 01 01 02 03 01 01 01 01 01 01 01 01 03 E0 3F 01 01 01 01 01 01 01 \
+             01 01 01 01 01 01 17 F8 7F 04 C2 A5 F6 EB 8D 4A 0E F4 75 15 6C B3 AC EB 86 E7 11 3F F0 00",
         ),
         (
             Repr::new(6, Message::Refusal(Refusal::FeedRefused)),
-            "04 83 06 00 00 00 0B 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 14 6D 37 FF BF F7 \
-             02 0B 9F E3 BF 6F 11 DC 8B 4F F5 DA 5C C6",
-            "04 04 83 06 01 01 02 0B 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 14 6D 37 FF BF \
-             F7 02 0B 9F E3 BF 6F 11 DC 8B 4F F5 DA 5C C6 00",
+            "05 83 06 00 00 00 0B 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 8F CC 8D 63 A0 CC \
+             0B C7 42 16 EB 4B 2C 64 14 34 2B 6A 28 9E",
+            "04 05 83 06 01 01 02 0B 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 8F CC 8D 63 A0 \
+             CC 0B C7 42 16 EB 4B 2C 64 14 34 2B 6A 28 9E 00",
         ),
         (
             Repr::new(8, Message::Refusal(Refusal::Unauthenticated)),
-            "04 83 08 00 00 00 0C 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 24 7A 6A CB D4 CA \
-             8C 15 BA A6 0F BE 03 AC 13 CE 32 63 DC 00",
-            "04 04 83 08 01 01 02 0C 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 14 24 7A 6A CB D4 \
-             CA 8C 15 BA A6 0F BE 03 AC 13 CE 32 63 DC 01 00",
+            "05 83 08 00 00 00 0C 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 43 F7 3E AB B7 93 \
+             36 33 C7 A2 F0 CC 7F 18 2F 75 79 99 3C 77",
+            "04 05 83 08 01 01 02 0C 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 43 F7 3E AB B7 \
+             93 36 33 C7 A2 F0 CC 7F 18 2F 75 79 99 3C 77 00",
         ),
         (
             Repr::new(9, Message::Refusal(Refusal::StaleSequence)),
-            "04 83 09 00 00 00 0D 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 26 DE AB 13 13 6F \
-             22 24 22 A6 AF 3A FC 93 15 66 A8 37 7E BD",
-            "04 04 83 09 01 01 02 0D 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 26 DE AB 13 13 \
-             6F 22 24 22 A6 AF 3A FC 93 15 66 A8 37 7E BD 00",
+            "05 83 09 00 00 00 0D 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 FE 05 B2 65 4E 31 \
+             1D 0B B7 35 EF 78 3B 45 1A 5F 3F 91 81 72",
+            "04 05 83 09 01 01 02 0D 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 15 FE 05 B2 65 4E \
+             31 1D 0B B7 35 EF 78 3B 45 1A 5F 3F 91 81 72 00",
         ),
     ];
     cases.into_iter().map(|(m, raw, framed)| (m, unhex(raw), unhex(framed))).collect()
@@ -308,7 +309,7 @@ fn empty_frames_are_ignored_and_garbage_is_one_error() {
 fn a_fed_reading_has_one_nan_and_any_other_value() {
     let frame = |bits: u64| {
         let mut raw = unhex(
-            "04 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00",
+            "05 03 07 00 00 00 02 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00",
         );
         raw.extend_from_slice(&bits.to_le_bytes());
         raw.extend_from_slice(&request_auth().tag(5, &raw));
@@ -358,6 +359,22 @@ fn a_version_3_frame_is_unsupported() {
     assert_eq!(Repr::from_bytes(&hello, &auth()), Err(DecodeError::UnsupportedVersion));
 }
 
+/// A version-4 frame (tags without the device's conversation number) is answered
+/// "unsupported version": version 4's golden query, seq 2, and its hello request.
+#[test]
+fn a_version_4_frame_is_unsupported() {
+    let query = unhex(
+        "04 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
+         D6 0C 34 FE 68 96 D0 52 B6 66 28 4C F0 44 E3 52 AC 8C 05 D2",
+    );
+    assert_eq!(Repr::from_bytes(&query, &auth()), Err(DecodeError::UnsupportedVersion));
+    let hello = unhex(
+        "04 01 01 00 00 00 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 47 08 56 26 25 7B 77 7F \
+         74 CD 98 80 7A 2F 14 90 C8 06 37 A5",
+    );
+    assert_eq!(Repr::from_bytes(&hello, &auth()), Err(DecodeError::UnsupportedVersion));
+}
+
 /// The link key of seed material `[0x11; 32]` (HMAC-SHA256(seed, "ldp-bo link key v1")), and
 /// the golden frames' tags, were checked against Python's `hmac` module: see
 /// docs/wire-format.md, *Tags*.
@@ -374,10 +391,12 @@ fn golden_link_key() {
 
 /// A golden frame is refused under another key, another device id, another session (except
 /// the hellos, which carry their session inside), another learner's nonce (except the hello
-/// request, which carries it inside), or, for a reply, as the answer to another request: so no
-/// reply recorded under one learner's hello verifies for another.
+/// request, which carries it inside), another conversation of the device (except the hellos:
+/// the request opens one, the hello carries its number inside), or, for a reply, as the answer
+/// to another request: so no reply recorded under one learner's hello verifies for another, and
+/// no query or reply of one conversation verifies in another.
 #[test]
-fn golden_frames_need_their_key_device_session_nonce_and_request() {
+fn golden_frames_need_their_key_device_session_nonce_conversation_and_request() {
     for (repr, raw, _) in golden() {
         let mut other_nonce = NONCE;
         other_nonce[15] ^= 1;
@@ -387,6 +406,7 @@ fn golden_frames_need_their_key_device_session_nonce_and_request() {
             Auth { session: 6, ..auth() },
             Auth { nonce: other_nonce, ..auth() },
             auth().answering(&[0x5A; 16]),
+            Auth { conversation: 0x0102_0305, ..auth() },
         ];
         let ty = repr.message.message_type();
         for (i, other) in others.iter().enumerate() {
@@ -394,6 +414,7 @@ fn golden_frames_need_their_key_device_session_nonce_and_request() {
                 2 => matches!(repr.message, Message::HelloRequest(_) | Message::Hello(_)),
                 3 => matches!(repr.message, Message::HelloRequest(_)),
                 4 => ty.is_request(),
+                5 => matches!(repr.message, Message::HelloRequest(_) | Message::Hello(_)),
                 _ => false,
             };
             let got = Repr::from_bytes(&raw, other);
@@ -411,7 +432,7 @@ fn golden_frames_need_their_key_device_session_nonce_and_request() {
 #[test]
 fn a_report_that_decodes_to_infinity_is_refused() {
     for (grid, ok) in [(971i16, true), (972, false), (1024, false), (i16::MAX, false)] {
-        let mut raw = unhex("04 82 02 00 00 00 00 00 00 00 00 00 10 00");
+        let mut raw = unhex("05 82 02 00 00 00 00 00 00 00 00 00 10 00");
         raw.extend_from_slice(&grid.to_le_bytes());
         for x in [0.5f64, 0.5, 9.5] {
             raw.extend_from_slice(&x.to_le_bytes());

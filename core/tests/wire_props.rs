@@ -65,7 +65,7 @@ fn hello() -> impl Strategy<Value = Hello> {
                 config,
                 budget_remaining,
                 session: device_id.rotate_left(7),
-                last_seq: device_id as u32,
+                conversation: device_id as u32,
             }
         },
     )

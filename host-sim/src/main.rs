@@ -1408,7 +1408,9 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
                 SerialLink::open(&path).map_err(|source| CliError::Connect { target: path, source })?;
             let client = WireClient::new(link, auth).starting_after(session);
             let mut client = match runner::keys_origin(auth.device_id) {
-                Some(file) => client.with_key_file(&file),
+                Some(file) => client
+                    .with_key_file(&file)
+                    .with_boot_record(&host_sim::keys::boot_record(&file, auth.device_id)),
                 None => client,
             };
             live::run(&mut client, &spec, &args.out, progress)
@@ -1419,7 +1421,9 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
                 .map_err(|source| CliError::Connect { target: addr, source })?;
             let client = WireClient::new(link, auth).starting_after(session);
             let mut client = match runner::keys_origin(auth.device_id) {
-                Some(file) => client.with_key_file(&file),
+                Some(file) => client
+                    .with_key_file(&file)
+                    .with_boot_record(&host_sim::keys::boot_record(&file, auth.device_id)),
                 None => client,
             };
             live::run(&mut client, &spec, &args.out, progress)
@@ -1436,7 +1440,11 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             let link = qemu.connect().map_err(CliError::System)?;
             let auth = qemu.auth().map_err(CliError::System)?;
             let key_file = dir.join(host_sim::keys::BOARD_KEY_FILE);
-            let mut client = WireClient::new(link, auth).starting_after(session).with_key_file(&key_file);
+            let record = host_sim::keys::boot_record(&key_file, auth.device_id);
+            let mut client = WireClient::new(link, auth)
+                .starting_after(session)
+                .with_key_file(&key_file)
+                .with_boot_record(&record);
             live::run(&mut client, &spec, &args.out, progress)
         }
         _ => return Err(Usage::LiveDevice.into()),

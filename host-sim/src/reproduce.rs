@@ -150,9 +150,9 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
     }
     for dir in mode.merge_from {
         checkpoint.absorb(dir)?;
-        if run.config.fleet.is_some() {
-            copy_ledgers(&dir.join(output::LEDGER_DIR), &run.out.join(output::LEDGER_DIR))?;
-        }
+        // The shards' per-job ledgers: a fleet's members, or the one device on the wire's.
+        let ledgers = if run.config.fleet.is_some() { output::LEDGER_DIR } else { output::DEVICE_LEDGER_DIR };
+        copy_ledgers(&dir.join(ledgers), &run.out.join(ledgers))?;
     }
     if checkpoint.finished() > 0 && mode.merge_from.is_empty() {
         eprintln!(
@@ -175,7 +175,7 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
     }
 }
 
-/// A shard's fleet ledgers into the merged run's (`merge`).
+/// A shard's ledgers (a fleet's, or one device's on the wire) into the merged run's (`merge`).
 fn copy_ledgers(from: &Path, to: &Path) -> Result<(), RunError> {
     fn err(p: &Path) -> impl Fn(std::io::Error) -> RunError + '_ {
         move |e| RunError::Output(output::OutputError::write(p, e.to_string()))

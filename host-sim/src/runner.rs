@@ -310,7 +310,9 @@ fn checked_wire_device<L: Link>(
 ) -> Result<WireDevice<L>, RunError> {
     let mut client = WireClient::new(link, auth);
     if let Some(file) = key_file {
-        client = client.with_key_file(&file);
+        // The highest boot number seen from the device, beside its key: across runs.
+        let record = crate::keys::boot_record(&file, auth.device_id);
+        client = client.with_key_file(&file).with_boot_record(&record);
     }
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
     check_bounds(env, &hello)?;
@@ -365,7 +367,8 @@ impl MqttRun {
             let auth = link.auth();
             let mut client = WireClient::new(link, auth);
             if let Some(file) = keys_origin(auth.device_id) {
-                client = client.with_key_file(&file);
+                let record = crate::keys::boot_record(&file, auth.device_id);
+                client = client.with_key_file(&file).with_boot_record(&record);
             }
             match client.hello() {
                 Ok(hello) => {
@@ -437,6 +440,10 @@ struct Keeping<D, K>(D, K);
 impl<D: Device, K> Device for Keeping<D, K> {
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
         self.0.query(arm, level)
+    }
+
+    fn ledger(&self) -> Option<Vec<MemberRecord>> {
+        self.0.ledger()
     }
 }
 

@@ -150,7 +150,7 @@ pub struct BridgeStats {
 pub struct Bridge<L> {
     link: L,
     hello: Hello,
-    /// The board's key and id, in the session its hello told, under the nonce of the
+    /// The board's key and id, in the session its hello told, under the nonce and number of the
     /// conversation the board is in (the last hello request that reached it): the bridge reads
     /// the board's replies and republishes its hello, authenticated as the board's.
     auth: Auth,
@@ -166,7 +166,7 @@ impl<L: Link> Bridge<L> {
         Ok(Self {
             link,
             hello,
-            auth: Auth { session: hello.session, nonce, ..auth },
+            auth: Auth { session: hello.session, nonce, conversation: hello.conversation, ..auth },
             requests: VecDeque::new(),
         })
     }
@@ -336,6 +336,7 @@ impl<L: Link> Bridge<L> {
                 self.hello = Hello { budget_remaining: remaining, ..hello };
                 self.auth.session = hello.session;
                 self.auth.nonce = auth.nonce;
+                self.auth.conversation = hello.conversation;
             }
             _ => {}
         }

@@ -91,8 +91,8 @@ impl MemberSeeds {
 pub fn session_start() -> io::Result<u32> {
     let mut bytes = [0u8; 4];
     getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("no OS entropy: {e}")))?;
-    // The lower half: a device's freshness floor only rises within a boot (numbers do not
-    // wrap), so a run leaves itself at least 2^31 numbers.
+    // The lower half: a conversation's numbers only rise (they do not wrap), so a run leaves
+    // itself at least 2^31 numbers.
     Ok(u32::from_le_bytes(bytes) >> 1)
 }
 

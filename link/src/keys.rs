@@ -14,8 +14,8 @@
 //! A learner reads a file, or, for a directory `DIR` (a whole fleet), `DIR/<id>/link.key` of
 //! each device directory `<id>`, holding that device's key alone; nothing else under `DIR` is
 //! read. The files are written readable by their owner only: the key lets whoever holds it
-//! spend the device's budget and forge its reports. A key file that others may write is
-//! refused (whoever can write it could put their own key there).
+//! spend the device's budget and forge its reports. A key file that others may write, or one in
+//! a directory they may write, is refused (whoever can write it could put their own key there).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -92,7 +92,8 @@ pub fn parse(text: &str, path: &Path) -> Result<BTreeMap<u64, LinkKey>, KeyError
 /// The keys of a key file, or, for a directory `DIR`, of `DIR/<id>/link.key` for every
 /// subdirectory named by a device id (`host-sim fleet devices --dir DIR`), each of which must
 /// hold that device's key and no other. Nothing else under `DIR` is read. A key file that its
-/// group or others may write is refused ([`check_not_writable_by_others`]).
+/// group or others may write, or that lies in a directory they may write, is refused
+/// ([`check_not_writable_by_others`]).
 pub fn read(path: &Path) -> Result<BTreeMap<u64, LinkKey>, KeyError> {
     let io_err = |p: &Path, e: io::Error| KeyError { path: p.to_path_buf(), message: e.to_string() };
     if !path.is_dir() {
@@ -126,24 +127,40 @@ pub fn read(path: &Path) -> Result<BTreeMap<u64, LinkKey>, KeyError> {
     Ok(keys)
 }
 
-/// Refuses a key file that its group or others may write: whoever could write it could put
-/// their own key there, and the learner would then believe that key's reports.
+/// Refuses a key file that its group or others may write, or that lies in a directory they may
+/// write (without the sticky bit, which keeps them from replacing another's entries): whoever
+/// could write either could put their own key there, and the learner would then believe that
+/// key's reports. Every directory from the file up to the root is checked, for the path as
+/// given and for the file it resolves to (a symbolic link's target).
 pub fn check_not_writable_by_others(path: &Path) -> Result<(), KeyError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let meta = std::fs::metadata(path)
-            .map_err(|e| KeyError { path: path.to_path_buf(), message: e.to_string() })?;
-        let mode = meta.permissions().mode() & 0o777;
+        let err = |message: String| KeyError { path: path.to_path_buf(), message };
+        let mode_of =
+            |p: &Path| std::fs::metadata(p).map(|m| m.permissions().mode()).map_err(|e| err(e.to_string()));
+        let who = |mode: u32| if mode & 0o002 != 0 { "anyone" } else { "its group" };
+        let mode = mode_of(path)? & 0o777;
         if mode & 0o022 != 0 {
-            return Err(KeyError {
-                path: path.to_path_buf(),
-                message: format!(
-                    "may be written by {} (mode {mode:03o}), who could put their own key in it: make it its owner's only with `chmod 600 {}`",
-                    if mode & 0o002 != 0 { "anyone" } else { "its group" },
-                    path.display()
-                ),
-            });
+            return Err(err(format!(
+                "may be written by {} (mode {mode:03o}), who could put their own key in it: make it its owner's only with `chmod 600 {}`",
+                who(mode),
+                path.display()
+            )));
+        }
+        let given = std::path::absolute(path).map_err(|e| err(e.to_string()))?;
+        let real = std::fs::canonicalize(path).map_err(|e| err(e.to_string()))?;
+        for dir in given.ancestors().skip(1).chain(real.ancestors().skip(1)) {
+            let mode = mode_of(dir)? & 0o1777;
+            if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+                return Err(err(format!(
+                    "is in the directory {}, which {} may write (mode {:03o}), who could put their own key file in its place: make the directory writable by its owner only with `chmod go-w {}`",
+                    dir.display(),
+                    who(mode),
+                    mode & 0o777,
+                    dir.display()
+                )));
+            }
         }
     }
     Ok(())
@@ -246,6 +263,87 @@ pub fn create_private_dir(path: &Path) -> io::Result<()> {
     builder.create(path)
 }
 
+/// Where a learner keeps the highest boot number it has seen from device `id`, whose key it
+/// reads from `key_file`: beside that file, `<key file>.<id>.boot` (for `LDP_KEYS=DIR`,
+/// `DIR/<id>/link.key.<id>.boot`; for an emulated board, `ldp-link.key.<id>.boot` in its
+/// directory). It lives where the key does, under the same protection: whoever may replace the
+/// key file may replace it too, and the key file's checks ([`check_not_writable_by_others`])
+/// cover the directory.
+pub fn boot_record(key_file: &Path, id: u64) -> PathBuf {
+    let mut name = key_file.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{id}.{BOOT_RECORD_EXT}"));
+    key_file.with_file_name(name)
+}
+
+/// The extension of a boot record ([`boot_record`]).
+pub const BOOT_RECORD_EXT: &str = "boot";
+
+/// What a boot record's tag is computed with (domain separation from frame tags, whose input
+/// starts with the device id).
+const BOOT_RECORD_LABEL: &[u8] = b"ldp-bo boot record v1";
+
+fn boot_record_tag(id: u64, key: &LinkKey, boot: u64) -> String {
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&id.to_le_bytes());
+    bytes[8..].copy_from_slice(&boot.to_le_bytes());
+    ldp_core::wire::seed_digest(&key.to_bytes(), BOOT_RECORD_LABEL, &bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The highest boot number of device `id` that the boot record at `path` holds, raised to
+/// `seen` (and written, 0600) if that is higher; 0 if there is no record. The record is one line
+/// `<id> <boot> <tag>`, the tag an HMAC-SHA256 of id and boot under the device's link `key`: a
+/// record that does not verify (edited by someone without the key, torn, or of another key: a
+/// device provisioned anew in the same place) counts as no record and is rewritten. Read and
+/// written under an exclusive lock on the file, so that learners of the same device in other
+/// processes never lower it.
+///
+/// What the record is for: a device's boot number never goes back, so a hello with a lower one
+/// comes from a device whose state was rolled back (an older copy restored), which a learner
+/// must not talk to. It is not what keeps recorded frames out: every reply a learner takes is
+/// tagged under the fresh nonce of its own hello request and the device's conversation number
+/// (wire format 5), so a recorded hello or report of any boot fails its tag whatever the record
+/// says. Deleting or replacing the record therefore lets no recorded report in; it forgets only
+/// the rollback check for boots the learner saw before, until the next hello is recorded.
+pub fn update_boot_record(path: &Path, id: u64, key: &LinkKey, seen: Option<u64>) -> io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    make_private(path)?;
+    file.lock()?;
+    let mut text = String::new();
+    // An unreadable (not UTF-8) record is no record.
+    let _ = file.read_to_string(&mut text);
+    let recorded = text
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or("").split_whitespace().collect::<Vec<_>>())
+        .find_map(|fields| match fields[..] {
+            [i, boot, tag] if i.parse() == Ok(id) => {
+                boot.parse::<u64>().ok().filter(|&boot| tag == boot_record_tag(id, key, boot))
+            }
+            _ => None,
+        })
+        .unwrap_or(0);
+    let Some(seen) = seen.filter(|&seen| seen > recorded) else { return Ok(recorded) };
+    let line = format!(
+        "# the highest boot number this learner saw from device {id} (wire format 5: a lower one is a rolled-back device)\n{id} {seen} {}\n",
+        boot_record_tag(id, key, seen)
+    );
+    file.set_len(0)?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(line.as_bytes())?;
+    file.sync_all()?;
+    Ok(seen)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,5 +416,53 @@ mod tests {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Review 3 finding 5: a private key file in a directory its group or others may write (they
+    /// can put their own file in its place), directly or further up, or reached through a
+    /// symbolic link from one, is refused, saying which directory to `chmod go-w`; a directory
+    /// with the sticky bit (as /tmp), where no one replaces another's entries, is not.
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_in_a_directory_others_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = std::env::temp_dir().join(format!("ldp-keys-dirs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let set =
+            |p: &Path, mode: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        create_private_dir(&root.join("a").join("7")).unwrap();
+        let file = root.join("a").join("7").join(DEVICE_KEY_FILE);
+        write(&file, 7, &LinkKey::new([7; 32])).unwrap();
+        assert_eq!(read(&file).unwrap().len(), 1);
+        for (dir, mode, who) in
+            [("a/7", 0o770, "its group"), ("a/7", 0o777, "anyone"), ("a", 0o722, "anyone")]
+        {
+            let d = root.join(dir);
+            set(&d, mode);
+            for e in [read(&file).unwrap_err(), read(&root.join("a")).unwrap_err()] {
+                let e = e.to_string();
+                assert!(
+                    e.contains(who)
+                        && e.contains(&format!("chmod go-w {}", d.display()))
+                        && e.contains("in its place"),
+                    "{dir} {mode:o}: {e}"
+                );
+            }
+            set(&d, 0o700);
+        }
+        // Sticky: others may create entries, not replace this one.
+        set(&root.join("a"), 0o1777);
+        assert_eq!(read(&file).unwrap().len(), 1);
+        set(&root.join("a"), 0o700);
+        // A link from a private directory to a key file in a writable one.
+        create_private_dir(&root.join("open")).unwrap();
+        let target = root.join("open").join("k.key");
+        write(&target, 8, &LinkKey::new([8; 32])).unwrap();
+        set(&root.join("open"), 0o777);
+        let link = root.join("a").join("link.key");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = read(&link).unwrap_err().to_string();
+        assert!(e.contains(&format!("chmod go-w {}", root.join("open").display())), "{e}");
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -1518,7 +1518,7 @@ mod tests {
             ldp_core::BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(9.0).unwrap()).unwrap();
         let b = ldp_core::Bound::new(1.0).unwrap();
         let config = ldp_core::DeviceConfig { b, r: b, policy };
-        let hello = Hello { device_id: 1, config, budget_remaining: 9.0, session: 3, last_seq: 0 };
+        let hello = Hello { device_id: 1, config, budget_remaining: 9.0, session: 3, conversation: 0 };
         let mut buf = [0u8; MAX_ENCODED_LEN];
         let forged = Auth::new(ldp_core::wire::LinkKey::new([2; 32]), 1);
         let bytes = Repr::new(0, Message::Hello(hello)).emit_framed(&mut buf, &forged).unwrap().to_vec();

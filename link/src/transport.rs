@@ -10,7 +10,8 @@
 //! (same sequence number), which the device answers from its reply cache without spending budget
 //! twice. Replies with another sequence number are stale and skipped.
 //!
-//! Every frame is authenticated (`ldp_core::wire::Auth`: the device's link key, id and session).
+//! Every frame is authenticated (`ldp_core::wire::Auth`: the device's link key, id, session and
+//! conversation).
 //! The client drops, and counts in [`Dropped`], every reply that fails its tag, answers another
 //! sequence number, does not parse, or is a report the device could not have sent for the query
 //! (another ε, off the device's grid, beyond its range by more than [`RANGE_MARGIN_SCALES`]
@@ -183,10 +184,31 @@ pub enum LinkError {
     Unexpected(Message),
     /// The request could not be encoded.
     Encode,
-    /// The device refused every send as unauthenticated, in refusals that verify under the
-    /// learner's key (so the key is right): another learner, or a replayed hello request, took
-    /// the device's conversation.
+    /// The device refused the request as not of its conversation, in refusals that verify
+    /// under the learner's key (so the key is right), also after the learner greeted it again
+    /// [`CONVERSATION_RETRIES`] times: another learner, or someone replaying recorded hello
+    /// requests, keeps sending the device hello requests between the learner's hello and its
+    /// query.
     KeyRefused,
+    /// The device's hello told a boot number below one this learner saw from it before (kept
+    /// in `record`, if the client keeps one): a device's boot number never goes back, so its
+    /// state was rolled back (an older copy restored).
+    SessionWentBack {
+        /// The device asked.
+        device_id: u64,
+        /// The boot number its hello told.
+        now: u64,
+        /// The highest one seen before.
+        seen: u64,
+        /// The boot record that remembers it, if any.
+        record: Option<PathBuf>,
+    },
+    /// The device answered the request in another version of the wire format (its frames
+    /// carry their version in the header, which every version reads alike).
+    Version {
+        /// The device's version.
+        device: u8,
+    },
     /// The device answered, but none of its frames verified under the learner's key: the key
     /// is not the device's, or another learner or a replayed hello request took the device's
     /// conversation meanwhile.
@@ -207,11 +229,21 @@ impl std::fmt::Display for LinkError {
             Self::Timeout { seq, tries } => {
                 write!(
                     f,
-                    "device did not answer query {seq} after {tries} tries: check the link and that it is running"
+                    "device did not answer request {seq} after {tries} tries: check the link and that it is running"
                 )
             }
             Self::Unexpected(m) => write!(f, "device sent an unexpected message: {m:?}"),
             Self::Encode => f.write_str("request could not be encoded"),
+            Self::SessionWentBack { device_id, now, seen, record } => write!(
+                f,
+                "device {device_id} is in boot {now}, but this learner saw its boot {seen} before{}: a device's boot number never goes back, so its state was rolled back (an older copy restored), which could repeat its noise or give it spent budget again; not talking to it (a device provisioned anew needs a new key, and a new key starts a new record)",
+                record.as_ref().map_or(String::new(), |p| format!(" (recorded in {})", p.display()))
+            ),
+            Self::Version { device } => write!(
+                f,
+                "the device answered in wire format {device}, and this learner speaks version {}: update the device's firmware or the learner so that both speak the same version (docs/wire-format.md)",
+                ldp_core::wire::VERSION
+            ),
             Self::BadTags { device_id, frames, key_file: Some(file) } => write!(
                 f,
                 "device {device_id} answered, but its frames ({frames}) fail authentication under the key in {}: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation",
@@ -221,8 +253,9 @@ impl std::fmt::Display for LinkError {
                 f,
                 "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation"
             ),
-            Self::KeyRefused => f.write_str(
-                "the device refused this learner's frames as unauthenticated, though its refusals verify under this learner's key: another learner, or a replayed hello request, took the device's conversation (greet it again; if it keeps happening, someone else is talking to the device)",
+            Self::KeyRefused => write!(
+                f,
+                "the device refused this learner's query as not of its conversation, also after {CONVERSATION_RETRIES} new hellos: another learner, or someone replaying recorded hello requests, keeps talking to the device between this learner's hello and its query; the key is right (the refusals verify under it) and nothing was spent on the refused queries (stop the other learner, or find who replays on the link)",
             ),
         }
     }
@@ -344,6 +377,12 @@ fn check_report(hello: &Hello, query: &Query, report: &Report, budget: f64) -> R
 /// How many of its last requests a [`WireClient`] remembers to recognise late replies to them.
 const EARLIER_REQUESTS: usize = 16;
 
+/// How many times a [`WireClient`] greets a device again and resends a query that the device
+/// refused as stale or as not of its conversation ([`WireClient::request`]) before it gives up
+/// (with [`LinkError::KeyRefused`], or the stale refusal): each time, someone else (another
+/// learner, or a replayed hello request) sent the device a hello request after the learner's.
+pub const CONVERSATION_RETRIES: u32 = 3;
+
 /// The learner's protocol client.
 pub struct WireClient<L> {
     link: L,
@@ -359,6 +398,9 @@ pub struct WireClient<L> {
     nonces: rand_chacha::ChaCha20Rng,
     /// The file the key came from, for messages.
     key_file: Option<PathBuf>,
+    /// Where the highest session seen from the device is kept across clients
+    /// ([`crate::keys::boot_record`]), and whether it was read yet.
+    boot_record: Option<(PathBuf, bool)>,
     /// The last requests sent: number, and what a reply to it is authenticated under (to tell
     /// a late copy of an earlier reply from a forgery).
     earlier: VecDeque<(u32, Auth)>,
@@ -372,6 +414,10 @@ pub struct WireClient<L> {
     pub damaged_frames: u64,
     /// Resends after a timeout.
     pub resends: u64,
+    /// Hellos sent again because the device refused a query as stale or as not of its
+    /// conversation (another learner's or a replayed hello request had frozen it, or replaced
+    /// the offer this learner's hello got).
+    pub conversations_lost: u64,
     /// Replies dropped, by reason.
     pub dropped: Dropped,
 }
@@ -409,12 +455,14 @@ impl<L: Link> WireClient<L> {
             highest_session: 0,
             nonces,
             key_file: None,
+            boot_record: None,
             earlier: VecDeque::new(),
             budget: f64::INFINITY,
             timeout: Duration::from_secs(1),
             tries: 5,
             damaged_frames: 0,
             resends: 0,
+            conversations_lost: 0,
             dropped: Dropped::default(),
         }
     }
@@ -425,10 +473,10 @@ impl<L: Link> WireClient<L> {
     }
 
     /// The client with its sequence numbers starting after `last` (the next request is
-    /// `last + 1`). A session that may meet a device's reply cache from an earlier session (a
-    /// fleet device answers many learners and jobs) starts at a random point, so that its
-    /// queries do not reuse an earlier session's sequence numbers and get that session's cached
-    /// replies back.
+    /// `last + 1`). Since wire format 5 a device's reply cache belongs to one conversation, so
+    /// a new session never gets an earlier session's cached replies whatever its numbers;
+    /// runs on the wire still start at a random point (`fleet::session_start`), which keeps a
+    /// late reply of an earlier session from carrying a number this one awaits.
     pub fn starting_after(mut self, last: u32) -> Self {
         self.seq = last;
         self
@@ -453,6 +501,16 @@ impl<L: Link> WireClient<L> {
     /// frames fail authentication under it ([`LinkError::BadTags`]).
     pub fn with_key_file(mut self, path: &Path) -> Self {
         self.key_file = Some(path.to_path_buf());
+        self
+    }
+
+    /// The client keeping the highest session (boot number) it sees from the device in the boot
+    /// record `path` ([`crate::keys::update_boot_record`]; beside the key file:
+    /// [`crate::keys::boot_record`]), read before its first hello: a later client refuses a
+    /// device whose boot number went below one an earlier client saw (its state was rolled back),
+    /// whatever process it runs in.
+    pub fn with_boot_record(mut self, path: &Path) -> Self {
+        self.boot_record = Some((path.to_path_buf(), false));
         self
     }
 
@@ -493,21 +551,28 @@ impl<L: Link> WireClient<L> {
     /// Sends the last query again and returns the reply: what a learner does when a query
     /// failed for good, e.g. because the device restarted mid-query. The query goes out afresh,
     /// with a new number: the learner gave up on the old one, and its closing hello
-    /// ([`WireClient::request`]) made the device refuse that number from then on, so an answer
-    /// lost for good is charged again (budget, never privacy: every spend is counted).
+    /// ([`WireClient::request`]) froze the conversation the old one was tagged in, so the device
+    /// refuses it from then on, and an answer lost for good is charged again (budget, never
+    /// privacy: every spend is counted).
     pub fn retry_last(&mut self, message: Message) -> Result<Message, LinkError> {
         self.request(message)
     }
 
     /// Sends `message` with a new sequence number and returns the device's reply to it: an
     /// authenticated frame with that number (anything else is dropped and counted). A query is
-    /// preceded by a hello if the device has not been greeted in its current session, and a
-    /// query refused as [`Refusal::StaleSequence`] is sent once more after a new hello.
+    /// preceded by a hello if the device has not been greeted in its current session.
     ///
-    /// A query that gets no answer is given up with a closing hello: a hello request numbered
-    /// after it, which, once it reaches the device, makes the device refuse the abandoned
-    /// number (wire format 4: a hello request's number is a floor for fresh queries), so a copy
-    /// of the query that the link withheld is not spent after the learner moved on.
+    /// A query the device refuses as [`Refusal::StaleSequence`] (its conversation was frozen by
+    /// another hello request — a replayed one, or another learner's — or the number was stale),
+    /// or as not of its conversation (its refusal 12 of this very frame, verifying under the
+    /// learner's key: the offer this learner's hello got was replaced before its query came), is
+    /// sent afresh after a new hello, up to [`CONVERSATION_RETRIES`] times (wire format 5). The
+    /// refused frame read and spent nothing, and the conversation it was tagged in takes no
+    /// fresh query any more, so it is never spent later.
+    ///
+    /// A query that gets no answer is given up with a closing hello: a hello request, which,
+    /// once it reaches the device, freezes the conversation, so a copy of the query that the
+    /// link withheld is refused and never spent after the learner moved on.
     ///
     /// If that closing hello shows a new session (the device restarted while the request was
     /// in flight: its replies to the retries were tagged in a session the learner did not know
@@ -531,13 +596,15 @@ impl<L: Link> WireClient<L> {
 
     /// [`WireClient::request`] in the greeted session, without the retry after a restart.
     fn request_once(&mut self, message: Message) -> Result<Message, LinkError> {
-        let reply = match self.exchange(message) {
-            Ok(Message::Refusal(Refusal::StaleSequence)) => {
-                self.hello()?;
-                self.exchange(message)
+        let mut reply = self.exchange(message);
+        for _ in 0..CONVERSATION_RETRIES {
+            if !matches!(reply, Ok(Message::Refusal(Refusal::StaleSequence)) | Err(LinkError::KeyRefused)) {
+                break;
             }
-            reply => reply,
-        };
+            self.conversations_lost += 1;
+            self.hello()?;
+            reply = self.exchange(message);
+        }
         if let Err(e) = &reply {
             // No answer in this session: the device may have restarted (a new session, whose
             // replies do not verify in the old one). Greet it again before the next request.
@@ -612,11 +679,16 @@ impl<L: Link> WireClient<L> {
             Repr::new(seq, message).emit_framed(&mut buf, &sent).map_err(|_| LinkError::Encode)?.to_vec();
         let expect = sent.answering(&request_tag);
         // How the device tags its refusal of a frame it could not verify (this request altered
-        // on the way, or under another conversation's nonce): the all-zero nonce, which is no
-        // conversation's. Such a refusal is never the answer; it is counted and dropped.
-        let unverified = Auth { nonce: [0; NONCE_LEN], ..expect };
+        // on the way, or of a conversation that is over): the all-zero nonce and conversation
+        // 0, which are no conversation's. Such a refusal is never the answer; it is counted
+        // and dropped.
+        let unverified = Auth { nonce: [0; NONCE_LEN], conversation: 0, ..expect };
         let mut key_refused = false;
-        let mut bad_awaited = 0u64;
+        // Frames that failed their tag while this request waited: of the awaited number, and
+        // of others (replies to someone else's requests: another learner's, or replayed ones).
+        let (mut bad_awaited, mut bad_other) = (0u64, 0u64);
+        // The version of a frame answering this request in another version of the format.
+        let mut other_version = None;
         if self.earlier.len() == EARLIER_REQUESTS {
             self.earlier.pop_front();
         }
@@ -656,6 +728,11 @@ impl<L: Link> WireClient<L> {
                                 }
                                 _ => bad_awaited += 1,
                             }
+                        } else if reply == Err(DecodeError::Unauthenticated) && !late {
+                            bad_other += 1;
+                        }
+                        if reply == Err(DecodeError::UnsupportedVersion) && frame.seq() == seq {
+                            other_version = Some(frame.version());
                         }
                         reply
                     }
@@ -669,7 +746,19 @@ impl<L: Link> WireClient<L> {
                             self.accept(seq, &reply.message);
                             return Ok(reply.message);
                         }
-                        Err(reject) => self.count(reject),
+                        Err(reject) => {
+                            self.count(reject);
+                            // The device's own answer to this very request (it verified): no
+                            // later one will say otherwise.
+                            if let (Reject::OldSession, Message::Hello(h)) = (reject, &reply.message) {
+                                return Err(LinkError::SessionWentBack {
+                                    device_id: self.auth.device_id,
+                                    now: h.session,
+                                    seen: self.highest_session,
+                                    record: self.boot_record.as_ref().map(|(path, _)| path.clone()),
+                                });
+                            }
+                        }
                     },
                     Err(DecodeError::Unauthenticated) => self.dropped.bad_tag += 1,
                     Err(DecodeError::NonFinite) => self.dropped.non_finite += 1,
@@ -680,14 +769,25 @@ impl<L: Link> WireClient<L> {
                     Err(_) => self.dropped.malformed += 1,
                 }
             }
+            // Refused as not of the device's conversation: resending the same frame cannot
+            // help. The rest of this try was waited out, so that the answer to a genuine copy
+            // sent behind a mutated one (which draws the same refusal) is still taken.
+            if key_refused {
+                break;
+            }
         }
         if key_refused {
             return Err(LinkError::KeyRefused);
         }
-        if bad_awaited > 0 {
+        if let Some(device) = other_version {
+            return Err(LinkError::Version { device });
+        }
+        // Frames came, but none was the answer: not a silent device (wire format 5: replies to
+        // a replayed hello request, or to another learner, reach this learner's link too).
+        if bad_awaited + bad_other > 0 {
             return Err(LinkError::BadTags {
                 device_id: self.auth.device_id,
-                frames: bad_awaited,
+                frames: bad_awaited + bad_other,
                 key_file: self.key_file.clone(),
             });
         }
@@ -699,10 +799,11 @@ impl<L: Link> WireClient<L> {
         match reply {
             Message::Hello(h) => {
                 self.auth.session = h.session;
+                self.auth.conversation = h.conversation;
                 self.highest_session = self.highest_session.max(h.session);
-                // Go on after the device's last fresh query, and after this hello's own number
-                // (a late copy of its reply must not meet a query of the same number).
-                self.seq = seq.max(h.last_seq);
+                // Go on after this hello request's number: the floor of the conversation it
+                // offered (and a late copy of its reply must not meet a query of its number).
+                self.seq = seq;
                 self.budget = self.budget.min(h.budget_remaining);
                 self.greeted = Some(*h);
             }
@@ -711,15 +812,34 @@ impl<L: Link> WireClient<L> {
         }
     }
 
-    /// The handshake: the device's identity, bounds, limits and session. Later requests are
-    /// authenticated in that session and numbered after the device's last answered query.
+    /// The handshake: the device's identity, bounds, limits, session and the conversation it
+    /// offers. Later requests are authenticated in that session and conversation (the first
+    /// query opens it) and numbered after this hello request.
     pub fn hello(&mut self) -> Result<Hello, LinkError> {
+        let (id, key) = (self.auth.device_id, self.auth.key);
+        let record = |path: &Path, seen| {
+            crate::keys::update_boot_record(path, id, &key, seen).map_err(|e| {
+                LinkError::Io(io::Error::new(
+                    e.kind(),
+                    format!("cannot keep device {id}'s boot number in {}: {e}", path.display()),
+                ))
+            })
+        };
+        if let Some((path, read @ false)) = &mut self.boot_record {
+            let recorded = record(path, None)?;
+            *read = true;
+            self.highest_session = self.highest_session.max(recorded);
+        }
         let mut nonce = [0u8; NONCE_LEN];
         self.nonces.fill_bytes(&mut nonce);
-        match self.exchange(Message::HelloRequest(nonce))? {
-            Message::Hello(h) => Ok(h),
-            other => Err(LinkError::Unexpected(other)),
+        let hello = match self.exchange(Message::HelloRequest(nonce))? {
+            Message::Hello(h) => h,
+            other => return Err(LinkError::Unexpected(other)),
+        };
+        if let Some((path, _)) = &self.boot_record {
+            record(path, Some(hello.session))?;
         }
+        Ok(hello)
     }
 
     /// One query: the device's report, or its refusal.

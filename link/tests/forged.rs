@@ -58,6 +58,8 @@ struct Attacked<L> {
     session: u64,
     /// The learner's nonce, read off its last hello request (wire format 4: not secret).
     nonce: [u8; 16],
+    /// The device's conversation number, read off its last hello (wire format 5: not secret).
+    conversation: u32,
     inbound: VecDeque<u8>,
     last_genuine: Option<Vec<u8>>,
     reader: StreamReader,
@@ -70,10 +72,12 @@ fn framed(repr: Repr, auth: &Auth) -> Vec<u8> {
 
 impl<L: Link> Attacked<L> {
     /// Forged replies to the query `seq` whose tag is `request_tag`: the key holder's are made
-    /// as the device would make them (its session, the learner's nonce, bound to the request).
+    /// as the device would make them (its session, the learner's nonce, the conversation, bound
+    /// to the request).
     fn forgeries(&self, seq: u32, request_tag: &[u8]) -> Vec<Vec<u8>> {
         let key_holder =
-            Auth { session: self.session, nonce: self.nonce, ..self.device }.answering(request_tag);
+            Auth { session: self.session, nonce: self.nonce, conversation: self.conversation, ..self.device }
+                .answering(request_tag);
         let stranger = Auth { key: LinkKey::new([0xEE; 32]), ..key_holder };
         // A report this device could send for the query (ε = 1, B = R = 1), to alter one field.
         let one = Bound::new(1.0).unwrap();
@@ -174,7 +178,7 @@ impl<L: Link> Link for Attacked<L> {
             if let Some(Ok(frame)) = reader.push(b)
                 && let Ok(Repr { message: Message::Hello(h), .. }) = Repr::parse(&frame, &answer)
             {
-                self.session = h.session;
+                (self.session, self.conversation) = (h.session, h.conversation);
             }
         }
         if query {
@@ -220,6 +224,7 @@ fn every_forged_replayed_or_impossible_report_is_dropped_and_counted() {
             device: auth,
             session: 0,
             nonce: [0; 16],
+            conversation: 0,
             inbound: VecDeque::new(),
             last_genuine: None,
             reader: StreamReader::new(),

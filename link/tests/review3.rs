@@ -233,6 +233,12 @@ fn a_board_directory_claimed_before_qemu_starts_is_private() {
 /// number and reports as `BadTags` — "wrong key?" — though its key is right. A fleet ends the
 /// whole run on that error (`fleet.rs`, `Err(e) => return Err(DeviceError::Link(e))`), where a
 /// member whose frames are merely dropped is only benched. Nothing is spent (checked).
+///
+/// Since wire format 5 this replay costs nothing: the replayed request carries the nonce of the
+/// open conversation (the learner's first, frozen by its second hello, whose offer is not yet
+/// taken), so it is a retry and changes nothing; the learner's query opens its offer and is
+/// answered once: the device spends exactly the one report the learner takes. (A replayed hello
+/// request of another conversation costs at most a new hello: `wire_v5.rs`.)
 #[test]
 
 fn a_replayed_hello_request_is_not_called_a_wrong_key() {
@@ -283,8 +289,10 @@ fn a_replayed_hello_request_is_not_called_a_wrong_key() {
     let e = c.query(1, 1, eps, None);
     let spent = before - c.link().inner.app().reporter().accountant().remaining();
     println!("after a replayed hello request: {e:?}; spent {spent}; {:?}", c.dropped);
-    assert_eq!(spent, 0.0);
     assert!(!matches!(e, Err(LinkError::BadTags { .. })), "a right key called wrong: {e:?}");
+    assert!(matches!(e, Ok(Ok(_))), "the learner greets again and is answered: {e:?}");
+    assert_eq!(spent, 1.0, "one report taken, one spent: the refused copy cost nothing");
+    assert_eq!(c.conversations_lost, 0);
 }
 
 /// Finding 5 (nit): the key-file check looks at the file's own mode bits only. A key file in a
@@ -293,7 +301,6 @@ fn a_replayed_hello_request_is_not_called_a_wrong_key() {
 /// its `link.key` 0600: accepted.
 #[cfg(unix)]
 #[test]
-#[ignore = "review3 finding 5: a key file in a directory anyone may write is accepted"]
 fn a_key_file_in_a_world_writable_directory_is_refused() {
     use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("review3-keys-{}", std::process::id()));

@@ -206,7 +206,8 @@ fn a_strangers_refusal_with_the_awaited_number_is_not_the_answer() {
 ///    after the last fresh one), spending ε on a report no learner takes. Failed on 3b3f520
 ///    (review2 finding 3, low: budget waste, the spend is counted by the device); passes since
 ///    wire format 4: the learner gives a query up with a closing hello, whose number the
-///    device takes as a floor, so the late copy is stale.
+///    device takes as a floor, so the late copy is stale (since wire format 5: the closing hello
+///    opens a new conversation, in which the late copy, tagged in the old one, is refused).
 #[test]
 fn a_withheld_query_is_not_spent_after_the_learner_moved_on() {
     struct Withhold {

@@ -12,7 +12,7 @@
 //!
 //! Without a seed the device's secret comes from the operating system's entropy, fresh for every
 //! call. With one, the secret is derived from the seed as host-sim's simulated devices do
-//! (`host-sim/src/device.rs`, `simulated_reporter`): whoever knows the seed recomputes the noise
+//! (`link/src/device.rs`, `simulated_reporter`): whoever knows the seed recomputes the noise
 //! and removes it, and two calls with one seed share their noise, so the difference of their
 //! releases is the difference of the raw values. Seeds are for tests and reproducible examples
 //! only: every seeded call warns with [`SeededNoiseWarning`] (an application that must never

@@ -320,7 +320,7 @@ fn forged_replayed_and_infinite_frames_from_the_broker_are_dropped_and_spend_not
                     config,
                     budget_remaining: 100.0,
                     session: 1,
-                    last_seq: 0,
+                    conversation: 0,
                 };
                 publish("ldp/1/hello", true, framed(Repr::new(0, Message::Hello(hello))));
             }

@@ -93,8 +93,8 @@ fn a_recorded_job_is_not_replayed_to_the_next_job() {
             })
             .collect();
         println!(
-            "job (action {action}): hello session {} last_seq {} budget {}; dropped {:?}",
-            h.session, h.last_seq, h.budget_remaining, c.dropped
+            "job (action {action}): hello session {} conversation {} budget {}; dropped {:?}",
+            h.session, h.conversation, h.budget_remaining, c.dropped
         );
         vals
     };

@@ -1,18 +1,20 @@
-//! Frame authentication (wire format v4): every frame carries a tag, the first [`TAG_LEN`]
+//! Frame authentication (wire format v5): every frame carries a tag, the first [`TAG_LEN`]
 //! bytes of HMAC-SHA256 under the device's [`LinkKey`], over
 //!
 //! ```text
-//! device_id (u64 LE) ‖ session (u64 LE) ‖ nonce (16) ‖ answers (16) ‖ version ‖ type ‖ seq ‖ payload
+//! device_id (u64 LE) ‖ session (u64 LE) ‖ nonce (16) ‖ conversation (u32 LE) ‖ answers (16) ‖ version ‖ type ‖ seq ‖ payload
 //! ```
 //!
 //! so a tag binds the device, the device's session (its boot number), the learner's nonce (the
-//! random number of the hello request that opened the conversation), the request a reply
-//! answers (its tag), the sequence number, the direction (the type byte's high bit) and every
-//! byte of the frame. Which of them a frame's tag covers depends on its type
-//! (`MessageType::context`): a hello request carries its nonce in its payload and is tagged
-//! with session, nonce and answers all zero; a hello is tagged with session 0 (it carries the
-//! session in its payload), the request's nonce and the request's tag; a query with the session
-//! and the nonce; a report or refusal with the session, the nonce and the query's tag.
+//! random number of the hello request that offered the conversation), the device's number for
+//! the conversation (a counter of the conversations it offered this boot, never repeated within
+//! it), the request a reply answers (its tag), the sequence number, the direction (the type
+//! byte's high bit) and every byte of the frame. Which of them a frame's tag covers depends on
+//! its type (`MessageType::context`): a hello request carries its nonce in its payload and is
+//! tagged with session, nonce, conversation and answers all zero; a hello is tagged with session
+//! and conversation 0 (it carries both in its payload), the request's nonce and the request's
+//! tag; a query with the session, the nonce and the conversation; a report or refusal with
+//! those and the query's tag.
 //!
 //! The key is shared by the device and its learner alone. The device derives it from its secret
 //! seed material ([`LinkKey::from_seed`]), so it is made when the device is provisioned, and the
@@ -86,7 +88,8 @@ pub fn seed_digest(seed: &[u8; 32], label: &[u8], bytes: &[u8]) -> [u8; 32] {
 
 /// Who a frame is between, as both ends authenticate it: the device's key and id, the
 /// device's current session (its boot number, told in its [`Hello`](super::Hello)), the
-/// learner's nonce of the conversation, and, for a reply, the tag of the request it answers.
+/// learner's nonce of the conversation, the device's number for the conversation (also told in
+/// its hello), and, for a reply, the tag of the request it answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Auth {
     /// The device's link key.
@@ -95,18 +98,22 @@ pub struct Auth {
     pub device_id: u64,
     /// The device's session: its boot number (0 until a learner has seen a hello).
     pub session: u64,
-    /// The learner's nonce: the payload of the hello request that opened the conversation
+    /// The learner's nonce: the payload of the hello request that offered the conversation
     /// (all zero before any; no learner picks it).
     pub nonce: [u8; NONCE_LEN],
+    /// The device's number for the conversation ([`Hello::conversation`](super::Hello)): it
+    /// counts the conversations the device offered this boot (0 before any), so no two of one
+    /// boot share it, and a recorded hello request cannot reopen one.
+    pub conversation: u32,
     /// For a reply: the tag of the request it answers (all zero for a request).
     pub answers: [u8; TAG_LEN],
 }
 
 impl Auth {
     /// The authentication of device `device_id` with `key`, before any hello (session 0, no
-    /// nonce).
+    /// nonce, conversation 0).
     pub const fn new(key: LinkKey, device_id: u64) -> Self {
-        Self { key, device_id, session: 0, nonce: [0; NONCE_LEN], answers: [0; TAG_LEN] }
+        Self { key, device_id, session: 0, nonce: [0; NONCE_LEN], conversation: 0, answers: [0; TAG_LEN] }
     }
 
     /// This authentication for a reply to the request whose tag is `request_tag`.
@@ -123,13 +130,14 @@ impl Auth {
         mac.update(&self.device_id.to_le_bytes());
         mac.update(&session.to_le_bytes());
         mac.update(&self.nonce);
+        mac.update(&self.conversation.to_le_bytes());
         mac.update(&self.answers);
         mac.update(body);
         Some(mac)
     }
 
     /// The tag of a frame whose header and payload are `body`, in session `session`, under
-    /// this nonce and this answered request.
+    /// this nonce, conversation and answered request.
     pub fn tag(&self, session: u64, body: &[u8]) -> [u8; TAG_LEN] {
         let mut tag = [0u8; TAG_LEN];
         if let Some(mac) = self.mac(session, body) {
@@ -138,8 +146,8 @@ impl Auth {
         tag
     }
 
-    /// Whether `tag` is the tag of `body` in `session`, under this nonce and this answered
-    /// request (compared in constant time).
+    /// Whether `tag` is the tag of `body` in `session`, under this nonce, conversation and
+    /// answered request (compared in constant time).
     pub fn verify(&self, session: u64, body: &[u8], tag: &[u8]) -> bool {
         tag.len() == TAG_LEN
             && self.mac(session, body).is_some_and(|mac| mac.verify_truncated_left(tag).is_ok())
@@ -151,7 +159,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_bind_key_device_session_nonce_request_and_body() {
+    fn tags_bind_key_device_session_nonce_conversation_request_and_body() {
         let auth = Auth { session: 3, ..Auth::new(LinkKey::new([7; 32]), 41) };
         let tag = auth.tag(3, b"frame");
         assert!(auth.verify(3, b"frame", &tag));
@@ -161,6 +169,7 @@ mod tests {
         assert!(!Auth { key: LinkKey::new([8; 32]), ..auth }.verify(3, b"frame", &tag));
         assert!(!auth.verify(3, b"frame", &tag[..15]));
         assert!(!Auth { nonce: [1; NONCE_LEN], ..auth }.verify(3, b"frame", &tag));
+        assert!(!Auth { conversation: 1, ..auth }.verify(3, b"frame", &tag));
         assert!(!auth.answering(&[1; TAG_LEN]).verify(3, b"frame", &tag));
         assert_eq!(auth.answering(&[0; TAG_LEN]), auth);
     }

@@ -27,7 +27,7 @@
 //! | hello request | `0x01` | learner → device | the learner's nonce (16 random bytes) |
 //! | [`Query`] | `0x02` | learner → device | round, action, ε, truncation level |
 //! | [`FedQuery`] | `0x03` | learner → device | a query and the raw reading for it (hardware-in-the-loop) |
-//! | [`Hello`] | `0x81` | device → learner | device id, B, R, ε limit, total ε, budget left, session, last sequence number |
+//! | [`Hello`] | `0x81` | device → learner | device id, B, R, ε limit, total ε, budget left, session, conversation |
 //! | [`Report`](crate::Report) | `0x82` | device → learner | grid index, grid exponent, ε, ε_eff, budget left |
 //! | [`Refusal`] | `0x83` | device → learner | reason, detail |
 //!
@@ -50,18 +50,21 @@
 //! Every frame carries a `u32` sequence number; a reply carries the number of the request it
 //! answers. A learner retries a lost reply by resending the same query with the same number;
 //! [`ReplyCache`] makes the device answer it with the same reply without spending budget again,
-//! and refuses a new query whose number is not after the last one it answered
-//! ([`Refusal::StaleSequence`]).
+//! and refuses a new query whose number is not after the last one it answered in the
+//! conversation ([`Refusal::StaleSequence`]).
 //!
 //! # Authentication
 //!
 //! Every frame carries a tag (HMAC-SHA256, truncated to 16 bytes) under the device's
 //! [`LinkKey`], binding device id, session (the device's boot number), the learner's nonce (a
-//! fresh random number its hello request carries), the request a reply answers, the sequence
-//! number and every byte of the frame ([`Auth`]). A device refuses a request whose tag does not
-//! verify ([`Refusal::Unauthenticated`]) without reading or spending anything; a learner drops a
-//! reply whose tag does not verify. With the sequence rule above, a recorded query cannot be
-//! spent again, and no recorded hello or reply verifies for a learner that picked a new nonce.
+//! fresh random number its hello request carries), the device's conversation number (its count
+//! of the conversations of the boot, told in its hello), the request a reply answers, the
+//! sequence number and every byte of the frame ([`Auth`]). A device refuses a request whose tag
+//! does not verify ([`Refusal::Unauthenticated`]) without reading or spending anything; a
+//! learner drops a reply whose tag does not verify. With the sequence rule above, a recorded
+//! query cannot be spent again, no recorded hello or reply verifies for a learner that picked a
+//! new nonce, and a recorded hello request gets only an offer of a new conversation that its
+//! replayer cannot take ([`ReplyCache`]).
 //!
 //! # Panics
 //!
@@ -89,9 +92,9 @@
 //! // The learner picks a fresh nonce (16 random bytes) and greets the device, then queries.
 //! let learner = Auth { nonce: [0xA5; 16], ..Auth::new(LinkKey::from_seed(&[1; 32]), 0xD1CE) };
 //! let query = Query { round: 1, action: 3, epsilon: Epsilon::new(0.5)?, level: None };
-//! let mut session = 0;
+//! let (mut session, mut conversation) = (0, 0);
 //! for (seq, request) in [(41, Message::HelloRequest(learner.nonce)), (42, Message::Query(query))] {
-//!     let sent = Auth { session, ..learner };
+//!     let sent = Auth { session, conversation, ..learner };
 //!     let mut raw = [0u8; MAX_FRAME_LEN];
 //!     let request_tag = Frame::new_checked(&*Repr::new(seq, request).emit(&mut raw, &sent)?)?.tag().to_vec();
 //!     let mut uart = [0u8; MAX_ENCODED_LEN];
@@ -112,7 +115,7 @@
 //!                 let reply = Repr::parse(&frame?, &sent.answering(&request_tag))?;
 //!                 assert_eq!(reply.seq, seq);
 //!                 match reply.message {
-//!                     Message::Hello(h) => session = h.session,
+//!                     Message::Hello(h) => (session, conversation) = (h.session, h.conversation),
 //!                     Message::Report(r) => assert_eq!(r.epsilon, 0.5),
 //!                     other => panic!("{other:?}"),
 //!                 }
@@ -142,8 +145,10 @@ pub use stream::{FrameReader, StreamReader};
 /// header (version, type, sequence number) and the CRC-32C trailer never change. Version 3 added
 /// the tag ([`Auth`]) before the trailer and the session and last sequence number to the hello;
 /// version 4 the learner's nonce (the hello request's payload), which every later tag covers,
-/// and each reply's binding to the request it answers.
-pub const VERSION: u8 = 4;
+/// and each reply's binding to the request it answers; version 5 the device's conversation
+/// number, which the hello carries in place of the last sequence number and every later tag
+/// covers.
+pub const VERSION: u8 = 5;
 
 /// The longest frame of this version (a [`Hello`]), before COBS stuffing.
 pub const MAX_FRAME_LEN: usize = {

@@ -69,18 +69,20 @@ impl MessageType {
     }
 
     /// What a frame of this type is authenticated under (`auth` holds the device's key and id,
-    /// its session, the learner's nonce and, for a reply, the answered request's tag), and in
-    /// which session:
+    /// its session, the learner's nonce, the device's conversation number and, for a reply, the
+    /// answered request's tag), and in which session:
     ///
-    /// - hello request: session 0, no nonce, no request (its payload is the nonce);
-    /// - hello: session 0 (it carries the session in its payload), the nonce, the request;
-    /// - query, fed query: the session and the nonce;
-    /// - report, refusal: the session, the nonce and the request.
+    /// - hello request: session 0, no nonce, conversation 0, no request (its payload is the
+    ///   nonce);
+    /// - hello: session 0 and conversation 0 (it carries both in its payload), the nonce, the
+    ///   request;
+    /// - query, fed query: the session, the nonce and the conversation;
+    /// - report, refusal: the session, the nonce, the conversation and the request.
     fn context(self, auth: &Auth) -> (u64, Auth) {
         let none = Auth::new(auth.key, auth.device_id);
         match self {
             Self::HelloRequest => (0, none),
-            Self::Hello => (0, *auth),
+            Self::Hello => (0, Auth { conversation: 0, ..*auth }),
             Self::Query | Self::FedQuery => (auth.session, Auth { answers: [0; TAG_LEN], ..*auth }),
             Self::Report | Self::Refusal => (auth.session, *auth),
         }
@@ -208,7 +210,7 @@ impl FedQuery {
 /// | 32 | 8 | total ε | `f64` bits; finite, > 0 |
 /// | 40 | 8 | `budget_remaining` | `f64` bits; finite, ≥ 0 |
 /// | 48 | 8 | `session` | `u64` LE: the device's boot number, which every later frame's tag binds |
-/// | 56 | 4 | `last_seq` | `u32` LE: the sequence number of the last query it answered afresh this session (0: none) |
+/// | 56 | 4 | `conversation` | `u32` LE: the device's number for the conversation the hello request offered (≥ 1; a retry: the open one's), which every later frame's tag binds |
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Hello {
@@ -221,9 +223,13 @@ pub struct Hello {
     /// The device's session: its boot number, never repeated. Queries and replies are
     /// authenticated in it, so none from an earlier boot is accepted.
     pub session: u64,
-    /// The last sequence number the device answered afresh this session: it answers a new
-    /// query only with a larger number (plain unsigned order), so a learner continues after it.
-    pub last_seq: u32,
+    /// The device's number for the conversation the hello request offered (for a retry of the
+    /// open conversation's or the offer's hello request, that one's): the device counts the
+    /// offers of a boot, so no two conversations of one boot share it. Queries and replies are
+    /// authenticated under it (with the learner's nonce), so none of another conversation is
+    /// accepted; the learner's first query under it opens the conversation, and a recorded hello
+    /// request, whose offer its replayer cannot take, opens none.
+    pub conversation: u32,
 }
 
 impl Hello {
@@ -244,7 +250,7 @@ impl Hello {
         w.f64(c.policy.total().get())?;
         w.f64(self.budget_remaining)?;
         w.u64(self.session)?;
-        w.u32(self.last_seq)
+        w.u32(self.conversation)
     }
 
     fn parse_payload(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
@@ -260,7 +266,7 @@ impl Hello {
             config: DeviceConfig { b, r: rr, policy },
             budget_remaining: r.f64()?,
             session: r.u64()?,
-            last_seq: r.u32()?,
+            conversation: r.u32()?,
         };
         hello.check()?;
         Ok(hello)
@@ -376,13 +382,17 @@ pub enum Refusal {
     /// invalid ε gets [`Refusal::Param`], one with a non-canonical NaN [`Refusal::Malformed`]),
     /// never on a private reading or the budget.
     FeedRefused,
-    /// The request's tag did not verify under the device's key, id and current session: it was
-    /// forged, sent with another key, or replayed from an earlier session (boot). Nothing was
-    /// read or spent. A learner never takes this as the answer to its own (authenticated) query.
+    /// The request's tag did not verify under the device's key, id and current session, and
+    /// the open conversation (or the offer): it was forged, sent with another key, replayed from
+    /// an earlier session (boot) or conversation, or sent under an offer that a later hello
+    /// request replaced. Nothing was read or spent. A learner never takes this as the answer to
+    /// its own (authenticated) query; it greets the device again.
     Unauthenticated,
-    /// The query is authenticated but its sequence number is not after the last one the device
-    /// answered afresh this session, and it is not a retry of a remembered one: a replay.
-    /// Nothing was read or spent; a learner says hello again and continues after `last_seq`.
+    /// The query is authenticated but its conversation is frozen (a hello request offered
+    /// another since), or its sequence number is not after the last one the device answered
+    /// afresh in the conversation (or the hello request that offered it), and it is not a retry
+    /// of a remembered one. Nothing was read or spent; a learner says hello again and numbers
+    /// its queries after that hello request.
     StaleSequence,
 }
 
@@ -716,7 +726,7 @@ impl<E> From<Result<Report, ReportError<E>>> for Message {
 /// let hello = Repr::new(7, Message::HelloRequest([0xA5; 16])); // the learner's nonce
 /// let mut buf = [0u8; MAX_FRAME_LEN];
 /// let bytes = hello.emit(&mut buf, &auth)?;
-/// assert_eq!(bytes[..6], [0x04, 0x01, 0x07, 0x00, 0x00, 0x00]); // version 4, type, seq
+/// assert_eq!(bytes[..6], [0x05, 0x01, 0x07, 0x00, 0x00, 0x00]); // version 5, type, seq
 /// assert_eq!(bytes.len(), 6 + 16 + 16 + 4); // header, nonce, tag, CRC-32C
 /// assert_eq!(Repr::from_bytes(bytes, &auth), Ok(hello));
 /// let other = Auth::new(LinkKey::new([8; 32]), 0xD1CE);
