@@ -158,8 +158,8 @@ pub const DEVICE_LEDGER_DIR: &str = "device-ledgers";
 
 /// Writes what each member of a job's fleet spent as `trial<t>-learner<l>.csv` in `dir`
 /// (columns device, spent_eps, reports, skipped, then the dropped replies by reason in the
-/// order of [`DROPPED_COLUMNS`], then left_out: 1 for a keyed device not in the job's fleet),
-/// whole or not at all.
+/// order of [`DROPPED_COLUMNS`], then left_out: 1 for a keyed device not in the job's fleet,
+/// whose spent_eps is empty: unknown), whole or not at all.
 pub fn write_ledger(
     dir: &Path,
     trial: usize,
@@ -170,7 +170,9 @@ pub fn write_ledger(
     for r in ledger {
         let d = dropped_fields(&r.dropped);
         let d: Vec<String> = d.iter().map(u64::to_string).collect();
-        let (id, spent, reports, skipped, out) = (r.id, r.spent, r.reports, r.skipped, u8::from(r.left_out));
+        let (id, reports, skipped, out) = (r.id, r.reports, r.skipped, u8::from(r.left_out));
+        // What a device left out has spent is unknown: its cell is empty, not 0.
+        let spent = if r.left_out { String::new() } else { r.spent.to_string() };
         let _ = writeln!(text, "{id},{spent},{reports},{skipped},{},{out}", d.join(","));
     }
     fs::create_dir_all(dir).map_err(io_err(dir))?;
@@ -219,7 +221,10 @@ pub fn read_ledgers(dir: &Path) -> Result<Vec<Vec<MemberRecord>>, OutputError> {
                     match head[..] {
                         [id, spent, reports, skipped] => Ok(MemberRecord {
                             id: id.parse().map_err(|_| bad())?,
-                            spent: spent.parse().map_err(|_| bad())?,
+                            spent: match spent {
+                                "" if left_out => 0.0,
+                                _ => spent.parse().map_err(|_| bad())?,
+                            },
                             reports: reports.parse().map_err(|_| bad())?,
                             skipped: skipped.parse().map_err(|_| bad())?,
                             dropped: dropped_from(counts),
@@ -585,9 +590,18 @@ mod tests {
         let dropped =
             ldp_link::transport::Dropped { bad_tag: 31, replayed: 2, budget_rose: 1, ..Default::default() };
         let record = MemberRecord { id: 7, spent: 1.5, reports: 3, skipped: 0, dropped, left_out: false };
-        let absent =
-            MemberRecord { id: 9, spent: 0.0, dropped: Default::default(), left_out: true, ..record };
+        let absent = MemberRecord {
+            id: 9,
+            spent: 0.0,
+            reports: 0,
+            dropped: Default::default(),
+            left_out: true,
+            ..record
+        };
         write_ledger(&dir, 0, 1, &[record, absent]).unwrap();
+        // What the device left out spent is unknown: an empty cell, never 0.
+        let text = fs::read_to_string(dir.join("trial0-learner1.csv")).unwrap();
+        assert_eq!(text.lines().nth(2), Some("9,,0,0,0,0,0,0,0,0,0,0,0,1"), "{text}");
         fs::write(dir.join("trial1-learner1.csv"), "device,spent_eps,reports,skipped\n8,2,4,1\n").unwrap();
         let ledgers = read_ledgers(&dir).unwrap();
         assert_eq!(ledgers[0], [record, absent]);

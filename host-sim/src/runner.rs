@@ -360,7 +360,7 @@ impl MqttRun {
             MqttFleet::connect(&url, FleetWait { devices: None, patience: FLEET_PATIENCE }, &keys)
                 .map_err(mqtt)?;
         let mut members = Vec::new();
-        let (mut silent, mut silent_ids) = (None, Vec::new());
+        let mut silent: Vec<(u64, LinkError)> = Vec::new();
         for (_, link) in connection.members() {
             // The retained hello only says the device is there: its own, authenticated hello
             // gives the configuration checked here, its session and where its numbers go on.
@@ -381,13 +381,12 @@ impl MqttRun {
                 Err(e @ (LinkError::Io(_) | LinkError::Encode)) => {
                     return Err(RunError::Device(DeviceError::Link(e)));
                 }
-                Err(e) => {
-                    silent_ids.push((auth.device_id, e.to_string()));
-                    silent = Some(e);
-                }
+                Err(e) => silent.push((auth.device_id, e)),
             }
         }
-        if let (true, Some(e)) = (members.is_empty(), silent) {
+        if members.is_empty()
+            && let Some((_, e)) = silent.pop()
+        {
             return Err(RunError::Device(DeviceError::Link(e)));
         }
         // Every device the learner holds a key for and does not use is named in the job's
@@ -395,8 +394,10 @@ impl MqttRun {
         let left_out: Vec<u64> =
             keys.keys().copied().filter(|id| !members.iter().any(|m: &Member<_>| m.id() == *id)).collect();
         for id in &left_out {
-            let why =
-                silent_ids.iter().find(|(s, _)| s == id).map_or("it showed no hello", |(_, e)| e.as_str());
+            let why = silent
+                .iter()
+                .find(|(s, _)| s == id)
+                .map_or("it showed no hello".to_string(), |(_, e)| e.to_string());
             eprintln!("device {id} is left out of this run (the learner holds its key): {why}");
         }
         let fleet = Fleet::new(members, epsilon, routing, seed).with_left_out(left_out);
