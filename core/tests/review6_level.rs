@@ -26,7 +26,9 @@ fn every_level_is_refused_before_the_spend_or_charged_in_full() {
         assert!(TruncationLevel::new(bad).is_err(), "level {bad} accepted");
     }
     let eps = Epsilon::new(0.5).unwrap();
-    for level in [f64::from_bits(1), f64::MIN_POSITIVE, 1e-300, 2f64.powi(-41), 2f64.powi(41), 1e300, f64::MAX] {
+    for level in
+        [f64::from_bits(1), f64::MIN_POSITIVE, 1e-300, 2f64.powi(-41), 2f64.powi(41), 1e300, f64::MAX]
+    {
         let mut r = reporter(1);
         let got = r.report(0.25, eps, Some(TruncationLevel::new(level).unwrap()));
         assert!(got.is_err(), "level {level:e}: {got:?}");

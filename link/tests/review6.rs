@@ -247,8 +247,11 @@ impl Link for PowerCycler {
 fn power_cycling_after_every_release_costs_at_most_two_releases_per_request() {
     let dev = boot(MemoryStore::provisioned([6; 32]));
     let auth = dev.auth();
-    let mut c =
-        WireClient::with_nonce_seed(PowerCycler { inner: dev, inbound: VecDeque::new(), releases: 0 }, auth, 8);
+    let mut c = WireClient::with_nonce_seed(
+        PowerCycler { inner: dev, inbound: VecDeque::new(), releases: 0 },
+        auth,
+        8,
+    );
     c.timeout = Duration::from_millis(1);
     let eps = Epsilon::new(1.0).unwrap();
     for t in 0..3 {
