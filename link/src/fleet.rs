@@ -645,7 +645,8 @@ impl<L: Link> Device for Fleet<L> {
                     | LinkError::Io(_)
                     | LinkError::Unexpected(_)
                     | LinkError::BadTags { .. }
-                    | LinkError::KeyRefused,
+                    | LinkError::KeyRefused
+                    | LinkError::SpentUnanswered { .. },
                 ) => {
                     m.skipped += 1;
                     m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));

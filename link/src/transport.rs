@@ -190,6 +190,17 @@ pub enum LinkError {
     /// requests, keeps sending the device hello requests between the learner's hello and its
     /// query.
     KeyRefused,
+    /// The device refused the learner's query (as not of its conversation, or stale), and its
+    /// next hello showed `spent` ε less left, in the same boot: its refusal was of a changed
+    /// copy, and the query itself reached the device and was charged, its report kept from the
+    /// learner (someone on the link), or another learner spent meanwhile. Not resent, so that
+    /// it cannot be made to pay again.
+    SpentUnanswered {
+        /// The device asked.
+        device_id: u64,
+        /// ε the device shows spent since the query.
+        spent: f64,
+    },
     /// The device's hello told a boot number below one this learner saw from it before (kept
     /// in `record`, if the client keeps one): a device's boot number never goes back, so its
     /// state was rolled back (an older copy restored).
@@ -253,9 +264,13 @@ impl std::fmt::Display for LinkError {
                 f,
                 "device {device_id} answered, but its frames ({frames}) fail authentication under the key given for it: wrong key (give the key file the device's provisioning wrote), or another learner or a replayed hello request took the device's conversation"
             ),
+            Self::SpentUnanswered { device_id, spent } => write!(
+                f,
+                "device {device_id} refused this learner's query, and then showed {spent} ε spent that no report reached this learner for: something on the link changed a copy of the query (drawing the refusal) and delivered the query itself, keeping its report, or another learner is using the device; the query is not resent, so that it cannot be charged again (check the link or broker, and that one learner at a time talks to the device)"
+            ),
             Self::KeyRefused => write!(
                 f,
-                "the device refused this learner's query as not of its conversation, also after {CONVERSATION_RETRIES} new hellos: another learner, or someone replaying recorded hello requests, keeps talking to the device between this learner's hello and its query; the key is right (the refusals verify under it) and nothing was spent on the refused queries (stop the other learner, or find who replays on the link)",
+                "the device refused this learner's query as not of its conversation, also after {CONVERSATION_RETRIES} new hellos: another learner, or someone replaying recorded hello requests, keeps talking to the device between this learner's hello and its query; the key is right (the refusals verify under it) and the device's hellos showed nothing spent on the refused queries (stop the other learner, or find who replays on the link)",
             ),
         }
     }
@@ -602,7 +617,12 @@ impl<L: Link> WireClient<L> {
                 break;
             }
             self.conversations_lost += 1;
+            let shown = (self.auth.session, self.budget);
             self.hello()?;
+            if let Some(e) = self.spent_since(shown) {
+                reply = Err(e);
+                break;
+            }
             reply = self.exchange(message);
         }
         if let Err(e) = &reply {
@@ -610,10 +630,29 @@ impl<L: Link> WireClient<L> {
             // replies do not verify in the old one). Greet it again before the next request.
             self.greeted = None;
             if !matches!(e, LinkError::Io(_)) {
+                let shown = (self.auth.session, self.budget);
                 let _ = self.hello(); // the closing hello (above); it may fail as well
+                if matches!(reply, Err(LinkError::KeyRefused))
+                    && let Some(e) = self.spent_since(shown)
+                {
+                    reply = Err(e);
+                }
             }
         }
         reply
+    }
+
+    /// [`LinkError::SpentUnanswered`] if the device, in the same session, shows less budget
+    /// left than `shown` (a session and the budget shown then): a refusal 12 verifies for a
+    /// copy of the learner's query with a payload byte changed as well (it answers the copy's
+    /// tag, which is the query's), so the query itself may have reached the device afterwards,
+    /// been answered and charged, and its report kept from the learner. Resending it afresh
+    /// would let the same be done again, once per resend.
+    fn spent_since(&self, (session, budget): (u64, f64)) -> Option<LinkError> {
+        (self.auth.session == session && self.budget < budget).then(|| LinkError::SpentUnanswered {
+            device_id: self.auth.device_id,
+            spent: budget - self.budget,
+        })
     }
 
     /// Whether `reply` (authenticated, with the awaited number) answers `request`.

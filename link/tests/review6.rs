@@ -2,11 +2,12 @@
 //!
 //! Breaks (ignored, so the suite stays green; each fails on `merge-v5` as it is):
 //!
-//! 1. `a_refusal_of_a_mutated_copy_does_not_make_the_learner_pay_a_query_four_times`: the
-//!    learner treats a refusal 12 of *a copy* of its query as "the query was not spent" and
-//!    resends it afresh after a new hello, up to `CONVERSATION_RETRIES` times; the attacker
-//!    delivers the genuine copy between the refusal and the learner's new hello. 4 spends per
-//!    learner query, no report taken, and the learner's error says nothing was spent.
+//! 1. `a_refusal_of_a_mutated_copy_does_not_make_the_learner_pay_a_query_four_times` (fixed,
+//!    no longer ignored): the learner treated a refusal 12 of *a copy* of its query as "the
+//!    query was not spent" and resent it afresh after a new hello, up to
+//!    `CONVERSATION_RETRIES` times; the attacker delivered the genuine copy between the refusal
+//!    and the learner's new hello. 4 spends per learner query, no report taken, and the
+//!    learner's error said nothing was spent.
 //! 2. `a_boot_record_beside_a_key_in_a_sticky_directory_is_not_followed_through_a_link`: the
 //!    boot record is opened with `create`, following symbolic links, and chmod'ed 0600 through
 //!    them; a key file in a sticky directory (such as /tmp) is accepted, where anyone may plant
@@ -23,7 +24,7 @@ use std::time::Duration;
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{StreamReader, checksum};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use ldp_link::transport::{CONVERSATION_RETRIES, Link, LinkError, LoopbackLink, WireClient};
+use ldp_link::transport::{Link, LinkError, LoopbackLink, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -135,13 +136,10 @@ impl Link for Amplifier {
 /// next, where the same is done: the attacker drains 4 ε per device per round while the
 /// learner gets nothing (dropping replies alone costs the device 1 ε per round).
 ///
-/// A fix: a refusal under the all-zero conversation is never proof that the genuine frame was
-/// not (or will not be) spent; after `KeyRefused` the learner must not resend afresh, or must
-/// count the query as possibly spent; or the device could tag its pre-verification refusals so
-/// that the learner cannot take them as its own (they already are dropped, but they still set
-/// `key_refused`).
+/// Fixed: the learner resends only while the device's next hello, in the same boot, shows no
+/// budget spent since the refusal; here the first new hello shows 1 ε spent, and the learner
+/// stops with `SpentUnanswered`, naming the spend: one release, as a withheld reply costs.
 #[test]
-#[ignore = "review6 break: a refusal 12 of a mutated copy makes the learner resend a query the attacker then has the device spend: 4 ε per query, no report, 'nothing was spent'"]
 fn a_refusal_of_a_mutated_copy_does_not_make_the_learner_pay_a_query_four_times() {
     let dev = boot(MemoryStore::provisioned([5; 32]));
     let auth = dev.auth();
@@ -155,13 +153,14 @@ fn a_refusal_of_a_mutated_copy_does_not_make_the_learner_pay_a_query_four_times(
         Err(e) => e.to_string(),
         Ok(r) => format!("{r:?}"),
     };
-    assert!(matches!(got, Err(LinkError::KeyRefused)), "{message}");
-    assert_eq!(c.conversations_lost, u64::from(CONVERSATION_RETRIES));
     // The learner took no report; the docs allow at most the one spend of a withheld query.
     assert!(
         spent <= 1.0,
         "one learner query, no report taken, the device spent {spent} ε ({swallowed} releases swallowed); the learner said: {message}"
     );
+    assert!(matches!(got, Err(LinkError::SpentUnanswered { device_id: ID, spent: 1.0 })), "{message}");
+    assert!(message.contains("1 ε spent"), "{message}");
+    assert_eq!(c.conversations_lost, 1, "resent after the spend showed");
 }
 
 /// **Break 2 (low: a false docs claim; denial of service or file clobbering for a key in a

@@ -1,9 +1,11 @@
 //! Review 4 of wire format 4 and its second-round fixes (`0cdb41f`, branch v4fix), as an
 //! attacker on the link who lacks the device key but may power-cycle the board.
 //!
-//! Held (tests that pass): a fleet benches a member whose conversation a replayed hello request
-//! took (`KeyRefused`) or whose frames fail authentication (`BadTags`), instead of ending the
-//! run — the v4fix claim its author left untested — and asks it again after the backoff.
+//! Held (tests that pass): a fleet benches a member whose frames fail authentication
+//! (`BadTags`) or whose query was spent with its report withheld (`SpentUnanswered`, review 6),
+//! instead of ending the run — the v4fix claim its author left untested — and asks it again
+//! after the backoff; since wire format 5 a replayed hello request no longer takes a member's
+//! conversation at all.
 //!
 //! Breaks (ignored, `BREAK: …`): see each test.
 
@@ -68,8 +70,13 @@ fn mutated(raw: &[u8], at: usize, mask: u8) -> Vec<u8> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Attack {
     /// Before the query, replays the first hello request it saw (any recorded one verifies in
-    /// every boot): the device moves to that old nonce and refuses the query (12).
+    /// every boot): in wire format 4 the device moved to that old nonce and refused the query
+    /// (12); in format 5 it is a retry of the first conversation's offer and changes nothing.
     ReplayHello,
+    /// Sends the device a copy of the query with one payload byte changed (its refusal 12
+    /// answers the query's tag) and holds the query itself; before the learner's next hello
+    /// request it delivers the query and swallows the report (review 6's amplifier).
+    ChangedCopy,
     /// Sends the query with one tag byte changed: the device refuses it (12), answering the
     /// changed tag, so the learner can verify nothing it gets for that number.
     FlipTag,
@@ -85,13 +92,20 @@ struct Mitm {
     attack: Attack,
     armed: Rc<Cell<bool>>,
     first_hello: Option<Vec<u8>>,
+    held: Option<Vec<u8>>,
 }
 
 impl Mitm {
     fn new(inner: Dev, attack: Attack) -> (Self, Rc<Cell<bool>>) {
         let armed = Rc::new(Cell::new(false));
-        let link =
-            Self { inner, inbound: VecDeque::new(), attack, armed: Rc::clone(&armed), first_hello: None };
+        let link = Self {
+            inner,
+            inbound: VecDeque::new(),
+            attack,
+            armed: Rc::clone(&armed),
+            first_hello: None,
+            held: None,
+        };
         (link, armed)
     }
 
@@ -113,8 +127,17 @@ impl Link for Mitm {
         if ty == Some(0x01) && self.first_hello.is_none() {
             self.first_hello = Some(bytes.to_vec());
         }
+        if ty == Some(0x01)
+            && let Some(query) = self.held.take()
+        {
+            self.device(&query)?; // the report is swallowed
+        }
         let attacked = ty == Some(0x02) && self.armed.get();
         let replies = match (attacked, self.attack, raw) {
+            (true, Attack::ChangedCopy, Some(raw)) => {
+                self.held = Some(bytes.to_vec());
+                self.device(&mutated(&raw, 10, 0x01))? // the action's first byte
+            }
             (true, Attack::ReplayHello, _) => {
                 let old = self.first_hello.clone().unwrap_or_default();
                 self.device(&old)?;
@@ -178,16 +201,33 @@ fn attacked_round(attack: Attack) -> (Fleet<Mitm>, Result<f64, DeviceError>, f64
     (fleet, got, spent)
 }
 
-/// Held (v4fix's untested claim): the member whose conversation a replayed hello request took
-/// gets `KeyRefused`; the fleet benches it, another member answers the round, nothing is
-/// spent for it, and it is asked again (and answers) after its backoff.
+/// Held since wire format 5: a replayed hello request of the member's first conversation is a
+/// retry of an old offer and takes nothing (in format 4 it took the conversation, the member
+/// got `KeyRefused` and was benched): the member answers round 3 itself, charged once, for the
+/// report it took.
 #[test]
-fn a_fleet_benches_a_member_whose_conversation_was_taken() {
-    let (mut fleet, got, spent) = attacked_round(Attack::ReplayHello);
-    assert!(got.is_ok(), "one member's taken conversation ended the run: {got:?}");
-    assert_eq!(spent, 0.0, "the refused query was charged");
+fn a_replayed_hello_request_costs_a_fleet_member_nothing() {
+    let (fleet, got, spent) = attacked_round(Attack::ReplayHello);
+    assert!(got.is_ok(), "one member's replayed hello request ended the run: {got:?}");
+    assert_eq!(spent, 1.0, "member 1's own report, charged once");
+    let ledger = fleet.ledger();
+    assert_eq!((ledger[0].reports, ledger[0].skipped), (2, 0), "{ledger:?}");
+    assert_eq!(fleet.members()[0].client().conversations_lost, 0);
+}
+
+/// Held (review 6's fix, in a fleet): the member whose query is drawn into a refusal by a
+/// changed copy and then spent with its report withheld gets `SpentUnanswered` after one new
+/// hello; the fleet benches it, another member answers the round, the device spent the one
+/// release the attacker withheld (not one per resend), the ledger shows it, and the member is
+/// asked again (and answers) after its backoff.
+#[test]
+fn a_fleet_benches_a_member_whose_query_was_spent_unanswered() {
+    let (mut fleet, got, spent) = attacked_round(Attack::ChangedCopy);
+    assert!(got.is_ok(), "one member's withheld report ended the run: {got:?}");
+    assert_eq!(spent, 1.0, "the withheld query, charged once and not resent");
     let ledger = fleet.ledger();
     assert_eq!((ledger[0].reports, ledger[0].skipped), (1, 1), "{ledger:?}");
+    assert_eq!(ledger[0].spent, 2.0, "the ledger counts the withheld release: {ledger:?}");
     assert_eq!(ledger[1].reports, 2, "member 2 answered round 3: {ledger:?}");
     assert!(ledger[0].dropped.unauthenticated_refusals > 0, "{:?}", ledger[0].dropped);
     // Benched for one pass (rounds 4), asked again in rounds 5 and 7.
