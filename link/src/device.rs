@@ -90,7 +90,8 @@ pub trait Device {
     }
 }
 
-/// What one member of a fleet spent in a job, as the device itself counts it.
+/// What one member of a fleet spent in a job, as the device showed it in its last
+/// authenticated frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MemberRecord {
     /// The device's id.

@@ -266,9 +266,11 @@ pub fn create_private_dir(path: &Path) -> io::Result<()> {
 /// Where a learner keeps the highest boot number it has seen from device `id`, whose key it
 /// reads from `key_file`: beside that file, `<key file>.<id>.boot` (for `LDP_KEYS=DIR`,
 /// `DIR/<id>/link.key.<id>.boot`; for an emulated board, `ldp-link.key.<id>.boot` in its
-/// directory). It lives where the key does, under the same protection: whoever may replace the
-/// key file may replace it too, and the key file's checks ([`check_not_writable_by_others`])
-/// cover the directory.
+/// directory). It lives where the key does: in a directory only its owner may write, whoever
+/// may replace the key file may replace it too, and the key file's checks
+/// ([`check_not_writable_by_others`]) cover the directory. In a sticky directory others may
+/// write (such as /tmp) anyone may create its name first: [`update_boot_record`] then opens
+/// no link and takes no file that is not the user's own.
 pub fn boot_record(key_file: &Path, id: u64) -> PathBuf {
     let mut name = key_file.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".{id}.{BOOT_RECORD_EXT}"));
@@ -314,10 +316,37 @@ pub fn update_boot_record(path: &Path, id: u64, key: &LinkKey, seen: Option<u64>
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+        // Never through a link: in a sticky directory (/tmp), where a key file is accepted,
+        // anyone may plant the record's name first (review 6).
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
     }
-    let mut file = options.open(path)?;
-    make_private(path)?;
+    let mut file = options.open(path).map_err(|e| match e.raw_os_error() {
+        #[cfg(unix)]
+        Some(libc::ELOOP) => io::Error::other(format!(
+            "{} is a symbolic link, not a boot record: someone else may have put it there; remove it, and keep keys in a directory only you may write",
+            path.display()
+        )),
+        _ => e,
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let planted = || {
+            io::Error::other(format!(
+                "{} is not a boot record of this user's (a regular file of this user's with one name): someone else may have put it there; remove it, and keep keys in a directory only you may write",
+                path.display()
+            ))
+        };
+        let meta = file.metadata()?;
+        if !meta.is_file() || meta.nlink() != 1 {
+            return Err(planted());
+        }
+        // Only the file's owner may change its mode: another user's file fails here.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(|e| match e.kind() {
+            io::ErrorKind::PermissionDenied => planted(),
+            _ => e,
+        })?;
+    }
     file.lock()?;
     let mut text = String::new();
     // An unreadable (not UTF-8) record is no record.

@@ -8,10 +8,11 @@
 //!    `CONVERSATION_RETRIES` times; the attacker delivered the genuine copy between the refusal
 //!    and the learner's new hello. 4 spends per learner query, no report taken, and the
 //!    learner's error said nothing was spent.
-//! 2. `a_boot_record_beside_a_key_in_a_sticky_directory_is_not_followed_through_a_link`: the
-//!    boot record is opened with `create`, following symbolic links, and chmod'ed 0600 through
-//!    them; a key file in a sticky directory (such as /tmp) is accepted, where anyone may plant
-//!    `<key file>.<id>.boot` first.
+//! 2. `a_boot_record_beside_a_key_in_a_sticky_directory_is_not_followed_through_a_link` (fixed,
+//!    no longer ignored): the boot record was opened with `create`, following symbolic links,
+//!    and chmod'ed 0600 through them; a key file in a sticky directory (such as /tmp) is
+//!    accepted, where anyone may plant `<key file>.<id>.boot` first. Now opened with
+//!    `O_NOFOLLOW`, refused unless a regular file with one name that the user may chmod.
 //!
 //! Held (not ignored): power-cycling the board after every release makes at most two releases
 //! per learner request (the documented resend in the new session), and the budget the learner
@@ -184,7 +185,6 @@ fn a_refusal_of_a_mutated_copy_does_not_make_the_learner_pay_a_query_four_times(
 /// kept beside it, or open the record with `O_NOFOLLOW` and check its owner and mode.
 #[cfg(unix)]
 #[test]
-#[ignore = "review6 break: the boot record follows a symlink planted beside a key accepted in a sticky directory (clobbers and chmods the target)"]
 fn a_boot_record_beside_a_key_in_a_sticky_directory_is_not_followed_through_a_link() {
     use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("review6-sticky-{}", std::process::id()));
@@ -211,6 +211,8 @@ fn a_boot_record_beside_a_key_in_a_sticky_directory_is_not_followed_through_a_li
         text == "precious\n" && mode == 0o644,
         "the boot record wrote through a planted link ({got:?}): the victim now holds {text:?}, mode {mode:o}"
     );
+    let message = got.expect_err("a planted link is refused").to_string();
+    assert!(message.contains("is a symbolic link, not a boot record"), "{message}");
 }
 
 /// The attacker power-cycles the board right after every report it makes, swallowing the
@@ -264,4 +266,27 @@ fn power_cycling_after_every_release_costs_at_most_two_releases_per_request() {
     assert!(spent >= f64::from(releases), "{spent} ε spent for {releases} releases");
     let total = 1000.0;
     assert!(total - c.budget_shown() >= f64::from(releases), "shown {} left", c.budget_shown());
+}
+
+/// Held (review 6's fix): a record planted as a second name of one of the user's own files
+/// (a hard link, where the system lets others make one) is refused, and the file is untouched.
+#[cfg(unix)]
+#[test]
+fn a_boot_record_that_is_a_second_name_of_another_file_is_refused() {
+    let dir = std::env::temp_dir().join(format!("review6-hardlink-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    ldp_link::keys::create_private_dir(&dir).unwrap();
+    let key = ldp_core::wire::LinkKey::new([3; 32]);
+    let key_file = dir.join("keys.txt");
+    ldp_link::keys::write(&key_file, 7, &key).unwrap();
+    let other = dir.join("notes.txt");
+    std::fs::write(&other, "precious\n").unwrap();
+    let record = ldp_link::keys::boot_record(&key_file, 7);
+    std::fs::hard_link(&other, &record).unwrap();
+    let got = ldp_link::keys::update_boot_record(&record, 7, &key, Some(3));
+    let text = std::fs::read_to_string(&other).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(text, "precious\n", "the record wrote through a second name ({got:?})");
+    let message = got.expect_err("a second name is refused").to_string();
+    assert!(message.contains("is not a boot record of this user's"), "{message}");
 }
