@@ -649,7 +649,7 @@ impl<L: Link> WireClient<L> {
     /// been answered and charged, and its report kept from the learner. Resending it afresh
     /// would let the same be done again, once per resend.
     fn spent_since(&self, (session, budget): (u64, f64)) -> Option<LinkError> {
-        (self.auth.session == session && self.budget < budget).then(|| LinkError::SpentUnanswered {
+        (self.auth.session == session && self.budget < budget).then_some(LinkError::SpentUnanswered {
             device_id: self.auth.device_id,
             spent: budget - self.budget,
         })
