@@ -14,43 +14,12 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
-use ldp_core::wire::{Refusal, StreamReader, checksum};
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use ldp_link::transport::{Link, LoopbackLink, WireClient};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use ldp_core::wire::Refusal;
+use ldp_core::{Epsilon, MemoryStore};
+use ldp_link::transport::{Link, WireClient};
 
-const ID: u64 = 9;
-
-type Dev = LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>;
-
-fn boot(store: MemoryStore) -> Dev {
-    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
-    let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::open(config, store, [0; 32]).unwrap();
-    let world = ChaCha20Rng::seed_from_u64(4);
-    let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap(), world);
-    LoopbackLink::new(DeviceApp::new(reporter, source, ID))
-}
-
-/// The frame's raw bytes (no COBS, no delimiter), if `bytes` holds one.
-fn raw_frame(bytes: &[u8]) -> Option<Vec<u8>> {
-    let mut r = StreamReader::new();
-    bytes.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.as_bytes().to_vec()))
-}
-
-/// `raw` with byte `at` set to `value` and its CRC-32C recomputed, COBS-stuffed and delimited.
-fn mutated(raw: &[u8], at: usize, value: u8) -> Vec<u8> {
-    let mut m = raw.to_vec();
-    m[at] = value;
-    let n = m.len() - 4;
-    let crc = checksum(&m[..n]).to_le_bytes();
-    m[n..].copy_from_slice(&crc);
-    let mut out = cobs::encode_vec(&m);
-    out.push(0);
-    out
-}
+mod common;
+use common::{Dev, boot, mutated, raw_frame};
 
 /// The attacker on the link: for every query (type 0x02) it sends the device the learner's
 /// frame with byte `at` set to `value` instead, forwards the device's refusal to the learner,

@@ -13,30 +13,14 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::time::Duration;
 
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::StreamReader;
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use ldp_link::transport::{Link, LoopbackLink, WireClient};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use ldp_core::{Epsilon, MemoryStore};
+use ldp_link::transport::{Link, WireClient};
+
+mod common;
+use common::{Dev, ID, boot};
 
 const SEED: [u8; 32] = [4; 32];
-const ID: u64 = 9;
-
-type Dev = LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>;
-
-fn config() -> DeviceConfig {
-    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
-    DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy }
-}
-
-fn boot(store: MemoryStore) -> Dev {
-    let reporter = Reporter::open(config(), store, [0; 32]).unwrap();
-    let world = ChaCha20Rng::seed_from_u64(4);
-    let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap(), world);
-    LoopbackLink::new(DeviceApp::new(reporter, source, ID))
-}
-
 /// Records every reply frame (encoded, with delimiter) by its sequence number.
 struct Recorder {
     inner: Dev,

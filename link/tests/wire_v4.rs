@@ -7,26 +7,13 @@ use std::io;
 use std::path::Path;
 use std::time::Duration;
 
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Auth, LinkKey};
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_core::{Epsilon, MemoryStore};
 use ldp_link::device::{Device, WireDevice};
-use ldp_link::transport::{Link, LinkError, LoopbackLink, WireClient};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use ldp_link::transport::{Link, LinkError, WireClient};
 
-const ID: u64 = 9;
-
-type Dev = LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>;
-
-fn boot(store: MemoryStore) -> Dev {
-    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
-    let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::open(config, store, [0; 32]).unwrap();
-    let world = ChaCha20Rng::seed_from_u64(4);
-    let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap(), world);
-    LoopbackLink::new(DeviceApp::new(reporter, source, ID))
-}
+mod common;
+use common::{Dev, ID, boot};
 
 /// Review item 6: a learner with the wrong key is told that the device answered but its frames
 /// fail authentication under the key in the named file, not that the device did not answer.

@@ -9,31 +9,12 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::StreamReader;
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use ldp_link::transport::{CONVERSATION_RETRIES, Link, LinkError, LoopbackLink, WireClient};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use ldp_core::{Epsilon, MemoryStore};
+use ldp_link::transport::{CONVERSATION_RETRIES, Link, LinkError, WireClient};
 
-const ID: u64 = 9;
-
-type Dev = LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>;
-
-fn boot(store: MemoryStore) -> Dev {
-    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
-    let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::open(config, store, [0; 32]).unwrap();
-    let world = ChaCha20Rng::seed_from_u64(4);
-    let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap(), world);
-    LoopbackLink::new(DeviceApp::new(reporter, source, ID))
-}
-
-/// The type byte of the frame in `bytes`, if it holds one.
-fn msg_type(bytes: &[u8]) -> Option<u8> {
-    let mut r = StreamReader::new();
-    bytes.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.msg_type()))
-}
+mod common;
+use common::{Dev, boot, msg_type};
 
 /// The device's link with a replayer in it: before every `every`-th query frame the learner
 /// sends (resends included), it sends the device `recorded` (a hello request recorded earlier)
@@ -252,7 +233,7 @@ fn a_replayer_who_keeps_taking_the_conversation_is_named() {
     assert!(
         text.contains("another learner, or someone replaying recorded hello requests")
             && text.contains("the key is right")
-            && text.contains("nothing was spent"),
+            && text.contains("showed nothing spent"),
         "{text}"
     );
     assert_eq!(c.conversations_lost, u64::from(CONVERSATION_RETRIES));

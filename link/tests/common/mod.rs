@@ -1,0 +1,66 @@
+//! The in-process device the link tests talk to and attack, and the frame helpers they share.
+#![allow(dead_code)] // each test file uses its part
+
+use std::io;
+use std::time::Duration;
+
+use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
+use ldp_core::wire::{StreamReader, checksum};
+use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::transport::{Link, LoopbackLink};
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+
+/// The device's id.
+pub const ID: u64 = 9;
+
+/// A simulated device on an in-process link.
+pub type Dev = LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>;
+
+/// B = R = 1, 1 ε per report, 1000 ε in all.
+pub fn config() -> DeviceConfig {
+    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
+    DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy }
+}
+
+/// Boots device [`ID`] on `store` (a reboot if the store was used: the boot number moves on).
+pub fn boot(store: MemoryStore) -> Dev {
+    let reporter = Reporter::open(config(), store, [0; 32]).unwrap();
+    let world = ChaCha20Rng::seed_from_u64(4);
+    let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap(), world);
+    LoopbackLink::new(DeviceApp::new(reporter, source, ID))
+}
+
+/// The frame's raw bytes (no COBS, no delimiter), if `bytes` holds one.
+pub fn raw_frame(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut r = StreamReader::new();
+    bytes.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.as_bytes().to_vec()))
+}
+
+/// The type byte of the frame in `bytes`, if it holds one.
+pub fn msg_type(bytes: &[u8]) -> Option<u8> {
+    raw_frame(bytes).map(|raw| raw[1])
+}
+
+/// `raw` with byte `at` set to `value` and its CRC-32C recomputed (no key needed), COBS-stuffed
+/// and delimited: what anyone on the link can make.
+pub fn mutated(raw: &[u8], at: usize, value: u8) -> Vec<u8> {
+    let mut m = raw.to_vec();
+    m[at] = value;
+    let n = m.len() - 4;
+    let crc = checksum(&m[..n]).to_le_bytes();
+    m[n..].copy_from_slice(&crc);
+    let mut out = cobs::encode_vec(&m);
+    out.push(0);
+    out
+}
+
+/// Every byte the device sends for `bytes`.
+pub fn device_answer(dev: &mut Dev, bytes: &[u8]) -> io::Result<Vec<u8>> {
+    dev.send(bytes)?;
+    let mut out = Vec::new();
+    while let Some(b) = dev.recv_byte(Duration::ZERO)? {
+        out.push(b);
+    }
+    Ok(out)
+}
