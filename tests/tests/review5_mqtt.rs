@@ -20,14 +20,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use host_sim::experiments::experiment_env;
-use host_sim::fleet::Routing;
 use host_sim::mqtt::{DevicesSpec, Seeds};
-use host_sim::runner::{DeviceKind, RunConfig, derive_seed, run_trial_with_ledger};
-use host_sim::settings::FleetSpec;
+use host_sim::runner::{derive_seed, run_trial_with_ledger};
 
 #[test]
 fn a_fleet_run_names_every_keyed_device_it_did_not_use() {
-    use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
+    use rumqttc::QoS;
     let Some(broker) = broker() else { return };
     let dir = common::fresh_dir("review5-left-out");
     let (env, epsilon) = experiment_env("device", 7, 0, None).unwrap();
@@ -43,21 +41,7 @@ fn a_fleet_run_names_every_keyed_device_it_did_not_use() {
     let (stop3, serving3) = serve(3);
     let keys = common::keys(&[&dir], 3);
     assert_eq!(keys.len(), 3);
-    let (eve, mut connection) = Client::new(MqttOptions::new("eve", "127.0.0.1", broker.port()), 64);
-    eve.subscribe("ldp/2/hello", QoS::AtLeastOnce).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for event in connection.iter() {
-            match event {
-                Ok(Event::Incoming(Packet::Publish(p))) if !p.payload.is_empty() => {
-                    let _ = tx.send(p.payload.to_vec());
-                }
-                Ok(_) => {}
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        }
-    });
-    let recorded = rx.recv_timeout(Duration::from_secs(60)).expect("device 2's retained hello");
+    let (eve, recorded) = common::record_first(broker.port(), "ldp/2/hello");
     stop3.store(true, Ordering::Relaxed);
     serving3.join().unwrap().unwrap();
     // Only device 1 is served now (the attacker's, say). Device 2 shows a hello but nobody
@@ -70,15 +54,7 @@ fn a_fleet_run_names_every_keyed_device_it_did_not_use() {
 
     // SAFETY: this test binary holds one test, and nothing else reads the environment now.
     unsafe { std::env::set_var(host_sim::runner::KEYS_VAR, &dir) };
-    let config = RunConfig {
-        trials: 1,
-        horizon: 10,
-        seed: 7,
-        epsilon: Some(epsilon),
-        device: DeviceKind::Mqtt { url: broker.url().to_string() },
-        fleet: Some(FleetSpec { routing: Routing::RoundRobin, user_budget: None, ledger_dir: None }),
-        ..RunConfig::default()
-    };
+    let config = common::mqtt_fleet_run(&broker.url().to_string(), epsilon);
     let started = Instant::now();
     let got = run_trial_with_ledger(env.as_ref(), &config.algorithms[4], &config, derive_seed(7, 0, 0), 4);
     let took = started.elapsed();

@@ -88,3 +88,44 @@ pub fn keys(dirs: &[&std::path::Path], n: usize) -> host_sim::keys::Keys {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// An MQTT client of the broker on `port` ("eve": anyone allowed to publish and subscribe) and
+/// the first non-empty message it gets on `topic` (a device's retained hello, say), waiting up
+/// to a minute for it.
+pub fn record_first(port: u16, topic: &str) -> (rumqttc::Client, Vec<u8>) {
+    use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
+    let (eve, mut connection) = Client::new(MqttOptions::new("eve", "127.0.0.1", port), 64);
+    eve.subscribe(topic, QoS::AtLeastOnce).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for event in connection.iter() {
+            match event {
+                Ok(Event::Incoming(Packet::Publish(p))) if !p.payload.is_empty() => {
+                    let _ = tx.send(p.payload.to_vec());
+                }
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    });
+    let recorded =
+        rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("a message on {topic}"));
+    (eve, recorded)
+}
+
+/// A one-trial run of 10 rounds, seed 7, at `epsilon`, on the MQTT fleet at `url` (round robin).
+pub fn mqtt_fleet_run(url: &str, epsilon: ldp_core::Epsilon) -> host_sim::runner::RunConfig {
+    host_sim::runner::RunConfig {
+        trials: 1,
+        horizon: 10,
+        seed: 7,
+        epsilon: Some(epsilon),
+        device: host_sim::runner::DeviceKind::Mqtt { url: url.to_string() },
+        fleet: Some(host_sim::settings::FleetSpec {
+            routing: host_sim::fleet::Routing::RoundRobin,
+            user_budget: None,
+            ledger_dir: None,
+        }),
+        ..host_sim::runner::RunConfig::default()
+    }
+}
