@@ -19,10 +19,12 @@ use host_sim::device::{Device, DeviceError, WireDevice};
 use host_sim::fleet::{Fleet, Member, Routing};
 use host_sim::transport::{Link, LinkError, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
-use ldp_core::wire::{StreamReader, checksum};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
+
+mod common;
+use common::{mutated, raw_frame};
 
 type Dev = LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>;
 
@@ -45,25 +47,6 @@ fn boot(id: u64, store: MemoryStore) -> Dev {
 /// The ε device `dev` has charged (everything reserved before this boot counts).
 fn charged(dev: &Dev) -> f64 {
     dev.app().reporter().accountant().spent()
-}
-
-/// The frame's raw bytes (no COBS, no delimiter), if `bytes` holds one.
-fn raw_frame(bytes: &[u8]) -> Option<Vec<u8>> {
-    let mut r = StreamReader::new();
-    bytes.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.as_bytes().to_vec()))
-}
-
-/// `raw` with byte `at` xored with `mask` and its CRC-32C recomputed, COBS-stuffed and
-/// delimited: what anyone on the link can make without the key.
-fn mutated(raw: &[u8], at: usize, mask: u8) -> Vec<u8> {
-    let mut m = raw.to_vec();
-    m[at] ^= mask;
-    let n = m.len() - 4;
-    let crc = checksum(&m[..n]).to_le_bytes();
-    m[n..].copy_from_slice(&crc);
-    let mut out = cobs::encode_vec(&m);
-    out.push(0);
-    out
 }
 
 /// What the attacker does to each query (type 0x02) while armed.

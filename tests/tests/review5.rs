@@ -35,11 +35,14 @@ use std::time::Duration;
 
 use host_sim::transport::{Link, LinkError, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, FedSource, RewardSource, SensorModel, SimulatedSensor};
-use ldp_core::wire::{Auth, Frame, LinkKey, Message, Query, Refusal, Repr, StreamReader, checksum};
+use ldp_core::wire::{Auth, Frame, LinkKey, Message, Query, Refusal, Repr};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Report, Reporter};
 use rand::RngExt;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
+
+mod common;
+use common::{mutated, raw_frame};
 
 const TOTAL: f64 = 100_000.0;
 const ID: u64 = 5;
@@ -63,25 +66,6 @@ fn sensor(seed: u64) -> Sensor {
         SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap(),
         ChaCha20Rng::seed_from_u64(seed),
     )
-}
-
-/// The frame's raw bytes (no COBS, no delimiter), if `bytes` holds one.
-fn raw_frame(bytes: &[u8]) -> Option<Vec<u8>> {
-    let mut r = StreamReader::new();
-    bytes.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.as_bytes().to_vec()))
-}
-
-/// `raw` with byte `at` xored with `mask` and its CRC-32C recomputed, COBS-stuffed and
-/// delimited: what anyone on the link can make without the key.
-fn mutated(raw: &[u8], at: usize, mask: u8) -> Vec<u8> {
-    let mut m = raw.to_vec();
-    m[at] ^= mask;
-    let n = m.len() - 4;
-    let crc = checksum(&m[..n]).to_le_bytes();
-    m[n..].copy_from_slice(&crc);
-    let mut out = cobs::encode_vec(&m);
-    out.push(0);
-    out
 }
 
 /// The payload bytes of a report as it goes on the wire (what the device released).
