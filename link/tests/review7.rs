@@ -170,12 +170,12 @@ impl Link for Blinder {
 /// shows it. ε-LDP holds (the device charges each release); the learner's accounting and the
 /// fix's detection do not.
 ///
-/// Fix: treat a failed new hello like any failed request — `reply = Err(e); break` instead of
-/// `?` — so that `greeted = None`, the closing hello is tried, and the next request greets first
-/// (a hello request that reaches the device freezes the old conversation; one that never does
-/// lets no query out).
+/// Fixed (review 7's second commit): a failed new hello fails the request like any other
+/// error (`reply = Err(e); break` instead of `?`), so `greeted = None`, the closing hello is
+/// tried and checked, and the next request greets first (a hello request that reaches the
+/// device freezes the old conversation; one that never does lets no query out). Each query
+/// still costs its one release (as a withheld reply does), now shown and named.
 #[test]
-#[ignore = "review7 break: a failed new hello keeps the learner in the old, open conversation: 1 ε per query it never sees"]
 fn a_failed_new_hello_does_not_leave_the_learner_blind_to_what_its_queries_cost() {
     let dev = boot(MemoryStore::provisioned([5; 32]));
     let auth = dev.auth();
@@ -197,6 +197,9 @@ fn a_failed_new_hello_does_not_leave_the_learner_blind_to_what_its_queries_cost(
         "the device spent {spent} ε ({swallowed} releases swallowed), the learner shows {shown_spent} ε spent; it said: {:?}",
         errors.last()
     );
+    for e in &errors {
+        assert!(e.contains("ε spent that no report reached"), "{e}");
+    }
 }
 
 /// Break 2's attacker: as review 6's, and it power-cycles the board right after delivering a
