@@ -252,7 +252,7 @@ fn a_replayer_who_keeps_taking_the_conversation_is_named() {
     assert!(
         text.contains("another learner, or someone replaying recorded hello requests")
             && text.contains("the key is right")
-            && text.contains("nothing was spent"),
+            && text.contains("showed nothing spent"),
         "{text}"
     );
     assert_eq!(c.conversations_lost, u64::from(CONVERSATION_RETRIES));
