@@ -618,7 +618,13 @@ impl<L: Link> WireClient<L> {
             }
             self.conversations_lost += 1;
             let shown = (self.auth.session, self.budget);
-            self.hello()?;
+            // A failed new hello fails the request like any other error (below): the learner
+            // stays in no conversation it gave up on (review 7: with `?`, one a man in the
+            // middle kept open took every later query, each spent with no frame showing it).
+            if let Err(e) = self.hello() {
+                reply = Err(e);
+                break;
+            }
             if let Some(e) = self.spent_since(shown) {
                 reply = Err(e);
                 break;
