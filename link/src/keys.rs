@@ -318,14 +318,19 @@ pub fn update_boot_record(path: &Path, id: u64, key: &LinkKey, seen: Option<u64>
         use std::os::unix::fs::OpenOptionsExt;
         // Never through a link: in a sticky directory (/tmp), where a key file is accepted,
         // anyone may plant the record's name first (review 6).
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        options.mode(0o600).custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
     }
     let mut file = options.open(path).map_err(|e| match e.raw_os_error() {
         #[cfg(unix)]
-        Some(libc::ELOOP) => io::Error::other(format!(
+        // ELOOP; EMLINK where BSDs say it for O_NOFOLLOW
+        Some(code)
+            if code == rustix::io::Errno::LOOP.raw_os_error() || code == rustix::io::Errno::MLINK.raw_os_error() =>
+        {
+            io::Error::other(format!(
             "{} is a symbolic link, not a boot record: someone else may have put it there; remove it, and keep keys in a directory only you may write",
             path.display()
-        )),
+        ))
+        }
         _ => e,
     })?;
     #[cfg(unix)]
@@ -338,10 +343,12 @@ pub fn update_boot_record(path: &Path, id: u64, key: &LinkKey, seen: Option<u64>
             ))
         };
         let meta = file.metadata()?;
-        if !meta.is_file() || meta.nlink() != 1 {
+        // This user's own (review 7: root may chmod anyone's file, so the mode change below
+        // is no owner check).
+        let me = rustix::process::geteuid().as_raw();
+        if !meta.is_file() || meta.nlink() != 1 || meta.uid() != me {
             return Err(planted());
         }
-        // Only the file's owner may change its mode: another user's file fails here.
         file.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(|e| match e.kind() {
             io::ErrorKind::PermissionDenied => planted(),
             _ => e,

@@ -629,6 +629,13 @@ impl<L: Link> WireClient<L> {
                 reply = Err(e);
                 break;
             }
+            // A new boot: what the old one spent shows nowhere the check can compare (a boot
+            // starts by reserving budget). The request is not resent here; `request` sends it
+            // once more in the new boot (review 7: power cycles before each new hello let a
+            // man in the middle charge every resend).
+            if self.auth.session != shown.0 {
+                break;
+            }
             reply = self.exchange(message);
         }
         if let Err(e) = &reply {
@@ -729,6 +736,7 @@ impl<L: Link> WireClient<L> {
         // and dropped.
         let unverified = Auth { nonce: [0; NONCE_LEN], conversation: 0, ..expect };
         let mut key_refused = false;
+        let mut refused_tries = 0;
         // Frames that failed their tag while this request waited: of the awaited number, and
         // of others (replies to someone else's requests: another learner's, or replayed ones).
         let (mut bad_awaited, mut bad_other) = (0u64, 0u64);
@@ -814,11 +822,17 @@ impl<L: Link> WireClient<L> {
                     Err(_) => self.dropped.malformed += 1,
                 }
             }
-            // Refused as not of the device's conversation: resending the same frame cannot
-            // help. The rest of this try was waited out, so that the answer to a genuine copy
-            // sent behind a mutated one (which draws the same refusal) is still taken.
+            // Refused as not of the device's conversation: the rest of this try was waited
+            // out, so that the answer to a genuine copy sent behind a mutated one (which draws
+            // the same refusal) is still taken. The identical frame goes once more: if the
+            // refusal was of a changed copy and the device's answer to this frame was lost,
+            // its reply cache answers it again; a frame truly refused is refused again, and
+            // more tries cannot help (review 7).
             if key_refused {
-                break;
+                refused_tries += 1;
+                if refused_tries == 2 {
+                    break;
+                }
             }
         }
         if key_refused {

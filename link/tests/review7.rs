@@ -2,7 +2,8 @@
 //! with `SpentUnanswered` once a hello in the same boot shows a refused query spent, and boot
 //! records opened with `O_NOFOLLOW`, one name, fchmod'ed through the handle.
 //!
-//! Breaks (ignored, so the suite stays green; each fails on `merge-v5` at 341ab2a):
+//! Breaks (each failed on `merge-v5` at 341ab2a; all four are fixed and their tests run: 1 in
+//! review7's own commit, 2–4 by the lead after it):
 //!
 //! 1. `a_failed_new_hello_does_not_leave_the_learner_blind_to_what_its_queries_cost` (medium):
 //!    the new hello inside the retry loop returns with `?`, skipping the closing hello, the
@@ -258,10 +259,9 @@ impl Link for CyclingAmplifier {
 /// showed 8 boots and 8 releases plus 8 chunks gone. Review 6's held test claims at most two
 /// releases per request under power cycling.
 ///
-/// A fix: stop resending after a refusal 12 once a new hello shows another boot (as after a
+/// Fixed: `request_once` stops resending once a new hello shows another boot (as after a
 /// spend): the "resend once after a restart" in `request` is the one resend a restart earns.
 #[test]
-#[ignore = "review7 break: power cycling escapes the same-boot spend check: 8 releases per request"]
 fn power_cycles_do_not_let_changed_copies_make_a_request_pay_more_than_twice() {
     let dev = boot(MemoryStore::provisioned([6; 32]));
     let auth = dev.auth();
@@ -420,9 +420,9 @@ fn injected_changed_copies_on_a_lossless_link_cost_nothing() {
 /// Outcome on merge-v5: `SpentUnanswered { spent: 1 }`, the report lost. Before review 6's fix
 /// the same cost two releases and got a report, so this is no regression in ε, but the
 /// refusal 12 of a changed copy is a reason to resend the identical frame once more (the cache
-/// answers a spent query; a query never spent gets 12 again), not to stop.
+/// answers a spent query; a query never spent gets 12 again), not to stop. Fixed: `exchange`
+/// sends the identical frame once more after a refusal 12.
 #[test]
-#[ignore = "review7 break: an injected changed copy makes one lost report a SpentUnanswered instead of a cached resend"]
 fn a_copy_injected_behind_a_query_whose_report_was_lost_does_not_cost_the_report() {
     for inject in [false, true] {
         let dev = boot(MemoryStore::provisioned([9; 32]));
@@ -455,11 +455,10 @@ fn sticky_dir(name: &str) -> std::path::PathBuf {
 /// container, a service) takes it, and its owner keeps the right to chmod and rewrite it.
 ///
 /// Outcome on merge-v5 (run as root here): `update_boot_record` returns `Ok(3)`, the record
-/// written into the other user's file. Fix: compare the file's owner with the effective uid
-/// (`meta.uid() != geteuid()` → refused), rather than relying on fchmod.
+/// written into the other user's file. Fixed: the file's owner is compared with the effective
+/// uid (`rustix::process::geteuid`), rather than relying on fchmod.
 #[cfg(unix)]
 #[test]
-#[ignore = "review7 break: as root, a boot record planted by another user is accepted (fchmod succeeds)"]
 fn a_planted_boot_record_of_another_user_is_refused_also_for_root() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let dir = sticky_dir("owner");
