@@ -270,7 +270,7 @@ impl std::fmt::Display for LinkError {
             ),
             Self::KeyRefused => write!(
                 f,
-                "the device refused this learner's query as not of its conversation, also after {CONVERSATION_RETRIES} new hellos: another learner, or someone replaying recorded hello requests, keeps talking to the device between this learner's hello and its query; the key is right (the refusals verify under it) and the device's hellos showed nothing spent on the refused queries (stop the other learner, or find who replays on the link)",
+                "the device refused this learner's query as not of its conversation, also after {CONVERSATION_RETRIES} new hellos: another learner, or someone replaying recorded hello requests or sending the device changed copies of this learner's frames, keeps talking to the device between this learner's hello and its query; the key is right (the refusals verify under it) and the device's hellos showed nothing spent on the refused queries (stop the other learner, or find who replays on the link)",
             ),
         }
     }
