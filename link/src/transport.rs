@@ -601,12 +601,16 @@ impl<L: Link> WireClient<L> {
             self.hello()?;
         }
         let session = self.auth.session;
-        match self.request_once(message) {
-            Err(e) if !matches!(e, LinkError::Io(_)) && self.auth.session > session => {
-                self.request_once(message)
-            }
-            reply => reply,
-        }
+        let reply = self.request_once(message);
+        // Once more in a new boot, unless the link failed or the device was seen to spend on
+        // the query: `SpentUnanswered` is final (review 8: a resend could only add a release,
+        // and its failure would replace the error that named the spend).
+        let again = match &reply {
+            Err(LinkError::Io(_) | LinkError::SpentUnanswered { .. }) => false,
+            Err(_) | Ok(Message::Refusal(Refusal::StaleSequence)) => true,
+            Ok(_) => false,
+        };
+        if again && self.auth.session > session { self.request_once(message) } else { reply }
     }
 
     /// [`WireClient::request`] in the greeted session, without the retry after a restart.
@@ -752,7 +756,19 @@ impl<L: Link> WireClient<L> {
             }
             self.link.send(&frame)?;
             let deadline = Instant::now() + self.timeout;
-            while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            // Bytes already waiting are read even once the deadline has passed (a learner
+            // descheduled for longer than its timeout still takes a reply that came in time),
+            // up to one frame's worth, so that a flood cannot hold it here.
+            let mut past_deadline = 0;
+            loop {
+                let left = match deadline.checked_duration_since(Instant::now()) {
+                    Some(left) => left,
+                    None if past_deadline < MAX_ENCODED_LEN => {
+                        past_deadline += 1;
+                        Duration::ZERO
+                    }
+                    None => break,
+                };
                 let Some(byte) = self.link.recv_byte(left)? else { break };
                 let mut late = false;
                 let reply = match self.reader.push(byte) {

@@ -56,3 +56,34 @@ fn faulty_link_loses_nothing_and_counts_nothing_twice() {
     let spent = link.inner().app().reporter().accountant().spent();
     assert!((spent - f64::from(ROUNDS)).abs() < 1e-9, "spent {spent} for {ROUNDS} rounds");
 }
+
+/// A learner descheduled for longer than its timeout (a loaded machine) still takes a reply
+/// that came in time: the link below makes the first read after each send take 20 ms, twenty
+/// times the client's 1 ms timeout. Before, the client read that one byte, found its deadline
+/// passed and gave the try up, so every query timed out on an in-process device.
+#[test]
+fn a_reply_already_waiting_is_taken_after_the_deadline() {
+    struct Slow<L> {
+        inner: L,
+        fresh: bool,
+    }
+    impl<L: Link> Link for Slow<L> {
+        fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+            self.fresh = true;
+            self.inner.send(bytes)
+        }
+        fn recv_byte(&mut self, timeout: Duration) -> std::io::Result<Option<u8>> {
+            if std::mem::take(&mut self.fresh) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            self.inner.recv_byte(timeout)
+        }
+    }
+    let dev = device();
+    let auth = dev.auth();
+    let mut client = WireClient::new(Slow { inner: dev, fresh: false }, auth);
+    client.timeout = Duration::from_millis(1);
+    client.tries = 1;
+    let got = client.query(1, 3, Epsilon::new(1.0).unwrap(), None);
+    assert!(matches!(got, Ok(Ok(_))), "{got:?}");
+}

@@ -139,7 +139,6 @@ impl Link for SpendThenRestart {
 /// query was spent (not after `SpentUnanswered`), or keeps the first `SpentUnanswered` when the
 /// resend fails.
 #[test]
-#[ignore = "review8 break: a SpentUnanswered found in boot 1 is replaced by the restart resend's KeyRefused ('showed nothing spent')"]
 fn a_spend_a_hello_showed_is_not_reported_as_nothing_spent_after_a_restart() {
     let dev = boot(MemoryStore::provisioned([21; 32]));
     let auth = dev.auth();
@@ -485,7 +484,6 @@ impl Link for FreezeThenRestart {
 /// `request` resend after a higher session whatever `request_once` returned that is not a
 /// report or a refusal the device made in the new boot).
 #[test]
-#[ignore = "review8 break: a stale refusal ended by a new boot is returned, not resent in the new boot"]
 fn a_stale_refusal_cut_short_by_a_restart_is_sent_again_in_the_new_boot() {
     let dev = boot(MemoryStore::provisioned([22; 32]));
     let auth = dev.auth();
