@@ -758,7 +758,8 @@ impl<L: Link> WireClient<L> {
             let deadline = Instant::now() + self.timeout;
             // Bytes already waiting are read even once the deadline has passed (a learner
             // descheduled for longer than its timeout still takes a reply that came in time),
-            // up to one frame's worth, so that a flood cannot hold it here.
+            // up to one frame's worth, so that a flood cannot hold it here. (TCP and serial
+            // links wait up to 1 ms for each: a drip keeps a try at most that many ms longer.)
             let mut past_deadline = 0;
             loop {
                 let left = match deadline.checked_duration_since(Instant::now()) {
