@@ -603,6 +603,10 @@ impl<L: Link> Device for Fleet<L> {
         let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
         self.round += 1;
         let n = self.members.len() as u64;
+        // A refusal of the query's parameters, from any member: the run's error if no member
+        // answers (a bad ε or level is refused by every device), never before (a member
+        // holding its own key could otherwise end the run by claiming it).
+        let mut bad_query = None;
         // Each member is asked at most once per round: the loop ends.
         while let Some(i) = self.pick() {
             let m = &mut self.members[i];
@@ -612,6 +616,9 @@ impl<L: Link> Device for Fleet<L> {
             // What the device showed it has left in any authenticated frame, a closing hello
             // included: a report the link swallowed is spent all the same.
             m.remaining = m.remaining.min(m.client.budget_shown());
+            if let Ok(Err(refusal @ Refusal::Param(_))) = outcome {
+                bad_query = Some(refusal);
+            }
             match outcome {
                 Ok(Ok(report)) => {
                     // A device's budget never comes back: a stale figure is not believed.
@@ -632,11 +639,10 @@ impl<L: Link> Device for Fleet<L> {
                     | Refusal::UnsupportedVersion
                     | Refusal::Malformed,
                 )) => m.dropped = true,
-                // The query itself is wrong (its ε or level): every device would refuse.
-                Ok(Err(refusal @ Refusal::Param(_))) => return Err(DeviceError::Refusal(refusal)),
-                // Silent, failing its store, answering nonsense, or its frames failing
-                // authentication (a wrong key, or another learner or a replayed hello request
-                // took its conversation: one member's trouble, not the run's): skipped for this
+                // Silent, failing its store, answering nonsense, refusing the query's
+                // parameters, or its frames failing authentication (a wrong key, or another
+                // learner or a replayed hello request took its conversation: one member's
+                // trouble, not the run's): skipped for this
                 // round and asked again after a backoff of one pass over the fleet, doubling up
                 // to 64.
                 Ok(Err(_))
@@ -654,6 +660,9 @@ impl<L: Link> Device for Fleet<L> {
                 }
                 Err(e) => return Err(DeviceError::Link(e)),
             }
+        }
+        if let Some(refusal) = bad_query {
+            return Err(DeviceError::Refusal(refusal));
         }
         let budgets = self.members.iter().map(|m| m.total).fold(0.0, f64::max);
         Err(DeviceError::FleetExhausted {

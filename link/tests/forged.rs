@@ -10,10 +10,12 @@ use std::io;
 use std::time::Duration;
 
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
-use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Repr, StreamReader};
+use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Refusal, Repr, StreamReader};
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, LaplaceMechanism, MemoryStore, Release, Report, Reporter,
 };
+use ldp_link::device::{Device, DeviceError};
+use ldp_link::fleet::{Fleet, Member, Routing};
 use ldp_link::transport::{Link, LoopbackLink, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
@@ -23,12 +25,16 @@ const SEED: [u8; 32] = [4; 32];
 const ID: u64 = 9;
 
 fn device() -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
+    device_of(ID, SEED)
+}
+
+fn device_of(id: u64, seed: [u8; 32]) -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
     let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::open(config, MemoryStore::provisioned(SEED), [0; 32]).unwrap();
+    let reporter = Reporter::open(config, MemoryStore::provisioned(seed), [0; 32]).unwrap();
     let world = ChaCha20Rng::seed_from_u64(4);
     let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap(), world);
-    LoopbackLink::new(DeviceApp::new(reporter, source, ID))
+    LoopbackLink::new(DeviceApp::new(reporter, source, id))
 }
 
 /// What the attacker sends before each genuine reply to a query.
@@ -48,6 +54,9 @@ enum Attack {
     WrongEpsilon,
     /// Under the device's key: more budget left than before.
     BudgetRose,
+    /// Under the device's key: a refusal of the query's parameters (a member that holds its
+    /// own key claiming every query is malformed).
+    Param,
 }
 
 /// The device's link with an attacker in it (module docs).
@@ -138,6 +147,10 @@ impl<L: Link> Attacked<L> {
             }
             Attack::BudgetRose => {
                 vec![framed(report(Report { budget_remaining: 1e9, ..genuine }), &key_holder)]
+            }
+            Attack::Param => {
+                let refusal = Refusal::Param(ldp_core::ParamError::EpsilonNotPositive);
+                vec![framed(Repr::new(seq, Message::Refusal(refusal)), &key_holder)]
             }
         }
     }
@@ -251,8 +264,60 @@ fn every_forged_replayed_or_impossible_report_is_dropped_and_counted() {
             Attack::OutOfRange => d.out_of_range == n,
             Attack::WrongEpsilon => d.wrong_epsilon == n,
             Attack::BudgetRose => d.budget_rose == n,
+            Attack::Param => unreachable!("not a report: its own test"),
         };
         assert!(expected, "{attack:?}: {d:?}");
         assert_eq!(client.resends, 0, "{attack:?}: no forgery cost a resend");
     }
+}
+
+/// A fleet member holding its own key refuses every query as malformed (`Param`, under its
+/// key): it is benched like a silent member, and the run goes on with the others. Before, a
+/// parameter refusal from any member ended the run ("every device would refuse"). A query all
+/// members refuse that way still ends it, with that refusal.
+#[test]
+fn a_member_refusing_every_query_as_malformed_does_not_end_a_fleet_run() {
+    let auth = device().auth();
+    let attacked = |attack| Attacked {
+        inner: device(),
+        attack,
+        device: auth,
+        session: 0,
+        nonce: [0; 16],
+        conversation: 0,
+        inbound: VecDeque::new(),
+        last_genuine: None,
+        reader: StreamReader::new(),
+    };
+    let member = |link: Attacked<_>, auth| {
+        let mut client = WireClient::new(link, auth);
+        client.timeout = Duration::from_secs(3600);
+        let hello = client.hello().unwrap();
+        Member::new(client, &hello)
+    };
+    let eps = Epsilon::new(1.0).unwrap();
+    // Member 2 is honest (an attacker link that forges nothing it would be believed for: a
+    // replay of its own last reply, dropped as such).
+    let honest = device_of(10, [5; 32]);
+    let honest_auth = honest.auth();
+    let honest = Attacked { inner: honest, device: honest_auth, ..attacked(Attack::Replayed) };
+    let mut fleet = Fleet::new(
+        vec![member(attacked(Attack::Param), auth), member(honest, honest_auth)],
+        eps,
+        Routing::RoundRobin,
+        0,
+    );
+    for round in 0..6 {
+        let got = fleet.query(round % 100, None);
+        assert!(got.is_ok(), "round {round}: {got:?}");
+    }
+    let ledger = fleet.ledger();
+    assert_eq!(ledger[1].reports, 6, "the honest member answered every round: {ledger:?}");
+    assert!(ledger[0].skipped >= 1 && ledger[0].reports == 0, "{ledger:?}");
+    // Every member refusing the query's parameters: the run's error is that refusal.
+    let mut all_rogue = Fleet::new(vec![member(attacked(Attack::Param), auth)], eps, Routing::RoundRobin, 0);
+    assert!(
+        matches!(all_rogue.query(0, None), Err(DeviceError::Refusal(Refusal::Param(_)))),
+        "a query every member refuses as malformed"
+    );
 }
