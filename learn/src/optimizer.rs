@@ -375,6 +375,27 @@ mod tests {
         ));
     }
 
+    /// The K-armed learners whose arm count is a const generic of ldp-core (LDP-RSE,
+    /// Robust-UCB) take 2 to `MAX_ARMS` actions; another count is refused saying so, not as
+    /// "arm 65 is out of range (the problem has 64 arms)". LDP-UCB takes any number.
+    #[test]
+    fn an_arm_count_a_learner_cannot_take_is_named_as_such() {
+        use crate::bandit::policies::MAX_ARMS;
+        for name in ["ldp-rse", "robust-ucb"] {
+            for arms in [1, MAX_ARMS + 1] {
+                let e = Optimizer::new(name, Domain::Arms(arms), Settings::default()).err().unwrap();
+                let text = e.to_string();
+                assert!(
+                    text.contains(&format!("2 to {MAX_ARMS} actions, not {arms}"))
+                        && !text.contains("out of range"),
+                    "{name}, {arms} arms: {text}"
+                );
+            }
+            assert!(Optimizer::new(name, Domain::Arms(MAX_ARMS), Settings::default()).is_ok(), "{name}");
+        }
+        assert!(Optimizer::new("ldp-ucb", Domain::Arms(MAX_ARMS + 1), Settings::default()).is_ok());
+    }
+
     /// On a noisy objective the recommendation after T raw reports is the best action or next
     /// to it (GP-UCB, 1000 reports of 12 actions, uniform noise 0.5).
     #[test]
