@@ -1,6 +1,7 @@
-//! The bandit loop: ask the learner ([`Optimizer`]), query the device, tell the report — for every experiment over arms (seed
-//! 000's GP BO, seed 004's K-armed bandits, the device runs). [`LoopTask`] is that loop as a
-//! [`Task`] of the [`Executor`]; [`run`] runs one directly.
+//! The bandit loop: ask the learner ([`Optimizer`]), query the device, tell the learner the
+//! report — for every experiment over arms (seed 000's GP BO, seed 004's K-armed bandits, the
+//! device runs). [`LoopTask`] is that loop as a [`Task`] of the [`Executor`]; [`run`] runs one
+//! directly.
 //!
 //! Seeds: trial `i` of a run with seed `s` uses `derive(s, i, ·)` for its environment instance
 //! (shared by all algorithms of the trial, so comparisons are paired), its world noise, the
