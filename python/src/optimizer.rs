@@ -48,10 +48,10 @@ fn refused(e: OptimizerError) -> PyErr {
         OptimizerError::NotAsked { .. } => NotAsked::new_err(message),
         OptimizerError::Report(PolicyError::NonFiniteReport) => NonFiniteValue::new_err(message),
         OptimizerError::Report(
-            PolicyError::ReportOutOfRange | PolicyError::ArmOutOfRange { .. } | PolicyError::UnexpectedArm { .. },
-        ) => {
-            InvalidValue::new_err(message)
-        }
+            PolicyError::ReportOutOfRange
+            | PolicyError::ArmOutOfRange { .. }
+            | PolicyError::UnexpectedArm { .. },
+        ) => InvalidValue::new_err(message),
         OptimizerError::Report(PolicyError::InvalidSetting(_) | PolicyError::ArmCount { .. }) => {
             InvalidParameter::new_err(format!("invalid setting: {message}"))
         }

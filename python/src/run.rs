@@ -200,7 +200,9 @@ pub(crate) fn run<'py>(
     // experiment).
     let epsilon = match eps {
         None => experiment.epsilon,
-        Some(e) => Some(Epsilon::new(e).map_err(|_| invalid(format!("eps must be a finite number > 0, got {e}")))?),
+        Some(e) => {
+            Some(Epsilon::new(e).map_err(|_| invalid(format!("eps must be a finite number > 0, got {e}")))?)
+        }
     };
     let constants = constants_named(constants)?;
     let prior = match prior {
@@ -281,12 +283,16 @@ fn request_error(e: RequestError) -> PyErr {
             "prior chooses the prior over a data table's arms: use it with fig2b, fig2c, fig2e, fig2f, fig3b or fig3c, not {name} (its prior is its kernel)"
         ),
         // Not reached: Python has no coordinates.
-        RequestError::PriorWithCoords => "prior and coordinates both set the prior: drop one of them".to_string(),
+        RequestError::PriorWithCoords => {
+            "prior and coordinates both set the prior: drop one of them".to_string()
+        }
         RequestError::BetaScale(value) => format!("beta_scale must be a finite number >= 0, got {value}"),
         RequestError::UnknownNoise(name) => {
             format!("unknown noise '{name}': use uniform, student-t, pareto or gaussian")
         }
-        RequestError::NoiseNotSynthetic(name) => format!("noise applies to synthetic experiments only, not {name}"),
+        RequestError::NoiseNotSynthetic(name) => {
+            format!("noise applies to synthetic experiments only, not {name}")
+        }
         RequestError::UnboundedPrivate => {
             "a private run needs bounded noise (CTL clamps to B + R): use noise='uniform'".to_string()
         }
