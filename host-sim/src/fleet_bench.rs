@@ -36,9 +36,10 @@ use serde::Serialize;
 use crate::experiments::experiment_env;
 use crate::runner::problem_for;
 use crate::settings::RunConfig;
-use ldp_learn::bo::Policy;
-use ldp_learn::bo::gp_ucb::{Constants, GpUcb};
+use ldp_learn::bo::SEED000_ALGORITHMS;
+use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::env::{Environment, SimRng};
+use ldp_learn::optimizer::Optimizer;
 use ldp_link::device::{Device, DeviceError};
 use ldp_link::fleet::{Fleet, Member, Routing, in_process};
 use ldp_link::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
@@ -450,22 +451,23 @@ fn throughput<L: Link + Send>(
     Ok((queries, queries as f64 / elapsed.as_secs_f64(), resends))
 }
 
-/// LDP-TGP-UCB's `select` + `observe` per round over `rounds` rounds on `env`.
+/// LDP-TGP-UCB's `ask` + `tell` per round (the experiment loop's [`Optimizer`] calls) over
+/// `rounds` rounds on `env`.
 fn policy_cost(env: &dyn Environment, epsilon: Epsilon, rounds: usize) -> Result<PolicyCost, BenchError> {
     let config = RunConfig { epsilon: Some(epsilon), horizon: rounds, ..RunConfig::default() };
     let problem = problem_for(env, &config).map_err(|e| BenchError::Settings(e.to_string()))?;
-    let mut policy =
-        GpUcb::tgp_ucb(&problem, Constants::Practical).map_err(|e| BenchError::Settings(format!("{e:?}")))?;
+    let mut policy = Optimizer::from_problem(SEED000_ALGORITHMS[1], &problem, Constants::Practical, 0)
+        .map_err(|e| BenchError::Settings(e.to_string()))?;
     let mut rng = <SimRng as rand_core::SeedableRng>::seed_from_u64(0);
     let mut times = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let mut reward = |arm| env.sample(arm, &mut rng);
         let start = Instant::now();
-        let arm = policy.select();
+        let arm = policy.ask();
         let elapsed = start.elapsed();
         let report = reward(arm);
         let start = Instant::now();
-        policy.observe(arm, report).map_err(|e| BenchError::Settings(format!("{e:?}")))?;
+        policy.tell(arm, report).map_err(|e| BenchError::Settings(e.to_string()))?;
         times.push(elapsed + start.elapsed());
     }
     let mean =

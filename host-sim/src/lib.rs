@@ -12,16 +12,17 @@
 //!  CLI / RunConfig ─► experiments::find ─► a Task (runner::LoopTask, bandit::Sweep,
 //!                                           bandit::ExpertsTask, dubey::Variants)
 //!        executor::Executor ─► job(trial, learner) on rayon's threads ─► checkpoint (resume)
-//!        runner: Problem (rules) ─► Policy ◄─► Device (in process, QEMU, serial, TCP, fleet, MQTT)
+//!        runner: Problem (rules) ─► Optimizer (ask/tell) ◄─► Device (in process, QEMU, serial, TCP, fleet, MQTT)
 //!  results::AlgorithmResult ─► output (CSV, JSON, run.json) ─► plot (SVG, PNG) ─► reproduce (REPORT.md)
 //! ```
 //!
-//! - [`settings`]: how a run is set up ([`settings::RunConfig`]) and why it stops
-//!   ([`settings::RunError`]);
+//! - [`settings`], [`run_request`]: how a run is set up ([`settings::RunConfig`]; from what
+//!   `host-sim run` and Python's `ldp_bo.run` ask for: [`run_request::settle`]) and why it
+//!   stops ([`settings::RunError`]);
 //! - [`experiment`], [`experiments`], [`bandit`], [`dubey`]: the named experiments of the four
 //!   seeds and the user's own (`custom`), each a task of the executor;
-//! - [`runner`]: the bandit loop — select, query the device, observe — and the devices a run's
-//!   settings name;
+//! - [`runner`]: the bandit loop — ask the learner (`ldp_learn::optimizer::Optimizer`), query
+//!   the device, tell the learner the report — and the devices a run's settings name;
 //! - [`executor`], [`checkpoint`]: every job of a run on a thread pool, resumable and shardable;
 //! - [`results`], [`output`], [`plot`], [`files`]: curves and their aggregates, the result files
 //!   and the figures;
@@ -59,6 +60,7 @@ pub mod output;
 pub mod plot;
 pub mod reproduce;
 pub mod results;
+pub mod run_request;
 pub mod runner;
 pub mod settings;
 

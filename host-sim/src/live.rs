@@ -35,10 +35,11 @@ use crate::files::{OutputError, write_whole};
 use crate::plot::{LivePlot, write_live_plot};
 use crate::runner::{RunConfig, RunError, problem_from};
 use ldp_learn::bo::gp_ucb::Constants;
-use ldp_learn::bo::{AlgorithmSpec, Policy, PolicyError};
+use ldp_learn::bo::{AlgorithmSpec, PolicyError};
 use ldp_learn::env::RewardBounds;
 use ldp_learn::env::custom::{KernelChoice, kernel_prior};
 use ldp_learn::env::table::{TableError, TableProblem, fnv1a, read_points};
+use ldp_learn::optimizer::{Optimizer, OptimizerError};
 use ldp_link::transport::{Link, LinkError, WireClient};
 
 /// The file of every release.
@@ -365,7 +366,7 @@ struct Recorded {
 }
 
 /// The learner for `spec`'s actions on a device with `hello`'s B and R.
-fn learner(spec: &LiveSpec, prior: DMatrix<f64>, hello: &Hello) -> Result<Box<dyn Policy>, LiveError> {
+fn learner(spec: &LiveSpec, prior: DMatrix<f64>, hello: &Hello) -> Result<Optimizer, LiveError> {
     let (b, r) = (hello.config.b.get(), hello.config.r.get());
     // v and c are derived from B, R and ε for privatised reports; these raw ones go unused.
     let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
@@ -377,7 +378,16 @@ fn learner(spec: &LiveSpec, prior: DMatrix<f64>, hello: &Hello) -> Result<Box<dy
         ..RunConfig::default()
     };
     let problem = problem_from(prior, bounds, &config).map_err(LiveError::Problem)?;
-    (spec.learner.build)(&problem, spec.constants, spec.seed).map_err(LiveError::Policy)
+    Optimizer::from_problem(spec.learner, &problem, spec.constants, spec.seed).map_err(learner_error)
+}
+
+/// What the learner refused as [`LiveError::Policy`]; the rest (a tell out of turn: a bug in
+/// this loop) as the problem's.
+fn learner_error(e: OptimizerError) -> LiveError {
+    match e {
+        OptimizerError::Report(e) => LiveError::Policy(e),
+        other => LiveError::Problem(crate::runner::learner_error(other)),
+    }
 }
 
 /// Runs `spec` against the device behind `client`, into `out`, calling `progress` after each
@@ -400,7 +410,7 @@ pub fn run<L: Link>(
         Actions::File { path, .. } => LiveError::Points(TableError { path: path.clone(), problem }),
         Actions::Grid { .. } => LiveError::Points(TableError { path: PathBuf::from("--actions"), problem }),
     })?;
-    let mut policy = learner(spec, prior, &hello)?;
+    let mut opt = learner(spec, prior, &hello)?;
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| LiveError::Io { path, source }
@@ -439,16 +449,16 @@ pub fn run<L: Link>(
     };
     // Replay: the learner must choose what it chose then.
     for r in &rounds {
-        let chosen = policy.select();
+        let chosen = opt.ask();
         if chosen != r.action {
             return Err(LiveError::Diverged { round: r.round, recorded: r.action, chosen });
         }
-        policy.observe(r.action, r.release).map_err(LiveError::Policy)?;
+        opt.tell(r.action, r.release).map_err(learner_error)?;
     }
     let mut record = Record {
         settings: spec,
         device,
-        learner_constants: policy.constants().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        learner_constants: opt.constants().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         dropped_frames: None,
         highest_session: client.highest_session(),
     };
@@ -461,10 +471,10 @@ pub fn run<L: Link>(
     let mut outcome =
         LiveOutcome { rounds, resumed, budget_exhausted: false, files: vec![json.clone(), csv.clone()] };
     for round in resumed + 1..=spec.horizon {
-        let action = policy.select();
+        let action = opt.ask();
         let wire_action = u32::try_from(action).map_err(|_| LiveError::ActionOutOfWire(action))?;
         let wire_round = u32::try_from(round).unwrap_or(u32::MAX);
-        let level = policy.device_level().map(TruncationLevel::new).transpose().map_err(|_| {
+        let level = opt.device_level().map(TruncationLevel::new).transpose().map_err(|_| {
             LiveError::Policy(PolicyError::InvalidSetting("its truncation level is not finite and > 0"))
         })?;
         let report = match client.query(wire_round, wire_action, spec.epsilon, level) {
@@ -490,7 +500,7 @@ pub fn run<L: Link>(
         )
         .and_then(|()| file.flush())
         .map_err(io(&csv))?;
-        policy.observe(action, r.release).map_err(LiveError::Policy)?;
+        opt.tell(action, r.release).map_err(learner_error)?;
         outcome.rounds.push(r);
         progress(&r, spec.horizon);
     }

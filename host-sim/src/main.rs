@@ -28,7 +28,8 @@ use host_sim::output::{self, TableFormat};
 use host_sim::plot::{PlotOptions, replot_to};
 use host_sim::reproduce::{self, Finished, Mode, Run, SHARD_SETTINGS};
 use host_sim::results::AlgorithmResult;
-use host_sim::runner::{self, RunConfig};
+use host_sim::run_request::{self, RequestError, RunRequest, Settled};
+use host_sim::runner;
 use serde::{Deserialize, Serialize};
 
 mod cli_error;
@@ -1017,6 +1018,23 @@ fn check(flag: &'static str, value: Option<f64>, sign: Sign) -> Result<(), Usage
     }
 }
 
+/// What `run`'s flags ask for and the run cannot use, in the flags' words.
+fn request_error(e: RequestError) -> CliError {
+    match e {
+        RequestError::EpsNonPrivate(name) => Usage::EpsNonPrivate(name).into(),
+        RequestError::EpsNone(name) => Usage::EpsNone(name).into(),
+        RequestError::PriorNotTable(name) => Usage::PriorNotTable(name).into(),
+        RequestError::PriorWithCoords => Usage::PriorWithCoords.into(),
+        RequestError::BetaScale(value) => {
+            Usage::Number { flag: "--beta-scale", value, sign: Sign::NonNegative }.into()
+        }
+        RequestError::UnknownNoise(name) => Usage::UnknownNoise(name).into(),
+        RequestError::NoiseNotSynthetic(name) => Usage::NoiseNotSynthetic(name).into(),
+        RequestError::UnboundedPrivate => Usage::UnboundedPrivate.into(),
+        RequestError::Config(e) => e.into(),
+    }
+}
+
 /// One run of `experiment` at `epsilon`; its results unless it was a shard.
 fn run_one(
     args: &RunArgs,
@@ -1025,15 +1043,8 @@ fn run_one(
     merge_from: &[PathBuf],
     print_table: bool,
 ) -> Result<Vec<AlgorithmResult>, CliError> {
-    let name = experiment.name;
     let problem = problem_files(args, experiment)?;
-    let epsilon = match (experiment.epsilon, epsilon) {
-        (None, Some(_)) => return Err(Usage::EpsNonPrivate(name).into()),
-        (Some(_), None) if problem.is_none() => return Err(Usage::EpsNone(name).into()),
-        (_, e) => e,
-    };
     let constants = constants_of(args.constants.unwrap_or(ConstantsArg::Calibrated));
-    let defaults = experiment.default_config();
     let algorithms = match (&problem, args.family) {
         (Some(files), Some(FamilyArg::Bandit)) => {
             let arms = files.report.arms.len();
@@ -1041,36 +1052,33 @@ fn run_one(
             if arms > max {
                 return Err(Usage::TooManyArms { file: files.arms.clone(), arms, max }.into());
             }
-            bandit::table_learners(epsilon.is_some(), constants)
+            // `custom` (the one experiment with files) takes the ε given as it is.
+            Some(bandit::table_learners(epsilon.is_some(), constants))
         }
-        _ => defaults.algorithms.clone(),
+        _ => None,
     };
-    let prior = match (defaults.prior, args.prior) {
-        (None, Some(_)) => return Err(Usage::PriorNotTable(name).into()),
-        (Some(_), Some(_)) if args.coords.is_some() => return Err(Usage::PriorWithCoords.into()),
-        // With coordinates the kernel over them is the prior.
-        (Some(_), None) if args.coords.is_some() => None,
-        (default, given) => given.or(default),
-    };
-    let mut config = RunConfig {
-        prior,
-        trials: args.trials.unwrap_or(defaults.trials),
-        horizon: args.horizon.unwrap_or(defaults.horizon),
-        seed: args.seed.unwrap_or(defaults.seed),
-        threads: args.threads,
+    let noise_name = args.noise.clone();
+    let request = RunRequest {
         epsilon,
-        beta_scale: args.beta_scale.unwrap_or(defaults.beta_scale),
+        trials: args.trials,
+        horizon: args.horizon,
+        seed: args.seed,
+        threads: args.threads,
         constants,
-        device: match &args.device {
-            Some(text) => runner::DeviceKind::parse(text)?,
-            None => runner::DeviceKind::InProcess,
-        },
-        algorithms,
+        beta_scale: args.beta_scale,
+        prior: args.prior,
+        coords: args.coords.is_some(),
+        noise: noise_name.as_deref(),
         select: args.algorithms.clone().unwrap_or_default(),
         problem,
-        ..defaults
+        algorithms,
+        ..RunRequest::new(experiment)
     };
-    check("--beta-scale", Some(config.beta_scale), Sign::NonNegative)?;
+    let Settled { mut config, env, title } = run_request::settle(request).map_err(request_error)?;
+    let epsilon = config.epsilon;
+    if let Some(text) = &args.device {
+        config.device = runner::DeviceKind::parse(text)?;
+    }
     if let runner::DeviceKind::Fleet { .. } | runner::DeviceKind::Mqtt { .. } = config.device {
         if let runner::DeviceKind::Mqtt { .. } = config.device {
             if args.shard.is_some() {
@@ -1100,9 +1108,6 @@ fn run_one(
     }
     if let runner::DeviceKind::Serial { .. } | runner::DeviceKind::Tcp { .. } = config.device {
         config.threads = Some(1); // one device, one conversation at a time
-    }
-    if config.trials == 0 || config.horizon == 0 {
-        return Err(runner::ConfigError::NothingToRun.into());
     }
     let shard = match &args.shard {
         Some(text) => Shard::parse(text)?,
@@ -1139,31 +1144,6 @@ fn run_one(
         config.device_ledger_dir = Some(out.join(host_sim::output::DEVICE_LEDGER_DIR));
     }
     let data = args.data.clone();
-    let mut env = experiment.env;
-    let noise_name = args.noise.clone();
-    if let Some(name) = &noise_name {
-        let name = name.as_str();
-        let noise = experiments::noise_by_name(name).ok_or_else(|| Usage::UnknownNoise(name.to_string()))?;
-        match &mut env {
-            experiments::EnvKind::Synthetic { noise: n, .. } => *n = noise,
-            _ => {
-                return Err(Usage::NoiseNotSynthetic(experiment.name).into());
-            }
-        }
-    }
-    if let (Some(_), experiments::EnvKind::Synthetic { noise, .. }) = (epsilon, env)
-        && noise.bound().is_none()
-    {
-        return Err(Usage::UnboundedPrivate.into());
-    }
-    let privacy = experiment.privacy_note(epsilon);
-    let noise = noise_name.map_or(String::new(), |n| format!(", {n} noise"));
-    let title = match &config.problem {
-        // The file's name, not its path: a title is no place for a home directory.
-        Some(files) => format!("your data: {} ({privacy})", host_sim::plot::shown_name(&files.arms)),
-        None if privacy.is_empty() && noise.is_empty() => experiment.description.to_string(),
-        None => format!("{} ({privacy}{noise})", experiment.description),
-    };
     if args.verbose {
         let settings = serde_json::to_string_pretty(&config).unwrap_or_default();
         eprintln!("settings of {} ({}):\n{settings}", experiment.name, out.display());

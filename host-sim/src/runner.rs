@@ -1,6 +1,7 @@
-//! The bandit loop: select, query the device, observe — for every experiment over arms (seed
-//! 000's GP BO, seed 004's K-armed bandits, the device runs). [`LoopTask`] is that loop as a
-//! [`Task`] of the [`Executor`]; [`run`] runs one directly.
+//! The bandit loop: ask the learner ([`Optimizer`]), query the device, tell the learner the
+//! report — for every experiment over arms (seed 000's GP BO, seed 004's K-armed bandits, the
+//! device runs). [`LoopTask`] is that loop as a [`Task`] of the [`Executor`]; [`run`] runs one
+//! directly.
 //!
 //! Seeds: trial `i` of a run with seed `s` uses `derive(s, i, ·)` for its environment instance
 //! (shared by all algorithms of the trial, so comparisons are paired), its world noise, the
@@ -16,6 +17,7 @@ use ldp_core::{DeviceConfig, Epsilon};
 use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::bo::{AlgorithmSpec, Problem};
 use ldp_learn::env::{EnvError, EnvFactory, Environment, RewardBounds};
+use ldp_learn::optimizer::{Optimizer, OptimizerError};
 use ldp_learn::rules::{self, ProblemError};
 use ldp_link::device::{
     Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, WireDevice, device_config,
@@ -84,8 +86,15 @@ pub fn run_trial_with_ledger(
         // One order per trial, shared by its learners (paired comparisons).
         problem.tie_order = Some(ldp_learn::bo::tie_order(problem.num_arms(), derive_seed(trial_seed, 0, 5)));
     }
-    let mut policy = (algorithm.build)(&problem, config.constants, derive_seed(trial_seed, algo_index, 3))
-        .map_err(RunError::Policy)?;
+    // The learner through ask/tell, as a user drives it: it sees the public problem and the
+    // reports; only this loop knows f (for the regret).
+    let mut learner = Optimizer::from_problem(
+        *algorithm,
+        &problem,
+        config.constants,
+        derive_seed(trial_seed, algo_index, 3),
+    )
+    .map_err(learner_error)?;
     let world_seed = derive_seed(trial_seed, algo_index, 1);
     let device_seed = derive_seed(trial_seed, algo_index, 2);
     let mut device: Box<dyn Device + '_> = match (config.local_epsilon(), &config.device) {
@@ -129,13 +138,22 @@ pub fn run_trial_with_ledger(
     let mut total = 0.0;
     let mut curve = Vec::with_capacity(config.horizon);
     for _ in 0..config.horizon {
-        let arm = policy.select();
-        let report = device.query(arm, policy.device_level()).map_err(RunError::Device)?;
-        policy.observe(arm, report).map_err(RunError::Policy)?;
+        let arm = learner.ask();
+        let report = device.query(arm, learner.device_level()).map_err(RunError::Device)?;
+        learner.tell(arm, report).map_err(learner_error)?;
         total += best - env.mean(arm);
         curve.push(total);
     }
     Ok((curve, device.ledger()))
+}
+
+/// A learner's error as the run's: what the policy refused as [`RunError::Policy`] (as before
+/// the loop used ask/tell); the rest (a tell out of turn: a bug in the loop) as the learner's.
+pub(crate) fn learner_error(e: OptimizerError) -> RunError {
+    match e {
+        OptimizerError::Report(e) => RunError::Policy(e),
+        other => RunError::Learner { label: "ask/tell".to_string(), source: Box::new(other) },
+    }
 }
 
 /// The bandit loop of `config`'s algorithms on the environments of `make_env`, as a task: one

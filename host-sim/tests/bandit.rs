@@ -264,7 +264,7 @@ fn specs_refuse_the_wrong_privacy_mode() {
     let problem = problem_for(&wide, &config(1, 100, None, false, &[])).unwrap();
     assert!(matches!(
         (EXP3.build)(&problem, Constants::Practical, 1).err(),
-        Some(PolicyError::ArmOutOfRange { arm: 65, arms: 64 })
+        Some(PolicyError::ArmCount { arms: 65, min: 2, max: 64 })
     ));
 }
 
@@ -352,7 +352,7 @@ fn the_k_armed_learners_run_on_more_than_ten_arms() {
     let many = table_env(65);
     let problem = problem_for(&many, &config(1, 10, Some(1.0), false, &[])).unwrap();
     let built = (host_sim::bandit::LDP_RSE.build)(&problem, Constants::Calibrated, 0);
-    assert!(matches!(built, Err(PolicyError::ArmOutOfRange { arm: 65, arms: 64 })));
+    assert!(matches!(built, Err(PolicyError::ArmCount { arms: 65, min: 2, max: 64 })));
 }
 
 #[test]

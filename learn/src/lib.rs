@@ -14,9 +14,17 @@
 //!  public settings (B, R, ε, T, λ, δ, constants) ─┐
 //!  the domain's prior covariance ─────────────────┴─► rules::problem ─► Problem ─► AlgorithmSpec::build
 //!                                                                                      │
-//!            ┌─────────────── Policy::select ─► action ─► (a device releases y at ε) ──┤
-//!            └── posterior / index update ◄── Policy::observe(action, report) ◄────────┘
+//!            ┌─────────────── Optimizer::ask ─► action ─► (a device releases y at ε) ──┤
+//!            └── posterior / index update ◄── Optimizer::tell(action, report) ◄────────┘
 //! ```
+//!
+//! Every loop drives its learner through [`optimizer::Optimizer`] (built by name from public
+//! settings, or from a [`bo::Problem`] with [`optimizer::Optimizer::from_problem`]): host-sim's
+//! experiments, `live` and the fleets, as a user's own loop does
+//! (`examples/noisy_closure.rs`). The optimiser calls [`bo::Policy::select`] and
+//! [`bo::Policy::observe`]; seed 003's feature-space learners ([`dubey`]) and the experts' Hedge
+//! ([`bandit::experts`]) are not over a fixed set of actions told one scalar report, and keep
+//! their own loops.
 //!
 //! - [`gp`]: kernels, the exact finite posterior (rank-one updates), the Cholesky posterior at
 //!   arbitrary points and the Nyström embedding;

@@ -26,7 +26,7 @@
 use nalgebra::DMatrix;
 
 use crate::bo::gp_ucb::Constants;
-use crate::bo::{AlgorithmSpec, GP_EXPERIMENT_ALGORITHMS, Policy, PolicyError};
+use crate::bo::{AlgorithmSpec, GP_EXPERIMENT_ALGORITHMS, Policy, PolicyError, Problem};
 use crate::env::RewardBounds;
 use crate::env::custom::{KernelChoice, kernel_prior};
 use crate::env::table::TableError;
@@ -221,16 +221,31 @@ impl Optimizer {
         };
         let mut problem =
             problem(prior, bounds, &public).map_err(|e| OptimizerError::Setting(e.to_string()))?;
-        let arms = problem.num_arms();
         // As the bandit loop does for trial seed `seed` and its first learner.
         if settings.constants == Constants::Calibrated {
-            problem.tie_order = Some(crate::bo::tie_order(arms, derive_seed(settings.seed, 0, 5)));
+            problem.tie_order =
+                Some(crate::bo::tie_order(problem.num_arms(), derive_seed(settings.seed, 0, 5)));
         }
-        let policy = (spec.build)(&problem, settings.constants, derive_seed(settings.seed, 0, 3))
-            .map_err(OptimizerError::Report)?;
+        Self::from_problem(spec, &problem, settings.constants, derive_seed(settings.seed, 0, 3))
+    }
+
+    /// The learner `spec` for a [`Problem`] you derived yourself (the experiment loop's way:
+    /// `host-sim` derives it from an environment's prior and bounds, which are public, by
+    /// [`crate::rules::problem`]), with the constants `constants` and the learner's own seed
+    /// `policy_seed` (used as given: [`with_spec`](Self::with_spec) derives it from
+    /// [`Settings::seed`]). A problem holds no objective: the optimiser still never sees f.
+    pub fn from_problem(
+        spec: AlgorithmSpec,
+        problem: &Problem,
+        constants: Constants,
+        policy_seed: u64,
+    ) -> Result<Self, OptimizerError> {
+        let policy = (spec.build)(problem, constants, policy_seed).map_err(OptimizerError::Report)?;
+        let arms = problem.num_arms();
+        let private = problem.privacy.is_some() || problem.central_epsilon.is_some();
         Ok(Self {
             policy,
-            name: spec.label(epsilon.is_some()),
+            name: spec.label(private),
             asked: None,
             pulls: vec![0; arms],
             sums: vec![0.0; arms],
@@ -358,6 +373,27 @@ mod tests {
             Optimizer::new("ucb1", Domain::points(Vec::new()), Settings::default()),
             Err(OptimizerError::Setting(_))
         ));
+    }
+
+    /// The K-armed learners whose arm count is a const generic of ldp-core (LDP-RSE,
+    /// Robust-UCB) take 2 to `MAX_ARMS` actions; another count is refused saying so, not as
+    /// "arm 65 is out of range (the problem has 64 arms)". LDP-UCB takes any number.
+    #[test]
+    fn an_arm_count_a_learner_cannot_take_is_named_as_such() {
+        use crate::bandit::policies::MAX_ARMS;
+        for name in ["ldp-rse", "robust-ucb"] {
+            for arms in [1, MAX_ARMS + 1] {
+                let e = Optimizer::new(name, Domain::Arms(arms), Settings::default()).err().unwrap();
+                let text = e.to_string();
+                assert!(
+                    text.contains(&format!("2 to {MAX_ARMS} actions, not {arms}"))
+                        && !text.contains("out of range"),
+                    "{name}, {arms} arms: {text}"
+                );
+            }
+            assert!(Optimizer::new(name, Domain::Arms(MAX_ARMS), Settings::default()).is_ok(), "{name}");
+        }
+        assert!(Optimizer::new("ldp-ucb", Domain::Arms(MAX_ARMS + 1), Settings::default()).is_ok());
     }
 
     /// On a noisy objective the recommendation after T raw reports is the best action or next

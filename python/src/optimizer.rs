@@ -47,10 +47,12 @@ fn refused(e: OptimizerError) -> PyErr {
         }
         OptimizerError::NotAsked { .. } => NotAsked::new_err(message),
         OptimizerError::Report(PolicyError::NonFiniteReport) => NonFiniteValue::new_err(message),
-        OptimizerError::Report(PolicyError::ReportOutOfRange | PolicyError::ArmOutOfRange { .. }) => {
-            InvalidValue::new_err(message)
-        }
-        OptimizerError::Report(PolicyError::InvalidSetting(_)) => {
+        OptimizerError::Report(
+            PolicyError::ReportOutOfRange
+            | PolicyError::ArmOutOfRange { .. }
+            | PolicyError::UnexpectedArm { .. },
+        ) => InvalidValue::new_err(message),
+        OptimizerError::Report(PolicyError::InvalidSetting(_) | PolicyError::ArmCount { .. }) => {
             InvalidParameter::new_err(format!("invalid setting: {message}"))
         }
         OptimizerError::Report(_) => LdpError::new_err(message),
@@ -328,8 +330,8 @@ impl Optimizer {
                 OptimizerError::UnknownLearner { .. } if raw => InvalidParameter::new_err(format!(
                     "invalid setting: {e} (eps=None: the learners see raw rewards and their names have no LDP-)"
                 )),
-                // A K-armed learner's build refuses more arms than it holds with this error.
-                OptimizerError::Report(PolicyError::ArmOutOfRange { arms: max, .. }) => {
+                // A K-armed learner built for a fixed range of arm counts.
+                OptimizerError::Report(PolicyError::ArmCount { max, .. }) if n > max => {
                     InvalidParameter::new_err(format!(
                         "invalid setting: {algorithm} runs on at most {max} actions and the domain has {n}: choose a GP learner (GP-UCB, LDP-TGP-UCB, ...), which shares what it learns between actions"
                     ))

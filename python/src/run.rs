@@ -1,7 +1,8 @@
 //! `ldp_bo.run`: a named experiment as `host-sim run NAME` runs it (the same task, executor
 //! and seeds), its results returned instead of written.
 //!
-//! The settings are read as `host-sim run` reads its flags (`run_one` in host-sim's main.rs);
+//! The settings are read by the function that reads `host-sim run`'s flags
+//! (`host_sim::run_request::settle`), these keywords' refusals worded here;
 //! `tests/test_run.py` checks the results against the CLI's `finals.csv`.
 
 use std::path::PathBuf;
@@ -13,7 +14,8 @@ use host_sim::executor::{Executor, Job, Observer};
 use host_sim::experiments::{self as registry, EnvKind};
 use host_sim::output::{UCB1_LABEL, table_rows};
 use host_sim::results::AlgorithmResult;
-use host_sim::settings::{ConfigError, DeviceKind, RunConfig, RunError};
+use host_sim::run_request::{self, RequestError, RunRequest, Settled};
+use host_sim::settings::{RunConfig, RunError};
 use ldp_core::Epsilon;
 use numpy::PyArray1;
 use pyo3::exceptions::PyImportError;
@@ -194,83 +196,45 @@ pub(crate) fn run<'py>(
         .filter(|e| !matches!(e.env, EnvKind::Table))
         .ok_or_else(|| unknown_experiment(name))?;
     let name = experiment.name;
-    let epsilon = match (experiment.epsilon, eps) {
-        (None, Some(_)) => return Err(invalid(format!("{name} is non-private: eps does not apply"))),
-        (_, Some(e)) => {
+    // The experiment's own ε unless another is given (`settle` refuses one for a non-private
+    // experiment).
+    let epsilon = match eps {
+        None => experiment.epsilon,
+        Some(e) => {
             Some(Epsilon::new(e).map_err(|_| invalid(format!("eps must be a finite number > 0, got {e}")))?)
         }
-        (e, None) => e,
     };
     let constants = constants_named(constants)?;
-    let defaults = experiment.default_config();
-    let prior = match (defaults.prior, prior) {
-        (None, Some(_)) => {
-            return Err(invalid(format!(
-                "prior chooses the prior over a data table's arms: use it with fig2b, fig2c, fig2e, fig2f, fig3b or fig3c, not {name} (its prior is its kernel)"
-            )));
-        }
-        (default, None) => default,
-        (_, Some(p)) => Some(match p.trim().to_lowercase().as_str() {
+    let prior = match prior {
+        None => None,
+        Some(p) => Some(match p.trim().to_lowercase().as_str() {
             "independent" => Prior::Independent,
             "shrunk" => Prior::Shrunk,
             "empirical" => Prior::Empirical,
             _ => return Err(invalid(format!("prior '{p}': choose independent, shrunk or empirical"))),
         }),
     };
-    let beta_scale = beta_scale.unwrap_or(defaults.beta_scale);
-    if !(beta_scale.is_finite() && beta_scale >= 0.0) {
-        return Err(invalid(format!("beta_scale must be a finite number >= 0, got {beta_scale}")));
-    }
-    let config = RunConfig {
-        prior,
-        trials: trials.unwrap_or(defaults.trials),
-        horizon: horizon.unwrap_or(defaults.horizon),
-        seed: seed.unwrap_or(defaults.seed),
-        threads,
+    let request = RunRequest {
         epsilon,
-        beta_scale,
+        trials,
+        horizon,
+        seed,
+        threads,
         constants,
-        device: DeviceKind::InProcess,
-        algorithms: defaults.algorithms.clone(),
+        beta_scale,
+        prior,
+        noise,
         select: algorithms.unwrap_or_default(),
-        problem: None,
-        ..defaults
+        ..RunRequest::new(experiment)
     };
-    if config.trials == 0 || config.horizon == 0 {
-        return Err(failed(ConfigError::NothingToRun.into()));
-    }
-    let mut env = experiment.env;
-    if let Some(noise_name) = noise {
-        let chosen = registry::noise_by_name(noise_name).ok_or_else(|| {
-            invalid(format!("unknown noise '{noise_name}': use uniform, student-t, pareto or gaussian"))
-        })?;
-        match &mut env {
-            EnvKind::Synthetic { noise, .. } => *noise = chosen,
-            _ => return Err(invalid(format!("noise applies to synthetic experiments only, not {name}"))),
-        }
-    }
-    if let (Some(_), EnvKind::Synthetic { noise, .. }) = (epsilon, env)
-        && noise.bound().is_none()
-    {
-        return Err(invalid(
-            "a private run needs bounded noise (CTL clamps to B + R): use noise='uniform'".into(),
-        ));
-    }
+    let Settled { config, env, title } = run_request::settle(request).map_err(request_error)?;
     let task = registry::task(experiment, env, &config, data.as_deref()).map_err(failed)?;
     let results = run_interruptibly(py, &config, task.as_ref())?;
 
-    let privacy = experiment.privacy_note(epsilon);
-    // As the CLI titles its tables and plots.
-    let noise = noise.map_or(String::new(), |n| format!(", {n} noise"));
-    let title = if privacy.is_empty() && noise.is_empty() {
-        experiment.description.to_string()
-    } else {
-        format!("{} ({privacy}{noise})", experiment.description)
-    };
     let out = PyDict::new(py);
     out.set_item("experiment", name)?;
     out.set_item("title", title)?;
-    out.set_item("eps", epsilon.map(Epsilon::get))?;
+    out.set_item("eps", config.epsilon.map(Epsilon::get))?;
     out.set_item("trials", config.trials)?;
     out.set_item("horizon", config.horizon)?;
     out.set_item("seed", config.seed)?;
@@ -306,6 +270,34 @@ pub(crate) fn run<'py>(
     out.set_item("curves", curves)?;
     out.set_item("derived", derived)?;
     Ok(out)
+}
+
+/// What `run`'s keywords ask for and the run cannot use, in the keywords' words (the CLI's say
+/// `--eps`, these `eps`).
+fn request_error(e: RequestError) -> PyErr {
+    invalid(match e {
+        RequestError::EpsNonPrivate(name) => format!("{name} is non-private: eps does not apply"),
+        // Not reached: an experiment's own eps is always passed.
+        RequestError::EpsNone(name) => format!("{name} is private: give eps"),
+        RequestError::PriorNotTable(name) => format!(
+            "prior chooses the prior over a data table's arms: use it with fig2b, fig2c, fig2e, fig2f, fig3b or fig3c, not {name} (its prior is its kernel)"
+        ),
+        // Not reached: Python has no coordinates.
+        RequestError::PriorWithCoords => {
+            "prior and coordinates both set the prior: drop one of them".to_string()
+        }
+        RequestError::BetaScale(value) => format!("beta_scale must be a finite number >= 0, got {value}"),
+        RequestError::UnknownNoise(name) => {
+            format!("unknown noise '{name}': use uniform, student-t, pareto or gaussian")
+        }
+        RequestError::NoiseNotSynthetic(name) => {
+            format!("noise applies to synthetic experiments only, not {name}")
+        }
+        RequestError::UnboundedPrivate => {
+            "a private run needs bounded noise (CTL clamps to B + R): use noise='uniform'".to_string()
+        }
+        RequestError::Config(e) => e.to_string(),
+    })
 }
 
 /// The refusal of an unknown experiment, with the nearest name when there is one.

@@ -226,6 +226,8 @@ def test_actions_outside_the_domain_or_not_asked_are_refused():
     (dict(arms=0), ldp_bo.InvalidParameter, "arms must be an int >= 1"),
     (dict(arms=True), ldp_bo.InvalidParameter, "arms must be an int >= 1"),
     (dict(arms=100, algorithm="ldp-rse"), ldp_bo.InvalidParameter, "ldp-rse runs on at most 64 actions and the domain has 100"),
+    # It read "ldp-rse runs on at most 64 actions and the domain has 1".
+    (dict(arms=1, algorithm="ldp-rse"), ldp_bo.InvalidParameter, r"takes 2 to 64 actions, not 1 .*use LDP-UCB"),
     (dict(), ldp_bo.InvalidParameter, "give exactly one domain"),
     (dict(points=LINE, arms=3), ldp_bo.InvalidParameter, "give exactly one domain"),
     (dict(arms=3, kernel="se"), ldp_bo.InvalidParameter, "kernel and lengthscale make the prior over points"),

@@ -30,7 +30,8 @@
 //!
 //! Errors: a spec built in the wrong privacy mode (e.g. DP-RUCB without a central ε) or with
 //! parameters the core refuses fails with [`PolicyError::InvalidSetting`] saying which; an arm
-//! count outside `2..=`[`MAX_ARMS`] with [`PolicyError::ArmOutOfRange`].
+//! count outside `2..=`[`MAX_ARMS`] with [`PolicyError::ArmCount`] (LDP-UCB and the GP learners
+//! take any number).
 //! Rewards are losses `1 − reward` (clamped to [0, 1]) for EXP3.
 
 use ldp_core::Epsilon;
@@ -65,7 +66,7 @@ macro_rules! for_arms {
                     const $k: usize = N;
                     $body
                 })*
-                n => Err(PolicyError::ArmOutOfRange { arm: n, arms: MAX_ARMS }),
+                n => Err(PolicyError::ArmCount { arms: n, min: 2, max: MAX_ARMS }),
             }
         })
     };
@@ -78,7 +79,9 @@ fn config_error(_: ParamError) -> PolicyError {
 fn observe_error(e: ObserveError) -> PolicyError {
     match e {
         ObserveError::ArmOutOfRange { arm, arms } => PolicyError::ArmOutOfRange { arm, arms },
-        ObserveError::UnexpectedArm { got, .. } => PolicyError::ArmOutOfRange { arm: got, arms: usize::MAX },
+        ObserveError::UnexpectedArm { expected, got } => {
+            PolicyError::UnexpectedArm { expected: (expected != usize::MAX).then_some(expected), got }
+        }
         ObserveError::NonFiniteReward => PolicyError::NonFiniteReport,
         ObserveError::ReportOutOfRange => PolicyError::ReportOutOfRange,
         _ => PolicyError::Numerical,

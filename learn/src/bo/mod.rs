@@ -189,6 +189,24 @@ pub enum PolicyError {
         /// Number of arms.
         arms: usize,
     },
+    /// The learner holds its arm count as a const generic of ldp-core's, compiled for
+    /// `min..=max` arms only, and the problem has another count.
+    ArmCount {
+        /// The problem's arms.
+        arms: usize,
+        /// The fewest arms the learner takes.
+        min: usize,
+        /// The most arms the learner takes.
+        max: usize,
+    },
+    /// A report for another arm than the one the learner dictated this round (successive
+    /// elimination, EXP3), or before it selected one.
+    UnexpectedArm {
+        /// The arm the learner selected (`None`: none yet).
+        expected: Option<usize>,
+        /// The arm given.
+        got: usize,
+    },
     /// The report was NaN or infinite.
     NonFiniteReport,
     /// The report is larger than the device's mechanism can release: the device did not send it.
@@ -204,6 +222,18 @@ impl std::fmt::Display for PolicyError {
         match self {
             Self::ArmOutOfRange { arm, arms } => {
                 write!(f, "arm {arm} is out of range (the problem has {arms} arms)")
+            }
+            Self::ArmCount { arms, min, max } => write!(
+                f,
+                "this learner takes {min} to {max} actions, not {arms} (its arm count is fixed when it is compiled): \
+                 use LDP-UCB or a GP learner (GP-UCB, LDP-TGP-UCB, ...), which take any number"
+            ),
+            Self::UnexpectedArm { expected: Some(expected), got } => write!(
+                f,
+                "a report for arm {got}, but the learner selected arm {expected} this round: report the arm it selected"
+            ),
+            Self::UnexpectedArm { expected: None, got } => {
+                write!(f, "a report for arm {got} before the learner selected an arm: select first, then report")
             }
             Self::NonFiniteReport => {
                 f.write_str("a report was NaN or infinite: the device must never send one")
