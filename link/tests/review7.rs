@@ -39,61 +39,19 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
-use ldp_core::wire::{StreamReader, checksum};
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use ldp_link::transport::{Link, LinkError, LoopbackLink, WireClient};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use ldp_core::{Epsilon, MemoryStore};
+use ldp_link::transport::{Link, LinkError, WireClient};
 
-const ID: u64 = 9;
+mod common;
+use common::{Dev, boot, device_answer, mutated, raw_frame};
+
 const TOTAL: f64 = 1000.0;
 const QUERY: u8 = 0x02;
 const HELLO_REQUEST: u8 = 0x01;
 const REPORT: u8 = 0x82;
 
-type Dev = LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>;
-
-fn boot(store: MemoryStore) -> Dev {
-    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(TOTAL).unwrap()).unwrap();
-    let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::open(config, store, [0; 32]).unwrap();
-    let world = ChaCha20Rng::seed_from_u64(4);
-    let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap(), world);
-    LoopbackLink::new(DeviceApp::new(reporter, source, ID))
-}
-
 fn spent(dev: &Dev) -> f64 {
     dev.app().reporter().accountant().spent()
-}
-
-/// The frame's raw bytes (no COBS, no delimiter), if `bytes` holds one.
-fn raw_frame(bytes: &[u8]) -> Option<Vec<u8>> {
-    let mut r = StreamReader::new();
-    bytes.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.as_bytes().to_vec()))
-}
-
-/// `raw` with byte `at` flipped in its low bit and its CRC-32C recomputed (no key needed),
-/// COBS-stuffed and delimited.
-fn mutated(raw: &[u8], at: usize) -> Vec<u8> {
-    let mut m = raw.to_vec();
-    m[at] ^= 1;
-    let n = m.len() - 4;
-    let crc = checksum(&m[..n]).to_le_bytes();
-    m[n..].copy_from_slice(&crc);
-    let mut out = cobs::encode_vec(&m);
-    out.push(0);
-    out
-}
-
-/// Every frame the device sends for `bytes`, as bytes on the link.
-fn device_answer(dev: &mut Dev, bytes: &[u8]) -> io::Result<Vec<u8>> {
-    dev.send(bytes)?;
-    let mut out = Vec::new();
-    while let Some(b) = dev.recv_byte(Duration::ZERO)? {
-        out.push(b);
-    }
-    Ok(out)
 }
 
 fn is_report(bytes: &[u8]) -> bool {
@@ -125,7 +83,7 @@ impl Link for Blinder {
     fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
         match raw_frame(bytes) {
             Some(raw) if raw[1] == QUERY && self.held.as_deref() != Some(bytes) => {
-                let refusal = device_answer(&mut self.inner, &mutated(&raw, 10))?;
+                let refusal = device_answer(&mut self.inner, &mutated(&raw, 10, raw[10] ^ 1))?;
                 self.inbound.extend(refusal);
                 self.held = Some(bytes.to_vec());
             }
@@ -136,7 +94,7 @@ impl Link for Blinder {
                     self.swallowed += u32::from(is_report(&report));
                 }
                 // A changed copy of the hello request: refusal 12, answering its tag.
-                let refusal = device_answer(&mut self.inner, &mutated(&raw, 6))?;
+                let refusal = device_answer(&mut self.inner, &mutated(&raw, 6, raw[6] ^ 1))?;
                 self.inbound.extend(refusal);
             }
             _ => {
@@ -217,7 +175,7 @@ impl Link for CyclingAmplifier {
         match raw_frame(bytes) {
             Some(raw) if raw[1] == QUERY => {
                 if self.held.as_deref() != Some(bytes) {
-                    let refusal = device_answer(&mut self.inner, &mutated(&raw, 10))?;
+                    let refusal = device_answer(&mut self.inner, &mutated(&raw, 10, raw[10] ^ 1))?;
                     self.inbound.extend(refusal);
                     self.held = Some(bytes.to_vec());
                 }
@@ -301,7 +259,7 @@ impl Link for Amplifier {
         match raw_frame(bytes) {
             Some(raw) if raw[1] == QUERY => {
                 if self.held.as_deref() != Some(bytes) {
-                    let refusal = device_answer(&mut self.inner, &mutated(&raw, 10))?;
+                    let refusal = device_answer(&mut self.inner, &mutated(&raw, 10, raw[10] ^ 1))?;
                     self.inbound.extend(refusal);
                     self.held = Some(bytes.to_vec());
                 }
@@ -378,7 +336,7 @@ impl Link for Injector {
             self.inbound.extend(reply);
         }
         if let Some(raw) = raw_frame(bytes).filter(|raw| self.inject && raw[1] == QUERY) {
-            let refusal = device_answer(&mut self.inner, &mutated(&raw, 10))?;
+            let refusal = device_answer(&mut self.inner, &mutated(&raw, 10, raw[10] ^ 1))?;
             self.inbound.extend(refusal);
         }
         Ok(())
