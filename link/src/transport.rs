@@ -581,9 +581,12 @@ impl<L: Link> WireClient<L> {
     /// another hello request — a replayed one, or another learner's — or the number was stale),
     /// or as not of its conversation (its refusal 12 of this very frame, verifying under the
     /// learner's key: the offer this learner's hello got was replaced before its query came), is
-    /// sent afresh after a new hello, up to [`CONVERSATION_RETRIES`] times (wire format 5). The
-    /// refused frame read and spent nothing, and the conversation it was tagged in takes no
-    /// fresh query any more, so it is never spent later.
+    /// sent afresh after a new hello, up to [`CONVERSATION_RETRIES`] times (wire format 5), as
+    /// long as that hello, in the same boot, shows no budget spent since: a refusal 12 also
+    /// answers a copy of the query with a payload byte changed, and the query itself may have
+    /// been delivered and charged before the new hello (then [`LinkError::SpentUnanswered`],
+    /// not resent; review 6). The new hello freezes the conversation the refused query was
+    /// tagged in, so it is never spent later.
     ///
     /// A query that gets no answer is given up with a closing hello: a hello request, which,
     /// once it reaches the device, freezes the conversation, so a copy of the query that the
