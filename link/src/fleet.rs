@@ -28,7 +28,7 @@ use rand_core::{Rng, SeedableRng};
 
 use ldp_core::device::DeviceApp;
 use ldp_core::wire::{Hello, Refusal};
-use ldp_core::{MemoryStore, ReportError, Reporter, TruncationLevel};
+use ldp_core::{LaplaceMechanism, MemoryStore, ReportError, Reporter, TruncationLevel};
 use rand::RngExt;
 
 use crate::device::{Device, DeviceError, MemberRecord, device_config};
@@ -603,22 +603,33 @@ impl<L: Link> Device for Fleet<L> {
         let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
         self.round += 1;
         let n = self.members.len() as u64;
-        // A refusal of the query's parameters, from any member: the run's error if no member
-        // answers (a bad ε or level is refused by every device), never before (a member
-        // holding its own key could otherwise end the run by claiming it).
+        // The query's parameters as the learner can judge them itself: a device releases
+        // through the mechanism its report is checked against (`check_report`), so where that
+        // mechanism cannot be built the device is not asked, and the round's error, if no one
+        // answers, is that refusal. A member's own parameter refusal of a query whose
+        // mechanism exists is that member's fault, never the run's error (review 10: a member
+        // holding its own key decided it; a bad query went to every member, offline ones
+        // too, and each honest refusal counted as a skip).
         let mut bad_query = None;
         // Each member is asked at most once per round: the loop ends.
         while let Some(i) = self.pick() {
             let m = &mut self.members[i];
             m.asked_in = self.round;
+            if let Some(hello) = m.client.greeting() {
+                let built = match level {
+                    None => LaplaceMechanism::ctl(self.epsilon, hello.config.b, hello.config.r),
+                    Some(level) => LaplaceMechanism::truncated(self.epsilon, level),
+                };
+                if let Err(e) = built {
+                    bad_query = Some(Refusal::Param(e));
+                    continue;
+                }
+            }
             m.round = m.round.wrapping_add(1);
             let outcome = m.client.query(m.round, action, self.epsilon, level);
             // What the device showed it has left in any authenticated frame, a closing hello
             // included: a report the link swallowed is spent all the same.
             m.remaining = m.remaining.min(m.client.budget_shown());
-            if let Ok(Err(refusal @ Refusal::Param(_))) = outcome {
-                bad_query = Some(refusal);
-            }
             match outcome {
                 Ok(Ok(report)) => {
                     // A device's budget never comes back: a stale figure is not believed.

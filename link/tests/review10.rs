@@ -267,7 +267,6 @@ fn a_rogue_report_does_not_carry_a_genuinely_invalid_query() {
 /// `LaplaceMechanism::truncated`/`ctl` the device and `check_report` build) and end the run
 /// without asking anyone.
 #[test]
-#[ignore = "review10 break: a genuinely invalid query is sent to every member (offline ones wait out their timeouts) and each honest refusal is counted as a skip"]
 fn a_genuinely_invalid_query_ends_the_run_at_once_and_blames_no_member() {
     let (a, wa) = watched(1, 1000.0);
     let (b, wb) = watched(2, 1000.0);
@@ -296,7 +295,6 @@ fn a_genuinely_invalid_query_ends_the_run_at_once_and_blames_no_member() {
 /// others). The host can tell that the query is valid (the mechanism it would check a report
 /// against exists), so a parameter refusal of it is a member's fault, never the run's error.
 #[test]
-#[ignore = "review10 break: one key-holding member's Param refusal becomes the run's error for a valid query when the others are exhausted or silent"]
 fn a_rogue_param_refusal_of_a_valid_query_never_becomes_the_runs_error() {
     let (honest, _watch) = watched(1, 1.0); // one report's budget
     let members = vec![honest, rogue(2, Rogue::Param)];
