@@ -446,6 +446,8 @@ pub struct Member<L> {
     /// The last fleet round it was asked in (each member is asked at most once a round).
     asked_in: u64,
     backoff: u64,
+    /// The configuration of the hello it joined with (its client refuses any other later).
+    config: ldp_core::DeviceConfig,
 }
 
 impl<L: Link> Member<L> {
@@ -463,6 +465,7 @@ impl<L: Link> Member<L> {
             dropped: false,
             asked_in: 0,
             backoff: 0,
+            config: hello.config,
         }
     }
 
@@ -610,20 +613,23 @@ impl<L: Link> Device for Fleet<L> {
         // mechanism exists is that member's fault, never the run's error (review 10: a member
         // holding its own key decided it; a bad query went to every member, offline ones
         // too, and each honest refusal counted as a skip).
+        // A truncation level's mechanism is the same for every device; the clamp's depends on
+        // a device's B and R, taken from the hello it joined with (a later hello showing others
+        // is refused by its client; review 11).
+        if let Some(level) = level {
+            LaplaceMechanism::truncated(self.epsilon, level)
+                .map_err(|e| DeviceError::Refusal(Refusal::Param(e)))?;
+        }
         let mut bad_query = None;
         // Each member is asked at most once per round: the loop ends.
         while let Some(i) = self.pick() {
             let m = &mut self.members[i];
             m.asked_in = self.round;
-            if let Some(hello) = m.client.greeting() {
-                let built = match level {
-                    None => LaplaceMechanism::ctl(self.epsilon, hello.config.b, hello.config.r),
-                    Some(level) => LaplaceMechanism::truncated(self.epsilon, level),
-                };
-                if let Err(e) = built {
-                    bad_query = Some(Refusal::Param(e));
-                    continue;
-                }
+            if level.is_none()
+                && let Err(e) = LaplaceMechanism::ctl(self.epsilon, m.config.b, m.config.r)
+            {
+                bad_query = Some(Refusal::Param(e));
+                continue;
             }
             m.round = m.round.wrapping_add(1);
             let outcome = m.client.query(m.round, action, self.epsilon, level);

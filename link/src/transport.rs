@@ -406,6 +406,8 @@ pub struct WireClient<L> {
     auth: Auth,
     /// The device's last hello (its configuration and session), once greeted.
     greeted: Option<Hello>,
+    /// The configuration of the first hello this client took; every later one must show it.
+    config: Option<ldp_core::DeviceConfig>,
     /// The highest session (boot number) seen from the device: a hello of a lower one is
     /// refused.
     highest_session: u64,
@@ -467,6 +469,7 @@ impl<L: Link> WireClient<L> {
             seq: 0,
             auth,
             greeted: None,
+            config: None,
             highest_session: 0,
             nonces,
             key_file: None,
@@ -682,6 +685,10 @@ impl<L: Link> WireClient<L> {
                 return match reply {
                     Message::Hello(h) if h.device_id != self.auth.device_id => Err(Reject::Malformed),
                     Message::Hello(h) if h.session < self.highest_session => Err(Reject::OldSession),
+                    // A device's configuration (B, R, its ε limits) is fixed when it is
+                    // provisioned: a later hello showing another one comes from whoever holds
+                    // its key, choosing the bounds its reports are checked against (review 11).
+                    Message::Hello(h) if self.config.is_some_and(|c| c != h.config) => Err(Reject::Malformed),
                     Message::Hello(_) => Ok(()),
                     _ => Err(Reject::Malformed),
                 };
@@ -884,6 +891,7 @@ impl<L: Link> WireClient<L> {
                 // offered (and a late copy of its reply must not meet a query of its number).
                 self.seq = seq;
                 self.budget = self.budget.min(h.budget_remaining);
+                self.config.get_or_insert(h.config);
                 self.greeted = Some(*h);
             }
             Message::Report(r) => self.budget = self.budget.min(r.budget_remaining),

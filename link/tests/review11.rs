@@ -182,8 +182,11 @@ fn a_members_hello_decides_only_its_own_check() {
     for t in 0..50 {
         assert!(fleet.query(t % 100, None).is_ok(), "round {t}");
     }
-    let b = fleet.members()[0].client().greeting().map(|h| h.config.b.get());
-    assert_eq!(b, Some(0.0), "the rogue re-greeted after its silent round");
+    // Since the fix the rogue's re-greeting with B = 0 is refused by its client (a device's
+    // configuration never changes): no greeting is taken, the frame is counted as malformed.
+    let rogue = fleet.members()[0].client();
+    assert_eq!(rogue.greeting().map(|h| h.config.b.get()), None, "a changed configuration was taken");
+    assert!(rogue.dropped.malformed > 0, "{:?}", rogue.dropped);
     let ledger = fleet.ledger();
     assert_eq!(ledger[1].reports, 50, "{ledger:?}");
     assert!((ledger[1].spent - 50.0).abs() < 1e-9, "{ledger:?}");
@@ -200,15 +203,16 @@ fn a_members_hello_decides_only_its_own_check() {
 /// the member chose after it joined; a member whose bounds change should be dropped (or its
 /// failed check never be the run's error), not believed.
 #[test]
-#[ignore = "review11 break: a member re-greeting with B = R = 0 makes a valid query end the run as a parameter refusal"]
 fn a_member_re_greeting_with_unbuildable_bounds_does_not_decide_the_runs_error() {
     let (a, _wa) = honest(1, 1.0); // one report's budget
     let mut fleet = Fleet::new(vec![a, regreeter(2)], eps(), Routing::RoundRobin, 0);
     assert!(fleet.query(0, None).is_ok(), "round 1: the honest member spends its budget");
     let round2 = fleet.query(0, None);
     assert!(matches!(round2, Err(DeviceError::FleetExhausted { .. })), "round 2: {round2:?}");
-    let b = fleet.members()[1].client().greeting().map(|h| h.config.b.get());
-    assert_eq!(b, Some(0.0), "the rogue's closing hello of round 2 said B = 0");
+    // The rogue's closing hello of round 2 said B = 0; its client refused it (the fix).
+    let rogue = fleet.members()[1].client();
+    assert_eq!(rogue.greeting().map(|h| h.config.b.get()), None, "a changed configuration was taken");
+    assert!(rogue.dropped.malformed > 0, "{:?}", rogue.dropped);
     let round3 = fleet.query(0, None);
     assert!(
         matches!(round3, Err(DeviceError::FleetExhausted { .. })),
@@ -224,7 +228,6 @@ fn a_member_re_greeting_with_unbuildable_bounds_does_not_decide_the_runs_error()
 /// run ends "the fleet's budget is exhausted" with 999 ε left, instead of with the query's
 /// refusal and no frame sent (what a greeted member gets, review10.rs).
 #[test]
-#[ignore = "review11 break: an ungreeted member is asked a genuinely invalid query; its honest refusal is a skip and the run ends exhausted"]
 fn a_genuinely_invalid_query_is_refused_without_asking_an_ungreeted_member() {
     let (a, wa) = honest(1, 1000.0);
     let mut fleet = Fleet::new(vec![a], eps(), Routing::RoundRobin, 0);
