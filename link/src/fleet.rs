@@ -452,7 +452,10 @@ pub struct Member<L> {
 
 impl<L: Link> Member<L> {
     /// A member behind `client`, as its `hello` describes it.
-    pub fn new(client: WireClient<L>, hello: &Hello) -> Self {
+    pub fn new(mut client: WireClient<L>, hello: &Hello) -> Self {
+        // The bounds its queries are judged by and its reports checked against: the client's
+        // (the hello it took first), or this one's, which the client then holds it to.
+        let config = client.pin_config(hello.config);
         Self {
             id: hello.device_id,
             client,
@@ -465,7 +468,7 @@ impl<L: Link> Member<L> {
             dropped: false,
             asked_in: 0,
             backoff: 0,
-            config: hello.config,
+            config,
         }
     }
 
@@ -675,6 +678,8 @@ impl<L: Link> Device for Fleet<L> {
                     m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
                     m.benched_until = self.round + m.backoff;
                 }
+                // Its configuration changed under its key: never asked again.
+                Err(LinkError::ConfigChanged { .. }) => m.dropped = true,
                 Err(e) => return Err(DeviceError::Link(e)),
             }
         }

@@ -201,6 +201,14 @@ pub enum LinkError {
         /// ε the device shows spent since the query.
         spent: f64,
     },
+    /// The device's hello, authenticated under its key, showed another configuration (B, R,
+    /// ε limits) than the first hello this client took from it: a device's configuration is
+    /// fixed when it is provisioned, so whoever holds the key is choosing the bounds its
+    /// reports would be checked against, or the device was provisioned anew under the same key.
+    ConfigChanged {
+        /// The device asked.
+        device_id: u64,
+    },
     /// The device's hello told a boot number below one this learner saw from it before (kept
     /// in `record`, if the client keeps one): a device's boot number never goes back, so its
     /// state was rolled back (an older copy restored).
@@ -249,6 +257,10 @@ impl std::fmt::Display for LinkError {
                 f,
                 "device {device_id} is in boot {now}, but this learner saw its boot {seen} before{}: a device's boot number never goes back, so its state was rolled back (an older copy restored), which could repeat its noise or give it spent budget again; not talking to it (a device provisioned anew needs a new key, and a new key starts a new record)",
                 record.as_ref().map_or(String::new(), |p| format!(" (recorded in {})", p.display()))
+            ),
+            Self::ConfigChanged { device_id } => write!(
+                f,
+                "device {device_id} showed another configuration (B, R or its ε limits) than in its first hello to this learner, under the same key: a device's configuration is fixed when it is provisioned, so someone holding its key is choosing the bounds its reports are checked against, or it was provisioned anew without a new key; not talking to it (provision it with a new key, and start a new run)"
             ),
             Self::Version { device } => write!(
                 f,
@@ -359,6 +371,7 @@ enum Reject {
     BudgetRose,
     UnauthenticatedRefusal,
     OldSession,
+    ConfigChanged,
 }
 
 /// Whether `report` is one the device of `hello` could have sent for `query` with `budget`
@@ -532,6 +545,12 @@ impl<L: Link> WireClient<L> {
         self
     }
 
+    /// Takes `config` as the device's configuration if no hello has given one yet, and returns
+    /// the one in force: every later hello must show it ([`LinkError::ConfigChanged`]).
+    pub fn pin_config(&mut self, config: ldp_core::DeviceConfig) -> ldp_core::DeviceConfig {
+        *self.config.get_or_insert(config)
+    }
+
     /// The device's last authenticated hello, once greeted.
     pub fn greeting(&self) -> Option<&Hello> {
         self.greeted.as_ref()
@@ -688,7 +707,9 @@ impl<L: Link> WireClient<L> {
                     // A device's configuration (B, R, its ε limits) is fixed when it is
                     // provisioned: a later hello showing another one comes from whoever holds
                     // its key, choosing the bounds its reports are checked against (review 11).
-                    Message::Hello(h) if self.config.is_some_and(|c| c != h.config) => Err(Reject::Malformed),
+                    Message::Hello(h) if self.config.is_some_and(|c| c != h.config) => {
+                        Err(Reject::ConfigChanged)
+                    }
                     Message::Hello(_) => Ok(()),
                     _ => Err(Reject::Malformed),
                 };
@@ -724,6 +745,7 @@ impl<L: Link> WireClient<L> {
             Reject::UnauthenticatedRefusal => d.unauthenticated_refusals += 1,
             // A hello of a session older than one seen: recorded, or a device rolled back.
             Reject::OldSession => d.replayed += 1,
+            Reject::ConfigChanged => d.malformed += 1,
         }
     }
 
@@ -830,6 +852,9 @@ impl<L: Link> WireClient<L> {
                             self.count(reject);
                             // The device's own answer to this very request (it verified): no
                             // later one will say otherwise.
+                            if reject == Reject::ConfigChanged {
+                                return Err(LinkError::ConfigChanged { device_id: self.auth.device_id });
+                            }
                             if let (Reject::OldSession, Message::Hello(h)) = (reject, &reply.message) {
                                 return Err(LinkError::SessionWentBack {
                                     device_id: self.auth.device_id,

@@ -2,7 +2,9 @@
 //! hello it takes and refuses (as malformed) a later one showing another; the fleet checks the
 //! clamp's mechanism with the B, R a member joined with (`Member::new`'s hello).
 //!
-//! Broke (ignored tests):
+//! Broke (both fixed by the lead; the tests fail without the fix): `Member::new` now pins its
+//! client to the hello it is handed (`WireClient::pin_config`), and a changed configuration is
+//! `LinkError::ConfigChanged` at once (a fleet drops that member).
 //! - `Member::new` takes the joined configuration from the hello it is handed, not from its
 //!   client: a client not yet greeted (as `fleet_bench` and the MQTT bridge tests build members
 //!   from the broker's retained hellos) pins whatever its own first hello says, so a key holder
@@ -43,7 +45,6 @@ fn eps() -> Epsilon {
 
 /// Broke: the fleet's "joined" B, R and the client's pinned ones are two different hellos.
 #[test]
-#[ignore = "review12 break: Member::new pins the handed hello's config, its ungreeted client pins another"]
 fn a_member_is_checked_against_the_bounds_it_joined_with() {
     let big = 100_000.0;
     let inner = device(1, big);
@@ -124,7 +125,6 @@ impl Link for Reprovisioned {
 
 /// Broke: the device answered every try; the learner says it timed out.
 #[test]
-#[ignore = "review12 break: a changed configuration surfaces as LinkError::Timeout, not a typed error"]
 fn a_changed_configuration_is_named_not_a_timeout() {
     let inner = device(1, 1.0);
     let auth = inner.auth();
