@@ -296,16 +296,17 @@ fn measure_mqtt(
     };
     let setup_s = setup.elapsed().as_secs_f64();
     let waited = Arc::new(AtomicU64::new(0));
+    // Each member from its own answered hello (bound to this learner's nonce), not the
+    // retained one, which anyone may replay from an earlier run of the device (review 13).
     let members = ours(&fleet)
         .into_iter()
-        .map(|(hello, link)| {
+        .map(|(_, link)| {
             let auth = link.auth();
-            Member::new(
-                WireClient::new(TimedLink { inner: link, waited_ns: Arc::clone(&waited) }, auth),
-                &hello,
-            )
+            let mut client = WireClient::new(TimedLink { inner: link, waited_ns: Arc::clone(&waited) }, auth);
+            let hello = client.hello().map_err(BenchError::Link)?;
+            Ok(Member::new(client, &hello))
         })
-        .collect();
+        .collect::<Result<Vec<_>, BenchError>>()?;
     let (mut row, mut resends) = sequential(spec, members, eps, &waited)?;
     let clients = ours(&fleet)
         .into_iter()

@@ -451,7 +451,9 @@ pub struct Member<L> {
 }
 
 impl<L: Link> Member<L> {
-    /// A member behind `client`, as its `hello` describes it.
+    /// A member behind `client`, as its `hello` describes it: a hello the client took (answered
+    /// to its own hello request), never a retained one from the broker, which anyone may replay
+    /// from an earlier run of the device (its client is held to this hello's configuration).
     pub fn new(mut client: WireClient<L>, hello: &Hello) -> Self {
         // The bounds its queries are judged by and its reports checked against: the client's
         // (the hello it took first), or this one's, which the client then holds it to.

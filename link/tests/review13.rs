@@ -32,7 +32,7 @@ fn device(id: u64, bound: f64) -> Dev {
 }
 
 #[test]
-#[ignore = "review13 break: a replayed retained hello of an earlier run (same key, other B/R) gets an honest member dropped, no key needed"]
+#[ignore = "review13 break, open in the API only: Member::new pins the hello it is handed; a retained hello replayed from an earlier run of the device (same key, other B/R) given to it drops the honest member. host-sim's callers (runner, fleet bench) and the bridge test build members from answered hellos since"]
 fn a_replayed_retained_hello_does_not_drop_an_honest_member() {
     // Yesterday's run of device 1 (B = R = 1): its retained hello, recorded off the broker.
     let yesterday = device(1, 1.0);

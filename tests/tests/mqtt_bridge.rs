@@ -135,8 +135,16 @@ fn a_mixed_fleet_of_simulated_devices_and_a_bridged_board_answers_round_robin() 
     let wait = FleetWait { devices: Some(4), patience: Duration::from_secs(60) };
     let keys = common::keys(&[&dir.join("devices"), &dir.join("board")], 4);
     let mqtt = MqttFleet::connect(&broker.url(), wait, &keys).expect("four hellos");
-    let members: Vec<_> =
-        mqtt.members().into_iter().map(|(hello, link)| Member::new(patient(link), &hello)).collect();
+    // Each member from its own answered hello, as the runner builds them (review 13).
+    let members: Vec<_> = mqtt
+        .members()
+        .into_iter()
+        .map(|(_, link)| {
+            let mut client = patient(link);
+            let hello = client.hello().expect("an answered hello");
+            Member::new(client, &hello)
+        })
+        .collect();
     assert_eq!(members.len(), 4);
     let board = members[3].id();
     assert!(board > 3, "the board's id follows the simulated devices' 1, 2, 3: {board:#x}");
