@@ -21,26 +21,14 @@ use std::io;
 use std::rc::Rc;
 use std::time::Duration;
 
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Auth, Hello, MAX_ENCODED_LEN, Message, Refusal, Repr, StreamReader};
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, ParamError, Reporter};
+use ldp_core::{Bound, DeviceConfig, Epsilon, ParamError};
 use ldp_link::device::{Device, DeviceError};
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::{Link, LoopbackLink, WireClient};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use ldp_link::transport::{Link, WireClient};
 
-type Dev = LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>;
-
-/// B = R = 1, 1 ε per report, `total` ε in all.
-fn device(id: u64, total: f64) -> Dev {
-    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(total).unwrap()).unwrap();
-    let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-    let reporter = Reporter::open(config, MemoryStore::provisioned([id as u8; 32]), [0; 32]).unwrap();
-    let world = ChaCha20Rng::seed_from_u64(id);
-    let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap(), world);
-    LoopbackLink::new(DeviceApp::new(reporter, source, id))
-}
+mod common;
+use common::{Dev, device_with};
 
 /// A truncation level the host accepts (finite, positive) and every device refuses as a bad
 /// query: above the grid's largest range 2^40 (`ParamError::SensitivityOutOfRange`).
@@ -149,7 +137,7 @@ fn client(link: Either, auth: Auth) -> WireClient<Either> {
 }
 
 fn honest(id: u64, total: f64) -> (Member<Either>, Watch) {
-    let inner = device(id, total);
+    let inner = device_with(id, 1.0, total);
     let auth = inner.auth();
     let (sent, silent) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(false)));
     let link = Watched { inner, sent: sent.clone(), silent: silent.clone(), inbound: VecDeque::new() };
@@ -159,7 +147,7 @@ fn honest(id: u64, total: f64) -> (Member<Either>, Watch) {
 }
 
 fn regreeter(id: u64) -> Member<Either> {
-    let inner = device(id, 1000.0);
+    let inner = device_with(id, 1.0, 1000.0);
     let auth = inner.auth();
     let link =
         Regreeter { inner, device: auth, hellos: 0, inbound: VecDeque::new(), reader: StreamReader::new() };

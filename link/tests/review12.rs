@@ -18,26 +18,14 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Auth, Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_core::{Bound, DeviceConfig, Epsilon};
 use ldp_link::device::Device;
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::{Link, LinkError, LoopbackLink, RANGE_MARGIN_SCALES, WireClient};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
+use ldp_link::transport::{Link, LinkError, RANGE_MARGIN_SCALES, WireClient};
 
-type Dev = LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>>;
-
-/// B = R = `bound`, 1 ε per report, 1000 ε in all.
-fn device(id: u64, bound: f64) -> Dev {
-    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1000.0).unwrap()).unwrap();
-    let config = DeviceConfig { b: Bound::new(bound).unwrap(), r: Bound::new(bound).unwrap(), policy };
-    let reporter = Reporter::open(config, MemoryStore::provisioned([id as u8; 32]), [0; 32]).unwrap();
-    let world = ChaCha20Rng::seed_from_u64(id);
-    let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(bound).unwrap()).unwrap(), world);
-    LoopbackLink::new(DeviceApp::new(reporter, source, id))
-}
+mod common;
+use common::{Dev, device_with};
 
 fn eps() -> Epsilon {
     Epsilon::new(1.0).unwrap()
@@ -47,7 +35,7 @@ fn eps() -> Epsilon {
 #[test]
 fn a_member_is_checked_against_the_bounds_it_joined_with() {
     let big = 100_000.0;
-    let inner = device(1, big);
+    let inner = device_with(1, big, 1000.0);
     let auth = inner.auth();
     // The key holder's retained hello (authenticated under its key): B = R = 1.
     let real = inner.app().reporter().hello(1);
@@ -126,7 +114,7 @@ impl Link for Reprovisioned {
 /// Broke: the device answered every try; the learner says it timed out.
 #[test]
 fn a_changed_configuration_is_named_not_a_timeout() {
-    let inner = device(1, 1.0);
+    let inner = device_with(1, 1.0, 1000.0);
     let auth = inner.auth();
     let link = Reprovisioned {
         inner,

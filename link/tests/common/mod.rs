@@ -64,3 +64,14 @@ pub fn device_answer(dev: &mut Dev, bytes: &[u8]) -> io::Result<Vec<u8>> {
     }
     Ok(out)
 }
+
+/// Device `id` (its seed material and sensor world from `id`), B = R = `bound`, 1 ε per
+/// report, `total` ε in all.
+pub fn device_with(id: u64, bound: f64, total: f64) -> Dev {
+    let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(total).unwrap()).unwrap();
+    let config = DeviceConfig { b: Bound::new(bound).unwrap(), r: Bound::new(bound).unwrap(), policy };
+    let reporter = Reporter::open(config, MemoryStore::provisioned([id as u8; 32]), [0; 32]).unwrap();
+    let world = ChaCha20Rng::seed_from_u64(id);
+    let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(bound).unwrap()).unwrap(), world);
+    LoopbackLink::new(DeviceApp::new(reporter, source, id))
+}
