@@ -302,9 +302,8 @@ fn measure_mqtt(
         .into_iter()
         .map(|(_, link)| {
             let auth = link.auth();
-            let mut client = WireClient::new(TimedLink { inner: link, waited_ns: Arc::clone(&waited) }, auth);
-            let hello = client.hello().map_err(BenchError::Link)?;
-            Ok(Member::new(client, &hello))
+            let client = WireClient::new(TimedLink { inner: link, waited_ns: Arc::clone(&waited) }, auth);
+            Member::new(client).map_err(BenchError::Link)
         })
         .collect::<Result<Vec<_>, BenchError>>()?;
     let (mut row, mut resends) = sequential(spec, members, eps, &waited)?;
@@ -342,9 +341,7 @@ fn in_memory(
         .map(|m| {
             let auth = *m.client().auth();
             let link = TimedLink { inner: m.into_client().into_link(), waited_ns: Arc::clone(&waited) };
-            let mut client = WireClient::new(link, auth);
-            let hello = client.hello().map_err(BenchError::Link)?;
-            Ok(Member::new(client, &hello))
+            Member::new(WireClient::new(link, auth)).map_err(BenchError::Link)
         })
         .collect::<Result<Vec<_>, BenchError>>()?;
     let setup_s = setup.elapsed().as_secs_f64();

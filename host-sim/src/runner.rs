@@ -391,7 +391,7 @@ impl MqttRun {
             match client.hello() {
                 Ok(hello) => {
                     check_bounds(env, &hello)?;
-                    members.push(Member::new(client, &hello));
+                    members.push(Member::new(client).map_err(|e| RunError::Device(DeviceError::Link(e)))?);
                 }
                 // A retained hello outlives a killed device process, and anyone who may
                 // publish it can leave one: one device that does not answer is left out of

@@ -27,7 +27,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
 use ldp_core::device::DeviceApp;
-use ldp_core::wire::{Hello, Refusal};
+use ldp_core::wire::Refusal;
 use ldp_core::{LaplaceMechanism, MemoryStore, ReportError, Reporter, TruncationLevel};
 use rand::RngExt;
 
@@ -451,19 +451,22 @@ pub struct Member<L> {
 }
 
 impl<L: Link> Member<L> {
-    /// A member behind `client`, as its `hello` describes it: a hello the client took (answered
-    /// to its own hello request), never a retained one from the broker, which anyone may replay
-    /// from an earlier run of the device (its client is held to this hello's configuration).
-    pub fn new(mut client: WireClient<L>, hello: &Hello) -> Self {
-        // The bounds its queries are judged by and its reports checked against: the client's
-        // (the hello it took first), or this one's, which the client then holds it to.
-        let config = client.pin_config(hello.config);
-        Self {
-            id: hello.device_id,
+    /// A member behind `client`, as the device's own answered hellos describe it: the
+    /// configuration of the first hello the client took (it holds the device to it), the least
+    /// budget its authenticated frames showed left. A client that has taken no hello yet greets
+    /// the device first. Never from a retained hello off the broker: anyone may replay one from
+    /// an earlier run of the device under the same key, with other bounds (review 13).
+    pub fn new(mut client: WireClient<L>) -> Result<Self, LinkError> {
+        let config = match client.config() {
+            Some(config) => config,
+            None => client.hello()?.config,
+        };
+        Ok(Self {
+            id: client.auth().device_id,
+            remaining: client.budget_shown(),
             client,
             round: 0,
-            total: hello.config.policy.total().get(),
-            remaining: hello.budget_remaining,
+            total: config.policy.total().get(),
             reports: 0,
             skipped: 0,
             benched_until: 0,
@@ -471,12 +474,18 @@ impl<L: Link> Member<L> {
             asked_in: 0,
             backoff: 0,
             config,
-        }
+        })
     }
 
     /// The device's id.
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The configuration it joined with (its first answered hello's): the bounds its queries
+    /// are judged by and its reports checked against.
+    pub fn config(&self) -> ldp_core::DeviceConfig {
+        self.config
     }
 
     /// The protocol client (link statistics).
@@ -716,9 +725,7 @@ pub fn in_process<'a>(
             let app = DeviceApp::new(reporter, EnvSource::new(env, seeds.world), id);
             let link = LoopbackLink::new(app);
             let auth = link.auth();
-            let mut client = WireClient::new(link, auth);
-            let hello = client.hello().map_err(DeviceError::Link)?;
-            Ok(Member::new(client, &hello))
+            Member::new(WireClient::new(link, auth)).map_err(DeviceError::Link)
         })
         .collect()
 }
@@ -820,13 +827,16 @@ mod tests {
         let members: Vec<Member<Either<'_>>> = members
             .into_iter()
             .map(|m| {
-                let hello = m.client.link().app().reporter().hello(m.id);
+                // Greeted over the device's link; member 2's link is then cut for good.
                 let auth = *m.client.auth();
-                let link = if m.id == 2 { Either::Dead } else { Either::Sim(Box::new(m.client.into_link())) };
-                let mut client = WireClient::new(link, auth);
+                let mut client = WireClient::new(Either::Sim(Box::new(m.client.into_link())), auth);
+                client.hello().expect("hello");
+                if auth.device_id == 2 {
+                    client.replace_link(Either::Dead);
+                }
                 client.timeout = Duration::from_millis(1);
                 client.tries = 2;
-                Member::new(client, &hello)
+                Member::new(client).expect("greeted")
             })
             .collect();
         let mut f = Fleet::new(members, Epsilon::new(1.0).expect("eps"), Routing::RoundRobin, 0);
@@ -868,17 +878,19 @@ mod tests {
                     .expect("members")
                     .into_iter()
                     .map(|m| {
-                        let hello = m.client.link().app().reporter().hello(m.id);
+                        // Greeted over the device's link; members 2 to 4 are then cut for good.
                         let auth = *m.client.auth();
-                        let link = if m.id == 1 {
-                            Either::Sim(Box::new(m.client.into_link()))
-                        } else {
-                            Either::Dead
-                        };
+                        let link = Either::Sim(Box::new(m.client.into_link()));
                         let mut client = WireClient::new(Switched { on: on.clone(), link }, auth);
+                        on.set(true);
+                        client.hello().expect("hello");
+                        on.set(false);
+                        if auth.device_id != 1 {
+                            client.replace_link(Switched { on: on.clone(), link: Either::Dead });
+                        }
                         client.timeout = Duration::from_millis(1);
                         client.tries = 1;
-                        Member::new(client, &hello)
+                        Member::new(client).expect("greeted")
                     })
                     .collect();
             let mut f = Fleet::new(members, Epsilon::new(1.0).expect("eps"), Routing::Random, seed);

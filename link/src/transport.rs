@@ -545,10 +545,11 @@ impl<L: Link> WireClient<L> {
         self
     }
 
-    /// Takes `config` as the device's configuration if no hello has given one yet, and returns
-    /// the one in force: every later hello must show it ([`LinkError::ConfigChanged`]).
-    pub fn pin_config(&mut self, config: ldp_core::DeviceConfig) -> ldp_core::DeviceConfig {
-        *self.config.get_or_insert(config)
+    /// The device's configuration, from the first hello this client took (answered to its own
+    /// hello request, so bound to its nonce); every later hello must show it
+    /// ([`LinkError::ConfigChanged`]). `None` before the first.
+    pub fn config(&self) -> Option<ldp_core::DeviceConfig> {
+        self.config
     }
 
     /// The device's last authenticated hello, once greeted.

@@ -291,8 +291,7 @@ fn a_member_refusing_every_query_as_malformed_does_not_end_a_fleet_run() {
     let member = |link: Attacked<_>, auth| {
         let mut client = WireClient::new(link, auth);
         client.timeout = Duration::from_secs(3600);
-        let hello = client.hello().unwrap();
-        Member::new(client, &hello)
+        Member::new(client).unwrap()
     };
     let eps = Epsilon::new(1.0).unwrap();
     // Member 2 is honest (an attacker link that forges nothing it would be believed for: a

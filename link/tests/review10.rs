@@ -68,8 +68,7 @@ fn watched(id: u64, total: f64) -> (Member<Either>, Watch) {
     let link = Watched { inner, sent: sent.clone(), silent: silent.clone(), inbound: VecDeque::new() };
     let mut client = WireClient::new(Either::Honest(Box::new(link)), auth);
     client.timeout = Duration::from_millis(1);
-    let hello = client.hello().unwrap();
-    (Member::new(client, &hello), Watch { sent, silent })
+    (Member::new(client).unwrap(), Watch { sent, silent })
 }
 
 /// What a member holding its own key answers to every query, instead of its device.
@@ -175,8 +174,7 @@ fn rogue(id: u64, rogue: Rogue) -> Member<Either> {
     let mut client = WireClient::new(Either::Rogue(Box::new(link)), auth);
     client.timeout = Duration::from_millis(1);
     client.tries = 1;
-    let hello = client.hello().unwrap();
-    Member::new(client, &hello)
+    Member::new(client).unwrap()
 }
 
 /// Members of one fleet: an honest device, or a rogue link.

@@ -141,9 +141,8 @@ fn honest(id: u64, total: f64) -> (Member<Either>, Watch) {
     let auth = inner.auth();
     let (sent, silent) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(false)));
     let link = Watched { inner, sent: sent.clone(), silent: silent.clone(), inbound: VecDeque::new() };
-    let mut client = client(Either::Honest(Box::new(link)), auth);
-    let hello = client.hello().unwrap();
-    (Member::new(client, &hello), Watch { sent, silent })
+    let client = client(Either::Honest(Box::new(link)), auth);
+    (Member::new(client).unwrap(), Watch { sent, silent })
 }
 
 fn regreeter(id: u64) -> Member<Either> {
@@ -151,10 +150,11 @@ fn regreeter(id: u64) -> Member<Either> {
     let auth = inner.auth();
     let link =
         Regreeter { inner, device: auth, hellos: 0, inbound: VecDeque::new(), reader: StreamReader::new() };
-    let mut client = client(Either::Rogue(Box::new(link)), auth);
-    let hello = client.hello().unwrap();
-    assert_eq!(hello.config.b.get(), 1.0, "the first hello is the device's own (it passes check_bounds)");
-    Member::new(client, &hello)
+    let client = client(Either::Rogue(Box::new(link)), auth);
+    let member = Member::new(client).unwrap();
+    let b = member.client().config().unwrap().b.get();
+    assert_eq!(b, 1.0, "the first hello is the device's own (it passes check_bounds)");
+    member
 }
 
 fn eps() -> Epsilon {

@@ -3,13 +3,15 @@
 //! clamp's mechanism with the B, R a member joined with (`Member::new`'s hello).
 //!
 //! Broke (both fixed by the lead; the tests fail without the fix): `Member::new` now pins its
-//! client to the hello it is handed (`WireClient::pin_config`), and a changed configuration is
+//! client to the hello it is handed (then `WireClient::pin_config`, since review 13 gone), and a changed configuration is
 //! `LinkError::ConfigChanged` at once (a fleet drops that member).
 //! - `Member::new` takes the joined configuration from the hello it is handed, not from its
 //!   client: a client not yet greeted (as `fleet_bench` and the MQTT bridge tests build members
 //!   from the broker's retained hellos) pins whatever its own first hello says, so a key holder
 //!   whose retained hello shows B = R = 1 and whose answered hello shows B = R = 10^5 has its
-//!   reports checked against 10^5 while the fleet believes 1.
+//!   reports checked against 10^5 while the fleet believes 1. Since review 13 no hello is
+//!   handed to `Member::new`: a member joins with its client's first answered hello, so the
+//!   two cannot differ; the test holds that.
 //! - A device showing a changed configuration (re-provisioned under the same key, or a key
 //!   holder) gets no error saying so: its hellos are counted as malformed, every try is waited
 //!   out, and the learner reports a timeout of a device that answered each time.
@@ -31,26 +33,31 @@ fn eps() -> Epsilon {
     Epsilon::new(1.0).unwrap()
 }
 
-/// Broke: the fleet's "joined" B, R and the client's pinned ones are two different hellos.
+/// Broke: the fleet's "joined" B, R and the client's pinned ones were two different hellos
+/// (the retained one handed to `Member::new`, and the client's first answered one).
 #[test]
 fn a_member_is_checked_against_the_bounds_it_joined_with() {
     let big = 100_000.0;
     let inner = device_with(1, big, 1000.0);
     let auth = inner.auth();
-    // The key holder's retained hello (authenticated under its key): B = R = 1.
-    let real = inner.app().reporter().hello(1);
-    let one = Bound::new(1.0).unwrap();
-    let joined = Hello { config: DeviceConfig { b: one, r: one, ..real.config }, ..real };
     let mut client = WireClient::new(inner, auth);
     client.timeout = Duration::from_millis(1);
-    let mut fleet = Fleet::new(vec![Member::new(client, &joined)], eps(), Routing::RoundRobin, 0);
+    let member = Member::new(client).unwrap();
+    // The bounds the fleet judges by are the ones the client checks reports against: the
+    // device's answered hello's (B = R = 10^5), whatever its retained hellos said.
+    assert_eq!(Some(member.config()), member.client().config());
+    assert_eq!((member.config().b.get(), member.config().r.get()), (big, big));
+    let mut fleet = Fleet::new(vec![member], eps(), Routing::RoundRobin, 0);
     // What a report of the joined device can be: within B + R plus the client's margin.
-    let limit = 2.0 + RANGE_MARGIN_SCALES * 2.0 * 2.0 / 1.0;
+    let limit = 2.0 * big + RANGE_MARGIN_SCALES * 2.0 * 2.0 * big / 1.0;
+    let mut taken = 0;
     for t in 0..20 {
         if let Ok(v) = fleet.query(t % 100, None) {
-            assert!(v.abs() <= limit, "round {t}: {v} taken from a member that joined with B = R = 1");
+            assert!(v.abs() <= limit, "round {t}: {v} beyond what a device with B = R = 10^5 reports");
+            taken += 1;
         }
     }
+    assert_eq!(taken, 20, "an honest device's reports are taken");
 }
 
 /// A device's link that, from its second hello on, shows B = R = 2 (a device re-provisioned

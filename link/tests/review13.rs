@@ -1,5 +1,5 @@
 //! Review 13 (attacker's brief) of 7e6165b: `LinkError::ConfigChanged` and
-//! `WireClient::pin_config` (`Member::new` pins its client to the hello it joined with).
+//! `WireClient::pin_config` (`Member::new` pinned its client to the hello it was handed).
 //!
 //! Broke (conditional): a retained hello is tagged under the device's static learner auth (no
 //! nonce), so every one the device ever published verifies for ever. A device run before with
@@ -8,19 +8,50 @@
 //! left such hellos; whoever may publish on `ldp/<id>/hello` replays one, a member built from
 //! it (`fleet_bench`, the MQTT bridge test) is pinned to it, and the honest device's first
 //! answered hello ends it as `ConfigChanged` ("someone holding its key"): no key needed.
+//! Fixed: `Member::new` takes no hello; the member joins with its client's first answered one.
 
 use ldp_core::Epsilon;
 use ldp_core::wire::{MAX_ENCODED_LEN, Message, Repr, StreamReader};
 use ldp_link::device::Device;
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::WireClient;
+use ldp_link::transport::{Link, WireClient};
+use std::collections::VecDeque;
+use std::io;
 use std::time::Duration;
 
 mod common;
 use common::device_with;
 
+/// Device 1 behind a link on which whoever may publish on its topic slips `recorded` in ahead
+/// of the device's answer to the learner's first frame.
+struct Replayer {
+    inner: common::Dev,
+    recorded: Option<Vec<u8>>,
+    inbound: VecDeque<u8>,
+}
+
+impl Link for Replayer {
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.inner.send(bytes)?;
+        if let Some(recorded) = self.recorded.take() {
+            self.inbound.extend(recorded);
+        }
+        while let Some(b) = self.inner.recv_byte(Duration::ZERO)? {
+            self.inbound.push_back(b);
+        }
+        Ok(())
+    }
+
+    fn recv_byte(&mut self, _timeout: Duration) -> io::Result<Option<u8>> {
+        Ok(self.inbound.pop_front())
+    }
+}
+
+/// Broke: `Member::new(client, &hello)` took the hello it was handed, and a retained one
+/// replayed from yesterday's run pinned the member to yesterday's B, R; the honest device's
+/// answered hello then dropped it. Since, a member joins with its client's first answered hello
+/// (bound to the client's nonce): the replay is dropped as not answering it.
 #[test]
-#[ignore = "review13 break, open in the API only: Member::new pins the hello it is handed; a retained hello replayed from an earlier run of the device (same key, other B/R) given to it drops the honest member. host-sim's callers (runner, fleet bench) and the bridge test build members from answered hellos since"]
 fn a_replayed_retained_hello_does_not_drop_an_honest_member() {
     // Yesterday's run of device 1 (B = R = 1): its retained hello, recorded off the broker.
     let yesterday = device_with(1, 1.0, 1000.0);
@@ -30,25 +61,26 @@ fn a_replayed_retained_hello_does_not_drop_an_honest_member() {
         .emit_framed(&mut buf, &yesterday.app().learner_auth())
         .unwrap()
         .to_vec();
-    // Today's run, same key, B = R = 2: the learner verifies the replayed bytes as
-    // `MqttFleet` does (`parse_hello`), under today's key.
+    // Today's run, same key, B = R = 2: the replayed bytes verify under today's learner key
+    // (as `MqttFleet` parses retained hellos).
     let today = device_with(1, 2.0, 1000.0);
     let auth = today.auth();
     let mut reader = StreamReader::new();
-    let learner = today.app().learner_auth();
     let mut parsed = None;
     for &b in &recorded {
         if let Some(frame) = reader.push(b) {
-            parsed = Some(Repr::parse(&frame.unwrap(), &learner).unwrap().message);
+            parsed = Some(Repr::parse(&frame.unwrap(), &today.app().learner_auth()).unwrap().message);
         }
     }
-    let Some(Message::Hello(replayed)) = parsed else { panic!("not a hello") };
+    let Some(Message::Hello(replayed)) = parsed else { panic!("the recorded hello does not verify today") };
     assert_eq!(replayed.config.b.get(), 1.0);
-    let mut client = WireClient::new(today, auth);
+    let link = Replayer { inner: today, recorded: Some(recorded), inbound: VecDeque::new() };
+    let mut client = WireClient::new(link, auth);
     client.timeout = Duration::from_millis(20);
-    // As `fleet_bench` and the MQTT bridge test build members: from the retained hello.
-    let mut fleet =
-        Fleet::new(vec![Member::new(client, &replayed)], Epsilon::new(1.0).unwrap(), Routing::RoundRobin, 0);
+    let member = Member::new(client).expect("the device answers its hello");
+    assert_eq!(member.config().b.get(), 2.0, "the member joined with the replayed hello");
+    assert!(member.client().dropped.total() >= 1, "the replay was not seen: {:?}", member.client().dropped);
+    let mut fleet = Fleet::new(vec![member], Epsilon::new(1.0).unwrap(), Routing::RoundRobin, 0);
     // The device is honest and answers every request; the replayer holds no key.
     for t in 0..5 {
         assert!(fleet.query(t, None).is_ok(), "round {t}: an honest device was dropped by a replayed hello");

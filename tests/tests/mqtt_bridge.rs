@@ -139,11 +139,7 @@ fn a_mixed_fleet_of_simulated_devices_and_a_bridged_board_answers_round_robin() 
     let members: Vec<_> = mqtt
         .members()
         .into_iter()
-        .map(|(_, link)| {
-            let mut client = patient(link);
-            let hello = client.hello().expect("an answered hello");
-            Member::new(client, &hello)
-        })
+        .map(|(_, link)| Member::new(patient(link)).expect("an answered hello"))
         .collect();
     assert_eq!(members.len(), 4);
     let board = members[3].id();

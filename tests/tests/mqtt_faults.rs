@@ -335,7 +335,7 @@ fn faults_measured() {
             // A lost frame costs 100 ms; 50 tries cover an outage of 5 s.
             client.timeout = Duration::from_millis(100);
             client.tries = 50;
-            Member::new(client, &hello)
+            Member::new(client).expect("an answered hello")
         })
         .collect();
     assert_eq!(members.iter().map(Member::id).collect::<Vec<_>>(), (1..=DEVICES).collect::<Vec<_>>());
@@ -550,7 +550,7 @@ fn an_outage_longer_than_the_learners_patience_skips_members_but_loses_no_round(
             let mut client = WireClient::new(FaultyLink::new(link, faults, hello.device_id), auth);
             client.timeout = Duration::from_millis(100);
             client.tries = 5;
-            Member::new(client, &hello)
+            Member::new(client).expect("an answered hello")
         })
         .collect();
     let mut fleet = Fleet::new(members, Epsilon::new(EPSILON).expect("ε"), Routing::RoundRobin, 1);

@@ -150,8 +150,7 @@ fn member(link: Mitm, nonce_seed: u64) -> Member<Mitm> {
     let auth = link.inner.auth();
     let mut client = WireClient::with_nonce_seed(link, auth, nonce_seed);
     client.timeout = Duration::from_millis(1);
-    let hello = client.hello().unwrap();
-    Member::new(client, &hello)
+    Member::new(client).unwrap()
 }
 
 /// A fleet of two: member 1 behind `attack`, member 2 untouched. Returns the fleet and the
