@@ -73,7 +73,7 @@ pub fn run_trial(
     run_trial_with_ledger(env, algorithm, config, trial_seed, algo_index).map(|(curve, _)| curve)
 }
 
-/// [`run_trial`], and, for a fleet, what each member spent.
+/// [`run_trial`], and, for a fleet or a device on the wire, what each device spent.
 pub fn run_trial_with_ledger(
     env: &dyn Environment,
     algorithm: &AlgorithmSpec,
@@ -81,6 +81,57 @@ pub fn run_trial_with_ledger(
     trial_seed: u64,
     algo_index: u64,
 ) -> Result<(Vec<f64>, Option<Vec<MemberRecord>>), RunError> {
+    let trial = run_trial_recorded(env, algorithm, config, trial_seed, algo_index);
+    trial.curve.map(|curve| (curve, trial.ledger))
+}
+
+/// One trial's outcome: its regret curve or its error, and what each device spent, also when
+/// the trial failed after its devices were reached (a device's budget, once spent, stays spent
+/// whether or not the run goes on; the ledger says so).
+pub struct Trial {
+    /// Cumulative regret after each round, or why the trial stopped.
+    pub curve: Result<Vec<f64>, RunError>,
+    /// A fleet's or a device's ledger, once the devices were reached.
+    pub ledger: Option<Vec<MemberRecord>>,
+}
+
+/// [`run_trial_with_ledger`], keeping the ledger of a trial that failed.
+pub fn run_trial_recorded(
+    env: &dyn Environment,
+    algorithm: &AlgorithmSpec,
+    config: &RunConfig,
+    trial_seed: u64,
+    algo_index: u64,
+) -> Trial {
+    let (mut learner, mut device) = match trial_parts(env, algorithm, config, trial_seed, algo_index) {
+        Ok(parts) => parts,
+        Err(e) => return Trial { curve: Err(e), ledger: None },
+    };
+    let best = env.best_mean();
+    let mut total = 0.0;
+    let mut curve = Vec::with_capacity(config.horizon);
+    let mut rounds = || {
+        for _ in 0..config.horizon {
+            let arm = learner.ask();
+            let report = device.query(arm, learner.device_level()).map_err(RunError::Device)?;
+            learner.tell(arm, report).map_err(learner_error)?;
+            total += best - env.mean(arm);
+            curve.push(total);
+        }
+        Ok(())
+    };
+    let outcome = rounds();
+    Trial { curve: outcome.map(|()| curve), ledger: device.ledger() }
+}
+
+/// A trial's learner and the device it queries.
+fn trial_parts<'a>(
+    env: &'a dyn Environment,
+    algorithm: &AlgorithmSpec,
+    config: &RunConfig,
+    trial_seed: u64,
+    algo_index: u64,
+) -> Result<(Optimizer, Box<dyn Device + 'a>), RunError> {
     let mut problem = problem_for(env, config)?;
     if config.constants == Constants::Calibrated {
         // One order per trial, shared by its learners (paired comparisons).
@@ -88,7 +139,7 @@ pub fn run_trial_with_ledger(
     }
     // The learner through ask/tell, as a user drives it: it sees the public problem and the
     // reports; only this loop knows f (for the regret).
-    let mut learner = Optimizer::from_problem(
+    let learner = Optimizer::from_problem(
         *algorithm,
         &problem,
         config.constants,
@@ -97,7 +148,7 @@ pub fn run_trial_with_ledger(
     .map_err(learner_error)?;
     let world_seed = derive_seed(trial_seed, algo_index, 1);
     let device_seed = derive_seed(trial_seed, algo_index, 2);
-    let mut device: Box<dyn Device + '_> = match (config.local_epsilon(), &config.device) {
+    let device: Box<dyn Device + '_> = match (config.local_epsilon(), &config.device) {
         (Some(eps), DeviceKind::InProcess) => Box::new(
             InProcessDevice::new(env, eps, config.horizon, world_seed, device_seed)
                 .map_err(RunError::Device)?,
@@ -134,17 +185,7 @@ pub fn run_trial_with_ledger(
         (None, DeviceKind::InProcess) => Box::new(RawDevice::new(env, world_seed)),
         (None, _) => return Err(ConfigError::DeviceWithoutPrivacy.into()),
     };
-    let best = env.best_mean();
-    let mut total = 0.0;
-    let mut curve = Vec::with_capacity(config.horizon);
-    for _ in 0..config.horizon {
-        let arm = learner.ask();
-        let report = device.query(arm, learner.device_level()).map_err(RunError::Device)?;
-        learner.tell(arm, report).map_err(learner_error)?;
-        total += best - env.mean(arm);
-        curve.push(total);
-    }
-    Ok((curve, device.ledger()))
+    Ok((learner, device))
 }
 
 /// A learner's error as the run's: what the policy refused as [`RunError::Policy`] (as before
@@ -179,21 +220,24 @@ impl LoopTask<'_> {
         let config = self.config;
         let trial_seed = derive_seed(config.seed, trial as u64, 0);
         let env = (self.make_env)(trial_seed).map_err(RunError::Environment)?;
-        let (curve, ledger) = run_trial_with_ledger(
-            env.as_ref(),
-            &config.algorithms[learner],
-            config,
-            trial_seed,
-            learner as u64,
-        )?;
+        let Trial { curve, ledger } =
+            run_trial_recorded(env.as_ref(), &config.algorithms[learner], config, trial_seed, learner as u64);
         let ledger_dir = match &config.fleet {
             Some(fleet) => fleet.ledger_dir.as_deref(),
             None => config.device_ledger_dir.as_deref(),
         };
+        // Written whether or not the job finished: what a failed job spent is recorded too (a
+        // job run again overwrites it with what its devices show then, which for a device on
+        // the wire counts the failed attempt's spending as well).
         if let (Some(ledger), Some(dir)) = (ledger, ledger_dir) {
-            crate::output::write_ledger(dir, trial, recorded, &ledger).map_err(RunError::Output)?;
+            let written =
+                crate::output::write_ledger(dir, trial, recorded, &ledger).map_err(RunError::Output);
+            // A failed job's own error is the one returned.
+            if curve.is_ok() {
+                written?;
+            }
         }
-        Ok(curve)
+        curve
     }
 
     /// Whether every job queries a device that privatises (local DP), so that a fleet can

@@ -20,6 +20,12 @@ const ID: u64 = 77;
 /// sees the same device whether the run is whole or sharded), the firmware's sensor model with
 /// B = R = 1. Returns the address.
 fn serve() -> String {
+    serve_for(usize::MAX)
+}
+
+/// [`serve`], each connection closed after the device sent `replies` frames (a device that
+/// dies, or a link cut, mid-run).
+fn serve_for(replies: usize) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     std::thread::spawn(move || {
@@ -32,13 +38,15 @@ fn serve() -> String {
             let source = SimulatedSensor::new(model, ChaCha20Rng::seed_from_u64(5));
             let mut app = DeviceApp::new(reporter, source, ID);
             let mut buf = [0u8; 256];
-            while let Ok(n @ 1..) = stream.read(&mut buf) {
+            let mut sent = 0;
+            'conn: while let Ok(n @ 1..) = stream.read(&mut buf) {
                 for &b in &buf[..n] {
                     if let Some(reply) = app.on_byte(b) {
                         let reply = reply.to_vec();
-                        if stream.write_all(&reply).is_err() {
-                            break;
+                        if sent == replies || stream.write_all(&reply).is_err() {
+                            break 'conn;
                         }
+                        sent += 1;
                         app.prepare();
                     }
                 }
@@ -122,5 +130,35 @@ fn merged_shards_of_a_run_on_one_device_keep_every_jobs_ledger() {
     assert_eq!(summary, device_summary(&whole));
     assert_eq!(summary["jobs"], whole_ledgers.len());
     assert_eq!(summary["ledgers"], "device-ledgers");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A job that fails once the device has spent on it still leaves its ledger: the ε its device
+/// showed spent, in `device-ledgers/`. Before, the job's error returned before the ledger was
+/// written, and what the failed job spent was recorded nowhere.
+#[test]
+fn a_job_that_fails_mid_run_keeps_what_its_device_spent() {
+    let root = dir("failed");
+    host_sim::keys::create_private_dir(&root).unwrap();
+    let keys = root.join("device.key");
+    host_sim::keys::write(&keys, ID, &LinkKey::from_seed(&SEED)).unwrap();
+    // The hello, then 5 reports; the link is cut on the 6th query.
+    let device = format!("tcp:{}", serve_for(6));
+    let out = root.join("out");
+    let out_s = out.to_string_lossy().into_owned();
+    let args = ["run", "device", "--device", &device, "--trials", "1", "--horizon", "12", "--quiet"];
+    let (ok, err) = host_sim(&[&args[..], &["--out", &out_s]].concat(), &keys);
+    assert!(!ok, "a run whose device went away mid-job succeeded");
+    let ledgers: Vec<PathBuf> = std::fs::read_dir(out.join("device-ledgers"))
+        .unwrap_or_else(|e| panic!("no device-ledgers/ after a failed job ({e}); the run said: {err}"))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(ledgers.len(), 1, "{ledgers:?}");
+    let text = std::fs::read_to_string(&ledgers[0]).unwrap();
+    let row: Vec<&str> = text.lines().nth(1).expect("a device's row").split(',').collect();
+    assert_eq!(row[0], ID.to_string(), "{text}");
+    assert_eq!(row[2], "5", "5 reports taken before the link was cut: {text}");
+    let spent: f64 = row[1].parse().unwrap();
+    assert!((spent - 5.0).abs() < 1e-6, "5 reports at ε = 1 spent 5: {text}");
     let _ = std::fs::remove_dir_all(&root);
 }

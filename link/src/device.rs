@@ -254,11 +254,13 @@ impl<L: Link> WireDevice<L> {
     /// The device's one-line ledger: what it has charged in all (its total budget minus the
     /// least it showed left, from authenticated frames only), the reports taken, and the
     /// replies the learner dropped (`run.json`'s `device.dropped_frames`).
+    /// `None` before the device answered a hello; kept after a failed request (which forgets
+    /// the greeting, not what the device showed).
     fn record(&self) -> Option<Vec<MemberRecord>> {
-        let hello = self.client.greeting()?;
-        let spent = (hello.config.policy.total().get() - self.client.budget_shown()).max(0.0);
+        let config = self.client.config()?;
+        let spent = (config.policy.total().get() - self.client.budget_shown()).max(0.0);
         Some(vec![MemberRecord {
-            id: hello.device_id,
+            id: self.client.auth().device_id,
             spent,
             reports: self.reports,
             skipped: 0,
