@@ -14,7 +14,7 @@
 //!   not greeted), and its first query greets the new boot, so the ledger counts what the reboot
 //!   charged.
 //!
-//! Broke (fixed in the next commit; the test fails without the fix):
+//! Broke (fixed: `Fleet::query` benches the member; the test fails without the fix):
 //! - Whoever carries one member's frames ends the whole fleet run, no key needed: a frame
 //!   with the awaited number and another version byte (read before the tag, so anyone can
 //!   make one) is `LinkError::Version`, which `Fleet::query` passed on as the run's error
@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use ldp_core::wire::{Auth, Frame, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Repr, StreamReader};
+use ldp_core::wire::{Auth, Frame, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Repr};
 use ldp_core::{Epsilon, MemoryStore};
 use ldp_link::device::Device;
 use ldp_link::fleet::{Fleet, Member, Routing};
