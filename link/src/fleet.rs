@@ -673,9 +673,10 @@ impl<L: Link> Device for Fleet<L> {
                 // Silent, failing its store, answering nonsense, refusing the query's
                 // parameters, or its frames failing authentication (a wrong key, or another
                 // learner or a replayed hello request took its conversation: one member's
-                // trouble, not the run's): skipped for this
-                // round and asked again after a backoff of one pass over the fleet, doubling up
-                // to 64.
+                // trouble, not the run's), or answering in another wire version (read before
+                // the tag, so whoever carries its frames can say so without its key; review
+                // 14): skipped for this round and asked again after a backoff of one pass over
+                // the fleet, doubling up to 64.
                 Ok(Err(_))
                 | Err(
                     LinkError::Timeout { .. }
@@ -683,7 +684,8 @@ impl<L: Link> Device for Fleet<L> {
                     | LinkError::Unexpected(_)
                     | LinkError::BadTags { .. }
                     | LinkError::KeyRefused
-                    | LinkError::SpentUnanswered { .. },
+                    | LinkError::SpentUnanswered { .. }
+                    | LinkError::Version { .. },
                 ) => {
                     m.skipped += 1;
                     m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));

@@ -50,7 +50,10 @@ impl Link for Replayer {
 /// Broke: `Member::new(client, &hello)` took the hello it was handed, and a retained one
 /// replayed from yesterday's run pinned the member to yesterday's B, R; the honest device's
 /// answered hello then dropped it. Since, a member joins with its client's first answered hello
-/// (bound to the client's nonce): the replay is dropped as not answering it.
+/// (bound to the client's nonce): the replay is dropped as not answering it. (A retained hello
+/// has number 0, which a learner never awaits, so this passes even with hellos tagged without
+/// the nonce; `review14` replays an answered hello with the awaited number, which only the
+/// nonce binding keeps out.)
 #[test]
 fn a_replayed_retained_hello_does_not_drop_an_honest_member() {
     // Yesterday's run of device 1 (B = R = 1): its retained hello, recorded off the broker.
