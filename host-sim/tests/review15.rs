@@ -89,7 +89,6 @@ fn device_key(root: &Path) -> PathBuf {
 /// on the wire spent ε on it. Another run's ledger is refused like its jobs are (the directory
 /// holds results of other settings), and `--overwrite` discards it.
 #[test]
-#[ignore = "review15 break: a run whose only job failed leaves its ledger and an empty jobs.jsonl; a run of other settings in the same --out sums that ledger into its run.json"]
 fn a_failed_runs_ledger_is_not_summed_into_another_runs_record() {
     let root = dir("other-run");
     let keys = device_key(&root);
@@ -124,7 +123,6 @@ fn a_failed_runs_ledger_is_not_summed_into_another_runs_record() {
 /// replaced run's ledgers stay in `device-ledgers/`, and the new run's `run.json` sums them as
 /// its own (before 89e3ee4 already; a failed run now leaves them too).
 #[test]
-#[ignore = "review15 break: --overwrite keeps the replaced run's ledgers, and the new run.json sums them"]
 fn overwrite_discards_the_replaced_runs_ledgers() {
     let root = dir("overwrite");
     let keys = device_key(&root);
