@@ -229,13 +229,14 @@ impl LoopTask<'_> {
         // Written whether or not the job finished: what a failed job spent is recorded too (a
         // job run again overwrites it with what its devices show then, which for a device on
         // the wire counts the failed attempt's spending as well).
-        if let (Some(ledger), Some(dir)) = (ledger, ledger_dir) {
-            let written =
-                crate::output::write_ledger(dir, trial, recorded, &ledger).map_err(RunError::Output);
-            // A failed job's own error is the one returned.
-            if curve.is_ok() {
-                written?;
-            }
+        if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
+            && let Err(e) = crate::output::write_ledger(dir, trial, recorded, &ledger)
+        {
+            // A failed job's own error comes first; that its ledger is lost is said too.
+            return Err(match curve {
+                Ok(_) => RunError::Output(e),
+                Err(job) => RunError::LedgerNotWritten { job: Box::new(job), ledger: e },
+            });
         }
         curve
     }

@@ -144,7 +144,6 @@ fn overwrite_discards_the_replaced_runs_ledgers() {
 /// and nothing tells the user that what its device spent was recorded nowhere (here
 /// `device-ledgers` is a file, so the directory cannot be made).
 #[test]
-#[ignore = "review15 break: a failed job's ledger write error is dropped without a word"]
 fn a_failed_jobs_ledger_that_cannot_be_written_is_not_passed_over_in_silence() {
     let root = dir("unwritten");
     let keys = device_key(&root);
