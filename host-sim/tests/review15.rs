@@ -180,7 +180,6 @@ fn a_failed_jobs_ledger_that_cannot_be_written_is_not_passed_over_in_silence() {
 /// ledger — overwritten — and `run.json` no longer show that device 1 spent anything. Skips
 /// without mosquitto (unless REQUIRE_BROKER=1).
 #[test]
-#[ignore = "review15 break: the job run again overwrites the failed attempt's ledger; a device not in the rerun's fleet loses what it spent"]
 fn a_job_run_again_keeps_what_a_device_missing_from_the_rerun_spent() {
     if !host_sim::mqtt::Broker::available() {
         assert!(
