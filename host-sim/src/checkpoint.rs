@@ -32,6 +32,10 @@ pub const JOBS_FILE: &str = "jobs.jsonl";
 /// what differs when a run with other settings meets them.
 pub const SETTINGS_FILE: &str = "settings.json";
 
+/// The directories of a run's per-job ledgers (`crate::output`): results of its settings, like
+/// its jobs.
+const LEDGER_DIRS: [&str; 2] = [crate::output::LEDGER_DIR, crate::output::DEVICE_LEDGER_DIR];
+
 /// The lock file inside an output directory ([`OutLock`]).
 pub const LOCK_FILE: &str = "run.lock";
 
@@ -369,8 +373,9 @@ impl Checkpoint {
     }
 
     /// [`Checkpoint::open`], recording `settings` in [`SETTINGS_FILE`] so that a run with other
-    /// settings is told which differ; with `overwrite`, the jobs, settings and `run.json` of
-    /// whatever run the directory held are deleted first (once the directory is locked).
+    /// settings is told which differ (also when it finished no job but left ledgers); with
+    /// `overwrite`, the jobs, settings, ledgers and `run.json` of whatever run the directory
+    /// held are deleted first (once the directory is locked).
     pub fn open_with(
         dir: &Path,
         run: &str,
@@ -389,6 +394,13 @@ impl Checkpoint {
                     _ => {}
                 }
             }
+            // The replaced run's ledgers (what its devices spent) are its results too.
+            for ledgers in LEDGER_DIRS {
+                match std::fs::remove_dir_all(dir.join(ledgers)) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+                    _ => {}
+                }
+            }
         }
         let (done, ended) = match path.exists() {
             true => read_jobs(dir, &path, run, horizon).map_err(|e| match (e, settings) {
@@ -401,6 +413,18 @@ impl Checkpoint {
             })?,
             false => (HashMap::new(), true),
         };
+        // A run that finished no job may still have left results: the ledgers of jobs that
+        // failed after their devices spent. Another run's settings must not take them as its own
+        // (review 15), so they pin the settings as finished jobs do.
+        if done.is_empty()
+            && let Some(here) = settings
+            && LEDGER_DIRS.iter().any(|l| dir.join(l).exists())
+            && let Some(there) = std::fs::read(&recorded).ok().and_then(|b| serde_json::from_slice(&b).ok())
+            && there != *here
+        {
+            let differences = differences(&there, here);
+            return Err(CheckpointError::OtherSettings { dir: dir.to_path_buf(), differences });
+        }
         if let Some(settings) = settings {
             let text =
                 serde_json::to_string_pretty(settings).map_err(|e| CheckpointError::Encode(e.to_string()))?;

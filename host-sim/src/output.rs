@@ -176,7 +176,33 @@ pub fn write_ledger(
         let _ = writeln!(text, "{id},{spent},{reports},{skipped},{},{out}", d.join(","));
     }
     fs::create_dir_all(dir).map_err(io_err(dir))?;
-    write_whole(&dir.join(format!("trial{trial}-learner{learner}.csv")), text.as_bytes())
+    write_whole(&ledger_path(dir, trial, learner), text.as_bytes())
+}
+
+fn ledger_path(dir: &Path, trial: usize, learner: usize) -> PathBuf {
+    dir.join(format!("trial{trial}-learner{learner}.csv"))
+}
+
+/// `ledger`, of a job run again, with the rows of the job's earlier attempt (its ledger in
+/// `dir`, if any) of devices that `ledger` shows no spending for: a device that spent in a
+/// failed attempt and is not in the fleet of the job run again (gone, or its hello kept off the
+/// broker) spent all the same (review 15: overwritten, its spending was recorded nowhere).
+pub fn with_earlier_attempt(
+    dir: &Path,
+    trial: usize,
+    learner: usize,
+    mut ledger: Vec<MemberRecord>,
+) -> Result<Vec<MemberRecord>, OutputError> {
+    let path = ledger_path(dir, trial, learner);
+    if !path.is_file() {
+        return Ok(ledger);
+    }
+    for r in read_ledger(&path)? {
+        if !r.left_out && !ledger.iter().any(|n| n.id == r.id && !n.left_out) {
+            ledger.push(r);
+        }
+    }
+    Ok(ledger)
 }
 
 /// Every job's ledger in `dir` (none if it does not exist).
@@ -192,48 +218,48 @@ pub fn read_ledgers(dir: &Path) -> Result<Vec<Vec<MemberRecord>>, OutputError> {
         .filter(|p| p.extension().is_some_and(|x| x == "csv"))
         .collect();
     paths.sort();
-    paths
-        .iter()
-        .map(|path| {
-            let text = fs::read_to_string(path).map_err(io_err(path))?;
-            text.lines()
-                .skip(1)
-                .map(|line| {
-                    let f: Vec<&str> = line.split(',').collect();
-                    let bad = || OutputError::write(path, format!("not a ledger line: '{line}'"));
-                    // A ledger written before wire format 3 has no dropped columns, one written
-                    // before review 5 no left_out column.
-                    let d = DROPPED_COLUMNS.len();
-                    let (head, dropped, left_out) = match f.len() {
-                        4 => (&f[..], Vec::new(), false),
-                        n if n == 4 + d => (&f[..4], f[4..].to_vec(), false),
-                        n if n == 5 + d => match f[4 + d] {
-                            "0" => (&f[..4], f[4..4 + d].to_vec(), false),
-                            "1" => (&f[..4], f[4..4 + d].to_vec(), true),
-                            _ => return Err(bad()),
-                        },
-                        _ => return Err(bad()),
-                    };
-                    let mut counts = [0u64; DROPPED_COLUMNS.len()];
-                    for (c, x) in counts.iter_mut().zip(dropped) {
-                        *c = x.parse().map_err(|_| bad())?;
-                    }
-                    match head[..] {
-                        [id, spent, reports, skipped] => Ok(MemberRecord {
-                            id: id.parse().map_err(|_| bad())?,
-                            spent: match spent {
-                                "" if left_out => 0.0,
-                                _ => spent.parse().map_err(|_| bad())?,
-                            },
-                            reports: reports.parse().map_err(|_| bad())?,
-                            skipped: skipped.parse().map_err(|_| bad())?,
-                            dropped: dropped_from(counts),
-                            left_out,
-                        }),
-                        _ => Err(bad()),
-                    }
-                })
-                .collect()
+    paths.iter().map(|path| read_ledger(path)).collect()
+}
+
+/// One job's ledger.
+fn read_ledger(path: &Path) -> Result<Vec<MemberRecord>, OutputError> {
+    let text = fs::read_to_string(path).map_err(io_err(path))?;
+    text.lines()
+        .skip(1)
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            let bad = || OutputError::write(path, format!("not a ledger line: '{line}'"));
+            // A ledger written before wire format 3 has no dropped columns, one written
+            // before review 5 no left_out column.
+            let d = DROPPED_COLUMNS.len();
+            let (head, dropped, left_out) = match f.len() {
+                4 => (&f[..], Vec::new(), false),
+                n if n == 4 + d => (&f[..4], f[4..].to_vec(), false),
+                n if n == 5 + d => match f[4 + d] {
+                    "0" => (&f[..4], f[4..4 + d].to_vec(), false),
+                    "1" => (&f[..4], f[4..4 + d].to_vec(), true),
+                    _ => return Err(bad()),
+                },
+                _ => return Err(bad()),
+            };
+            let mut counts = [0u64; DROPPED_COLUMNS.len()];
+            for (c, x) in counts.iter_mut().zip(dropped) {
+                *c = x.parse().map_err(|_| bad())?;
+            }
+            match head[..] {
+                [id, spent, reports, skipped] => Ok(MemberRecord {
+                    id: id.parse().map_err(|_| bad())?,
+                    spent: match spent {
+                        "" if left_out => 0.0,
+                        _ => spent.parse().map_err(|_| bad())?,
+                    },
+                    reports: reports.parse().map_err(|_| bad())?,
+                    skipped: skipped.parse().map_err(|_| bad())?,
+                    dropped: dropped_from(counts),
+                    left_out,
+                }),
+                _ => Err(bad()),
+            }
         })
         .collect()
 }
@@ -607,6 +633,27 @@ mod tests {
         assert_eq!(ledgers[0], [record, absent]);
         assert_eq!(ledgers[1][0].dropped, ldp_link::transport::Dropped::default());
         assert_eq!(ledgers[1][0].reports, 4);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A job run again keeps the rows of its earlier attempt's devices that it shows no
+    /// spending for (left out, or absent), and its own for the others.
+    #[test]
+    fn a_job_run_again_keeps_the_earlier_attempts_devices_it_did_not_reach() {
+        let dir = std::env::temp_dir().join(format!("ldp-ledger-again-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let row = |id, spent, left_out| MemberRecord {
+            id,
+            spent,
+            reports: spent as u64,
+            skipped: 0,
+            dropped: Default::default(),
+            left_out,
+        };
+        assert_eq!(with_earlier_attempt(&dir, 0, 0, vec![row(1, 1.0, false)]).unwrap(), [row(1, 1.0, false)]);
+        write_ledger(&dir, 0, 0, &[row(1, 5.0, false), row(2, 3.0, false), row(3, 0.0, true)]).unwrap();
+        let again = with_earlier_attempt(&dir, 0, 0, vec![row(1, 0.0, true), row(2, 4.0, false)]).unwrap();
+        assert_eq!(again, [row(1, 0.0, true), row(2, 4.0, false), row(1, 5.0, false)]);
         let _ = fs::remove_dir_all(&dir);
     }
 

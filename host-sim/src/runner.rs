@@ -226,16 +226,19 @@ impl LoopTask<'_> {
             Some(fleet) => fleet.ledger_dir.as_deref(),
             None => config.device_ledger_dir.as_deref(),
         };
-        // Written whether or not the job finished: what a failed job spent is recorded too (a
-        // job run again overwrites it with what its devices show then, which for a device on
-        // the wire counts the failed attempt's spending as well).
-        if let (Some(ledger), Some(dir)) = (ledger, ledger_dir) {
-            let written =
-                crate::output::write_ledger(dir, trial, recorded, &ledger).map_err(RunError::Output);
-            // A failed job's own error is the one returned.
-            if curve.is_ok() {
-                written?;
-            }
+        // Written whether or not the job finished: what a failed job spent is recorded too. A
+        // job run again writes what its devices show then (for a device on the wire, the failed
+        // attempt's spending as well), and keeps the earlier attempt's rows of devices it did
+        // not reach.
+        if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
+            && let Err(e) = crate::output::with_earlier_attempt(dir, trial, recorded, ledger)
+                .and_then(|all| crate::output::write_ledger(dir, trial, recorded, &all))
+        {
+            // A failed job's own error comes first; that its ledger is lost is said too.
+            return Err(match curve {
+                Ok(_) => RunError::Output(e),
+                Err(job) => RunError::LedgerNotWritten { job: Box::new(job), ledger: e },
+            });
         }
         curve
     }

@@ -266,6 +266,14 @@ pub enum RunError {
     Checkpoint(CheckpointError),
     /// A result file could not be written.
     Output(OutputError),
+    /// A job failed after its devices spent, and its ledger (what they spent) could not be
+    /// written either.
+    LedgerNotWritten {
+        /// Why the job failed.
+        job: Box<RunError>,
+        /// Why its ledger was not written.
+        ledger: OutputError,
+    },
     /// `merge` found jobs that no shard finished.
     Incomplete {
         /// Jobs missing.
@@ -294,6 +302,10 @@ impl std::fmt::Display for RunError {
             ),
             Self::Checkpoint(e) => write!(f, "{e}"),
             Self::Output(e) => write!(f, "{e}"),
+            Self::LedgerNotWritten { job, ledger } => write!(
+                f,
+                "{job}; the failed job's ledger (what its devices spent on it) could not be written either, so it is recorded nowhere: {ledger}"
+            ),
             Self::Incomplete { missing, total, first: (trial, label) } => write!(
                 f,
                 "{missing} of {total} jobs are in none of the shard directories (the first: trial {trial} of {label}): \
