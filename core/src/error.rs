@@ -84,6 +84,8 @@ pub enum ParamError {
     /// The number of arms or experts is below what the policy needs (1 for most, 2 for EXP3's
     /// Theorem 4.1 tuning and Hedge's learning rate).
     TooFewArms,
+    /// More arms than the policy's capacity K (its fixed-size arrays) holds.
+    ArmsAboveCapacity,
     /// A lengthscale was NaN, infinite, zero, negative, or so small that `1/l` overflows.
     LengthscaleInvalid,
     /// The Gauss–Hermite rule failed a check (nodes not strictly decreasing, a weight not
@@ -143,6 +145,9 @@ impl fmt::Display for ParamError {
             Self::LearningRateInvalid => "the learning rate eta must be finite and > 0",
             Self::ExplorationInvalid => "the exploration rate gamma must be in [0, 1]",
             Self::TooFewArms => "too few arms or experts for this policy: use at least 2",
+            Self::ArmsAboveCapacity => {
+                "more arms than the policy's capacity K holds: use at most K arms or a larger K"
+            }
             Self::LengthscaleInvalid => "a lengthscale must be finite and > 0 (with 1/l finite)",
             Self::QuadratureFailed => "the Gauss-Hermite rule failed its checks: use fewer nodes",
             Self::BlockIndexOutOfRange => "a block names a coordinate >= D: use indices below D",

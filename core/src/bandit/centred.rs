@@ -5,7 +5,7 @@
 use rand_core::Rng;
 
 use super::rule::{Combined, Estimator, Noise, Rule};
-use super::{ObserveError, ParamError, argmax, check_observation};
+use super::{ObserveError, ParamError, argmax, check_arms, check_observation};
 use crate::params::{Bound, Epsilon};
 use crate::tree::{AdaptiveTree, levels_for};
 
@@ -77,7 +77,8 @@ impl CentredArm {
 /// shift of every reward shifts every μ̂ and every centre and nothing else. With bounded noise
 /// the level A + L = 2R never cuts a reward (each centre is an average of rewards within R of
 /// the mean), and this is UCB with the noise's sd √c. Arms are first pulled twice each, in
-/// order. Fixed memory: ten words per arm.
+/// order. Fixed memory: ten words per arm of the capacity K; [`CalibratedRobustUcb::with_arms`]
+/// plays only the first `arms ≤ K`.
 ///
 /// ```
 /// use ldp_core::bandit::{CalibratedRobustUcb, Noise, Rule};
@@ -93,38 +94,68 @@ impl CentredArm {
 /// ```
 #[derive(Clone, Debug)]
 pub struct CalibratedRobustUcb<const K: usize> {
+    /// The arms played, `1 ≤ arms ≤ K`: only the first `arms` entries of `arms_state` are used.
+    arms: usize,
     rule: Rule,
     horizon: u64,
     /// z_T: the levels' and allowances' confidence (fixed, so a level depends on m only).
     z_horizon: f64,
     rounds: u64,
-    arms: [CentredArm; K],
+    arms_state: [CentredArm; K],
 }
 
 impl<const K: usize> CalibratedRobustUcb<K> {
     /// The learner for horizon T under `rule`.
     pub fn new(rule: Rule, horizon: u64) -> Result<Self, ParamError> {
+        Self::with_arms(K, rule, horizon)
+    }
+
+    /// [`CalibratedRobustUcb::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]): the same choices as
+    /// `CalibratedRobustUcb::<arms>::new`.
+    ///
+    /// ```
+    /// use ldp_core::bandit::{CalibratedRobustUcb, Noise, Rule};
+    /// let rule = Rule::new(1.0, Noise::Bounded { r: 0.5, c: 0.1 }, 3, 0.5)?;
+    /// let ucb = CalibratedRobustUcb::<64>::with_arms(3, rule, 100)?;
+    /// assert_eq!((ucb.arms(), ucb.select()), (3, 0));
+    /// # Ok::<(), ldp_core::ParamError>(())
+    /// ```
+    pub fn with_arms(arms: usize, rule: Rule, horizon: u64) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
+        let arms = check_arms::<K>(arms)?;
         if horizon == 0 {
             return Err(ParamError::HorizonZero);
         }
-        Ok(Self { rule, horizon, z_horizon: rule.z(horizon), rounds: 0, arms: [CentredArm::NEW; K] })
+        Ok(Self {
+            arms,
+            rule,
+            horizon,
+            z_horizon: rule.z(horizon),
+            rounds: 0,
+            arms_state: [CentredArm::NEW; K],
+        })
+    }
+
+    /// The state of the arms played.
+    fn played(&self) -> &[CentredArm] {
+        &self.arms_state[..self.arms]
     }
 
     /// The arm to pull: an arm never pulled (lowest first), then an arm pulled once, else the
     /// largest index.
     pub fn select(&self) -> usize {
         for first in [0, 1] {
-            if let Some(arm) = self.arms.iter().position(|a| a.pulls == first) {
+            if let Some(arm) = self.played().iter().position(|a| a.pulls == first) {
                 return arm;
             }
         }
         let z = self.rule.z(self.rounds.saturating_add(1));
-        argmax(K, |a| self.index_with(a, z))
+        argmax(self.arms, |a| self.index_with(a, z))
     }
 
     fn index_with(&self, arm: usize, z: f64) -> f64 {
-        match self.arms.get(arm) {
+        match self.played().get(arm) {
             Some(a) if a.used == 0 => f64::INFINITY,
             Some(a) => a.mean + self.rule.radius(z, a.sd),
             None => f64::NEG_INFINITY,
@@ -139,9 +170,9 @@ impl<const K: usize> CalibratedRobustUcb<K> {
     /// The raw reward of `arm`. Refused, changing nothing, for an arm out of range or a
     /// non-finite reward.
     pub fn observe(&mut self, arm: usize, reward: f64) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, reward)?;
+        check_observation(arm, self.arms, reward)?;
         let (rule, z) = (self.rule, self.z_horizon);
-        let a = &mut self.arms[arm];
+        let a = &mut self.arms_state[arm];
         a.pulls = a.pulls.saturating_add(1);
         self.rounds = self.rounds.saturating_add(1);
         if a.pulls == 1 {
@@ -172,19 +203,24 @@ impl<const K: usize> CalibratedRobustUcb<K> {
         Ok(())
     }
 
-    /// Pulls of each arm so far.
+    /// Pulls of each arm so far (0 for the arms past [`CalibratedRobustUcb::arms`]).
     pub fn counts(&self) -> [u64; K] {
-        self.arms.map(|a| a.pulls)
+        self.arms_state.map(|a| a.pulls)
+    }
+
+    /// The number of arms played (K unless built [`CalibratedRobustUcb::with_arms`]).
+    pub fn arms(&self) -> usize {
+        self.arms
     }
 
     /// The estimate of `arm`'s mean (`None` before its second pull or out of range).
     pub fn mean(&self, arm: usize) -> Option<f64> {
-        self.arms.get(arm).filter(|a| a.used > 0).map(|a| a.mean)
+        self.played().get(arm).filter(|a| a.used > 0).map(|a| a.mean)
     }
 
     /// The centre `arm`'s next reward is clamped around (`None` before its first pull).
     pub fn centre(&self, arm: usize) -> Option<f64> {
-        self.arms.get(arm).filter(|a| a.pulls > 0).map(|a| a.centre)
+        self.played().get(arm).filter(|a| a.pulls > 0).map(|a| a.centre)
     }
 
     /// The rule.
@@ -227,6 +263,8 @@ impl<const K: usize> CalibratedRobustUcb<K> {
 /// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 pub struct CalibratedDpRobustUcb<const K: usize, const L: usize> {
+    /// The arms played, `1 ≤ arms ≤ K`: only the first `arms` entries of each array are used.
+    arms: usize,
     rule: Rule,
     estimator: Estimator,
     trees: [AdaptiveTree<L>; K],
@@ -256,7 +294,27 @@ impl<const K: usize, const L: usize> CalibratedDpRobustUcb<K, L> {
     /// above the tree capacity, or the trees cannot be built (`b_T` outside `[2^-40, 2^40]`,
     /// ε too small for the sampler).
     pub fn new(rule: Rule, epsilon: Epsilon, horizon: u64) -> Result<Self, ParamError> {
+        Self::with_arms(K, rule, epsilon, horizon)
+    }
+
+    /// [`CalibratedDpRobustUcb::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]): the same choices and
+    /// the same noise draws as `CalibratedDpRobustUcb::<arms, L>::new` (the other arms' trees
+    /// are never built).
+    ///
+    /// ```
+    /// use ldp_core::bandit::{CalibratedDpRobustUcb, Noise, Rule};
+    /// use ldp_core::{Epsilon, ParamError};
+    /// let rule = Rule::new(1.0, Noise::Bounded { r: 0.5, c: 0.1 }, 2, 0.5)?;
+    /// let ucb = CalibratedDpRobustUcb::<64, 10>::with_arms(2, rule, Epsilon::new(1.0)?, 1000)?;
+    /// assert_eq!(ucb.arms(), 2);
+    /// let too_many = CalibratedDpRobustUcb::<2, 10>::with_arms(3, rule, Epsilon::new(1.0)?, 1000);
+    /// assert_eq!(too_many.err(), Some(ParamError::ArmsAboveCapacity));
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn with_arms(arms: usize, rule: Rule, epsilon: Epsilon, horizon: u64) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
+        let arms = check_arms::<K>(arms)?;
         if horizon == 0 {
             return Err(ParamError::HorizonZero);
         }
@@ -269,8 +327,11 @@ impl<const K: usize, const L: usize> CalibratedDpRobustUcb<K, L> {
         let grid_log2 = if max_bound > 0.0 { libm::ilogb(max_bound) - TREE_GRID_BITS } else { 0 };
         let build = || AdaptiveTree::<L>::with_grid(epsilon, bound, horizon, grid_log2);
         build()?;
-        let trees = core::array::from_fn(|_| build().unwrap_or(Self::PLACEHOLDER));
+        let trees = core::array::from_fn(|a| {
+            if a < arms { build().unwrap_or(Self::PLACEHOLDER) } else { Self::PLACEHOLDER }
+        });
         Ok(Self {
+            arms,
             rule,
             estimator,
             trees,
@@ -293,17 +354,17 @@ impl<const K: usize, const L: usize> CalibratedDpRobustUcb<K, L> {
 
     /// The arm to pull: an arm never pulled (lowest first), else the largest index.
     pub fn select(&self) -> usize {
-        match self.counts.iter().position(|&n| n == 0) {
+        match self.counts[..self.arms].iter().position(|&n| n == 0) {
             Some(arm) => arm,
             None => {
                 let z = self.rule.z(self.rounds.saturating_add(1));
-                argmax(K, |a| self.index_with(a, z))
+                argmax(self.arms, |a| self.index_with(a, z))
             }
         }
     }
 
     fn index_with(&self, arm: usize, z: f64) -> f64 {
-        match (self.counts.get(arm), self.estimates.get(arm)) {
+        match (self.counts[..self.arms].get(arm), self.estimates.get(arm)) {
             (Some(0), _) => f64::INFINITY,
             (Some(_), Some(&(mean, sd))) => mean + self.rule.radius(z, sd),
             _ => f64::NEG_INFINITY,
@@ -324,7 +385,7 @@ impl<const K: usize, const L: usize> CalibratedDpRobustUcb<K, L> {
         reward: f64,
         rng: &mut R,
     ) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, reward)?;
+        check_observation(arm, self.arms, reward)?;
         let n = self.counts[arm].saturating_add(1);
         let noise = self.rule.noise_level(self.estimator, n, self.z_horizon);
         // b_n is non-decreasing in n and ≤ b_T; the max/min only guard floating-point ties.
@@ -343,14 +404,19 @@ impl<const K: usize, const L: usize> CalibratedDpRobustUcb<K, L> {
         Ok(())
     }
 
-    /// Pulls of each arm so far.
+    /// Pulls of each arm so far (0 for the arms past [`CalibratedDpRobustUcb::arms`]).
     pub fn counts(&self) -> [u64; K] {
         self.counts
     }
 
+    /// The number of arms played (K unless built [`CalibratedDpRobustUcb::with_arms`]).
+    pub fn arms(&self) -> usize {
+        self.arms
+    }
+
     /// Arm `arm`'s latest private sum (0 before its first pull; `None` out of range).
     pub fn private_sum(&self, arm: usize) -> Option<f64> {
-        self.released.get(arm).copied()
+        self.released[..self.arms].get(arm).copied()
     }
 
     /// The trees' ceiling `b_T`.
@@ -358,9 +424,9 @@ impl<const K: usize, const L: usize> CalibratedDpRobustUcb<K, L> {
         self.max_bound
     }
 
-    /// The ε the releases guarantee so far (the largest of the K trees'; < ε).
+    /// The ε the releases guarantee so far (the largest of the arms' trees'; < ε).
     pub fn epsilon_effective(&self) -> f64 {
-        self.trees.iter().map(AdaptiveTree::epsilon_effective).fold(0.0, f64::max)
+        self.trees[..self.arms].iter().map(AdaptiveTree::epsilon_effective).fold(0.0, f64::max)
     }
 
     /// The rule.
@@ -373,7 +439,7 @@ impl<const K: usize, const L: usize> core::fmt::Debug for CalibratedDpRobustUcb<
     /// The public configuration only: the trees' sums are as secret as the rewards.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("CalibratedDpRobustUcb")
-            .field("arms", &K)
+            .field("arms", &self.arms)
             .field("levels", &L)
             .field("epsilon", &self.epsilon.get())
             .field("rule", &self.rule)

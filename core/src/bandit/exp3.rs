@@ -3,7 +3,7 @@
 
 use rand_core::Rng;
 
-use super::{ObserveError, ParamError, check_eta, check_observation, sample_index};
+use super::{ObserveError, ParamError, check_arms, check_eta, check_observation, sample_index};
 use crate::mechanism::LaplaceMechanism;
 use crate::mechanism::Preprocess;
 use crate::params::{Epsilon, TruncationLevel};
@@ -88,7 +88,8 @@ impl Exp3Params {
 ///
 /// The weights are computed from the cumulative loss estimates with the smallest one
 /// subtracted, so nothing under- or overflows. Losses are taken as given (the private version
-/// clamps them to [0, 1]; Theorem 4.1 assumes `‖l_t‖_∞ ≤ 1`).
+/// clamps them to [0, 1]; Theorem 4.1 assumes `‖l_t‖_∞ ≤ 1`). K is the capacity;
+/// [`Exp3::with_arms`] plays only the first `arms ≤ K` (K in the formulas is then `arms`).
 ///
 /// ```
 /// use ldp_core::bandit::{Exp3, Exp3Params};
@@ -102,6 +103,8 @@ impl Exp3Params {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Exp3<const K: usize> {
+    /// The arms played, `1 ≤ arms ≤ K`: only the first `arms` entries of `estimates` are used.
+    arms: usize,
     params: Exp3Params,
     /// L̂: cumulative importance-weighted loss estimates.
     estimates: [f64; K],
@@ -114,20 +117,48 @@ impl<const K: usize> Exp3<K> {
     /// EXP3 with the given η and γ.
     pub fn new(params: Exp3Params) -> Self {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
-        Self { params, estimates: [0.0; K], pending: None, rounds: 0 }
+        Self::on(K, params)
     }
 
-    /// The sampling distribution p_t = (1 − γ) q_t + γ/K.
+    /// [`Exp3::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]): the same
+    /// probabilities and draws as `Exp3::<arms>::new`.
+    ///
+    /// ```
+    /// use ldp_core::bandit::{Exp3, Exp3Params};
+    /// use ldp_core::ParamError;
+    /// let params = Exp3Params::new(0.1, 0.3)?;
+    /// let exp3 = Exp3::<64>::with_arms(4, params)?;
+    /// assert_eq!(exp3.probabilities()[..5], [0.25, 0.25, 0.25, 0.25, 0.0]);
+    /// assert_eq!(Exp3::<4>::with_arms(5, params).err(), Some(ParamError::ArmsAboveCapacity));
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn with_arms(arms: usize, params: Exp3Params) -> Result<Self, ParamError> {
+        const { assert!(K >= 1, "a bandit needs at least one arm") };
+        Ok(Self::on(check_arms::<K>(arms)?, params))
+    }
+
+    fn on(arms: usize, params: Exp3Params) -> Self {
+        Self { arms, params, estimates: [0.0; K], pending: None, rounds: 0 }
+    }
+
+    /// The sampling distribution p_t = (1 − γ) q_t + γ/K (0 for the arms past
+    /// [`Exp3::arms`]).
     pub fn probabilities(&self) -> [f64; K] {
-        let q = super::exponential_weights(&self.estimates, self.params.eta);
+        let n = self.arms;
+        let mut p = [0.0; K];
+        super::hedge::exponential_weights_into(&self.estimates[..n], self.params.eta, &mut p[..n]);
         let gamma = self.params.gamma;
-        q.map(|qi| (1.0 - gamma) * qi + gamma / K as f64)
+        for pi in &mut p[..n] {
+            *pi = (1.0 - gamma) * *pi + gamma / n as f64;
+        }
+        p
     }
 
     /// Draws the arm i_t ~ p_t with `rng` (and remembers it for [`Exp3::observe`]).
     pub fn select<R: Rng + ?Sized>(&mut self, rng: &mut R) -> usize {
         let p = self.probabilities();
-        let arm = sample_index(&p, rng);
+        let arm = sample_index(&p[..self.arms], rng);
         self.pending = Some((arm, p[arm]));
         arm
     }
@@ -135,7 +166,7 @@ impl<const K: usize> Exp3<K> {
     /// The loss of the arm just selected: `L̂(i_t) += l_t/p_t(i_t)`. Refused, changing nothing,
     /// for another arm, before any `select`, or for a non-finite loss.
     pub fn observe(&mut self, arm: usize, loss: f64) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, loss)?;
+        check_observation(arm, self.arms, loss)?;
         match self.pending {
             Some((expected, p)) if expected == arm && p > 0.0 => {
                 self.estimates[arm] += loss / p;
@@ -153,9 +184,14 @@ impl<const K: usize> Exp3<K> {
         self.params
     }
 
-    /// The cumulative loss estimates L̂.
+    /// The cumulative loss estimates L̂ (0 for the arms past [`Exp3::arms`]).
     pub fn estimates(&self) -> [f64; K] {
         self.estimates
+    }
+
+    /// The number of arms played (K unless built [`Exp3::with_arms`]).
+    pub fn arms(&self) -> usize {
+        self.arms
     }
 
     /// Rounds observed so far.
@@ -193,15 +229,52 @@ pub struct PrivateExp3<const K: usize> {
 impl<const K: usize> PrivateExp3<K> {
     /// Private EXP3 at ε for horizon T, with Theorem 4.1's η and γ for λ = 1/ε.
     pub fn new(epsilon: Epsilon, horizon: u64) -> Result<Self, ParamError> {
-        let params = Exp3Params::theorem_4_1(K, horizon, 1.0 / epsilon.get())?;
-        Self::with_params(epsilon, params)
+        Self::with_arms(K, epsilon, horizon)
+    }
+
+    /// [`PrivateExp3::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]; Theorem 4.1's tuning
+    /// needs 2): the same parameters, draws and noise as `PrivateExp3::<arms>::new`.
+    ///
+    /// ```
+    /// use ldp_core::bandit::PrivateExp3;
+    /// use ldp_core::{Epsilon, ParamError};
+    /// let eps = Epsilon::new(1.0)?;
+    /// let exp3 = PrivateExp3::<64>::with_arms(5, eps, 10_000)?;
+    /// assert_eq!(exp3.inner().params(), PrivateExp3::<5>::new(eps, 10_000)?.inner().params());
+    /// assert_eq!(PrivateExp3::<64>::with_arms(1, eps, 10_000).err(), Some(ParamError::TooFewArms));
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn with_arms(arms: usize, epsilon: Epsilon, horizon: u64) -> Result<Self, ParamError> {
+        let arms = check_arms::<K>(arms)?;
+        let params = Exp3Params::theorem_4_1(arms, horizon, 1.0 / epsilon.get())?;
+        Self::with_arms_and_params(arms, epsilon, params)
     }
 
     /// Private EXP3 at ε with explicit η and γ.
     pub fn with_params(epsilon: Epsilon, params: Exp3Params) -> Result<Self, ParamError> {
+        Self::with_arms_and_params(K, epsilon, params)
+    }
+
+    /// [`PrivateExp3::with_params`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]).
+    ///
+    /// ```
+    /// use ldp_core::bandit::{Exp3Params, PrivateExp3};
+    /// use ldp_core::Epsilon;
+    /// let exp3 = PrivateExp3::<8>::with_arms_and_params(2, Epsilon::new(1.0)?, Exp3Params::new(0.1, 0.2)?)?;
+    /// assert_eq!(exp3.probabilities()[..3], [0.5, 0.5, 0.0]);
+    /// # Ok::<(), ldp_core::ParamError>(())
+    /// ```
+    pub fn with_arms_and_params(
+        arms: usize,
+        epsilon: Epsilon,
+        params: Exp3Params,
+    ) -> Result<Self, ParamError> {
+        let inner = Exp3::with_arms(arms, params)?;
         let half = TruncationLevel::new(0.5)?;
         let mechanism = LaplaceMechanism::new(half, epsilon, Preprocess::Clamp)?;
-        Ok(Self { inner: Exp3::new(params), mechanism })
+        Ok(Self { inner, mechanism })
     }
 
     /// The sampling distribution p_t.
@@ -222,7 +295,7 @@ impl<const K: usize> PrivateExp3<K> {
         loss: f64,
         rng: &mut R,
     ) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, loss)?;
+        check_observation(arm, self.inner.arms, loss)?;
         if !matches!(self.inner.pending, Some((expected, _)) if expected == arm) {
             return self.inner.observe(arm, loss); // the same refusal, before any noise is drawn
         }

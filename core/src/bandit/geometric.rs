@@ -22,7 +22,7 @@ use rand_core::Rng;
 
 use super::rse::check_report;
 use super::rule::{Combined, Estimator, Rule};
-use super::{ObserveError, ParamError, PrivateSum, check_observation};
+use super::{ObserveError, ParamError, PrivateSum, check_arms, check_observation};
 use crate::grid::pow2;
 use crate::mechanism::{LaplaceMechanism, MAX_RANGE_LOG2, MIN_RANGE_LOG2};
 use crate::params::{Epsilon, TruncationLevel};
@@ -40,6 +40,8 @@ fn clamp_level(level: f64) -> f64 {
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Schedule<const K: usize> {
     rule: Rule,
+    /// The arms played, `1 ≤ arms ≤ K`: an arm past them is never active.
+    arms: usize,
     active: [bool; K],
     tau: u32,
     /// n_τ = 2^{τ−1}.
@@ -54,15 +56,17 @@ struct Schedule<const K: usize> {
 }
 
 impl<const K: usize> Schedule<K> {
-    fn new(rule: Rule) -> Self {
+    /// The schedule over the first `arms` arms (`1 ≤ arms ≤ K`, checked by the caller).
+    fn new(rule: Rule, arms: usize) -> Self {
         Self {
             rule,
-            active: [true; K],
+            arms,
+            active: core::array::from_fn(|a| a < arms),
             tau: 1,
             pulls: 1,
             passes: 0,
             cursor: 0,
-            committed: if K == 1 { Some(0) } else { None },
+            committed: if arms == 1 { Some(0) } else { None },
             rounds: 0,
             estimates: [Combined::default(); K],
         }
@@ -90,17 +94,22 @@ impl<const K: usize> Schedule<K> {
     /// Moves the round robin on after a pull; true when the epoch's last pull was just made.
     fn advance(&mut self) -> bool {
         self.rounds = self.rounds.saturating_add(1);
-        match (self.cursor + 1..K).find(|&a| self.active[a]) {
+        match (self.cursor + 1..self.arms).find(|&a| self.active[a]) {
             Some(next) => {
                 self.cursor = next;
                 false
             }
             None => {
                 self.passes = self.passes.saturating_add(1);
-                self.cursor = self.active.iter().position(|&a| a).unwrap_or(0);
+                self.cursor = self.first_active();
                 self.passes >= self.pulls
             }
         }
+    }
+
+    /// The lowest surviving arm (0 if none).
+    fn first_active(&self) -> usize {
+        self.active[..self.arms].iter().position(|&a| a).unwrap_or(0)
     }
 
     /// Arm a's estimate and its radius `κ·z_t·s_a`.
@@ -112,13 +121,15 @@ impl<const K: usize> Schedule<K> {
     /// Adds each surviving arm's epoch estimate (mean, variance), removes the arms whose
     /// interval lies below another's, and commits or starts the next epoch.
     fn finish_epoch(&mut self, epoch: &[(f64, f64); K]) {
-        for (a, &(mean, variance)) in epoch.iter().enumerate() {
+        let arms = self.arms;
+        for (a, &(mean, variance)) in epoch.iter().enumerate().take(arms) {
             if self.active[a] {
                 self.estimates[a].add(mean, variance);
             }
         }
-        let intervals: [(f64, f64); K] = core::array::from_fn(|a| self.interval(a));
-        let best_lower = (0..K)
+        let intervals: [(f64, f64); K] =
+            core::array::from_fn(|a| if self.active[a] { self.interval(a) } else { (0.0, 0.0) });
+        let best_lower = (0..arms)
             .filter(|&a| self.active[a])
             .map(|a| intervals[a].0 - intervals[a].1)
             .fold(f64::NEG_INFINITY, f64::max);
@@ -126,19 +137,19 @@ impl<const K: usize> Schedule<K> {
             // NaN comparisons are false: nothing is removed on a NaN estimate.
             self.active[a] && intervals[a].0 + intervals[a].1 < best_lower
         });
-        for (a, gone) in removed.iter().enumerate() {
+        for (a, gone) in removed.iter().enumerate().take(arms) {
             if *gone {
                 self.active[a] = false;
             }
         }
-        if self.active.iter().filter(|&&a| a).count() == 1 {
-            self.committed = self.active.iter().position(|&a| a);
+        if self.active[..arms].iter().filter(|&&a| a).count() == 1 {
+            self.committed = self.active[..arms].iter().position(|&a| a);
             return;
         }
         self.tau = self.tau.saturating_add(1);
         self.pulls = self.pulls.saturating_mul(2);
         self.passes = 0;
-        self.cursor = self.active.iter().position(|&a| a).unwrap_or(0);
+        self.cursor = self.first_active();
     }
 }
 
@@ -155,9 +166,14 @@ macro_rules! schedule_view {
             self.schedule.pulls
         }
 
-        /// The surviving arms S.
+        /// The surviving arms S (never an arm past [`Self::arms`]).
         pub fn active(&self) -> [bool; K] {
             self.schedule.active
+        }
+
+        /// The number of arms played (K unless built `with_arms`).
+        pub fn arms(&self) -> usize {
+            self.schedule.arms
         }
 
         /// The survivor, once only one arm is left.
@@ -169,7 +185,8 @@ macro_rules! schedule_view {
         /// (`None` out of range or before its first epoch ended). Private in both versions:
         /// post-processing of released values.
         pub fn estimate(&self, arm: usize) -> Option<(f64, f64)> {
-            let known = self.schedule.estimates.get(arm).is_some_and(|e| e.sd().is_finite());
+            let played = &self.schedule.estimates[..self.schedule.arms];
+            let known = played.get(arm).is_some_and(|e| e.sd().is_finite());
             known.then(|| self.schedule.estimate(arm))
         }
 
@@ -232,11 +249,28 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
     /// for the sampler at the widest sum grid any level can have ([`PrivateSum::check_epsilon`]),
     /// so that no later epoch boundary can fail after its releases.
     pub fn new(rule: Rule, epsilon: Epsilon) -> Result<Self, ParamError> {
+        Self::with_arms(K, rule, epsilon)
+    }
+
+    /// [`CalibratedDpRobustSe::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]): the same choices and
+    /// the same noise draws as `CalibratedDpRobustSe::<arms>::new`.
+    ///
+    /// ```
+    /// use ldp_core::bandit::{CalibratedDpRobustSe, Noise, Rule};
+    /// use ldp_core::{Epsilon, ParamError};
+    /// let rule = Rule::new(1.0, Noise::Bounded { r: 0.1, c: 0.01 }, 3, 0.5)?;
+    /// let se = CalibratedDpRobustSe::<64>::with_arms(3, rule, Epsilon::new(1.0)?)?;
+    /// assert_eq!((se.arms(), se.level(0), se.level(3)), (3, 1.1, 0.0)); // arm 3 is not played
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn with_arms(arms: usize, rule: Rule, epsilon: Epsilon) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
+        let arms = check_arms::<K>(arms)?;
         PrivateSum::check_epsilon(epsilon)?;
         let empty = PrivateSum::clamped(TruncationLevel::new(1.0)?, epsilon)?;
         let mut this = Self {
-            schedule: Schedule::new(rule),
+            schedule: Schedule::new(rule, arms),
             epsilon,
             estimator: Estimator::Sum { epsilon: epsilon.get() },
             centres: [0.0; K],
@@ -253,7 +287,7 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
         let noise = rule.noise_level(self.estimator, s.pulls, z);
         let mut centres = self.centres;
         let mut sums = self.sums;
-        for a in (0..K).filter(|&a| s.active[a]) {
+        for a in (0..s.arms).filter(|&a| s.active[a]) {
             let (mean, sd) = s.estimate(a);
             let radius = Rule::allowance(z, sd);
             let b = rule.signal_bound();
@@ -272,14 +306,15 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
         self.schedule.next_arm()
     }
 
-    /// The level `arm`'s rewards are clamped at in the current epoch (public).
+    /// The level `arm`'s rewards are clamped at in the current epoch (public; 0 for an arm out
+    /// of range).
     pub fn level(&self, arm: usize) -> f64 {
-        self.sums.get(arm).map_or(0.0, PrivateSum::level)
+        self.sums[..self.schedule.arms].get(arm).map_or(0.0, PrivateSum::level)
     }
 
     /// The centre `arm`'s rewards are clamped around in the current epoch (public).
     pub fn centre(&self, arm: usize) -> f64 {
-        self.centres.get(arm).copied().unwrap_or(0.0)
+        self.centres[..self.schedule.arms].get(arm).copied().unwrap_or(0.0)
     }
 
     /// The raw reward of the selected arm. Refused, changing nothing, if `arm` is not the
@@ -292,7 +327,7 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
         reward: f64,
         rng: &mut R,
     ) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, reward)?;
+        check_observation(arm, self.schedule.arms, reward)?;
         self.schedule.check_arm(arm)?;
         if self.schedule.committed.is_some() {
             return Ok(());
@@ -333,7 +368,7 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
 
     /// The ε each released sum guarantees in the current epoch (`< ε`).
     pub fn epsilon_effective(&self) -> f64 {
-        self.sums.iter().map(PrivateSum::epsilon_effective).fold(0.0, f64::max)
+        self.sums[..self.schedule.arms].iter().map(PrivateSum::epsilon_effective).fold(0.0, f64::max)
     }
 }
 
@@ -380,7 +415,30 @@ impl<const K: usize> CalibratedLdpRobustSe<K> {
     /// The learner at ε under `rule` (epoch 1 starts with all K arms).
     pub fn new(rule: Rule, epsilon: Epsilon) -> Self {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
-        let mut this = Self { schedule: Schedule::new(rule), epsilon, level: 1.0, sums: [0.0; K] };
+        Self::on(K, rule, epsilon)
+    }
+
+    /// [`CalibratedLdpRobustSe::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]): the same choices and
+    /// levels as `CalibratedLdpRobustSe::<arms>::new`.
+    ///
+    /// ```
+    /// use ldp_core::bandit::{CalibratedLdpRobustSe, Noise, Rule};
+    /// use ldp_core::{Epsilon, ParamError};
+    /// let rule = Rule::new(1.0, Noise::Bounded { r: 0.5, c: 0.25 }, 2, 0.5)?;
+    /// let se = CalibratedLdpRobustSe::<64>::with_arms(2, rule, Epsilon::new(1.0)?)?;
+    /// assert_eq!(se.active().iter().filter(|&&a| a).count(), 2);
+    /// let none = CalibratedLdpRobustSe::<64>::with_arms(0, rule, Epsilon::new(1.0)?);
+    /// assert_eq!(none.err(), Some(ParamError::TooFewArms));
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn with_arms(arms: usize, rule: Rule, epsilon: Epsilon) -> Result<Self, ParamError> {
+        const { assert!(K >= 1, "a bandit needs at least one arm") };
+        Ok(Self::on(check_arms::<K>(arms)?, rule, epsilon))
+    }
+
+    fn on(arms: usize, rule: Rule, epsilon: Epsilon) -> Self {
+        let mut this = Self { schedule: Schedule::new(rule, arms), epsilon, level: 1.0, sums: [0.0; K] };
         this.start_epoch();
         this
     }
@@ -413,7 +471,7 @@ impl<const K: usize> CalibratedLdpRobustSe<K> {
     /// selected one, the report is not finite, or it is larger than the device's mechanism can
     /// release at this round's level ([`ObserveError::ReportOutOfRange`]).
     pub fn observe(&mut self, arm: usize, report: f64) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, report)?;
+        check_observation(arm, self.schedule.arms, report)?;
         self.schedule.check_arm(arm)?;
         check_report(self.device_mechanism(), report)?;
         if self.schedule.committed.is_some() {

@@ -23,22 +23,40 @@ use crate::tree::VectorTree;
 /// assert_eq!(w[2], 0.0);
 /// ```
 pub fn exponential_weights<const N: usize>(losses: &[f64; N], eta: f64) -> [f64; N] {
-    let uniform = [1.0 / N as f64; N];
+    let mut w = [0.0; N];
+    exponential_weights_into(losses, eta, &mut w);
+    w
+}
+
+/// [`exponential_weights`] of `losses` written into `out`, of the same length (the same
+/// operations in the same order, so the same bits). For a policy that plays only the first
+/// arms of its capacity.
+pub(crate) fn exponential_weights_into(losses: &[f64], eta: f64, out: &mut [f64]) {
+    let n = losses.len();
     if losses.iter().any(|l| l.is_nan()) || !(eta.is_finite() && eta >= 0.0) {
-        return uniform;
+        out.fill(1.0 / n as f64);
+        return;
     }
     let minus_infinity = |l: f64| l.is_infinite() && l < 0.0;
     let ties = losses.iter().filter(|&&l| minus_infinity(l)).count();
     if ties > 0 {
-        return losses.map(|l| if minus_infinity(l) { 1.0 / ties as f64 } else { 0.0 });
+        for (o, &l) in out.iter_mut().zip(losses) {
+            *o = if minus_infinity(l) { 1.0 / ties as f64 } else { 0.0 };
+        }
+        return;
     }
     let min = losses.iter().copied().fold(f64::INFINITY, f64::min);
     if !min.is_finite() {
-        return uniform;
+        out.fill(1.0 / n as f64);
+        return;
     }
-    let w = losses.map(|l| libm::exp(-eta * (l - min)));
-    let total: f64 = w.iter().sum(); // ≥ 1: the minimum has weight exp(0)
-    w.map(|x| x / total)
+    for (o, &l) in out.iter_mut().zip(losses) {
+        *o = libm::exp(-eta * (l - min));
+    }
+    let total: f64 = out.iter().sum(); // ≥ 1: the minimum has weight exp(0)
+    for o in out.iter_mut() {
+        *o /= total;
+    }
 }
 
 /// The classical tuned learning rate `η = √(8 ln N / T)` of exponential weights for losses in

@@ -23,6 +23,16 @@
 //! ([`ObserveError::UnexpectedArm`]) and changes nothing. A refused `observe` never changes the
 //! state. Nothing here panics on any input.
 //!
+//! # Capacity and arms
+//!
+//! K is a *capacity*: it sizes the fixed arrays. Each learner's `new` plays all K arms; its
+//! `with_arms(arms, …)` plays the first `arms` (`1 ≤ arms ≤ K`, else
+//! [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]) and is the learner of K =
+//! `arms` bit for bit: every loop, argmax, tie-break, elimination set, tree, noise release and
+//! random draw ranges over those arms only, the others are never selected, accepted
+//! ([`ObserveError::ArmOutOfRange`] names `arms`) or drawn noise for. The host instantiates each
+//! learner once, at K = 64, for any arm count up to 64.
+//!
 //! # Privacy paths and index maths
 //!
 //! Every value that protects privacy is computed on the crate's float-safe path: the trees of
@@ -155,11 +165,11 @@ impl HeavyTail {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ObserveError {
-    /// The arm is not one of the K arms.
+    /// The arm is not one of the policy's arms.
     ArmOutOfRange {
         /// The arm given.
         arm: usize,
-        /// The number of arms K.
+        /// The number of arms (K, or the `arms` a policy was built `with_arms`).
         arms: usize,
     },
     /// The policy dictated another arm this round (successive elimination, EXP3), or none was
@@ -203,10 +213,19 @@ impl fmt::Display for ObserveError {
 
 impl core::error::Error for ObserveError {}
 
-/// Checks `arm < K` and that `value` is finite.
-fn check_observation<const K: usize>(arm: usize, value: f64) -> Result<(), ObserveError> {
-    if arm >= K {
-        return Err(ObserveError::ArmOutOfRange { arm, arms: K });
+/// Checks an arm count for a policy of capacity K: `1 ≤ arms ≤ K`.
+fn check_arms<const K: usize>(arms: usize) -> Result<usize, ParamError> {
+    match arms {
+        0 => Err(ParamError::TooFewArms),
+        n if n > K => Err(ParamError::ArmsAboveCapacity),
+        n => Ok(n),
+    }
+}
+
+/// Checks `arm < arms` (the policy's active arms) and that `value` is finite.
+fn check_observation(arm: usize, arms: usize, value: f64) -> Result<(), ObserveError> {
+    if arm >= arms {
+        return Err(ObserveError::ArmOutOfRange { arm, arms });
     }
     if !value.is_finite() {
         return Err(ObserveError::NonFiniteReward);
@@ -253,14 +272,15 @@ fn unit_interval<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 }
 
 /// Draws `i` with probability `p[i] / Σp` (inverse CDF on one uniform). Non-finite or negative
-/// entries count as 0; if nothing is left, the draw is uniform.
-fn sample_index<const K: usize, R: Rng + ?Sized>(p: &[f64; K], rng: &mut R) -> usize {
+/// entries count as 0; if nothing is left, the draw is uniform over `0..p.len()`.
+fn sample_index<R: Rng + ?Sized>(p: &[f64], rng: &mut R) -> usize {
+    let n = p.len();
     let weight = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
     let total: f64 = p.iter().map(|&x| weight(x)).sum();
     let u = unit_interval(rng);
     if !(total > 0.0 && total.is_finite()) {
-        // ⌊u·K⌋ < K since u < 1.
-        return ((u * K as f64) as usize).min(K.saturating_sub(1));
+        // ⌊u·n⌋ < n since u < 1.
+        return ((u * n as f64) as usize).min(n.saturating_sub(1));
     }
     let target = u * total;
     let mut acc = 0.0;

@@ -12,11 +12,12 @@
 //! until |S| = 1, then pull the survivor forever.
 //! ```
 //!
-//! Memory: a few words per arm, fixed by K.
+//! Memory: a few words per arm, fixed by the capacity K; a learner built `with_arms` plays only
+//! the first `arms ≤ K` (the others are never active, released or drawn noise for).
 
 use rand_core::Rng;
 
-use super::{HeavyTail, ObserveError, ParamError, check_constant, check_observation};
+use super::{HeavyTail, ObserveError, ParamError, check_arms, check_constant, check_observation};
 use crate::grid::pow2;
 use crate::mechanism::{LaplaceMechanism, MAX_RANGE_LOG2, MIN_RANGE_LOG2};
 use crate::mechanism::{Preprocess, Release};
@@ -244,7 +245,8 @@ pub struct EpochRelease<const K: usize> {
     pub tau: u32,
     /// The epoch's schedule (R_τ, B_τ, err_τ, threshold).
     pub epoch: RseEpoch,
-    /// The arms that took part (the surviving set S at the start of the epoch).
+    /// The arms that took part (the surviving set S at the start of the epoch; never an arm
+    /// past the learner's `arms`).
     pub active: [bool; K],
     /// μ̃_a for the arms that took part (private in both versions), 0 for the others.
     pub means: [f64; K],
@@ -264,6 +266,8 @@ enum Model {
 struct Elimination<const K: usize> {
     params: RseParams,
     model: Model,
+    /// The arms played, `1 ≤ arms ≤ K`: an arm past them is never active.
+    arms: usize,
     active: [bool; K],
     tau: u32,
     epoch: RseEpoch,
@@ -277,16 +281,18 @@ struct Elimination<const K: usize> {
 }
 
 impl<const K: usize> Elimination<K> {
-    fn new(params: RseParams, model: Model) -> Self {
+    /// The machine over the first `arms` arms (`1 ≤ arms ≤ K`, checked by the caller).
+    fn new(params: RseParams, model: Model, arms: usize) -> Self {
         let mut this = Self {
             params,
             model,
-            active: [true; K],
+            arms,
+            active: core::array::from_fn(|a| a < arms),
             tau: 0,
             epoch: RseEpoch { pulls: 1, level: 1.0, err: 0.0, threshold: 0.0 },
             passes: 0,
             cursor: 0,
-            committed: if K == 1 { Some(0) } else { None },
+            committed: if arms == 1 { Some(0) } else { None },
             last: None,
         };
         this.start_epoch();
@@ -294,7 +300,7 @@ impl<const K: usize> Elimination<K> {
     }
 
     fn active_count(&self) -> u32 {
-        self.active.iter().filter(|&&a| a).count() as u32
+        self.active[..self.arms].iter().filter(|&&a| a).count() as u32
     }
 
     /// Begins epoch τ + 1 over the current S.
@@ -310,7 +316,12 @@ impl<const K: usize> Elimination<K> {
         epoch.level = if epoch.level.is_nan() { MAX_LEVEL } else { epoch.level.clamp(MIN_LEVEL, MAX_LEVEL) };
         self.epoch = epoch;
         self.passes = 0;
-        self.cursor = self.active.iter().position(|&a| a).unwrap_or(0);
+        self.cursor = self.first_active();
+    }
+
+    /// The lowest surviving arm (0 if none).
+    fn first_active(&self) -> usize {
+        self.active[..self.arms].iter().position(|&a| a).unwrap_or(0)
     }
 
     fn next_arm(&self) -> usize {
@@ -325,14 +336,14 @@ impl<const K: usize> Elimination<K> {
 
     /// Moves the round robin on after a pull; true when the epoch's last pull was just made.
     fn advance(&mut self) -> bool {
-        match (self.cursor + 1..K).find(|&a| self.active[a]) {
+        match (self.cursor + 1..self.arms).find(|&a| self.active[a]) {
             Some(next) => {
                 self.cursor = next;
                 false
             }
             None => {
                 self.passes = self.passes.saturating_add(1);
-                self.cursor = self.active.iter().position(|&a| a).unwrap_or(0);
+                self.cursor = self.first_active();
                 self.passes >= self.epoch.pulls
             }
         }
@@ -342,9 +353,9 @@ impl<const K: usize> Elimination<K> {
     /// the next epoch.
     fn finish_epoch(&mut self, means: [f64; K]) {
         let active = self.active;
-        let best = (0..K).filter(|&a| active[a]).map(|a| means[a]).fold(f64::NEG_INFINITY, f64::max);
+        let best = (0..self.arms).filter(|&a| active[a]).map(|a| means[a]).fold(f64::NEG_INFINITY, f64::max);
         let mut eliminated = [false; K];
-        for a in 0..K {
+        for a in 0..self.arms {
             // NaN comparisons are false: nothing is removed on a NaN mean or threshold.
             if active[a] && best - means[a] > self.epoch.threshold {
                 eliminated[a] = true;
@@ -353,7 +364,7 @@ impl<const K: usize> Elimination<K> {
         }
         self.last = Some(EpochRelease { tau: self.tau, epoch: self.epoch, active, means, eliminated });
         if self.active_count() == 1 {
-            self.committed = self.active.iter().position(|&a| a);
+            self.committed = self.active[..self.arms].iter().position(|&a| a);
         } else {
             self.start_epoch();
         }
@@ -374,9 +385,14 @@ macro_rules! elimination_view {
             self.machine.epoch
         }
 
-        /// The surviving arms S.
+        /// The surviving arms S (never an arm past [`Self::arms`]).
         pub fn active(&self) -> [bool; K] {
             self.machine.active
+        }
+
+        /// The number of arms played (K unless built `with_arms`).
+        pub fn arms(&self) -> usize {
+            self.machine.arms
         }
 
         /// The survivor, once only one arm is left.
@@ -434,9 +450,27 @@ impl<const K: usize> DpRobustSe<K> {
     /// Refused if ε is too small for the widest sum grid ([`PrivateSum::check_epsilon`]): every
     /// later epoch's level is then usable, so no epoch boundary can fail after its releases.
     pub fn new(params: RseParams) -> Result<Self, ParamError> {
+        Self::with_arms(K, params)
+    }
+
+    /// [`DpRobustSe::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]): the same choices and
+    /// the same noise draws as `DpRobustSe::<arms>::new`.
+    ///
+    /// ```
+    /// use ldp_core::bandit::{DpRobustSe, HeavyTail, RseParams};
+    /// use ldp_core::{Epsilon, ParamError};
+    /// let params = RseParams::new(Epsilon::new(1.0)?, HeavyTail::new(1.0, 1.0)?, 0.01, 24.0)?;
+    /// let se = DpRobustSe::<64>::with_arms(3, params)?;
+    /// assert_eq!(se.active().iter().filter(|&&a| a).count(), 3);
+    /// assert_eq!(DpRobustSe::<64>::with_arms(65, params).err(), Some(ParamError::ArmsAboveCapacity));
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn with_arms(arms: usize, params: RseParams) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
+        let arms = check_arms::<K>(arms)?;
         PrivateSum::check_epsilon(params.epsilon)?;
-        let machine = Elimination::new(params, Model::Central);
+        let machine = Elimination::new(params, Model::Central, arms);
         let sums = Self::empty_sums(&machine)?;
         Ok(Self { machine, sums })
     }
@@ -462,7 +496,7 @@ impl<const K: usize> DpRobustSe<K> {
         reward: f64,
         rng: &mut R,
     ) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, reward)?;
+        check_observation(arm, self.machine.arms, reward)?;
         self.machine.check_arm(arm)?;
         if self.machine.committed.is_some() {
             return Ok(()); // line 28: nothing more is computed
@@ -478,7 +512,7 @@ impl<const K: usize> DpRobustSe<K> {
         // Lines 18–19: one release per surviving arm.
         let pulls = machine.epoch.pulls as f64;
         let mut means = [0.0; K];
-        for (a, mean) in means.iter_mut().enumerate() {
+        for (a, mean) in means.iter_mut().enumerate().take(machine.arms) {
             if machine.active[a] {
                 let s = if a == arm { &sum } else { &self.sums[a] };
                 *mean = s.release(rng).value() / pulls;
@@ -498,12 +532,12 @@ impl<const K: usize> DpRobustSe<K> {
 
     /// The ε each released mean guarantees in the current epoch (`< ε`).
     pub fn epsilon_effective(&self) -> f64 {
-        self.sums.iter().map(PrivateSum::epsilon_effective).fold(0.0, f64::max)
+        self.sums[..self.machine.arms].iter().map(PrivateSum::epsilon_effective).fold(0.0, f64::max)
     }
 
     /// The current epoch's accumulator of `arm` (for audits: its exact sum is secret).
     pub fn sum(&self, arm: usize) -> Option<&PrivateSum> {
-        self.sums.get(arm)
+        self.sums[..self.machine.arms].get(arm)
     }
 }
 
@@ -538,7 +572,29 @@ impl<const K: usize> LdpRobustSe<K> {
     /// LDP-RSE's learner with the given parameters (epoch 1 starts with all K arms).
     pub fn new(params: RseParams) -> Self {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
-        Self { machine: Elimination::new(params, Model::Local), sums: [0.0; K] }
+        Self::on(K, params)
+    }
+
+    /// [`LdpRobustSe::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]): the same choices and
+    /// levels as `LdpRobustSe::<arms>::new`.
+    ///
+    /// ```
+    /// use ldp_core::bandit::{HeavyTail, LdpRobustSe, RseParams};
+    /// use ldp_core::{Epsilon, ParamError};
+    /// let params = RseParams::new(Epsilon::new(10.0)?, HeavyTail::new(1.0, 1.0)?, 0.01, 28.0)?;
+    /// let se = LdpRobustSe::<64>::with_arms(41, params)?;
+    /// assert_eq!(se.device_level(), LdpRobustSe::<41>::new(params).device_level());
+    /// assert_eq!(LdpRobustSe::<64>::with_arms(0, params).err(), Some(ParamError::TooFewArms));
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn with_arms(arms: usize, params: RseParams) -> Result<Self, ParamError> {
+        const { assert!(K >= 1, "a bandit needs at least one arm") };
+        Ok(Self::on(check_arms::<K>(arms)?, params))
+    }
+
+    fn on(arms: usize, params: RseParams) -> Self {
+        Self { machine: Elimination::new(params, Model::Local, arms), sums: [0.0; K] }
     }
 
     /// The arm to pull: the next surviving arm of the round robin, or the survivor.
@@ -562,7 +618,7 @@ impl<const K: usize> LdpRobustSe<K> {
     /// selected one, the report is not finite, or it is larger than the device's mechanism can
     /// release at this round's level ([`ObserveError::ReportOutOfRange`]).
     pub fn observe(&mut self, arm: usize, report: f64) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, report)?;
+        check_observation(arm, self.machine.arms, report)?;
         self.machine.check_arm(arm)?;
         check_report(self.device_mechanism(), report)?;
         if self.machine.committed.is_some() {

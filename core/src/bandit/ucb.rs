@@ -3,7 +3,7 @@
 
 use rand_core::Rng;
 
-use super::{HeavyTail, ObserveError, ParamError, argmax, check_constant, check_observation};
+use super::{HeavyTail, ObserveError, ParamError, argmax, check_arms, check_constant, check_observation};
 use crate::params::{Bound, Epsilon};
 use crate::tree::AdaptiveTree;
 use crate::truncation::{
@@ -51,6 +51,8 @@ fn fast_exp(x: f64) -> f64 {
 ///
 /// Arms are first pulled once each in order; ties go to the lowest arm.
 ///
+/// K is the capacity; [`RobustUcb::with_arms`] plays only the first `arms ≤ K` of them.
+///
 /// ```
 /// use ldp_core::bandit::{HeavyTail, RobustUcb, PAPER_ROBUST_UCB_CONSTANT};
 /// let mut ucb = RobustUcb::<3>::new(HeavyTail::new(1.0, 1.0)?, 100, PAPER_ROBUST_UCB_CONSTANT)?;
@@ -63,6 +65,8 @@ fn fast_exp(x: f64) -> f64 {
 /// ```
 #[derive(Clone, Debug)]
 pub struct RobustUcb<const K: usize> {
+    /// The arms played, `1 ≤ arms ≤ K`: only the first `arms` entries of each array are used.
+    arms: usize,
     tail: HeavyTail,
     horizon: u64,
     /// `c·u^{1/(1+v)}`.
@@ -79,12 +83,31 @@ impl<const K: usize> RobustUcb<K> {
     /// A robust UCB for horizon T with index constant `constant` (4 in the paper,
     /// [`super::PAPER_ROBUST_UCB_CONSTANT`]).
     pub fn new(tail: HeavyTail, horizon: u64, constant: f64) -> Result<Self, ParamError> {
+        Self::with_arms(K, tail, horizon, constant)
+    }
+
+    /// [`RobustUcb::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]): the same choices as
+    /// `RobustUcb::<arms>::new`.
+    ///
+    /// ```
+    /// use ldp_core::bandit::{HeavyTail, RobustUcb};
+    /// use ldp_core::ParamError;
+    /// let tail = HeavyTail::new(1.0, 1.0)?;
+    /// let ucb = RobustUcb::<64>::with_arms(3, tail, 100, 4.0)?;
+    /// assert_eq!(ucb.arms(), 3);
+    /// assert_eq!(RobustUcb::<2>::with_arms(3, tail, 100, 4.0).err(), Some(ParamError::ArmsAboveCapacity));
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn with_arms(arms: usize, tail: HeavyTail, horizon: u64, constant: f64) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
+        let arms = check_arms::<K>(arms)?;
         if horizon == 0 {
             return Err(ParamError::HorizonZero);
         }
         let c = check_constant(constant)?;
         Ok(Self {
+            arms,
             tail,
             horizon,
             scale: c * libm::pow(tail.u(), 1.0 / (1.0 + tail.v())),
@@ -97,15 +120,15 @@ impl<const K: usize> RobustUcb<K> {
 
     /// The arm to pull: an arm never pulled (lowest first), else the largest index.
     pub fn select(&self) -> usize {
-        match self.counts.iter().position(|&n| n == 0) {
+        match self.counts[..self.arms].iter().position(|&n| n == 0) {
             Some(arm) => arm,
-            None => argmax(K, |a| self.index(a)),
+            None => argmax(self.arms, |a| self.index(a)),
         }
     }
 
     /// The reward of `arm`: truncated at `B_{n+1}` and added to its sum.
     pub fn observe(&mut self, arm: usize, reward: f64) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, reward)?;
+        check_observation(arm, self.arms, reward)?;
         let n = self.counts[arm].saturating_add(1);
         let (u, v) = (self.tail.u(), self.tail.v());
         let level = robust_ucb_level_at(u, n, self.log_inv_delta, v);
@@ -117,16 +140,21 @@ impl<const K: usize> RobustUcb<K> {
 
     /// The index of `arm` (+∞ before its first pull, −∞ for an arm out of range).
     pub fn index(&self, arm: usize) -> f64 {
-        match (self.counts.get(arm), self.sums.get(arm)) {
+        match (self.counts[..self.arms].get(arm), self.sums.get(arm)) {
             (Some(0), _) => f64::INFINITY,
             (Some(&n), Some(&sum)) => sum / n as f64 + self.bonuses[arm],
             _ => f64::NEG_INFINITY,
         }
     }
 
-    /// Pulls of each arm so far.
+    /// Pulls of each arm so far (0 for the arms past [`RobustUcb::arms`]).
     pub fn counts(&self) -> [u64; K] {
         self.counts
+    }
+
+    /// The number of arms played (K unless built [`RobustUcb::with_arms`]).
+    pub fn arms(&self) -> usize {
+        self.arms
     }
 
     /// The horizon T (δ = T^{−2}).
@@ -136,7 +164,7 @@ impl<const K: usize> RobustUcb<K> {
 
     /// The truncated empirical mean of `arm` (`None` before its first pull or out of range).
     pub fn mean(&self, arm: usize) -> Option<f64> {
-        match (self.counts.get(arm), self.sums.get(arm)) {
+        match (self.counts[..self.arms].get(arm), self.sums.get(arm)) {
             (Some(&n), Some(&sum)) if n > 0 => Some(sum / n as f64),
             _ => None,
         }
@@ -161,7 +189,9 @@ impl<const K: usize> RobustUcb<K> {
 /// [`super::PAPER_DP_UCB_CONSTANT`]); see [`super::PRACTICAL_DP_UCB_CONSTANT`].
 ///
 /// Memory: K adaptive trees of L levels (`16·L` bytes of p-sums each) plus `16·K` bytes of
-/// counts and released sums; it does not depend on T.
+/// counts and released sums; it does not depend on T. K is the capacity;
+/// [`DpRobustUcb::with_arms`] plays only the first `arms ≤ K` (the others' trees are never
+/// built, and no noise is drawn for them).
 ///
 /// ```
 /// use ldp_core::bandit::{DpRobustUcb, HeavyTail, PAPER_DP_UCB_CONSTANT};
@@ -177,6 +207,8 @@ impl<const K: usize> RobustUcb<K> {
 /// # Ok::<(), ldp_core::ParamError>(())
 /// ```
 pub struct DpRobustUcb<const K: usize, const L: usize> {
+    /// The arms played, `1 ≤ arms ≤ K`: only the first `arms` entries of each array are used.
+    arms: usize,
     trees: [AdaptiveTree<L>; K],
     counts: [u64; K],
     released: [f64; K],
@@ -211,7 +243,31 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
     /// Fails if T is zero or above the tree capacity, the constant is invalid, or the trees
     /// cannot be built (`B_T` outside `[2^-40, 2^40]`, ε too small for the sampler).
     pub fn new(epsilon: Epsilon, tail: HeavyTail, horizon: u64, constant: f64) -> Result<Self, ParamError> {
+        Self::with_arms(K, epsilon, tail, horizon, constant)
+    }
+
+    /// [`DpRobustUcb::new`] on the first `arms` of the K arms (`1 ≤ arms ≤ K`, else
+    /// [`ParamError::TooFewArms`] or [`ParamError::ArmsAboveCapacity`]): the same choices and
+    /// the same noise draws as `DpRobustUcb::<arms, L>::new`.
+    ///
+    /// ```
+    /// use ldp_core::bandit::{DpRobustUcb, HeavyTail};
+    /// use ldp_core::{Epsilon, ParamError};
+    /// let (eps, tail) = (Epsilon::new(1.0)?, HeavyTail::new(2.0, 0.5)?);
+    /// let ucb = DpRobustUcb::<64, 10>::with_arms(5, eps, tail, 1000, 0.5)?;
+    /// assert_eq!(ucb.arms(), 5);
+    /// assert_eq!(DpRobustUcb::<4, 10>::with_arms(0, eps, tail, 1000, 0.5).err(), Some(ParamError::TooFewArms));
+    /// # Ok::<(), ParamError>(())
+    /// ```
+    pub fn with_arms(
+        arms: usize,
+        epsilon: Epsilon,
+        tail: HeavyTail,
+        horizon: u64,
+        constant: f64,
+    ) -> Result<Self, ParamError> {
         const { assert!(K >= 1, "a bandit needs at least one arm") };
+        let arms = check_arms::<K>(arms)?;
         if horizon == 0 {
             return Err(ParamError::HorizonZero);
         }
@@ -225,10 +281,13 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
             0 // the tree constructor reports the zero bound
         };
         let build = || AdaptiveTree::<L>::with_grid(epsilon, bound, horizon, grid_log2);
-        build()?; // validates everything; the K trees below are built from the same values
-        let trees = core::array::from_fn(|_| build().unwrap_or(Self::PLACEHOLDER));
+        build()?; // validates everything; the trees below are built from the same values
+        let trees = core::array::from_fn(|a| {
+            if a < arms { build().unwrap_or(Self::PLACEHOLDER) } else { Self::PLACEHOLDER }
+        });
         let log_t = libm::log(horizon.max(2) as f64);
         Ok(Self {
+            arms,
             trees,
             counts: [0; K],
             released: [0.0; K],
@@ -247,11 +306,11 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
     /// The arm to pull in round `t = rounds + 1`: an arm never pulled (lowest first, rounds
     /// 1..K), else the largest index.
     pub fn select(&self) -> usize {
-        match self.counts.iter().position(|&n| n == 0) {
+        match self.counts[..self.arms].iter().position(|&n| n == 0) {
             Some(arm) => arm,
             None => {
                 let log_common = self.log_common();
-                argmax(K, |a| self.index_with(a, log_common))
+                argmax(self.arms, |a| self.index_with(a, log_common))
             }
         }
     }
@@ -265,7 +324,7 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
     /// The index with the round's common logarithm computed once:
     /// `Ŝ/n + C u^{1/(1+v)} exp(v/(1+v)·(ln(ln(2t⁴) ln^{1.5+1/v}T/ε) − ln n))`.
     fn index_with(&self, arm: usize, log_common: f64) -> f64 {
-        match (self.counts.get(arm), self.released.get(arm), self.log_counts.get(arm)) {
+        match (self.counts[..self.arms].get(arm), self.released.get(arm), self.log_counts.get(arm)) {
             (Some(0), _, _) => f64::INFINITY,
             (Some(&n), Some(&sum), Some(&log_n)) => {
                 let v = self.tail.v();
@@ -289,7 +348,7 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
         reward: f64,
         rng: &mut R,
     ) -> Result<(), ObserveError> {
-        check_observation::<K>(arm, reward)?;
+        check_observation(arm, self.arms, reward)?;
         let n = self.counts[arm].saturating_add(1);
         // B_n is non-decreasing in n and ≤ B_T; the max/min only guard floating-point ties.
         let previous = self.trees[arm].last_bound().unwrap_or(0.0);
@@ -308,9 +367,14 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
         self.index_with(arm, self.log_common())
     }
 
-    /// Pulls of each arm so far.
+    /// Pulls of each arm so far (0 for the arms past [`DpRobustUcb::arms`]).
     pub fn counts(&self) -> [u64; K] {
         self.counts
+    }
+
+    /// The number of arms played (K unless built [`DpRobustUcb::with_arms`]).
+    pub fn arms(&self) -> usize {
+        self.arms
     }
 
     /// Rounds observed so far.
@@ -320,7 +384,7 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
 
     /// Arm `arm`'s latest private sum Ŝ_a (0 before its first pull; `None` out of range).
     pub fn private_sum(&self, arm: usize) -> Option<f64> {
-        self.released.get(arm).copied()
+        self.released[..self.arms].get(arm).copied()
     }
 
     /// The trees' ceiling `B_T`.
@@ -333,10 +397,10 @@ impl<const K: usize, const L: usize> DpRobustUcb<K, L> {
         self.level_uncapped(n).min(self.max_bound)
     }
 
-    /// The ε the release sequence guarantees so far: the largest `epsilon_effective` of the K
-    /// trees (parallel composition; < ε).
+    /// The ε the release sequence guarantees so far: the largest `epsilon_effective` of the
+    /// arms' trees (parallel composition; < ε).
     pub fn epsilon_effective(&self) -> f64 {
-        self.trees.iter().map(AdaptiveTree::epsilon_effective).fold(0.0, f64::max)
+        self.trees[..self.arms].iter().map(AdaptiveTree::epsilon_effective).fold(0.0, f64::max)
     }
 }
 
@@ -344,7 +408,7 @@ impl<const K: usize, const L: usize> core::fmt::Debug for DpRobustUcb<K, L> {
     /// The public configuration only: the trees' sums are as secret as the rewards.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("DpRobustUcb")
-            .field("arms", &K)
+            .field("arms", &self.arms)
             .field("levels", &L)
             .field("epsilon", &self.epsilon.get())
             .field("tail", &self.tail)

@@ -501,7 +501,7 @@ impl core::error::Error for Refusal {}
 
 /// The wire codes of [`ParamError`] (a [`Refusal::Param`] detail byte). A new `ParamError`
 /// variant does not compile until it is given a code here; codes are never reused. A device
-/// sends only 1–17 (what a query or the device's own configuration can get wrong); 18–38 are
+/// sends only 1–17 (what a query or the device's own configuration can get wrong); 18–39 are
 /// the rest of the parameter layer, so every `ParamError` has a code.
 const fn param_code(e: ParamError) -> u8 {
     match e {
@@ -543,6 +543,7 @@ const fn param_code(e: ParamError) -> u8 {
         ParamError::QuadratureFailed => 36,
         ParamError::BlockIndexOutOfRange => 37,
         ParamError::BlockIndexRepeated => 38,
+        ParamError::ArmsAboveCapacity => 39,
     }
 }
 
@@ -586,6 +587,7 @@ const fn param_from_code(code: u8) -> Option<ParamError> {
         36 => ParamError::QuadratureFailed,
         37 => ParamError::BlockIndexOutOfRange,
         38 => ParamError::BlockIndexRepeated,
+        39 => ParamError::ArmsAboveCapacity,
         _ => return None,
     })
 }
@@ -897,12 +899,12 @@ mod tests {
                 seen += 1;
             }
         }
-        assert_eq!(seen, 38, "every ParamError variant has a code");
+        assert_eq!(seen, 39, "every ParamError variant has a code");
         assert_eq!(param_from_code(0), None);
     }
 
     /// A device sends only detail codes 1–17: every parameter refusal its reporter can make, over
-    /// a grid of configurations, ε, levels and readings, is one of those (codes 18–38 are the
+    /// a grid of configurations, ε, levels and readings, is one of those (codes 18–39 are the
     /// rest of the parameter layer, which no query reaches).
     #[test]
     fn a_device_only_ever_refuses_with_codes_1_to_17() {
