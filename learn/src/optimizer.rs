@@ -375,8 +375,8 @@ mod tests {
         ));
     }
 
-    /// The K-armed learners whose arm count is a const generic of ldp-core (LDP-RSE,
-    /// Robust-UCB) take 2 to `MAX_ARMS` actions; another count is refused saying so, not as
+    /// The K-armed learners of ldp-core, whose capacity is fixed at `MAX_ARMS` (LDP-RSE,
+    /// Robust-UCB), take 2 to `MAX_ARMS` actions; another count is refused saying so, not as
     /// "arm 65 is out of range (the problem has 64 arms)". LDP-UCB takes any number.
     #[test]
     fn an_arm_count_a_learner_cannot_take_is_named_as_such() {

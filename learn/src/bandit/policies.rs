@@ -52,24 +52,17 @@ use crate::bo::{AlgorithmSpec, Policy, PolicyError, Problem};
 
 /// Levels of the host's privacy trees: horizons up to 2^32 − 1 (the noise follows T, not L).
 pub const HOST_TREE_LEVELS: usize = 32;
-/// The largest number of arms the adapters instantiate (K is a const generic in the core: one
-/// instance per K in `2..=MAX_ARMS`; the light-sensor table has 41 arms, the stocks 29).
+/// The largest number of arms the adapters take: each core learner is instantiated once, with
+/// capacity K = `MAX_ARMS` (its fixed-size arrays), and built `with_arms` the problem's arm
+/// count (the light-sensor table has 41 arms, the stocks 29).
 pub const MAX_ARMS: usize = 64;
 
-/// Evaluates `$body` with the const `$k` bound to the arm count (2..=MAX_ARMS), else the
-/// arm-count error.
-macro_rules! for_arms {
-    ($arms:expr, $k:ident => $body:expr) => {
-        seq_macro::seq!(N in 2..=64 {
-            match $arms {
-                #(N => {
-                    const $k: usize = N;
-                    $body
-                })*
-                n => Err(PolicyError::ArmCount { arms: n, min: 2, max: MAX_ARMS }),
-            }
-        })
-    };
+/// The problem's arm count if the adapters take it (`2..=MAX_ARMS`), else the arm-count error.
+fn arms(problem: &Problem) -> Result<usize, PolicyError> {
+    match problem.num_arms() {
+        n @ 2..=MAX_ARMS => Ok(n),
+        n => Err(PolicyError::ArmCount { arms: n, min: 2, max: MAX_ARMS }),
+    }
 }
 
 fn config_error(_: ParamError) -> PolicyError {
@@ -108,9 +101,9 @@ fn loss(reward: f64) -> f64 {
     (1.0 - reward).clamp(0.0, 1.0)
 }
 
-struct RobustUcbPolicy<const K: usize>(RobustUcb<K>);
+struct RobustUcbPolicy(RobustUcb<MAX_ARMS>);
 
-impl<const K: usize> Policy for RobustUcbPolicy<K> {
+impl Policy for RobustUcbPolicy {
     fn select(&mut self) -> usize {
         self.0.select()
     }
@@ -119,12 +112,12 @@ impl<const K: usize> Policy for RobustUcbPolicy<K> {
     }
 }
 
-struct DpRucbPolicy<const K: usize> {
-    inner: DpRobustUcb<K, HOST_TREE_LEVELS>,
+struct DpRucbPolicy {
+    inner: DpRobustUcb<MAX_ARMS, HOST_TREE_LEVELS>,
     rng: ChaCha20Rng,
 }
 
-impl<const K: usize> Policy for DpRucbPolicy<K> {
+impl Policy for DpRucbPolicy {
     fn select(&mut self) -> usize {
         self.inner.select()
     }
@@ -133,12 +126,12 @@ impl<const K: usize> Policy for DpRucbPolicy<K> {
     }
 }
 
-struct DpRsePolicy<const K: usize> {
-    inner: DpRobustSe<K>,
+struct DpRsePolicy {
+    inner: DpRobustSe<MAX_ARMS>,
     rng: ChaCha20Rng,
 }
 
-impl<const K: usize> Policy for DpRsePolicy<K> {
+impl Policy for DpRsePolicy {
     fn select(&mut self) -> usize {
         self.inner.select()
     }
@@ -147,9 +140,9 @@ impl<const K: usize> Policy for DpRsePolicy<K> {
     }
 }
 
-struct LdpRsePolicy<const K: usize>(LdpRobustSe<K>);
+struct LdpRsePolicy(LdpRobustSe<MAX_ARMS>);
 
-impl<const K: usize> Policy for LdpRsePolicy<K> {
+impl Policy for LdpRsePolicy {
     fn select(&mut self) -> usize {
         self.0.select()
     }
@@ -162,12 +155,12 @@ impl<const K: usize> Policy for LdpRsePolicy<K> {
     }
 }
 
-struct Exp3Policy<const K: usize> {
-    inner: Exp3<K>,
+struct Exp3Policy {
+    inner: Exp3<MAX_ARMS>,
     rng: ChaCha20Rng,
 }
 
-impl<const K: usize> Policy for Exp3Policy<K> {
+impl Policy for Exp3Policy {
     fn select(&mut self) -> usize {
         self.inner.select(&mut self.rng)
     }
@@ -179,12 +172,12 @@ impl<const K: usize> Policy for Exp3Policy<K> {
     }
 }
 
-struct PrivateExp3Policy<const K: usize> {
-    inner: PrivateExp3<K>,
+struct PrivateExp3Policy {
+    inner: PrivateExp3<MAX_ARMS>,
     rng: ChaCha20Rng,
 }
 
-impl<const K: usize> Policy for PrivateExp3Policy<K> {
+impl Policy for PrivateExp3Policy {
     fn select(&mut self) -> usize {
         self.inner.select(&mut self.rng)
     }
@@ -208,9 +201,9 @@ fn rule_constants(rule: &Rule, first_level: f64) -> Vec<(&'static str, f64)> {
     c
 }
 
-struct CalibratedRobustUcbPolicy<const K: usize>(CalibratedRobustUcb<K>);
+struct CalibratedRobustUcbPolicy(CalibratedRobustUcb<MAX_ARMS>);
 
-impl<const K: usize> Policy for CalibratedRobustUcbPolicy<K> {
+impl Policy for CalibratedRobustUcbPolicy {
     fn select(&mut self) -> usize {
         self.0.select()
     }
@@ -222,12 +215,12 @@ impl<const K: usize> Policy for CalibratedRobustUcbPolicy<K> {
     }
 }
 
-struct CalibratedDpRucbPolicy<const K: usize> {
-    inner: CalibratedDpRobustUcb<K, HOST_TREE_LEVELS>,
+struct CalibratedDpRucbPolicy {
+    inner: CalibratedDpRobustUcb<MAX_ARMS, HOST_TREE_LEVELS>,
     rng: ChaCha20Rng,
 }
 
-impl<const K: usize> Policy for CalibratedDpRucbPolicy<K> {
+impl Policy for CalibratedDpRucbPolicy {
     fn select(&mut self) -> usize {
         self.inner.select()
     }
@@ -239,12 +232,12 @@ impl<const K: usize> Policy for CalibratedDpRucbPolicy<K> {
     }
 }
 
-struct CalibratedDpRsePolicy<const K: usize> {
-    inner: CalibratedDpRobustSe<K>,
+struct CalibratedDpRsePolicy {
+    inner: CalibratedDpRobustSe<MAX_ARMS>,
     rng: ChaCha20Rng,
 }
 
-impl<const K: usize> Policy for CalibratedDpRsePolicy<K> {
+impl Policy for CalibratedDpRsePolicy {
     fn select(&mut self) -> usize {
         self.inner.select()
     }
@@ -256,9 +249,9 @@ impl<const K: usize> Policy for CalibratedDpRsePolicy<K> {
     }
 }
 
-struct CalibratedLdpRsePolicy<const K: usize>(CalibratedLdpRobustSe<K>);
+struct CalibratedLdpRsePolicy(CalibratedLdpRobustSe<MAX_ARMS>);
 
-impl<const K: usize> Policy for CalibratedLdpRsePolicy<K> {
+impl Policy for CalibratedLdpRsePolicy {
     fn select(&mut self) -> usize {
         self.0.select()
     }
@@ -336,15 +329,12 @@ fn robust_ucb(
         Constants::Practical => PRACTICAL_ROBUST_UCB_CONSTANT,
         Constants::Calibrated => {
             let rule = calibrated_rule(problem, noise)?;
-            return for_arms!(problem.num_arms(), K => {
-                boxed(CalibratedRobustUcbPolicy(CalibratedRobustUcb::<K>::new(rule, t).map_err(config_error)?))
-            });
+            let inner = CalibratedRobustUcb::with_arms(arms(problem)?, rule, t).map_err(config_error)?;
+            return boxed(CalibratedRobustUcbPolicy(inner));
         }
     };
     let tail = raw_tail(problem)?;
-    for_arms!(problem.num_arms(), K => {
-        boxed(RobustUcbPolicy(RobustUcb::<K>::new(tail, t, c).map_err(config_error)?))
-    })
+    boxed(RobustUcbPolicy(RobustUcb::with_arms(arms(problem)?, tail, t, c).map_err(config_error)?))
 }
 
 /// Seed 004 Alg. 1 at the Problem's central ε (calibrated: [`CalibratedDpRobustUcb`] with
@@ -360,16 +350,13 @@ pub fn build_dp_rucb(
         Constants::Practical => PRACTICAL_DP_UCB_CONSTANT,
         Constants::Calibrated => {
             let rule = calibrated_rule(problem, heavy_noise(problem))?;
-            return for_arms!(problem.num_arms(), K => {
-                let inner = CalibratedDpRobustUcb::<K, HOST_TREE_LEVELS>::new(rule, eps, t).map_err(config_error)?;
-                boxed(CalibratedDpRucbPolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
-            });
+            let inner =
+                CalibratedDpRobustUcb::with_arms(arms(problem)?, rule, eps, t).map_err(config_error)?;
+            return boxed(CalibratedDpRucbPolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) });
         }
     };
-    for_arms!(problem.num_arms(), K => {
-        let inner = DpRobustUcb::<K, HOST_TREE_LEVELS>::new(eps, tail, t, c).map_err(config_error)?;
-        boxed(DpRucbPolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
-    })
+    let inner = DpRobustUcb::with_arms(arms(problem)?, eps, tail, t, c).map_err(config_error)?;
+    boxed(DpRucbPolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
 }
 
 /// Seed 004 Alg. 3 at the Problem's central ε, β = 1/T (calibrated: [`CalibratedDpRobustSe`]
@@ -385,17 +372,13 @@ pub fn build_dp_rse(
         Constants::Practical => PRACTICAL_DP_RSE_KAPPA,
         Constants::Calibrated => {
             let rule = calibrated_rule(problem, heavy_noise(problem))?;
-            return for_arms!(problem.num_arms(), K => {
-                let inner = CalibratedDpRobustSe::<K>::new(rule, eps).map_err(config_error)?;
-                boxed(CalibratedDpRsePolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
-            });
+            let inner = CalibratedDpRobustSe::with_arms(arms(problem)?, rule, eps).map_err(config_error)?;
+            return boxed(CalibratedDpRsePolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) });
         }
     };
     let params = RseParams::new(eps, tail, RseParams::beta_for_horizon(t), kappa).map_err(config_error)?;
-    for_arms!(problem.num_arms(), K => {
-        let inner = DpRobustSe::<K>::new(params).map_err(config_error)?;
-        boxed(DpRsePolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
-    })
+    let inner = DpRobustSe::with_arms(arms(problem)?, params).map_err(config_error)?;
+    boxed(DpRsePolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
 }
 
 /// Seed 004 Alg. 4's learner at the Problem's local ε, β = 1/T, u of `instance` at the
@@ -429,15 +412,14 @@ fn ldp_rse(
         Constants::Practical => PRACTICAL_LDP_RSE_KAPPA,
         Constants::Calibrated => {
             let rule = calibrated_rule(problem, noise)?;
-            return for_arms!(problem.num_arms(), K => {
-                boxed(CalibratedLdpRsePolicy(CalibratedLdpRobustSe::<K>::new(rule, eps)))
-            });
+            let inner = CalibratedLdpRobustSe::with_arms(arms(problem)?, rule, eps).map_err(config_error)?;
+            return boxed(CalibratedLdpRsePolicy(inner));
         }
     };
     let tail = HeavyTail::new(u, problem.alpha).map_err(config_error)?;
     let t = horizon(problem);
     let params = RseParams::new(eps, tail, RseParams::beta_for_horizon(t), kappa).map_err(config_error)?;
-    for_arms!(problem.num_arms(), K => boxed(LdpRsePolicy(LdpRobustSe::<K>::new(params))))
+    boxed(LdpRsePolicy(LdpRobustSe::with_arms(arms(problem)?, params).map_err(config_error)?))
 }
 
 /// [`LDP_RSE`]'s constructor: seed 004 Alg. 4 with u = (B + R)^{1+α}; calibrated: the
@@ -458,9 +440,8 @@ pub fn build_ldp_rse_bounded(
 pub fn build_exp3(problem: &Problem, _: Constants, seed: u64) -> Result<Box<dyn Policy>, PolicyError> {
     let t = horizon(problem);
     let params = Exp3Params::theorem_4_1(problem.num_arms(), t, 0.0).map_err(config_error)?;
-    for_arms!(problem.num_arms(), K => {
-        boxed(Exp3Policy { inner: Exp3::<K>::new(params), rng: ChaCha20Rng::seed_from_u64(seed) })
-    })
+    let inner = Exp3::with_arms(arms(problem)?, params).map_err(config_error)?;
+    boxed(Exp3Policy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
 }
 
 /// Seed 002 Alg. 4 + 5 with Theorem 4.1's parameters at the Problem's central ε.
@@ -470,10 +451,8 @@ pub fn build_private_exp3(
     seed: u64,
 ) -> Result<Box<dyn Policy>, PolicyError> {
     let (eps, t) = (central_epsilon(problem)?, horizon(problem));
-    for_arms!(problem.num_arms(), K => {
-        let inner = PrivateExp3::<K>::new(eps, t).map_err(config_error)?;
-        boxed(PrivateExp3Policy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
-    })
+    let inner = PrivateExp3::with_arms(arms(problem)?, eps, t).map_err(config_error)?;
+    boxed(PrivateExp3Policy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
 }
 
 /// Bubeck et al.'s robust UCB, the non-private baseline of seed 004.

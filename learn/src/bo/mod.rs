@@ -189,8 +189,8 @@ pub enum PolicyError {
         /// Number of arms.
         arms: usize,
     },
-    /// The learner holds its arm count as a const generic of ldp-core's, compiled for
-    /// `min..=max` arms only, and the problem has another count.
+    /// The learner's fixed-size arrays (ldp-core's capacity K) hold `min..=max` arms only, and
+    /// the problem has another count.
     ArmCount {
         /// The problem's arms.
         arms: usize,
