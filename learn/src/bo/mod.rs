@@ -225,7 +225,7 @@ impl std::fmt::Display for PolicyError {
             }
             Self::ArmCount { arms, min, max } => write!(
                 f,
-                "this learner takes {min} to {max} actions, not {arms} (its arm count is fixed when it is compiled): \
+                "this learner takes {min} to {max} actions, not {arms} (it keeps its per-arm state in fixed arrays of {max}, to run on a device too): \
                  use LDP-UCB or a GP learner (GP-UCB, LDP-TGP-UCB, ...), which take any number"
             ),
             Self::UnexpectedArm { expected: Some(expected), got } => write!(
