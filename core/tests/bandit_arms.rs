@@ -127,6 +127,12 @@ impl<const K: usize> Learner for CalibratedRobustUcb<K> {
     }
 }
 
+/// The public schedule of an epoch of the paper's elimination learners (R_τ, B_τ, err_τ,
+/// threshold): computed from |S|, so a formula left on the capacity shows here.
+fn epoch_bits(e: ldp_core::truncation::RseEpoch) -> [u64; 4] {
+    [e.pulls, bits(e.level), bits(e.err), bits(e.threshold)]
+}
+
 /// The state both elimination learners of the paper show.
 fn active_bits(active: &[bool], k: usize) -> Vec<u64> {
     // Past k nothing is ever active; the capacity-k learner has nothing there.
@@ -144,6 +150,12 @@ impl<const K: usize> Learner for DpRobustSe<K> {
     fn state(&self, k: usize) -> Vec<u64> {
         let mut s = active_bits(&self.active(), k);
         s.extend([u64::from(self.tau()), self.passes(), bits(self.epsilon_effective())]);
+        s.extend(epoch_bits(self.epoch()));
+        // The audit accessor: an accumulator for the played arms only, at the epoch's level.
+        s.extend((0..=k).flat_map(|a| match self.sum(a) {
+            Some(sum) => [1, bits(sum.level()), bits(sum.noise_scale()), sum.count()],
+            None => [0; 4],
+        }));
         s.extend(self.committed().map(|a| a as u64));
         if let Some(last) = self.last_release() {
             s.extend(last.means[..k].iter().map(|&m| bits(m)));
@@ -166,6 +178,7 @@ impl<const K: usize> Learner for LdpRobustSe<K> {
     fn state(&self, k: usize) -> Vec<u64> {
         let mut s = active_bits(&self.active(), k);
         s.extend([u64::from(self.tau()), self.passes(), bits(self.device_level())]);
+        s.extend(epoch_bits(self.epoch()));
         s.extend(self.committed().map(|a| a as u64));
         if let Some(last) = self.last_release() {
             s.extend(last.means[..k].iter().map(|&m| bits(m)));
@@ -278,10 +291,17 @@ fn same_run(
         assert_eq!(arm, exact.select(&mut re), "k = {k}, round {round}: another arm");
         assert!(arm < k, "k = {k}, round {round}: arm {arm} is not played");
         assert_eq!(rw.draws, re.draws, "k = {k}, round {round}: select drew differently");
-        // An arm past the last played is refused by both, drawing nothing.
-        let refused = wide.observe(k, 0.5, &mut rw);
-        assert_eq!(refused, exact.observe(k, 0.5, &mut re), "k = {k}, round {round}");
-        assert!(matches!(refused, Err(ObserveError::ArmOutOfRange { arm, arms }) if arm == k && arms == k));
+        // Every arm past the last played (the first, the next, the capacity's last, past the
+        // capacity) is refused by both, drawing nothing.
+        for bad in [k, k + 1, CAP - 1, CAP, usize::MAX].into_iter().filter(|&b| b >= k) {
+            let refused = wide.observe(bad, 0.5, &mut rw);
+            assert_eq!(refused, exact.observe(bad, 0.5, &mut re), "k = {k}, round {round}, arm {bad}");
+            assert!(
+                matches!(refused, Err(ObserveError::ArmOutOfRange { arm, arms }) if arm == bad && arms == k),
+                "k = {k}, round {round}, arm {bad}: {refused:?}"
+            );
+            assert_eq!(rw.draws, re.draws, "k = {k}, round {round}: a refusal drew");
+        }
         let mut reward = world.draw(arm);
         if let Some(level) = wide.level() {
             assert_eq!(
