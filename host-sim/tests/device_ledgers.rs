@@ -2,78 +2,20 @@
 //! job in `device-ledgers/` and sums them in `run.json` (`device`); `merge` of a sharded run's
 //! directories combines the shards' ledgers, so the merged run records what the whole run does.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
-use ldp_core::wire::LinkKey;
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
-
-const SEED: [u8; 32] = [21; 32];
-const ID: u64 = 77;
-
-/// A device on 127.0.0.1: every connection is served by a new device of the same seeds (a job
-/// sees the same device whether the run is whole or sharded), the firmware's sensor model with
-/// B = R = 1. Returns the address.
-fn serve() -> String {
-    serve_for(usize::MAX)
-}
-
-/// [`serve`], each connection closed after the device sent `replies` frames (a device that
-/// dies, or a link cut, mid-run).
-fn serve_for(replies: usize) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1e4).unwrap()).unwrap();
-            let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-            let reporter = Reporter::open(config, MemoryStore::provisioned(SEED), [3; 32]).unwrap();
-            let model = SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap();
-            let source = SimulatedSensor::new(model, ChaCha20Rng::seed_from_u64(5));
-            let mut app = DeviceApp::new(reporter, source, ID);
-            let mut buf = [0u8; 256];
-            let mut sent = 0;
-            'conn: while let Ok(n @ 1..) = stream.read(&mut buf) {
-                for &b in &buf[..n] {
-                    if let Some(reply) = app.on_byte(b) {
-                        let reply = reply.to_vec();
-                        if sent == replies || stream.write_all(&reply).is_err() {
-                            break 'conn;
-                        }
-                        sent += 1;
-                        app.prepare();
-                    }
-                }
-            }
-        }
-    });
-    addr
-}
+mod common;
+use common::{ID, device_key, host_sim, serve_for};
 
 fn dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("host-sim-device-ledgers-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn host_sim(args: &[&str], keys: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_host-sim")).args(args).env("LDP_KEYS", keys).output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stderr).into())
+    common::dir("device-ledgers", tag)
 }
 
 #[test]
 fn merged_shards_of_a_run_on_one_device_keep_every_jobs_ledger() {
     let root = dir("root");
-    host_sim::keys::create_private_dir(&root).unwrap();
-    let keys = root.join("device.key");
-    host_sim::keys::write(&keys, ID, &LinkKey::from_seed(&SEED)).unwrap();
-    let device = format!("tcp:{}", serve());
+    let keys = device_key(&root);
+    let device = format!("tcp:{}", serve_for(usize::MAX));
     let run = |out: &Path, extra: &[&str]| {
         let out = out.to_string_lossy();
         let base = [
@@ -139,9 +81,7 @@ fn merged_shards_of_a_run_on_one_device_keep_every_jobs_ledger() {
 #[test]
 fn a_job_that_fails_mid_run_keeps_what_its_device_spent() {
     let root = dir("failed");
-    host_sim::keys::create_private_dir(&root).unwrap();
-    let keys = root.join("device.key");
-    host_sim::keys::write(&keys, ID, &LinkKey::from_seed(&SEED)).unwrap();
+    let keys = device_key(&root);
     // The hello, then 5 reports; the link is cut on the 6th query.
     let device = format!("tcp:{}", serve_for(6));
     let out = root.join("out");

@@ -11,76 +11,19 @@
 //!   member that spent in the failed attempt and is not in the fleet of the rerun (offline, or
 //!   its hello kept off the broker) is left out, and what it spent is recorded nowhere.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
-use ldp_core::wire::LinkKey;
-use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use rand_chacha::ChaCha20Rng;
-use rand_core::SeedableRng;
-
-const SEED: [u8; 32] = [21; 32];
-const ID: u64 = 77;
-
-/// A device on 127.0.0.1 (B = R = 1, ε limit 1, 10⁴ ε in all; a new one per connection, as in
-/// `device_ledgers.rs`), each connection closed after the device sent `replies` frames.
-fn serve_for(replies: usize) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let policy = BudgetPolicy::new(Epsilon::new(1.0).unwrap(), Epsilon::new(1e4).unwrap()).unwrap();
-            let config = DeviceConfig { b: Bound::new(1.0).unwrap(), r: Bound::new(1.0).unwrap(), policy };
-            let reporter = Reporter::open(config, MemoryStore::provisioned(SEED), [3; 32]).unwrap();
-            let model = SensorModel::new(100, Bound::new(1.0).unwrap()).unwrap();
-            let source = SimulatedSensor::new(model, ChaCha20Rng::seed_from_u64(5));
-            let mut app = DeviceApp::new(reporter, source, ID);
-            let mut buf = [0u8; 256];
-            let mut sent = 0;
-            'conn: while let Ok(n @ 1..) = stream.read(&mut buf) {
-                for &b in &buf[..n] {
-                    if let Some(reply) = app.on_byte(b) {
-                        let reply = reply.to_vec();
-                        if sent == replies || stream.write_all(&reply).is_err() {
-                            break 'conn;
-                        }
-                        sent += 1;
-                        app.prepare();
-                    }
-                }
-            }
-        }
-    });
-    addr
-}
+mod common;
+use common::{ID, device_key, host_sim, serve_for};
 
 fn dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("host-sim-review15-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn host_sim(args: &[&str], keys: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_host-sim")).args(args).env("LDP_KEYS", keys).output().unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stderr).into())
+    common::dir("review15", tag)
 }
 
 fn run_json(out: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
-}
-
-/// The key of the TCP device, in `root`.
-fn device_key(root: &Path) -> PathBuf {
-    host_sim::keys::create_private_dir(root).unwrap();
-    let keys = root.join("device.key");
-    host_sim::keys::write(&keys, ID, &LinkKey::from_seed(&SEED)).unwrap();
-    keys
 }
 
 /// A run on a TCP device whose only job failed mid-run leaves its ledger and an empty

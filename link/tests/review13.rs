@@ -14,38 +14,11 @@ use ldp_core::Epsilon;
 use ldp_core::wire::{MAX_ENCODED_LEN, Message, Repr, StreamReader};
 use ldp_link::device::Device;
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::{Link, WireClient};
-use std::collections::VecDeque;
-use std::io;
+use ldp_link::transport::WireClient;
 use std::time::Duration;
 
 mod common;
-use common::device_with;
-
-/// Device 1 behind a link on which whoever may publish on its topic slips `recorded` in ahead
-/// of the device's answer to the learner's first frame.
-struct Replayer {
-    inner: common::Dev,
-    recorded: Option<Vec<u8>>,
-    inbound: VecDeque<u8>,
-}
-
-impl Link for Replayer {
-    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.inner.send(bytes)?;
-        if let Some(recorded) = self.recorded.take() {
-            self.inbound.extend(recorded);
-        }
-        while let Some(b) = self.inner.recv_byte(Duration::ZERO)? {
-            self.inbound.push_back(b);
-        }
-        Ok(())
-    }
-
-    fn recv_byte(&mut self, _timeout: Duration) -> io::Result<Option<u8>> {
-        Ok(self.inbound.pop_front())
-    }
-}
+use common::{Replayer, device_with};
 
 /// Broke: `Member::new(client, &hello)` took the hello it was handed, and a retained one
 /// replayed from yesterday's run pinned the member to yesterday's B, R; the honest device's
@@ -77,7 +50,7 @@ fn a_replayed_retained_hello_does_not_drop_an_honest_member() {
     }
     let Some(Message::Hello(replayed)) = parsed else { panic!("the recorded hello does not verify today") };
     assert_eq!(replayed.config.b.get(), 1.0);
-    let link = Replayer { inner: today, recorded: Some(recorded), inbound: VecDeque::new() };
+    let link = Replayer::new(today, recorded);
     let mut client = WireClient::new(link, auth);
     client.timeout = Duration::from_millis(20);
     let member = Member::new(client).expect("the device answers its hello");

@@ -32,35 +32,10 @@ use ldp_link::fleet::{Fleet, Member, Routing};
 use ldp_link::transport::{Link, WireClient};
 
 mod common;
-use common::{Dev, boot, device_answer, device_with, msg_type, mutated, raw_frame};
+use common::{Dev, Replayer, boot, device_answer, device_with, msg_type, mutated, raw_frame};
 
 fn eps() -> Epsilon {
     Epsilon::new(1.0).unwrap()
-}
-
-/// A device's link on which someone slips `recorded` in ahead of the device's answer to the
-/// learner's first frame.
-struct Replayer {
-    inner: Dev,
-    recorded: Option<Vec<u8>>,
-    inbound: VecDeque<u8>,
-}
-
-impl Link for Replayer {
-    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.inner.send(bytes)?;
-        if let Some(recorded) = self.recorded.take() {
-            self.inbound.extend(recorded);
-        }
-        while let Some(b) = self.inner.recv_byte(Duration::ZERO)? {
-            self.inbound.push_back(b);
-        }
-        Ok(())
-    }
-
-    fn recv_byte(&mut self, _timeout: Duration) -> io::Result<Option<u8>> {
-        Ok(self.inbound.pop_front())
-    }
 }
 
 /// Held: yesterday's run of device 1 (B = R = 1) answered its learner's first hello request
@@ -87,7 +62,7 @@ fn a_recorded_answered_hello_with_the_awaited_number_does_not_pin_a_member() {
     let today = device_with(1, 2.0, 1000.0);
     let auth = today.auth();
     assert_eq!(auth.key, learner.key, "the same key");
-    let link = Replayer { inner: today, recorded: Some(recorded), inbound: VecDeque::new() };
+    let link = Replayer::new(today, recorded);
     let mut client = WireClient::new(link, auth);
     client.timeout = Duration::from_millis(20);
     let member = Member::new(client).expect("the device answers its hello");

@@ -1,6 +1,7 @@
 //! The in-process device the link tests talk to and attack, and the frame helpers they share.
 #![allow(dead_code)] // each test file uses its part
 
+use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
@@ -74,4 +75,36 @@ pub fn device_with(id: u64, bound: f64, total: f64) -> Dev {
     let world = ChaCha20Rng::seed_from_u64(id);
     let source = SimulatedSensor::new(SensorModel::new(100, Bound::new(bound).unwrap()).unwrap(), world);
     LoopbackLink::new(DeviceApp::new(reporter, source, id))
+}
+
+/// A device's link on which someone slips `recorded` in ahead of the device's answer to the
+/// learner's first frame (a replay by whoever carries the frames or may publish on the topic).
+pub struct Replayer {
+    pub inner: Dev,
+    pub recorded: Option<Vec<u8>>,
+    inbound: VecDeque<u8>,
+}
+
+impl Replayer {
+    /// `inner` with `recorded` to slip in.
+    pub fn new(inner: Dev, recorded: Vec<u8>) -> Self {
+        Self { inner, recorded: Some(recorded), inbound: VecDeque::new() }
+    }
+}
+
+impl Link for Replayer {
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.inner.send(bytes)?;
+        if let Some(recorded) = self.recorded.take() {
+            self.inbound.extend(recorded);
+        }
+        while let Some(b) = self.inner.recv_byte(Duration::ZERO)? {
+            self.inbound.push_back(b);
+        }
+        Ok(())
+    }
+
+    fn recv_byte(&mut self, _timeout: Duration) -> io::Result<Option<u8>> {
+        Ok(self.inbound.pop_front())
+    }
 }
