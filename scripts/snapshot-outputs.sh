@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Records what the host-sim binary prints and writes for a fixed set of commands, so that a
+# restructuring can be shown to keep every output byte:
+#
+#   scripts/snapshot-outputs.sh BIN DIR     # e.g. target/release/host-sim /tmp/before
+#   (change the code, rebuild)
+#   scripts/snapshot-outputs.sh BIN DIR2 && diff -r DIR DIR2
+#
+# Covers every `--help`, `list`, a refused command's stderr and exit code, the default run,
+# `custom` (GP and bandit, an ε sweep), `privatise` and `reproduce --quick`. Wall times, the
+# only outputs that differ from run to run, are replaced by `<time>` before the files are kept.
+set -euo pipefail
+bin=$(realpath "$1")
+out=$2
+repo=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+out=$(realpath "$out")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# A command's stdout, stderr and exit code, into $out/cmd/<name>.{out,err,code}.
+record() {
+    local name=$1
+    shift
+    mkdir -p "$out/cmd"
+    set +e
+    "$bin" "$@" >"$out/cmd/$name.out" 2>"$out/cmd/$name.err"
+    echo $? >"$out/cmd/$name.code"
+    set -e
+}
+
+record help --help
+record version --version
+for c in list run merge plot reproduce audit privatise live fleet; do record "help-$c" "$c" --help; done
+for c in devices bridge bench; do record "help-fleet-$c" fleet "$c" --help; done
+record list list
+record refused-experiment run no-such-experiment
+record refused-flag run fig2a --trials 0
+record refused-eps run custom --arms "$repo/data/stocks_adjclose.csv" --eps -1
+
+record default-run run --out default
+record custom-gp run custom --arms "$repo/data/stocks_adjclose.csv" --trials 2 --horizon 200 --out custom-gp
+record custom-bandit run custom --arms "$repo/data/stocks_adjclose.csv" --family bandit --trials 2 --horizon 300 --out custom-bandit
+record custom-sweep run custom --arms "$repo/data/stocks_adjclose.csv" --eps 0.5,2 --trials 2 --horizon 100 --algorithms ldp-tgp-ucb,ucb1 --out custom-sweep
+record privatise privatise --eps 0.5
+record reproduce-quick reproduce --quick --out quick --data "$repo/data"
+
+# The files the runs wrote, wall times masked.
+for d in default custom-gp custom-bandit custom-sweep quick; do
+    [ -d "$d" ] && cp -r "$d" "$out/files-$d"
+done
+find "$out" -type f \( -name '*.json' -o -name '*.md' -o -name '*.out' -o -name '*.err' -o -name '*.csv' -o -name '*.jsonl' \) -print0 |
+    xargs -0 sed -i -E \
+        -e 's/("(wall|elapsed|seconds|wall_s|wall_seconds|started|finished)[a-z_]*": *)[0-9.e+-]+/\1<time>/g' \
+        -e 's/[0-9]+(\.[0-9]+)? ?(s|ms|min) (wall|elapsed)/<time> \3/g' \
+        -e 's/in [0-9]+(\.[0-9]+)? ?(s|ms|min)\b/in <time>/g'
+echo "snapshot of $bin in $out"
