@@ -416,8 +416,9 @@ fn a_second_run_into_one_out_names_what_differs_and_more_trials_extend_a_run() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// The README's `run` commands (not those that need a board, a broker or a config file), in
-/// order, in one directory, each shortened to one trial of 20 rounds: none trips over another.
+/// The `run` commands of the README and docs/your-problem.md (not those that need a board, a
+/// broker or a config file), in order, in one directory, each shortened to one trial of 20
+/// rounds: none trips over another.
 #[test]
 fn the_readmes_run_commands_run_in_sequence() {
     let d = dir("readme");
@@ -425,7 +426,7 @@ fn the_readmes_run_commands_run_in_sequence() {
     write(&d, "where.csv", "arm,x\nnorth,0\nsouth,1\neast,2\nwest,3\n");
     write(&d, "prices.csv", "symbol,date,price\nA,d1,1\nB,d1,2\nA,d2,3\nB,d2,1\nA,d3,2\nB,d3,2\n");
     write(&d, "errors.tsv", "run\tmodel_a\tmodel_b\n0\t0.3\t0.2\n1\t0.5\t0.4\n2\t0.4\t0.1\n");
-    let readme = include_str!("../../README.md");
+    let readme = [include_str!("../../README.md"), include_str!("../../docs/your-problem.md")].concat();
     let commands: Vec<Vec<&str>> = readme
         .lines()
         .filter_map(|l| l.strip_prefix("cargo run --release -- run "))

@@ -147,7 +147,7 @@ def test_the_docs_say_a_reports_time_depends_on_the_noise():
     assert "fixed reply slot" in ldp_bo.Reporter.report.__doc__
     stubs = (pathlib.Path(ldp_bo.__file__).parent / "__init__.pyi").read_text(encoding="utf-8")
     assert "depends on the noise drawn" in stubs
-    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
     if readme.is_file():
         assert "`report`'s time depends on the noise drawn" in readme.read_text(encoding="utf-8")
 
