@@ -9,7 +9,24 @@
 # Covers every `--help`, `list`, a refused command's stderr and exit code, the default run,
 # `custom` (GP and bandit, an ε sweep), `privatise` and `reproduce --quick`. Wall times, the
 # only outputs that differ from run to run, are replaced by `<time>` before the files are kept.
+# SKIP_REPRODUCE=1 leaves out `reproduce --quick` (about 10 minutes on 2 cores).
 set -euo pipefail
+
+# Wall times and the job times summed over threads are the only outputs that change from run
+# to run: each becomes `<time>`. `scripts/snapshot-outputs.sh --mask DIR` masks a snapshot again.
+mask() {
+    find "$1" -type f \( -name '*.json' -o -name '*.md' -o -name '*.out' -o -name '*.err' -o -name '*.csv' -o -name '*.jsonl' \) -print0 |
+        xargs -0 sed -i -E \
+            -e 's/("(wall|elapsed|seconds|wall_s|wall_seconds|started|finished)[a-z_]*": *)[0-9.e+-]+/\1<time>/g' \
+            -e 's/[0-9]+(\.[0-9]+)? s (of wall time|of job time|summed over threads)/<time> \2/g' \
+            -e 's/[0-9]+(\.[0-9]+)? s; wrote/<time>; wrote/g' \
+            -e 's/in [0-9]+(\.[0-9]+)? ?(s|ms|min)\b/in <time>/g'
+}
+
+if [ "${1:-}" = --mask ]; then
+    mask "$2"
+    exit 0
+fi
 bin=$(realpath "$1")
 out=$2
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,20 +56,16 @@ record refused-experiment run no-such-experiment
 record refused-flag run fig2a --trials 0
 record refused-eps run custom --arms "$repo/data/stocks_adjclose.csv" --eps -1
 
-record default-run run --out default
+record default-run  # `cargo run --release`: no arguments, into results/fig2a
 record custom-gp run custom --arms "$repo/data/stocks_adjclose.csv" --trials 2 --horizon 200 --out custom-gp
 record custom-bandit run custom --arms "$repo/data/stocks_adjclose.csv" --family bandit --trials 2 --horizon 300 --out custom-bandit
 record custom-sweep run custom --arms "$repo/data/stocks_adjclose.csv" --eps 0.5,2 --trials 2 --horizon 100 --algorithms ldp-tgp-ucb,ucb1 --out custom-sweep
 record privatise privatise --eps 0.5
-record reproduce-quick reproduce --quick --out quick --data "$repo/data"
+[ "${SKIP_REPRODUCE:-0}" = 1 ] || record reproduce-quick reproduce --quick --out quick --data "$repo/data"
 
 # The files the runs wrote, wall times masked.
-for d in default custom-gp custom-bandit custom-sweep quick; do
+for d in results custom-gp custom-bandit custom-sweep quick; do
     [ -d "$d" ] && cp -r "$d" "$out/files-$d"
 done
-find "$out" -type f \( -name '*.json' -o -name '*.md' -o -name '*.out' -o -name '*.err' -o -name '*.csv' -o -name '*.jsonl' \) -print0 |
-    xargs -0 sed -i -E \
-        -e 's/("(wall|elapsed|seconds|wall_s|wall_seconds|started|finished)[a-z_]*": *)[0-9.e+-]+/\1<time>/g' \
-        -e 's/[0-9]+(\.[0-9]+)? ?(s|ms|min) (wall|elapsed)/<time> \3/g' \
-        -e 's/in [0-9]+(\.[0-9]+)? ?(s|ms|min)\b/in <time>/g'
+mask "$out"
 echo "snapshot of $bin in $out"
