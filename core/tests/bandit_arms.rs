@@ -3,8 +3,6 @@
 //! same random draws (counted on the generator), for every learner type, several k and random
 //! rewards. An arm past k selected, or noise drawn for one (a release, a tree node), fails here.
 
-use std::convert::Infallible;
-
 use ldp_core::bandit::{
     CalibratedDpRobustSe, CalibratedDpRobustUcb, CalibratedLdpRobustSe, CalibratedRobustUcb, DpRobustSe,
     DpRobustUcb, Exp3, Exp3Params, HeavyTail, LdpRobustSe, Noise, ObserveError, PrivateExp3, RobustUcb,
@@ -12,42 +10,16 @@ use ldp_core::bandit::{
 };
 use ldp_core::{Epsilon, ParamError};
 use proptest::prelude::*;
-use rand_core::{Rng, SeedableRng, TryRng};
+use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::common::Counting;
 
 /// The capacity the host's adapters use (`ldp_learn::bandit::policies::MAX_ARMS`).
 const CAP: usize = 64;
 /// Tree levels of the DP-RUCB learners: horizons up to 1023.
 const LEVELS: usize = 10;
 const ROUNDS: usize = 400;
-
-/// A generator that counts its 64-bit words drawn.
-struct Counting {
-    inner: Xoshiro256PlusPlus,
-    draws: u64,
-}
-
-impl Counting {
-    fn new(seed: u64) -> Self {
-        Self { inner: Xoshiro256PlusPlus::seed_from_u64(seed), draws: 0 }
-    }
-}
-
-impl TryRng for Counting {
-    type Error = Infallible;
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        self.draws += 1;
-        self.inner.try_next_u32()
-    }
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        self.draws += 1;
-        self.inner.try_next_u64()
-    }
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        self.draws += dst.len().div_ceil(8) as u64;
-        self.inner.try_fill_bytes(dst)
-    }
-}
 
 /// One learner driven the same way whatever its type: `select`, `observe` (with the generator
 /// for the central-DP ones), the level a device must truncate at (LDP), and the bits of its

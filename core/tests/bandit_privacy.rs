@@ -8,7 +8,7 @@
 //!   state machine itself; the neighbouring streams differ in arm 0's first reward;
 //! - LDP-RSE (seed 004 Alg. 4): the device report at the learner's public level B_τ.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ldp_core::bandit::{DpRobustSe, HeavyTail, LdpRobustSe, RseParams};

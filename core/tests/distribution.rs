@@ -2,7 +2,7 @@
 //! grid around the rounded, clamped reward. Each statistical check has false-alarm rate ≤ 1e-6
 //! and a fixed seed.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ldp_core::sampler::DiscreteLaplace;

@@ -2,7 +2,7 @@
 //! Kolmogorov–Smirnov against the exact pmf with the DKW–Massart threshold at α = 1e-6, plus
 //! mean and variance checks at ~1e-7 each, all with fixed seeds.
 
-mod common;
+use crate::common;
 
 use common::{ALPHA, dkw_threshold};
 use ldp_core::sampler::DiscreteGaussian;

@@ -3,7 +3,7 @@
 //! calibrated σ (KS at α = 1e-6), it is float-safe, it refuses bad input without panicking,
 //! and it learns.
 
-mod common;
+use crate::common;
 
 use common::{ALPHA, bnd, del, dkw_threshold, eps};
 use ldp_core::features::{FeatureMap, Qff};

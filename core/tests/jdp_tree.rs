@@ -3,7 +3,7 @@
 //! σ, and the noise shifted by 2Λ (Lemma 3) is positive definite in every round. (Exact sums
 //! with zero noise are checked in the module's unit tests, through a private noise hook.)
 
-mod common;
+use crate::common;
 
 use common::{bnd, del, eps};
 use ldp_core::jdp::{ShiftRule, SymmetricTree, TreeConfig, packed_index, zcdp};

@@ -5,7 +5,7 @@
 //!   Clopper–Pearson at α = 1e-6) stays below the claim, and the same audit catches a mechanism
 //!   whose noise scale is halved.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ldp_core::sampler::DiscreteLaplace;

@@ -2,32 +2,9 @@
 //! reply slot hide it (`ldp_core::device::REPLY_SLOT_CYCLES`). Its work is counted in 64-bit
 //! draws from the generator (each draw is most of the sampler's per-step cost).
 
-use std::convert::Infallible;
-
 use ldp_core::sampler::DiscreteLaplace;
-use rand_core::{SeedableRng, TryRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 
-struct Counting {
-    inner: Xoshiro256PlusPlus,
-    draws: u64,
-}
-
-impl TryRng for Counting {
-    type Error = Infallible;
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        self.draws += 1;
-        self.inner.try_next_u32()
-    }
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        self.draws += 1;
-        self.inner.try_next_u64()
-    }
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        self.draws += dst.len().div_ceil(8) as u64;
-        self.inner.try_fill_bytes(dst)
-    }
-}
+use crate::common::Counting;
 
 /// Over 10^6 samples at the firmware's scales (ε = 1 and its floor 1/1024), the tail of the
 /// draw count D falls at least 8-fold per 10 draws (measured: about 12-fold), from
@@ -40,7 +17,7 @@ fn draw_counts_have_a_geometric_tail() {
     for eps in [1.0, 1.0 / 1024.0] {
         let num = (2.0 * 4096.0 * 1024.0 / eps) as u64 + 1;
         let laplace = DiscreteLaplace::new(num, 1024).unwrap();
-        let mut rng = Counting { inner: Xoshiro256PlusPlus::seed_from_u64(11), draws: 0 };
+        let mut rng = Counting::new(11);
         let n = 1_000_000;
         let mut counts = vec![0u64; 256];
         for _ in 0..n {

@@ -2,7 +2,7 @@
 //! validation, capacity, refusals that change nothing, memory fixed by the type, and the
 //! adaptive tree reducing to the fixed-bound one.
 
-mod common;
+use crate::common;
 
 use common::{bnd, edel, eps};
 use core::mem::size_of;

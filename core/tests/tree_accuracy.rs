@@ -7,7 +7,7 @@
 //! the worst case). The exact tail probabilities for depth 7 (sum of k unit Laplaces beyond
 //! √7·log₂(1/δ), computed from the gamma series) are printed next to the observed rates.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ldp_core::tree::{AdaptiveTree, Tree, VectorTree};

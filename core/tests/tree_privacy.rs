@@ -9,7 +9,7 @@
 //!   and it catches the paper's ε' = ε/log₂ T at a power of two;
 //! - the vector tree's ℓ1 calibration, with the event "all coordinates are high".
 
-mod common;
+use crate::common;
 
 use common::*;
 use ldp_core::tree::{Tree, VectorTree};

@@ -314,7 +314,7 @@ fn a_member_refusing_every_query_as_malformed_does_not_end_a_fleet_run() {
     assert!(ledger[0].skipped >= 1 && ledger[0].reports == 0, "{ledger:?}");
     // A valid query (the learner builds its mechanism) refused as malformed by every member:
     // the members' fault, never the run's error (review 10); a query the learner itself
-    // finds invalid is refused without asking anyone (review10.rs).
+    // finds invalid is refused without asking anyone (fleet_members.rs).
     let mut all_rogue = Fleet::new(vec![member(attacked(Attack::Param), auth)], eps, Routing::RoundRobin, 0);
     let got = all_rogue.query(0, None);
     assert!(matches!(got, Err(DeviceError::FleetExhausted { .. })), "a valid query, blamed: {got:?}");

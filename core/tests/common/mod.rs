@@ -105,3 +105,32 @@ pub const fn edel(x: f64) -> ldp_core::ErrorBoundDelta {
         Err(_) => panic!("an invalid error-bound delta in a test"),
     }
 }
+
+/// A generator that counts its 64-bit words drawn.
+pub struct Counting {
+    inner: Xoshiro256PlusPlus,
+    /// 64-bit words drawn so far.
+    pub draws: u64,
+}
+
+impl Counting {
+    pub fn new(seed: u64) -> Self {
+        Self { inner: Xoshiro256PlusPlus::seed_from_u64(seed), draws: 0 }
+    }
+}
+
+impl rand_core::TryRng for Counting {
+    type Error = std::convert::Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, std::convert::Infallible> {
+        self.draws += 1;
+        self.inner.try_next_u32()
+    }
+    fn try_next_u64(&mut self) -> Result<u64, std::convert::Infallible> {
+        self.draws += 1;
+        self.inner.try_next_u64()
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), std::convert::Infallible> {
+        self.draws += dst.len().div_ceil(8) as u64;
+        self.inner.try_fill_bytes(dst)
+    }
+}

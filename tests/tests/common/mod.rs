@@ -129,22 +129,3 @@ pub fn mqtt_fleet_run(url: &str, epsilon: ldp_core::Epsilon) -> host_sim::runner
         ..host_sim::runner::RunConfig::default()
     }
 }
-
-/// The frame's raw bytes (no COBS, no delimiter), if `bytes` holds one.
-pub fn raw_frame(bytes: &[u8]) -> Option<Vec<u8>> {
-    let mut r = ldp_core::wire::StreamReader::new();
-    bytes.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.as_bytes().to_vec()))
-}
-
-/// `raw` with byte `at` xored with `mask` and its CRC-32C recomputed, COBS-stuffed and
-/// delimited: what anyone on the link can make without the key.
-pub fn mutated(raw: &[u8], at: usize, mask: u8) -> Vec<u8> {
-    let mut m = raw.to_vec();
-    m[at] ^= mask;
-    let n = m.len() - 4;
-    let crc = ldp_core::wire::checksum(&m[..n]).to_le_bytes();
-    m[n..].copy_from_slice(&crc);
-    let mut out = cobs::encode_vec(&m);
-    out.push(0);
-    out
-}

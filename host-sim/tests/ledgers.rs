@@ -1,15 +1,13 @@
-//! Review 15 of 89e3ee4 ("a job that fails after reaching its devices writes their ledger").
+//! What a job's devices spent is recorded once, in its own run's record: a run on devices keeps
+//! a ledger per job, merged shards keep every job's, a failed job keeps what its devices spent,
+//! and no other run sums it as its own.
 //!
-//! A failed job's ledger now outlives the failed run, in `device-ledgers/` or `fleet/` of its
-//! `--out` directory. Two ways it ends up in the wrong `run.json`, or out of it:
-//! - another run in the same directory sums it as its own: a run whose only job failed leaves
-//!   an empty `jobs.jsonl`, which pins no settings, so a run of other settings (the default
-//!   `--out` of `run device` is `results/device` whatever the device) starts there without
-//!   `--overwrite` and reports the failed run's device as having spent on it; with
-//!   `--overwrite`, the replaced run's ledgers stay too;
-//! - the job run again overwrites it with what the devices it reaches then show: a fleet
-//!   member that spent in the failed attempt and is not in the fleet of the rerun (offline, or
-//!   its hello kept off the broker) is left out, and what it spent is recorded nowhere.
+//! A run on one device on the wire (`--device tcp:…`, as `serial:` and `qemu`) keeps a ledger per
+//! job in `device-ledgers/` (a fleet's in `fleet/`) and sums them in `run.json`; `merge` of a
+//! sharded run's directories combines the shards' ledgers. A failed job's ledger outlives the
+//! failed run; another run in the same directory does not sum it (a run whose only job failed
+//! leaves an empty `jobs.jsonl`, which pins no settings), `--overwrite` discards it, and the
+//! job run again keeps what a device missing from the rerun spent.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,11 +17,113 @@ mod common;
 use common::{ID, device_key, host_sim, serve_for};
 
 fn dir(tag: &str) -> PathBuf {
-    common::dir("review15", tag)
+    common::dir("ledgers", tag)
+}
+
+/// A fresh directory `tag` holding the TCP device's key: the directory and the key file.
+fn keyed_dir(tag: &str) -> (PathBuf, PathBuf) {
+    let root = dir(tag);
+    let keys = device_key(&root);
+    (root, keys)
+}
+
+/// `host-sim run device EXTRA --trials 1 --horizon 12 --quiet --out OUT` with the keys in
+/// `keys`: whether it succeeded, and its stderr.
+fn run_device(extra: &[&str], out: &Path, keys: &Path) -> (bool, String) {
+    let out = out.to_string_lossy();
+    let options = ["--trials", "1", "--horizon", "12", "--quiet", "--out", &out];
+    host_sim(&[&["run", "device"][..], extra, &options].concat(), keys)
 }
 
 fn run_json(out: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn merged_shards_of_a_run_on_one_device_keep_every_jobs_ledger() {
+    let (root, keys) = keyed_dir("root");
+    let device = format!("tcp:{}", serve_for(usize::MAX));
+    let run = |out: &Path, extra: &[&str]| {
+        let out = out.to_string_lossy();
+        let base = [
+            "run",
+            "device",
+            "--device",
+            &device,
+            "--trials",
+            "2",
+            "--horizon",
+            "12",
+            "--quiet",
+            "--out",
+            &out,
+        ];
+        host_sim(&[&base[..], extra].concat(), &keys)
+    };
+    let whole = root.join("whole");
+    let (ok, err) = run(&whole, &[]);
+    assert!(ok, "{err}");
+    let shards: Vec<PathBuf> = (0..2).map(|i| root.join(format!("s{i}"))).collect();
+    for (i, s) in shards.iter().enumerate() {
+        let (ok, err) = run(s, &["--shard", &format!("{i}/2")]);
+        assert!(ok, "{err}");
+    }
+    let merged = root.join("merged");
+    let shard_args: Vec<String> = shards.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+    let merged_s = merged.to_string_lossy().into_owned();
+    let args: Vec<&str> = ["merge"]
+        .into_iter()
+        .chain(shard_args.iter().map(String::as_str))
+        .chain(["--out", &merged_s])
+        .collect();
+    let (ok, err) = host_sim(&args, &keys);
+    assert!(ok, "{err}");
+    let ledgers = |d: &Path| {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d.join("device-ledgers"))
+            .unwrap_or_else(|e| panic!("{}: no device-ledgers/ ({e})", d.display()))
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let whole_ledgers = ledgers(&whole);
+    assert!(whole_ledgers.len() >= 2, "one ledger per job: {}", whole_ledgers.len());
+    assert_eq!(ledgers(&merged), whole_ledgers);
+    let device_summary = |d: &Path| run_json(d)["device"].clone();
+    let summary = device_summary(&merged);
+    assert_eq!(summary, device_summary(&whole));
+    assert_eq!(summary["jobs"], whole_ledgers.len());
+    assert_eq!(summary["ledgers"], "device-ledgers");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A job that fails once the device has spent on it still leaves its ledger: the ε its device
+/// showed spent, in `device-ledgers/`. Before, the job's error returned before the ledger was
+/// written, and what the failed job spent was recorded nowhere.
+#[test]
+fn a_job_that_fails_mid_run_keeps_what_its_device_spent() {
+    let (root, keys) = keyed_dir("failed");
+    // The hello, then 5 reports; the link is cut on the 6th query.
+    let device = format!("tcp:{}", serve_for(6));
+    let out = root.join("out");
+    let (ok, err) = run_device(&["--device", &device], &out, &keys);
+    assert!(!ok, "a run whose device went away mid-job succeeded");
+    let ledgers: Vec<PathBuf> = std::fs::read_dir(out.join("device-ledgers"))
+        .unwrap_or_else(|e| panic!("no device-ledgers/ after a failed job ({e}); the run said: {err}"))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(ledgers.len(), 1, "{ledgers:?}");
+    let text = std::fs::read_to_string(&ledgers[0]).unwrap();
+    let row: Vec<&str> = text.lines().nth(1).expect("a device's row").split(',').collect();
+    assert_eq!(row[0], ID.to_string(), "{text}");
+    assert_eq!(row[2], "5", "5 reports taken before the link was cut: {text}");
+    let spent: f64 = row[1].parse().unwrap();
+    // What authenticated frames showed: 5 reports at ε = 1. The device charged the 6th query
+    // as well (its reply was cut, and no closing hello reached it): a ledger is a lower bound
+    // until the device's next hello shows the rest.
+    assert!((spent - 5.0).abs() < 1e-6, "5 reports at ε = 1 showed 5 spent: {text}");
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// A run on a TCP device whose only job failed mid-run leaves its ledger and an empty
@@ -33,19 +133,16 @@ fn run_json(out: &Path) -> serde_json::Value {
 /// holds results of other settings), and `--overwrite` discards it.
 #[test]
 fn a_failed_runs_ledger_is_not_summed_into_another_runs_record() {
-    let root = dir("other-run");
-    let keys = device_key(&root);
+    let (root, keys) = keyed_dir("other-run");
     let out = root.join("out");
-    let out_s = out.to_string_lossy().into_owned();
-    let common = ["--trials", "1", "--horizon", "12", "--quiet", "--out", &out_s];
     // The hello, then 5 reports; the link is cut on the 6th query.
     let device = format!("tcp:{}", serve_for(6));
-    let (ok, err) = host_sim(&[&["run", "device", "--device", &device][..], &common].concat(), &keys);
+    let (ok, err) = run_device(&["--device", &device], &out, &keys);
     assert!(!ok, "a run whose device went away mid-job succeeded");
     assert!(out.join("device-ledgers").is_dir(), "the failed job keeps its ledger: {err}");
 
     // The same experiment in process, into the same directory.
-    let (ok, err) = host_sim(&[&["run", "device"][..], &common].concat(), &keys);
+    let (ok, err) = run_device(&[], &out, &keys);
     if ok {
         let summary = &run_json(&out)["device"];
         assert!(
@@ -55,7 +152,7 @@ fn a_failed_runs_ledger_is_not_summed_into_another_runs_record() {
     } else {
         assert!(err.contains("--overwrite"), "{err}");
     }
-    let (ok, err) = host_sim(&[&["run", "device", "--overwrite"][..], &common].concat(), &keys);
+    let (ok, err) = run_device(&["--overwrite"], &out, &keys);
     assert!(ok, "{err}");
     let summary = &run_json(&out)["device"];
     assert!(summary.is_null(), "--overwrite kept the replaced run's device ledger: {summary}");
@@ -67,16 +164,13 @@ fn a_failed_runs_ledger_is_not_summed_into_another_runs_record() {
 /// its own (before 89e3ee4 already; a failed run now leaves them too).
 #[test]
 fn overwrite_discards_the_replaced_runs_ledgers() {
-    let root = dir("overwrite");
-    let keys = device_key(&root);
+    let (root, keys) = keyed_dir("overwrite");
     let out = root.join("out");
-    let out_s = out.to_string_lossy().into_owned();
-    let common = ["--trials", "1", "--horizon", "12", "--quiet", "--out", &out_s];
     let device = format!("tcp:{}", serve_for(usize::MAX));
-    let (ok, err) = host_sim(&[&["run", "device", "--device", &device][..], &common].concat(), &keys);
+    let (ok, err) = run_device(&["--device", &device], &out, &keys);
     assert!(ok, "{err}");
     assert_eq!(run_json(&out)["device"]["spent_by_device"][ID.to_string()], 12.0);
-    let (ok, err) = host_sim(&[&["run", "device", "--overwrite"][..], &common].concat(), &keys);
+    let (ok, err) = run_device(&["--overwrite"], &out, &keys);
     assert!(ok, "{err}");
     let summary = &run_json(&out)["device"];
     assert!(summary.is_null(), "a run in process records the replaced run's device spending: {summary}");
@@ -88,27 +182,12 @@ fn overwrite_discards_the_replaced_runs_ledgers() {
 /// `device-ledgers` is a file, so the directory cannot be made).
 #[test]
 fn a_failed_jobs_ledger_that_cannot_be_written_is_not_passed_over_in_silence() {
-    let root = dir("unwritten");
-    let keys = device_key(&root);
+    let (root, keys) = keyed_dir("unwritten");
     let out = root.join("out");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("device-ledgers"), b"not a directory").unwrap();
-    let out_s = out.to_string_lossy().into_owned();
     let device = format!("tcp:{}", serve_for(6));
-    let args = [
-        "run",
-        "device",
-        "--device",
-        &device,
-        "--trials",
-        "1",
-        "--horizon",
-        "12",
-        "--quiet",
-        "--out",
-        &out_s,
-    ];
-    let (ok, err) = host_sim(&args, &keys);
+    let (ok, err) = run_device(&["--device", &device], &out, &keys);
     assert!(!ok, "a run whose device went away mid-job succeeded");
     assert!(
         err.contains("device-ledgers"),

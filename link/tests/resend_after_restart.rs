@@ -1,31 +1,28 @@
-//! Review 5 of `4286d89` (review 4's breaks fixed), as an attacker who controls the link, may
-//! power-cycle the board, and lacks the device key.
+//! A resend after a restart costs at most one release per power cycle, and the learner takes
+//! only a report the device released for that very request, in the boot it speaks to.
 //!
-//! Held (tests that pass): `WireClient::request`'s one resend after a new session (fix 3) and
-//! the budget a fleet's ledger takes from `budget_shown` (fix 2), under a seeded adversary that
-//! drops, withholds, reorders, duplicates and alters frames, replays recorded hello requests
-//! and queries (and delivers their replies), and power-cycles the device before a frame or
-//! after the device answered it (the reply lost with the power, or already gone), 2 × 60
-//! seeds × 40 requests:
+//! `WireClient::request` resends a request once after a new session (boot number), and a
+//! fleet's ledger takes the least budget the learner was shown. A seeded adversary on the link
+//! (no key) drops, withholds, reorders, duplicates and alters frames, replays recorded hello
+//! requests and queries (and delivers their replies), and power-cycles the device before a
+//! frame or after the device answered it (the reply lost with the power, or already gone),
+//! 2 × 60 seeds × 40 requests:
 //! - no request makes the device release more than once per power cycle beyond the first
 //!   (about 7 % of requests released twice, each with a cycle);
 //! - every report the learner takes is one the device released for that very request, in the
 //!   session the learner speaks in (no hello of a new session answers an old request, no
 //!   report of an earlier boot or request is taken; altered and replayed frames are dropped
 //!   and counted);
-//! - the least budget the learner was shown (`budget_shown`, which fix 2 puts in the fleet's
-//!   ledger) is never below what the device has left — no frame the attacker can make or
-//!   replay lowers it, so it can neither make the ledger over-count nor bench an honest
-//!   member — and, once a request is answered, it shows every release made for it (the
-//!   swallowed one and the resent one);
+//! - the least budget the learner was shown (`budget_shown`) is never below what the device
+//!   has left — no frame the attacker can make or replay lowers it, so it can neither make the
+//!   ledger over-count nor bench an honest member — and, once a request is answered, it shows
+//!   every release made for it (the swallowed one and the resent one);
 //! - the same for fed queries, whose resend releases the same reading a second time with fresh
 //!   noise: charged again on the device and shown to the learner (the reading travels in the
 //!   clear, and a fed device is a test, never a private deployment).
 //!
-//! Without the `> session` guard of fix 3 (a resend after any failure) both tests fail: "2
-//! releases for one request with 0 power cycles".
-//!
-//! The fleet membership finding (fix 1) needs a broker: `review5_mqtt.rs`.
+//! Without the `> session` guard of the resend (a resend after any failure) both tests fail:
+//! "2 releases for one request with 0 power cycles".
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -33,23 +30,18 @@ use std::io;
 use std::rc::Rc;
 use std::time::Duration;
 
-use host_sim::transport::{Link, LinkError, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, FedSource, RewardSource, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Auth, Frame, LinkKey, Message, Query, Refusal, Repr};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Report, Reporter};
+use ldp_link::transport::{Link, LinkError, LoopbackLink, WireClient};
 use rand::RngExt;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
-mod common;
-use common::{mutated, raw_frame};
+use crate::common::{eps, mutated, raw_frame};
 
 const TOTAL: f64 = 100_000.0;
 const ID: u64 = 5;
-
-fn eps() -> Epsilon {
-    Epsilon::new(1.0).unwrap()
-}
 
 type Sensor = SimulatedSensor<ChaCha20Rng>;
 
@@ -207,7 +199,7 @@ impl<R: RewardSource> Link for Adversary<R> {
                         // altered: a byte of the payload (a value, a budget) or of the tag
                         if let Some(raw) = raw_frame(&reply) {
                             let at = self.rng.random_range(6..raw.len() - 4);
-                            out.push(mutated(&raw, at, 1 << self.rng.random_range(0..8)));
+                            out.push(mutated(&raw, at, raw[at] ^ (1 << self.rng.random_range(0..8))));
                         }
                         out.push(reply);
                     }

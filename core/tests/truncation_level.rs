@@ -1,13 +1,14 @@
-//! Review 6: the truncation level of LDP-RSE as the Python package's `Reporter.report(value,
-//! eps, level=)` applies it (`python/src/lib.rs`: `TruncationLevel::new(level)` then
-//! `ldp_core::Reporter::report`, the path tested here without building the wheel).
+//! Every truncation level is refused before anything is spent, or charged the full ε with a
+//! noised release.
 //!
-//! Held: NaN, ±∞, 0, −0 and negative levels are refused before anything is spent
-//! (`TruncationLevel::new`; the package raises `InvalidParameter`); levels outside
-//! [2^-40, 2^40] (subnormal, 1e-300, 1e300, `f64::MAX`) are refused by the mechanism, which is
-//! built before the spend, with nothing spent (the package raises `InvalidParameter`, "the
-//! device refused"); every accepted level charges the full ε asked, releases a finite value,
-//! and does not pass the raw value through.
+//! The level of LDP-RSE as the Python package's `Reporter.report(value, eps, level=)` applies
+//! it (`python/src/lib.rs`: `TruncationLevel::new(level)` then `ldp_core::Reporter::report`,
+//! the path tested here without building the wheel): NaN, ±∞, 0, −0 and negative levels are
+//! refused before anything is spent (`TruncationLevel::new`; the package raises
+//! `InvalidParameter`); levels outside [2^-40, 2^40] (subnormal, 1e-300, 1e300, `f64::MAX`)
+//! are refused by the mechanism, which is built before the spend, with nothing spent (the
+//! package raises `InvalidParameter`, "the device refused"); every accepted level charges the
+//! full ε asked, releases a finite value, and does not pass the raw value through.
 
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter, TruncationLevel};
 

@@ -1,16 +1,13 @@
-//! Review 6: boot numbers of an exhausted device.
+//! A device with budget left never repeats a boot number; an exhausted device keeps its last
+//! one and releases nothing under it.
 //!
-//! **Found (informational), now documented.** Issue #25 asks that "boot numbers never repeat", and
-//! docs/wire-format.md says the session is "the device's boot number (never repeated: it is
-//! written before a boot's first release)". An exhausted device never writes: `prepare` (the
-//! boot write) reserves nothing once the budget is spent (`Accountant::reserve_ahead`), so every
-//! power cycle of an exhausted device starts the same boot number, and its conversation count
-//! starts at 1 again: (session, conversation) pairs repeat, and a recorded hello request and
-//! query of an earlier such boot verify again. Nothing is released or spent (every query is
-//! refused `BudgetExhausted`, as it was), so no report or budget is at stake; it only makes the
-//! claim false. The docs now say so (an exhausted device keeps its last number); writing a boot
-//! number at every boot of an exhausted device would change the budget state path for no
-//! report at stake.
+//! An exhausted device never writes: `prepare` (the boot write) reserves nothing once the
+//! budget is spent (`Accountant::reserve_ahead`), so every power cycle of an exhausted device
+//! starts the same boot number, and its conversation count starts at 1 again: (session,
+//! conversation) pairs repeat, and a recorded hello request and query of an earlier such boot
+//! verify again. Nothing is released or spent (every query is refused `BudgetExhausted`), so no
+//! report or budget is at stake; docs/wire-format.md says so. Writing a boot number at every
+//! boot of an exhausted device would change the budget state path for no report at stake.
 
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 
