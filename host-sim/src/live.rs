@@ -34,12 +34,11 @@ use crate::checkpoint::{CheckpointError, OutLock};
 use crate::files::{OutputError, write_whole};
 use crate::plot::{LivePlot, write_live_plot};
 use crate::runner::{RunConfig, RunError, problem_from};
-use ldp_learn::bo::gp_ucb::Constants;
-use ldp_learn::bo::{AlgorithmSpec, PolicyError};
 use ldp_learn::env::RewardBounds;
 use ldp_learn::env::custom::{KernelChoice, kernel_prior};
 use ldp_learn::env::table::{TableError, TableProblem, fnv1a, read_points};
 use ldp_learn::optimizer::{Optimizer, OptimizerError};
+use ldp_learn::policy::{AlgorithmSpec, Constants, PolicyError};
 use ldp_link::transport::{Link, LinkError, WireClient};
 
 /// The file of every release.

@@ -16,7 +16,6 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use host_sim::bandit;
-use host_sim::bo::gp_ucb::Constants;
 use host_sim::checkpoint::OutLock;
 use host_sim::demo::{PrivatiseConfig, privatise};
 use host_sim::env::Prior;
@@ -30,6 +29,7 @@ use host_sim::reproduce::{self, Finished, Mode, Run, SHARD_SETTINGS};
 use host_sim::results::AlgorithmResult;
 use host_sim::run_request::{self, RequestError, RunRequest, Settled};
 use host_sim::runner;
+use ldp_learn::policy::Constants;
 use serde::{Deserialize, Serialize};
 
 mod cli_error;

@@ -14,10 +14,9 @@ use nalgebra::DMatrix;
 use ldp_core::wire::Hello;
 use ldp_core::{DeviceConfig, Epsilon};
 
-use ldp_learn::bo::gp_ucb::Constants;
-use ldp_learn::bo::{AlgorithmSpec, Problem};
 use ldp_learn::env::{EnvError, EnvFactory, Environment, RewardBounds};
 use ldp_learn::optimizer::{Optimizer, OptimizerError};
+use ldp_learn::policy::{AlgorithmSpec, Constants, Problem};
 use ldp_learn::rules::{self, ProblemError};
 use ldp_link::device::{
     Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, WireDevice, device_config,

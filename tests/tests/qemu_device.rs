@@ -10,8 +10,7 @@ use std::time::Instant;
 
 mod common;
 
-use host_sim::bo::Policy;
-use host_sim::bo::gp_ucb::{Constants, GpUcb};
+use host_sim::bo::gp_ucb::GpUcb;
 use host_sim::device::{Device, WireDevice};
 use host_sim::env::{Environment, SensorEnv};
 use host_sim::runner::{DeviceKind, RunConfig, problem_for};
@@ -19,6 +18,7 @@ use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::Refusal;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_learn::policy::{Constants, Policy};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

@@ -12,8 +12,7 @@
 
 mod common;
 
-use host_sim::bo::Policy;
-use host_sim::bo::gp_ucb::{Constants, GpUcb};
+use host_sim::bo::gp_ucb::GpUcb;
 use host_sim::device::device_config;
 use host_sim::env::{Environment, SimRng};
 use host_sim::experiments;
@@ -22,6 +21,7 @@ use host_sim::transport::{LinkError, QemuDevice, WireClient};
 use ldp_core::mechanism::MAX_RELEASE_INDEX;
 use ldp_core::wire::{Query, Refusal};
 use ldp_core::{Bound, Epsilon, LaplaceMechanism};
+use ldp_learn::policy::{Constants, Policy};
 use rand_core::SeedableRng;
 
 const ROUNDS: usize = 120;

@@ -47,8 +47,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
 use super::env::ParetoInstance;
-use crate::bo::gp_ucb::Constants;
-use crate::bo::{AlgorithmSpec, Policy, PolicyError, Problem};
+use crate::policy::{AlgorithmSpec, Constants, Policy, PolicyError, Problem};
 
 /// Levels of the host's privacy trees: horizons up to 2^32 − 1 (the noise follows T, not L).
 pub const HOST_TREE_LEVELS: usize = 32;
