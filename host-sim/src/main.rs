@@ -1336,7 +1336,8 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
 /// budget; prints the most played action and writes live.csv, live.json and actions.csv.
 fn live(args: LiveArgs) -> Result<(), CliError> {
     use host_sim::live::{self, Actions, LiveSpec};
-    use host_sim::transport::{QemuDevice, SerialLink, TcpLink, WireClient};
+    use host_sim::transport::{QemuDevice, SerialLink, TcpLink};
+    use ldp_link::client::WireClient;
 
     let epsilon = ldp_core::Epsilon::new(args.eps).map_err(|_| Usage::NotAnEpsilon(args.eps.to_string()))?;
     let learners = host_sim::optimizer::learners();

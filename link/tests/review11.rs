@@ -23,9 +23,10 @@ use std::time::Duration;
 
 use ldp_core::wire::{Auth, Hello, MAX_ENCODED_LEN, Message, Refusal, Repr, StreamReader};
 use ldp_core::{Bound, DeviceConfig, Epsilon, ParamError};
+use ldp_link::client::WireClient;
 use ldp_link::device::{Device, DeviceError};
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::{Link, WireClient};
+use ldp_link::transport::Link;
 
 mod common;
 use common::{Dev, device_with};

@@ -22,9 +22,10 @@ use std::time::Duration;
 
 use ldp_core::wire::{Auth, Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
 use ldp_core::{Bound, DeviceConfig, Epsilon};
+use ldp_link::client::{LinkError, RANGE_MARGIN_SCALES, WireClient};
 use ldp_link::device::Device;
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::{Link, LinkError, RANGE_MARGIN_SCALES, WireClient};
+use ldp_link::transport::Link;
 
 mod common;
 use common::{Dev, device_with};

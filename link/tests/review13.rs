@@ -12,9 +12,9 @@
 
 use ldp_core::Epsilon;
 use ldp_core::wire::{MAX_ENCODED_LEN, Message, Repr, StreamReader};
+use ldp_link::client::WireClient;
 use ldp_link::device::Device;
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::WireClient;
 use std::time::Duration;
 
 mod common;

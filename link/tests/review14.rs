@@ -27,9 +27,10 @@ use std::time::Duration;
 
 use ldp_core::wire::{Auth, Frame, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Repr};
 use ldp_core::{Epsilon, MemoryStore};
+use ldp_link::client::WireClient;
 use ldp_link::device::Device;
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::{Link, WireClient};
+use ldp_link::transport::Link;
 
 mod common;
 use common::{Dev, Replayer, boot, device_answer, device_with, msg_type, mutated, raw_frame};

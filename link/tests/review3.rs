@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use ldp_core::wire::Refusal;
 use ldp_core::{Epsilon, MemoryStore};
-use ldp_link::transport::{Link, WireClient};
+use ldp_link::client::WireClient;
+use ldp_link::transport::Link;
 
 mod common;
 use common::{Dev, boot, mutated, raw_frame};
@@ -211,7 +212,7 @@ fn a_board_directory_claimed_before_qemu_starts_is_private() {
 #[test]
 
 fn a_replayed_hello_request_is_not_called_a_wrong_key() {
-    use ldp_link::transport::LinkError;
+    use ldp_link::client::LinkError;
     struct Hijack {
         inner: Dev,
         inbound: VecDeque<u8>,

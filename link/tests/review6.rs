@@ -23,7 +23,8 @@ use std::io;
 use std::time::Duration;
 
 use ldp_core::{Epsilon, MemoryStore};
-use ldp_link::transport::{Link, LinkError, WireClient};
+use ldp_link::client::{LinkError, WireClient};
+use ldp_link::transport::Link;
 
 mod common;
 use common::{Dev, ID, boot, device_answer, mutated, raw_frame};

@@ -37,7 +37,8 @@ use std::time::{Duration, Instant};
 
 use ldp_core::wire::MAX_ENCODED_LEN;
 use ldp_core::{Epsilon, MemoryStore};
-use ldp_link::transport::{Link, LinkError, WireClient};
+use ldp_link::client::{LinkError, WireClient};
+use ldp_link::transport::Link;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 

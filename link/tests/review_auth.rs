@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use ldp_core::wire::StreamReader;
 use ldp_core::{Epsilon, MemoryStore};
-use ldp_link::transport::{Link, WireClient};
+use ldp_link::client::WireClient;
+use ldp_link::transport::Link;
 
 mod common;
 use common::{Dev, ID, boot};
@@ -123,7 +124,7 @@ fn a_replayed_old_session_hello_lets_no_old_report_into_a_new_learner() {
 #[test]
 fn a_strangers_refusal_with_the_awaited_number_is_not_the_answer() {
     use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Query, Repr};
-    use ldp_link::transport::LinkError;
+    use ldp_link::client::LinkError;
     struct Front {
         inner: Dev,
         inbound: VecDeque<u8>,

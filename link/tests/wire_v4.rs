@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use ldp_core::wire::{Auth, LinkKey};
 use ldp_core::{Epsilon, MemoryStore};
+use ldp_link::client::{LinkError, WireClient};
 use ldp_link::device::{Device, WireDevice};
-use ldp_link::transport::{Link, LinkError, WireClient};
+use ldp_link::transport::Link;
 
 mod common;
 use common::{Dev, ID, boot};

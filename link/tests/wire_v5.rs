@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use ldp_core::wire::StreamReader;
 use ldp_core::{Epsilon, MemoryStore};
-use ldp_link::transport::{CONVERSATION_RETRIES, Link, LinkError, WireClient};
+use ldp_link::client::{CONVERSATION_RETRIES, LinkError, WireClient};
+use ldp_link::transport::Link;
 
 mod common;
 use common::{Dev, boot, msg_type};

@@ -41,10 +41,11 @@ use host_sim::mqtt::{
 };
 use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial_with_ledger};
 use host_sim::settings::FleetSpec;
-use host_sim::transport::{FaultCounts, Faults, FaultyLink, WireClient};
+use host_sim::transport::{FaultCounts, Faults, FaultyLink};
 use ldp_core::Epsilon;
 use ldp_core::state::{LogStore, StateStore};
 use ldp_learn::policy::Policy;
+use ldp_link::client::WireClient;
 
 /// The run's seed; the fleet is trial 0's.
 const RUN_SEED: u64 = 7;

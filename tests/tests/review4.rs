@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use host_sim::device::{Device, DeviceError, WireDevice};
 use host_sim::fleet::{Fleet, Member, Routing};
-use host_sim::transport::{Link, LinkError, LoopbackLink, WireClient};
+use host_sim::transport::{Link, LoopbackLink};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::client::{LinkError, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

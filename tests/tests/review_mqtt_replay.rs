@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use host_sim::experiments::experiment_env;
 use host_sim::mqtt::{DevicesSpec, FleetWait, MqttFleet, Seeds};
-use host_sim::transport::WireClient;
 use ldp_core::Epsilon;
 use ldp_core::wire::StreamReader;
+use ldp_link::client::WireClient;
 
 const BUDGET: f64 = 200.0;
 

@@ -12,7 +12,7 @@
 //!
 //! QoS 1 delivers at least once, so a frame may arrive twice. That costs nothing: a device
 //! answers a repeated request (same sequence number) from its reply cache without spending
-//! again, and [`WireClient`](crate::transport::WireClient) drops replies whose sequence number
+//! again, and [`WireClient`](crate::client::WireClient) drops replies whose sequence number
 //! is stale — each query yields exactly one report.
 //!
 //! - Learner side: [`MqttFleet::connect`] collects the devices' retained hellos and gives one
@@ -56,7 +56,7 @@
 //! (`ldp_core::wire::Auth`). A publisher without the key (another client, a device's own login
 //! on its topics) cannot spend a device's budget (its queries are refused, replays refused or
 //! answered from the cache) nor have a report, a hello or a refusal believed: the learner
-//! drops and counts them ([`crate::transport::Dropped`], [`MqttFleet::unauthenticated_hellos`]).
+//! drops and counts them ([`crate::client::Dropped`], [`MqttFleet::unauthenticated_hellos`]).
 //! Availability still depends on the broker.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -78,7 +78,8 @@ use ldp_core::state::{LogStore, StateStore};
 use ldp_core::wire::{Auth, Hello, MAX_ENCODED_LEN, Message, Repr, StreamReader};
 use rumqttc::{Client, Connection, Event, MqttOptions, NetworkOptions, Packet, QoS};
 
-pub use crate::mqtt_error::MqttError;
+pub(crate) mod error;
+pub use error::MqttError;
 
 use crate::device::DeviceError;
 use crate::device::device_config;
@@ -108,7 +109,7 @@ pub const HELLO_QUIET: Duration = Duration::from_secs(1);
 /// MQTT keep-alive: a dead connection is noticed within about this.
 const KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// Capacity of a client's request queue. A publish that finds it full (a long outage) is
-/// dropped: the learner's [`WireClient`](crate::transport::WireClient) resends.
+/// dropped: the learner's [`WireClient`](crate::client::WireClient) resends.
 const REQUEST_QUEUE: usize = 256;
 /// Pause between reconnection attempts.
 const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
@@ -650,7 +651,7 @@ impl MqttFleet {
 /// `ldp/<id>/query`; received bytes are those of the device's `ldp/<id>/report` messages.
 ///
 /// During a broker outage, sends are queued by the client (up to a bound, then dropped) and
-/// delivered after it reconnects; the [`WireClient`](crate::transport::WireClient) resends
+/// delivered after it reconnects; the [`WireClient`](crate::client::WireClient) resends
 /// after its timeout either way. After the fleet is dropped, every call is an error.
 pub struct MqttLink {
     client: Client,
@@ -717,7 +718,7 @@ impl MqttLink {
         }
     }
 
-    /// The device's key and id, for the [`WireClient`](crate::transport::WireClient) on this link.
+    /// The device's key and id, for the [`WireClient`](crate::client::WireClient) on this link.
     pub fn auth(&self) -> Auth {
         self.auth
     }
@@ -1327,7 +1328,7 @@ mod tests {
                 let boot = app.reporter().accountant().boot();
                 let link = crate::transport::LoopbackLink::new(app);
                 let auth = link.auth();
-                let mut client = crate::transport::WireClient::new(link, auth);
+                let mut client = crate::client::WireClient::new(link, auth);
                 let mut reports = 0;
                 for round in 0..n as u32 {
                     match client.query(round, 0, eps, None).expect("the loopback answers") {
