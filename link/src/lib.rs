@@ -36,7 +36,7 @@
 //!  ├── keys.rs            key files, OS entropy
 //!  ├── device.rs          Device: wire, fed, simulated, passthrough
 //!  ├── fleet.rs           many devices, one round each
-//!  ├── mqtt/              mod.rs, error.rs …
+//!  ├── mqtt/              mod.rs, learner.rs, devices.rs, session.rs, url.rs, error.rs, broker.rs
 //!  └── bridge.rs          a serial board on the broker
 //! ```
 //!
