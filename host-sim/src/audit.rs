@@ -55,7 +55,8 @@ use statrs::distribution::{Beta, ContinuousCDF};
 use crate::runner::derive_seed;
 use ldp_core::wire::Refusal;
 use ldp_learn::env::SimRng;
-use ldp_link::transport::{LinkError, LoopbackLink, QemuDevice, WireClient};
+use ldp_link::client::{LinkError, WireClient};
+use ldp_link::transport::{LoopbackLink, QemuDevice};
 
 /// The number of statistics a case exposes per draw.
 pub const STATS: usize = 2;

@@ -43,8 +43,8 @@ use crate::experiment::{EnvKind, Experiment, listed_epsilon};
 use crate::results::{AlgorithmResult, UNIFORM_LABEL, with_uniform};
 use crate::runner::{Loop, LoopTask};
 use crate::settings::{ConfigError, RunConfig, RunError, derive_seed};
-use ldp_learn::bo::AlgorithmSpec;
 use ldp_learn::env::{EnvError, EnvFactory, shared};
+use ldp_learn::policy::AlgorithmSpec;
 
 use ldp_learn::bandit::experts::{ExpertsError, experts_trial};
 pub use ldp_learn::bandit::*;

@@ -10,10 +10,10 @@ use host_sim::demo::PrivatiseError;
 use host_sim::env::table::TableError;
 use host_sim::fleet_bench::BenchError;
 use host_sim::live::LiveError;
-use host_sim::mqtt_error::MqttError;
 use host_sim::output::OutputError;
 use host_sim::runner::{ConfigError, RunError};
 use host_sim::transport::FirmwareError;
+use ldp_link::mqtt::MqttError;
 
 /// A command failed.
 #[derive(Debug)]

@@ -29,9 +29,9 @@ use crate::executor::{Executor, Task};
 use crate::experiment::{EnvKind, Experiment, listed_epsilon};
 use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
 use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError};
-use ldp_learn::bo::PolicyError;
 use ldp_learn::env::EnvFactory;
 use ldp_learn::env::{Environment, SimRng};
+use ldp_learn::policy::PolicyError;
 
 pub use ldp_learn::dubey::*;
 

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use crate::checkpoint::Checkpoint;
 use crate::results::{AlgorithmResult, aggregate};
 use crate::settings::{ConfigError, RunConfig, RunError};
-pub use ldp_learn::bo::names_learner;
+pub use ldp_learn::policy::names_learner;
 
 /// What the executor runs: an experiment's learners, its jobs and how its results are made.
 pub trait Task: Sync {

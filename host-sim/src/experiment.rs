@@ -9,9 +9,9 @@ use ldp_core::Epsilon;
 
 use crate::executor::Task;
 use crate::settings::{RunConfig, RunError};
-use ldp_learn::bo::AlgorithmSpec;
 pub use ldp_learn::env::EnvFactory;
 use ldp_learn::env::{EnvError, Noise, SyntheticKernel};
+use ldp_learn::policy::AlgorithmSpec;
 
 /// ε of an experiment table, a literal: an invalid one fails the build (the tables are
 /// `const`).

@@ -37,13 +37,14 @@ use crate::experiments::experiment_env;
 use crate::runner::problem_for;
 use crate::settings::RunConfig;
 use ldp_learn::bo::SEED000_ALGORITHMS;
-use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::env::{Environment, SimRng};
 use ldp_learn::optimizer::Optimizer;
+use ldp_learn::policy::Constants;
+use ldp_link::client::{LinkError, WireClient};
 use ldp_link::device::{Device, DeviceError};
 use ldp_link::fleet::{Fleet, Member, Routing, in_process};
 use ldp_link::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
-use ldp_link::transport::{Link, LinkError, WireClient};
+use ldp_link::transport::Link;
 
 /// Round numbers of the throughput phase start here, far from the sequential phase's, so that
 /// no query repeats an earlier one with the same sequence number (the device would answer it

@@ -65,4 +65,4 @@ pub mod runner;
 pub mod settings;
 
 pub use ldp_learn::{bo, budget, env, gp, optimizer, rules};
-pub use ldp_link::{bridge, device, fleet, keys, mqtt, mqtt_error, transport};
+pub use ldp_link::{bridge, device, fleet, keys, mqtt, transport};

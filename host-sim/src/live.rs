@@ -34,13 +34,13 @@ use crate::checkpoint::{CheckpointError, OutLock};
 use crate::files::{OutputError, write_whole};
 use crate::plot::{LivePlot, write_live_plot};
 use crate::runner::{RunConfig, RunError, problem_from};
-use ldp_learn::bo::gp_ucb::Constants;
-use ldp_learn::bo::{AlgorithmSpec, PolicyError};
 use ldp_learn::env::RewardBounds;
 use ldp_learn::env::custom::{KernelChoice, kernel_prior};
 use ldp_learn::env::table::{TableError, TableProblem, fnv1a, read_points};
 use ldp_learn::optimizer::{Optimizer, OptimizerError};
-use ldp_link::transport::{Link, LinkError, WireClient};
+use ldp_learn::policy::{AlgorithmSpec, Constants, PolicyError};
+use ldp_link::client::{LinkError, WireClient};
+use ldp_link::transport::Link;
 
 /// The file of every release.
 pub const LIVE_CSV: &str = "live.csv";
@@ -346,10 +346,10 @@ struct Record<'a> {
     settings: &'a LiveSpec,
     device: DeviceRecord,
     learner_constants: Vec<(String, f64)>,
-    /// Replies the learner dropped in this session, by reason (`ldp_link::transport::Dropped`):
+    /// Replies the learner dropped in this session, by reason (`ldp_link::client::Dropped`):
     /// written when the session ends.
     #[serde(skip_serializing_if = "Option::is_none")]
-    dropped_frames: Option<ldp_link::transport::Dropped>,
+    dropped_frames: Option<ldp_link::client::Dropped>,
     /// The highest session (boot number) the learner has seen from the device: a resumed run
     /// refuses a device in a lower one (`WireClient::sessions_from`).
     highest_session: u64,

@@ -16,7 +16,6 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use host_sim::bandit;
-use host_sim::bo::gp_ucb::Constants;
 use host_sim::checkpoint::OutLock;
 use host_sim::demo::{PrivatiseConfig, privatise};
 use host_sim::env::Prior;
@@ -30,6 +29,7 @@ use host_sim::reproduce::{self, Finished, Mode, Run, SHARD_SETTINGS};
 use host_sim::results::AlgorithmResult;
 use host_sim::run_request::{self, RequestError, RunRequest, Settled};
 use host_sim::runner;
+use ldp_learn::policy::Constants;
 use serde::{Deserialize, Serialize};
 
 mod cli_error;
@@ -1336,7 +1336,8 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
 /// budget; prints the most played action and writes live.csv, live.json and actions.csv.
 fn live(args: LiveArgs) -> Result<(), CliError> {
     use host_sim::live::{self, Actions, LiveSpec};
-    use host_sim::transport::{QemuDevice, SerialLink, TcpLink, WireClient};
+    use host_sim::transport::{QemuDevice, SerialLink, TcpLink};
+    use ldp_link::client::WireClient;
 
     let epsilon = ldp_core::Epsilon::new(args.eps).map_err(|_| Usage::NotAnEpsilon(args.eps.to_string()))?;
     let learners = host_sim::optimizer::learners();

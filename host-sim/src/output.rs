@@ -103,14 +103,14 @@ struct FleetSummary {
     skipped: u64,
     /// Replies the learner dropped, by reason, over all jobs and devices (issue #25): none of
     /// them entered a ledger.
-    dropped_frames: ldp_link::transport::Dropped,
+    dropped_frames: ldp_link::client::Dropped,
     /// Devices the learner holds keys for that were left out of at least one job (no hello, or
     /// no answer to the first); absent when there were none.
     #[serde(skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     left_out: std::collections::BTreeSet<u64>,
 }
 
-/// The ledger's columns of dropped replies ([`ldp_link::transport::Dropped`]'s fields, in order).
+/// The ledger's columns of dropped replies ([`ldp_link::client::Dropped`]'s fields, in order).
 pub const DROPPED_COLUMNS: [&str; 9] = [
     "bad_tag",
     "replayed",
@@ -123,7 +123,7 @@ pub const DROPPED_COLUMNS: [&str; 9] = [
     "unauthenticated_refusals",
 ];
 
-fn dropped_fields(d: &ldp_link::transport::Dropped) -> [u64; 9] {
+fn dropped_fields(d: &ldp_link::client::Dropped) -> [u64; 9] {
     [
         d.bad_tag,
         d.replayed,
@@ -137,8 +137,8 @@ fn dropped_fields(d: &ldp_link::transport::Dropped) -> [u64; 9] {
     ]
 }
 
-fn dropped_from(c: [u64; 9]) -> ldp_link::transport::Dropped {
-    ldp_link::transport::Dropped {
+fn dropped_from(c: [u64; 9]) -> ldp_link::client::Dropped {
+    ldp_link::client::Dropped {
         bad_tag: c[0],
         replayed: c[1],
         malformed: c[2],
@@ -287,7 +287,7 @@ fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSu
         *e = e.max(r.spent);
     }
     let left_out = ledgers.iter().flatten().filter(|r| r.left_out).map(|r| r.id).collect();
-    let mut dropped_frames = ldp_link::transport::Dropped::default();
+    let mut dropped_frames = ldp_link::client::Dropped::default();
     for r in ledgers.iter().flatten() {
         dropped_frames.add(&r.dropped);
     }
@@ -614,7 +614,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ldp-ledger-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let dropped =
-            ldp_link::transport::Dropped { bad_tag: 31, replayed: 2, budget_rose: 1, ..Default::default() };
+            ldp_link::client::Dropped { bad_tag: 31, replayed: 2, budget_rose: 1, ..Default::default() };
         let record = MemberRecord { id: 7, spent: 1.5, reports: 3, skipped: 0, dropped, left_out: false };
         let absent = MemberRecord {
             id: 9,
@@ -631,7 +631,7 @@ mod tests {
         fs::write(dir.join("trial1-learner1.csv"), "device,spent_eps,reports,skipped\n8,2,4,1\n").unwrap();
         let ledgers = read_ledgers(&dir).unwrap();
         assert_eq!(ledgers[0], [record, absent]);
-        assert_eq!(ledgers[1][0].dropped, ldp_link::transport::Dropped::default());
+        assert_eq!(ledgers[1][0].dropped, ldp_link::client::Dropped::default());
         assert_eq!(ledgers[1][0].reports, 4);
         let _ = fs::remove_dir_all(&dir);
     }
@@ -664,7 +664,7 @@ mod tests {
     fn a_single_wire_device_run_records_its_dropped_frames() {
         let dir = std::env::temp_dir().join(format!("ldp-device-ledger-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
-        let dropped = ldp_link::transport::Dropped { bad_tag: 4, malformed: 1, ..Default::default() };
+        let dropped = ldp_link::client::Dropped { bad_tag: 4, malformed: 1, ..Default::default() };
         let record = MemberRecord { id: 7, spent: 20.0, reports: 20, skipped: 0, dropped, left_out: false };
         write_ledger(&dir.join(DEVICE_LEDGER_DIR), 0, 1, &[record]).unwrap();
         let config = RunConfig {

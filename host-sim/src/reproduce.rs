@@ -39,8 +39,8 @@ use crate::experiments::{self, EnvKind, Experiment};
 use crate::output;
 use crate::results::AlgorithmResult;
 use crate::settings::{RunConfig, RunError, run_id};
-use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::env::Prior;
+use ldp_learn::policy::Constants;
 
 /// One experiment run: what to run, with which settings, where to write.
 pub struct Run<'a> {

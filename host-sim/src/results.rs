@@ -26,7 +26,7 @@ pub struct AlgorithmResult {
     /// `true` for the uniform-play reference row itself (drawn dashed, never judged).
     pub reference: bool,
     /// The constants the learner derived in trial 0 (the problem's B, R, v, c, λ, 𝓛 and the
-    /// policy's own, see [`Policy::constants`](ldp_learn::bo::Policy::constants)), for `run.json`.
+    /// policy's own, see [`Policy::constants`](ldp_learn::policy::Policy::constants)), for `run.json`.
     pub constants: Vec<(String, f64)>,
 }
 

@@ -5,10 +5,9 @@
 //! how to say it.
 
 use ldp_core::Epsilon;
-use ldp_learn::bo::AlgorithmSpec;
-use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::env::Prior;
 use ldp_learn::env::custom::ProblemFiles;
+use ldp_learn::policy::{AlgorithmSpec, Constants};
 
 use crate::experiment::{EnvKind, Experiment};
 use crate::experiments::noise_by_name;

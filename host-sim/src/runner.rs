@@ -14,17 +14,17 @@ use nalgebra::DMatrix;
 use ldp_core::wire::Hello;
 use ldp_core::{DeviceConfig, Epsilon};
 
-use ldp_learn::bo::gp_ucb::Constants;
-use ldp_learn::bo::{AlgorithmSpec, Problem};
 use ldp_learn::env::{EnvError, EnvFactory, Environment, RewardBounds};
 use ldp_learn::optimizer::{Optimizer, OptimizerError};
+use ldp_learn::policy::{AlgorithmSpec, Constants, Problem};
 use ldp_learn::rules::{self, ProblemError};
+use ldp_link::client::{LinkError, WireClient};
 use ldp_link::device::{
     Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, WireDevice, device_config,
 };
 use ldp_link::fleet::{self, Fleet, Member, Routing};
 use ldp_link::mqtt::{BrokerUrl, FleetWait, MqttFleet, MqttLink};
-use ldp_link::transport::{Link, LinkError, QemuDevice, SerialLink, TcpLink, WireClient};
+use ldp_link::transport::{Link, QemuDevice, SerialLink, TcpLink};
 
 use crate::checkpoint::Checkpoint;
 use crate::executor::{Executor, Progress, Task};

@@ -10,9 +10,8 @@ use serde::Serialize;
 
 use crate::checkpoint::CheckpointError;
 pub use crate::files::OutputError;
-use ldp_learn::bo::gp_ucb::Constants;
-use ldp_learn::bo::{AlgorithmSpec, PolicyError};
 use ldp_learn::env::EnvError;
+use ldp_learn::policy::{AlgorithmSpec, Constants, PolicyError};
 use ldp_learn::rules::Public;
 pub use ldp_learn::rules::derive_seed;
 use ldp_link::device::DeviceError;
@@ -128,7 +127,7 @@ pub struct RunConfig {
     pub lambda: f64,
     /// δ of the β formulas.
     pub delta: f64,
-    /// Multiplies every β_t (1 = the constants as given); see [`Problem::beta_scale`](ldp_learn::bo::Problem::beta_scale).
+    /// Multiplies every β_t (1 = the constants as given); see [`Problem::beta_scale`](ldp_learn::policy::Problem::beta_scale).
     pub beta_scale: f64,
     /// Calibrated (the default), practical or paper constants.
     #[serde(serialize_with = "ser_constants")]

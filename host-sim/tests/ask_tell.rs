@@ -3,10 +3,10 @@
 //! every learner it builds are equal to the bit.
 
 use host_sim::runner::{RunConfig, derive_seed, run_trial};
-use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::env::{Environment, Noise, Objective};
 use ldp_learn::gp::SquaredExponential;
 use ldp_learn::optimizer::{Domain, Optimizer, Settings, learners};
+use ldp_learn::policy::Constants;
 use ldp_link::device::{Device, InProcessDevice};
 
 fn env() -> Objective {

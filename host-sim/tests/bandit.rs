@@ -10,13 +10,12 @@ use host_sim::bandit::{
     BANDIT_EXPERIMENTS, DP_RSE, DP_RUCB, EXP3, ExpertsAlgorithm, KArmedEnv, LDP_RSE_S3, PRIVATE_EXP3,
     ParetoInstance, ROBUST_UCB, pareto_factory, run_experts_with, sweep_epsilons,
 };
-use host_sim::bo::gp_ucb::Constants;
-use host_sim::bo::{AlgorithmSpec, PolicyError};
 use host_sim::device::{Device, InProcessDevice};
 use host_sim::experiments::EnvFactory;
 use host_sim::runner::{self, AlgorithmResult, DeviceKind, RunConfig, problem_for};
 use ldp_core::Epsilon;
 use ldp_core::bandit::{HeavyTail, LdpRobustSe, PRACTICAL_LDP_RSE_KAPPA, RseParams};
+use ldp_learn::policy::{AlgorithmSpec, Constants, PolicyError};
 
 fn config(
     trials: usize,

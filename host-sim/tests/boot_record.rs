@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use host_sim::transport::{Link, LinkError, LoopbackLink, WireClient};
+use host_sim::transport::{Link, LoopbackLink};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{LinkKey, StreamReader};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::client::{LinkError, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

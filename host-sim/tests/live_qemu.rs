@@ -10,7 +10,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use host_sim::transport::{FirmwareError, QemuDevice, WireClient, build_firmware};
+use host_sim::transport::{FirmwareError, QemuDevice, build_firmware};
+use ldp_link::client::WireClient;
 
 /// The firmware image, or `None` (the test skips, saying why).
 fn firmware() -> Option<PathBuf> {

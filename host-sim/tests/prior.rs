@@ -9,10 +9,10 @@
 //! adds the arms' common level with a wide prior, so a report moves every arm's mean alike.
 
 use host_sim::bo::SEED000_ALGORITHMS;
-use host_sim::bo::gp_ucb::Constants;
 use host_sim::env::{Prior, RewardBounds};
 use host_sim::runner::{RunConfig, problem_from};
 use ldp_core::Epsilon;
+use ldp_learn::policy::Constants;
 use nalgebra::DMatrix;
 
 const ARMS: usize = 6;

@@ -2,10 +2,10 @@
 //! and basic invariants of regret curves.
 
 use host_sim::bo::SEED000_ALGORITHMS;
-use host_sim::bo::gp_ucb::Constants;
 use host_sim::experiments;
 use host_sim::output::summary_table;
 use host_sim::runner::{AlgorithmResult, RunConfig, run};
+use ldp_learn::policy::Constants;
 
 fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
     RunConfig {

@@ -4,8 +4,8 @@
 //! 144·145/2 + 144 = 10 584 entries per round). Run with `cargo bench -p ldp-learn --bench dubey`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::dubey::{EnvChoice, JobSeeds, Privacy, Settings, Variant, run_variant};
+use ldp_learn::policy::Constants;
 
 fn trials(c: &mut Criterion) {
     // host-sim's defaults: λ = 1, ζ = δ = 0.1, the calibrated constants.

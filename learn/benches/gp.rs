@@ -32,7 +32,7 @@ fn posterior_update(c: &mut Criterion) {
 }
 
 /// One trial: `horizon` rounds of ask, a release at ε = 1 of the arm's raw reward, tell.
-fn trial(env: &SyntheticRkhs, spec: ldp_learn::bo::AlgorithmSpec, horizon: usize) -> usize {
+fn trial(env: &SyntheticRkhs, spec: ldp_learn::policy::AlgorithmSpec, horizon: usize) -> usize {
     let bounds = env.bounds();
     let settings =
         Settings { noise_bound: bounds.r.unwrap_or(1.0), bound: bounds.b, horizon, ..Settings::default() };

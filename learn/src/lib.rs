@@ -19,22 +19,26 @@
 //! ```
 //!
 //! Every loop drives its learner through [`optimizer::Optimizer`] (built by name from public
-//! settings, or from a [`bo::Problem`] with [`optimizer::Optimizer::from_problem`]): host-sim's
+//! settings, or from a [`policy::Problem`] with [`optimizer::Optimizer::from_problem`]): host-sim's
 //! experiments, `live` and the fleets, as a user's own loop does
-//! (`examples/noisy_closure.rs`). The optimiser calls [`bo::Policy::select`] and
-//! [`bo::Policy::observe`]; seed 003's feature-space learners ([`dubey`]) and the experts' Hedge
+//! (`examples/noisy_closure.rs`). The optimiser calls [`policy::Policy::select`] and
+//! [`policy::Policy::observe`]; seed 003's feature-space learners ([`dubey`]) and the experts' Hedge
 //! ([`bandit::experts`]) are not over a fixed set of actions told one scalar report, and keep
 //! their own loops.
 //!
+//! - [`policy`]: the learner contract every learner meets, GP or K-armed: the public
+//!   [`policy::Problem`] it is given, the [`policy::Policy`] trait (select, observe), the
+//!   [`policy::AlgorithmSpec`] that names and builds it, the [`policy::Constants`] modes and
+//!   [`policy::PolicyError`];
 //! - [`gp`]: kernels, the exact finite posterior (rank-one updates), the Cholesky posterior at
 //!   arbitrary points and the Nyström embedding;
-//! - [`bo`]: seed 000's GP learners (GP-UCB, TGP-UCB, ATA-GP-UCB, MoMA-GP-UCB, UCB1), the
-//!   [`bo::Policy`] trait every learner implements and the calibrated constants;
+//! - [`bo`]: seed 000's GP learners (GP-UCB, TGP-UCB, ATA-GP-UCB, MoMA-GP-UCB, UCB1) and the
+//!   calibrated constants;
 //! - [`bandit`]: the K-armed learners of seed 004 and seed 002 (adapters over `ldp_core::bandit`)
 //!   and LDP-UCB, their environments, and the experts' Hedge loop;
 //! - [`dubey`]: seed 003's approximate GP-UCB in feature space, non-private, under joint DP and
 //!   under local joint DP, with its environments;
-//! - [`rules`]: the constants rules — the learner's [`bo::Problem`] from public settings only —
+//! - [`rules`]: the constants rules — the learner's [`policy::Problem`] from public settings only —
 //!   and the one seed rule ([`rules::derive_seed`]);
 //! - [`optimizer`]: ask/tell, every learner by name over a domain, driven by the caller;
 //! - [`env`](mod@env): the environments (synthetic RKHS functions, the papers' real data, a user's table
@@ -46,7 +50,7 @@
 //! It talks to no device: the device side is `ldp-core` (what a device runs) and `ldp-link`
 //! (the wire client, transports, fleets over MQTT). It runs no experiment: the executor, the
 //! result files, the plots and the command line are `host-sim`'s. What a learner is given is
-//! public by construction: a [`bo::Problem`] holds bounds, the prior and ε, never f or a raw
+//! public by construction: a [`policy::Problem`] holds bounds, the prior and ε, never f or a raw
 //! reward; only [`env::Environment::sample`], the device's side of a simulation, draws those.
 //!
 //! ## Rules kept throughout
@@ -65,4 +69,5 @@ pub mod dubey;
 pub mod env;
 pub mod gp;
 pub mod optimizer;
+pub mod policy;
 pub mod rules;

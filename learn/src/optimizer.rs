@@ -25,11 +25,11 @@
 
 use nalgebra::DMatrix;
 
-use crate::bo::gp_ucb::Constants;
-use crate::bo::{AlgorithmSpec, GP_EXPERIMENT_ALGORITHMS, Policy, PolicyError, Problem};
+use crate::bo::GP_EXPERIMENT_ALGORITHMS;
 use crate::env::RewardBounds;
 use crate::env::custom::{KernelChoice, kernel_prior};
 use crate::env::table::TableError;
+use crate::policy::{AlgorithmSpec, Constants, Policy, PolicyError, Problem};
 use crate::rules::{Public, derive_seed, problem};
 
 /// Every learner [`Optimizer::new`] builds by name: seed 000's GP learners, UCB1 and the
@@ -179,12 +179,12 @@ impl Optimizer {
         let all = learners();
         let label = |a: &AlgorithmSpec| a.label(settings.epsilon.is_some());
         let spec =
-            all.iter().find(|a| crate::bo::names_learner(algorithm, label(a))).copied().ok_or_else(|| {
-                OptimizerError::UnknownLearner {
+            all.iter().find(|a| crate::policy::names_learner(algorithm, label(a))).copied().ok_or_else(
+                || OptimizerError::UnknownLearner {
                     name: algorithm.to_string(),
                     valid: all.iter().map(label).collect(),
-                }
-            })?;
+                },
+            )?;
         Self::with_spec(spec, domain, settings)
     }
 

@@ -17,10 +17,9 @@ use ldp_core::truncation::ldp_second_moment;
 use ldp_core::{Bound, Epsilon, LaplaceMechanism, ParamError};
 
 use crate::bo::calibrated;
-use crate::bo::gp_ucb::Constants;
-use crate::bo::{Privacy, Problem};
 use crate::env::RewardBounds;
 use crate::gp::{FiniteCovariance, KernelError};
+use crate::policy::{Constants, Privacy, Problem};
 
 /// The public settings a learner's constants come from (with the domain's prior and the reward
 /// bounds).

@@ -10,7 +10,8 @@
 //! ```
 
 use ldp_core::Epsilon;
-use ldp_link::transport::{SerialLink, WireClient};
+use ldp_link::client::WireClient;
+use ldp_link::transport::SerialLink;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

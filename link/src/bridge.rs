@@ -27,7 +27,7 @@
 //! The bridge never asks the board for a hello after the handshake: such a request would need
 //! a sequence number of its own, and while a learner's query is in flight the board's replies
 //! to both would share the link (a learner's session starts its numbers at a random point,
-//! [`WireClient::starting_after`](crate::transport::WireClient::starting_after), so no number
+//! [`WireClient::starting_after`](crate::client::WireClient::starting_after), so no number
 //! is safe from it). Instead the retained hello is refreshed from what the board already says
 //! publicly: the `budget_remaining` of each report (the same figure a hello would carry,
 //! `Reporter::hello`), the `remaining` of a budget refusal, and any hello the board sends to

@@ -12,8 +12,9 @@ use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, ParamErr
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
-use crate::mqtt_error::MqttError;
-use crate::transport::{Link, LinkError, WireClient};
+use crate::client::{LinkError, WireClient};
+use crate::mqtt::error::MqttError;
+use crate::transport::Link;
 use ldp_core::TruncationLevel;
 use ldp_core::wire::{Query, Refusal};
 use ldp_learn::env::{Environment, SimRng};
@@ -103,7 +104,7 @@ pub struct MemberRecord {
     /// Rounds it was skipped for after not answering.
     pub skipped: u64,
     /// Replies from it the learner dropped (forged, replayed, malformed, impossible).
-    pub dropped: crate::transport::Dropped,
+    pub dropped: crate::client::Dropped,
     /// The learner holds its key but it was not in the job's fleet: it showed no hello, or did
     /// not answer its first one (`spent` is then unknown and 0 here).
     pub left_out: bool,

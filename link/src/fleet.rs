@@ -31,8 +31,9 @@ use ldp_core::wire::Refusal;
 use ldp_core::{LaplaceMechanism, MemoryStore, ReportError, Reporter, TruncationLevel};
 use rand::RngExt;
 
+use crate::client::{Dropped, LinkError, WireClient};
 use crate::device::{Device, DeviceError, MemberRecord, device_config};
-use crate::transport::{Dropped, Link, LinkError, LoopbackLink, WireClient};
+use crate::transport::{Link, LoopbackLink};
 use ldp_learn::env::{Environment, SimRng};
 use ldp_learn::rules::derive_seed;
 

@@ -380,6 +380,14 @@ pub fn update_boot_record(path: &Path, id: u64, key: &LinkKey, seen: Option<u64>
     Ok(seen)
 }
 
+/// 32 bytes of OS entropy: the nonces of a learner's hellos, an emulated board's seed
+/// material and boot entropy.
+pub(crate) fn os_random() -> io::Result<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("no OS entropy: {e}")))?;
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

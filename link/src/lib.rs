@@ -14,17 +14,31 @@
 //!  report ◄── checked: tag, sequence, ε, grid, range, budget ◄──────────────────────────────┘
 //! ```
 //!
-//! - [`transport`]: the [`transport::WireClient`] over any [`transport::Link`] — in memory
+//! - [`client`]: the [`client::WireClient`], the protocol over any link: sequence numbers,
+//!   resends, authentication, and the checks that drop (and count, [`client::Dropped`]) what a
+//!   device could not have sent;
+//! - [`transport`]: the [`transport::Link`] trait and one file per transport — in memory
 //!   ([`transport::LoopbackLink`], the device application in this process), TCP, a serial port,
-//!   the firmware under QEMU ([`transport::QemuDevice`]) — with fault injection for tests;
+//!   the firmware under QEMU ([`transport::QemuDevice`]) — and fault injection for tests;
 //! - [`keys`]: key files, how a device's link key reaches its learner;
 //! - [`device`]: the learner's [`device::Device`]: a device on the wire, one fed readings from a
 //!   simulated world (hardware in the loop), the in-process simulation (`ldp-core`'s reporter
 //!   in front of an environment) and the non-private passthrough;
 //! - [`fleet`]: many devices, each a user with its own budget, routed one round each;
-//! - [`mqtt`] (and [`mqtt_error`]): a fleet over an MQTT broker, the learner's and the devices'
-//!   sides, and a private Mosquitto for tests;
+//! - [`mqtt`]: a fleet over an MQTT broker, the learner's and the devices' sides, their errors
+//!   ([`mqtt::MqttError`]) and a private Mosquitto for tests;
 //! - [`bridge`]: a board on a serial port as a device on the broker.
+//!
+//! ```text
+//!  link/src/
+//!  ├── client.rs          WireClient, LinkError, Dropped
+//!  ├── transport/         mod.rs (the Link trait), loopback, tcp, serial, qemu, faulty
+//!  ├── keys.rs            key files, OS entropy
+//!  ├── device.rs          Device: wire, fed, simulated, passthrough
+//!  ├── fleet.rs           many devices, one round each
+//!  ├── mqtt/              mod.rs, learner.rs, devices.rs, session.rs, url.rs, error.rs, broker.rs
+//!  └── bridge.rs          a serial board on the broker
+//! ```
 //!
 //! ## What it is not
 //!
@@ -37,17 +51,17 @@
 //! ## Rules kept throughout
 //!
 //! Nothing a device or a broker sends can make the learner panic or believe a forged frame; a
-//! link that fails or a reply that is dropped is counted and typed ([`transport::LinkError`],
-//! [`transport::Dropped`]). Files that hold keys or a device's state are written readable by
+//! link that fails or a reply that is dropped is counted and typed ([`client::LinkError`],
+//! [`client::Dropped`]). Files that hold keys or a device's state are written readable by
 //! their owner only. A simulated device's randomness comes from an injected seed; a real or
 //! emulated device's from the operating system.
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::float_cmp))]
 
 pub mod bridge;
+pub mod client;
 pub mod device;
 pub mod fleet;
 pub mod keys;
 pub mod mqtt;
-pub mod mqtt_error;
 pub mod transport;

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use ldp_core::MemoryStore;
 use ldp_core::wire::{Auth, LinkKey, StreamReader};
+use ldp_link::client::{LinkError, WireClient};
 use ldp_link::device::{Device, WireDevice};
-use ldp_link::transport::{Link, LinkError, WireClient};
+use ldp_link::transport::Link;
 
 use crate::common::{Dev, ID, Reprovisioned, Tap, Tapped, boot, client, device_answer, device_with, eps};
 

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use ldp_link::transport::{Faults, FaultyLink, Link, LoopbackLink, WireClient};
+use ldp_link::client::WireClient;
+use ldp_link::transport::{Faults, FaultyLink, Link, LoopbackLink};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

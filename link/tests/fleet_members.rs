@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use ldp_core::wire::{Auth, Frame, MAX_ENCODED_LEN, MAX_FRAME_LEN, Message, Refusal, Repr, StreamReader};
 use ldp_core::{Bound, Epsilon, LaplaceMechanism, MemoryStore, ParamError, Release, Report};
+use ldp_link::client::{RANGE_MARGIN_SCALES, WireClient};
 use ldp_link::device::{Device, DeviceError};
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::{Link, RANGE_MARGIN_SCALES, WireClient};
+use ldp_link::transport::Link;
 
 use crate::common::{
     Dev, HELLO_REQUEST, QUERY, REPORT, Replayer, Reprovisioned, TOTAL, Tap, Tapped, boot, boot_as,

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use ldp_core::MemoryStore;
 use ldp_core::wire::MAX_ENCODED_LEN;
-use ldp_link::transport::{Link, LinkError};
+use ldp_link::client::LinkError;
+use ldp_link::transport::Link;
 
 use crate::common::{Dev, boot, client, device_answer, eps, spent};
 

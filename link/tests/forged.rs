@@ -14,9 +14,10 @@ use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Refusal, Repr, Str
 use ldp_core::{
     Bound, BudgetPolicy, DeviceConfig, Epsilon, LaplaceMechanism, MemoryStore, Release, Report, Reporter,
 };
+use ldp_link::client::WireClient;
 use ldp_link::device::{Device, DeviceError};
 use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::transport::{Link, LoopbackLink, WireClient};
+use ldp_link::transport::{Link, LoopbackLink};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use ldp_core::MemoryStore;
 use ldp_core::wire::{Refusal, StreamReader};
-use ldp_link::transport::{Link, LinkError, WireClient};
+use ldp_link::client::{LinkError, WireClient};
+use ldp_link::transport::Link;
 
 use crate::common::{
     Amplifier, Dev, HELLO_REQUEST, ID, Order, QUERY, TOTAL, Tap, Tapped, boot, changed, client,
@@ -374,7 +375,7 @@ fn holding_the_identical_resend_as_well_costs_one_release() {
 #[test]
 fn a_strangers_refusal_with_the_awaited_number_is_not_the_answer() {
     use ldp_core::wire::{Auth, LinkKey, MAX_ENCODED_LEN, Message, Query, Repr};
-    use ldp_link::transport::LinkError;
+    use ldp_link::client::LinkError;
     struct Front {
         inner: Dev,
         stranger: Auth,

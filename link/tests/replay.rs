@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use ldp_core::MemoryStore;
 use ldp_core::wire::StreamReader;
-use ldp_link::transport::{CONVERSATION_RETRIES, Link, LinkError, WireClient};
+use ldp_link::client::{CONVERSATION_RETRIES, LinkError, WireClient};
+use ldp_link::transport::Link;
 
 use crate::common::{
     Dev, HELLO_REQUEST, QUERY, Recorder, Tap, Tapped, boot, client, device_answer, eps, msg_type, raw_frame,
@@ -82,7 +83,7 @@ fn recorded_queries_are_not_spent_again_after_the_floor_wraps() {
 /// request of another conversation costs at most a new hello: the tests below.)
 #[test]
 fn a_replayed_hello_request_is_not_called_a_wrong_key() {
-    use ldp_link::transport::LinkError;
+    use ldp_link::client::LinkError;
     struct Hijack {
         inner: Dev,
         first_hello: Option<Vec<u8>>,

@@ -16,8 +16,9 @@ use std::time::Duration;
 
 use ldp_core::MemoryStore;
 use ldp_core::wire::StreamReader;
+use ldp_link::client::{LinkError, WireClient};
 use ldp_link::device::{Device, DeviceError, WireDevice};
-use ldp_link::transport::{Link, LinkError, WireClient};
+use ldp_link::transport::Link;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 

@@ -5,8 +5,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use host_sim::bo::PolicyError;
-use host_sim::bo::gp_ucb::Constants;
+use ldp_learn::policy::{PolicyError, Constants};
 use host_sim::env::custom::{KernelChoice, KernelName};
 use host_sim::optimizer::{self as ask_tell, Domain, OptimizerError, Settings};
 use nalgebra::DMatrix;

@@ -21,9 +21,9 @@ use host_sim::env::Environment;
 use host_sim::experiments::experiment_env;
 use host_sim::mqtt::{DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
 use host_sim::runner::{RunError, derive_seed, run_trial_with_ledger};
-use host_sim::transport::WireClient;
 use ldp_core::Epsilon;
 use ldp_core::wire::StreamReader;
+use ldp_link::client::WireClient;
 
 /// Held by every test of this binary that sets the environment (`KEYS_VAR`), so that no other
 /// test of it runs meanwhile.

@@ -22,9 +22,10 @@ use host_sim::device::Device;
 use host_sim::experiments::experiment_env;
 use host_sim::fleet::{Fleet, Member, Routing};
 use host_sim::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats};
-use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
+use host_sim::transport::{Link, LoopbackLink, QemuDevice};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::client::WireClient;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

@@ -31,7 +31,6 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use host_sim::bo::Policy;
 use host_sim::device::Device;
 use host_sim::env::Environment;
 use host_sim::experiments::experiment_env;
@@ -42,9 +41,11 @@ use host_sim::mqtt::{
 };
 use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial_with_ledger};
 use host_sim::settings::FleetSpec;
-use host_sim::transport::{FaultCounts, Faults, FaultyLink, WireClient};
+use host_sim::transport::{FaultCounts, Faults, FaultyLink};
 use ldp_core::Epsilon;
 use ldp_core::state::{LogStore, StateStore};
+use ldp_learn::policy::Policy;
+use ldp_link::client::WireClient;
 
 /// The run's seed; the fleet is trial 0's.
 const RUN_SEED: u64 = 7;

@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use host_sim::experiments::experiment_env;
 use host_sim::mqtt::{Broker, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats};
-use host_sim::transport::{Faults, FaultyLink, Link, WireClient};
+use host_sim::transport::{Faults, FaultyLink, Link};
 use ldp_core::Epsilon;
+use ldp_link::client::WireClient;
 
 const EPSILON: f64 = 1.0;
 const BUDGET: f64 = 200.0;

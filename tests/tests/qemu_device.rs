@@ -10,15 +10,16 @@ use std::time::Instant;
 
 mod common;
 
-use host_sim::bo::Policy;
-use host_sim::bo::gp_ucb::{Constants, GpUcb};
+use host_sim::bo::gp_ucb::GpUcb;
 use host_sim::device::{Device, WireDevice};
 use host_sim::env::{Environment, SensorEnv};
 use host_sim::runner::{DeviceKind, RunConfig, problem_for};
-use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
+use host_sim::transport::{Link, LoopbackLink, QemuDevice};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::Refusal;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_learn::policy::{Constants, Policy};
+use ldp_link::client::WireClient;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -192,8 +193,9 @@ fn firmware_under_qemu_answers_the_learner() {
 /// reservation chunk (16 ε: what the boot had reserved but not yet released counts as spent).
 #[test]
 fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
-    use host_sim::transport::{Faults, FaultyLink, LinkError};
+    use host_sim::transport::{Faults, FaultyLink};
     use ldp_core::wire::{Message, Query};
+    use ldp_link::client::LinkError;
     use std::time::Duration;
 
     let Some(elf) = common::firmware(&[]) else { return };

@@ -25,9 +25,10 @@
 use std::path::Path;
 
 use host_sim::env::{Environment, SensorEnv};
-use host_sim::transport::{QemuDevice, WireClient};
+use host_sim::transport::QemuDevice;
 use ldp_core::Epsilon;
 use ldp_core::device::REPLY_SLOT_CYCLES;
+use ldp_link::client::WireClient;
 
 mod common;
 

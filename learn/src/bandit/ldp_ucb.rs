@@ -24,7 +24,8 @@
 //! unchanged. **Shift-invariant:** the width does not depend on the reports, so a constant added
 //! to every report adds it to every index and changes no choice (within the device's range).
 
-use crate::bo::{Policy, PolicyError, Problem, argmax};
+use crate::bo::argmax;
+use crate::policy::{Policy, PolicyError, Problem};
 
 /// κ, LDP-UCB's one multiplier of its Bernstein width (`docs/constants.md`, "LDP-UCB":
 /// `scripts/choose-kappa-ldp-ucb.sh`).
@@ -132,7 +133,7 @@ impl Policy for LdpUcb {
     }
 
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        crate::bo::check_report(arm, self.counts.len(), report)?;
+        crate::policy::check_report(arm, self.counts.len(), report)?;
         self.sums[arm] += report;
         self.counts[arm] += 1;
         self.rounds += 1;
@@ -147,8 +148,8 @@ impl Policy for LdpUcb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bo::Privacy;
     use crate::bo::ata::tests::problem_with;
+    use crate::policy::Privacy;
     use nalgebra::DMatrix;
 
     fn ldp_problem(arms: usize, r: f64, laplace: f64) -> Problem {

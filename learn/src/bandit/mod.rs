@@ -3,7 +3,7 @@
 //!
 //! - [`env`](mod@env): K-armed environments — Bernoulli, Gaussian, the Pareto instances S1–S3 and the
 //!   two-point lower-bound instance;
-//! - [`policies`]: the [`Policy`](crate::bo::Policy) adapters over `ldp_core::bandit` (the
+//! - [`policies`]: the [`Policy`](crate::policy::Policy) adapters over `ldp_core::bandit` (the
 //!   learners *are* the core state machines) and their [`AlgorithmSpec`]s;
 //! - [`experts`]: full-information prediction with expert advice, Hedge and private Hedge, one
 //!   trial at a time ([`experts::experts_trial`]);
@@ -13,9 +13,8 @@
 //!
 //! The experiments that sweep these learners over the papers' grids are `host-sim`'s.
 
-use crate::bo::AlgorithmSpec;
-use crate::bo::gp_ucb::Constants;
 use crate::env::{EnvError, EnvFactory, shared};
+use crate::policy::{AlgorithmSpec, Constants};
 
 pub mod env;
 pub mod experts;

@@ -47,8 +47,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
 use super::env::ParetoInstance;
-use crate::bo::gp_ucb::Constants;
-use crate::bo::{AlgorithmSpec, Policy, PolicyError, Problem};
+use crate::policy::{AlgorithmSpec, Constants, Policy, PolicyError, Problem};
 
 /// Levels of the host's privacy trees: horizons up to 2^32 − 1 (the noise follows T, not L).
 pub const HOST_TREE_LEVELS: usize = 32;
@@ -101,91 +100,118 @@ fn loss(reward: f64) -> f64 {
     (1.0 - reward).clamp(0.0, 1.0)
 }
 
-struct RobustUcbPolicy(RobustUcb<MAX_ARMS>);
-
-impl Policy for RobustUcbPolicy {
-    fn select(&mut self) -> usize {
-        self.0.select()
+/// What the one adapter ([`Adapter`]) asks of a core K-armed learner: each core type says
+/// once whether it draws from the rng, and what it tells the runner beyond its arms.
+trait KArmed: Send {
+    /// Whether the learner minimises losses `1 − reward` (EXP3) rather than maximising rewards.
+    const TAKES_LOSSES: bool = false;
+    /// The arm to play next.
+    fn choose(&mut self, rng: &mut ChaCha20Rng) -> usize;
+    /// A reward (or loss) for the arm just played.
+    fn take(&mut self, arm: usize, value: f64, rng: &mut ChaCha20Rng) -> Result<(), ObserveError>;
+    /// [`Policy::device_level`].
+    fn truncation_level(&self) -> Option<f64> {
+        None
     }
-    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        self.0.observe(arm, report).map_err(observe_error)
+    /// [`Policy::constants`].
+    fn derived_constants(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
     }
 }
 
-struct DpRucbPolicy {
-    inner: DpRobustUcb<MAX_ARMS, HOST_TREE_LEVELS>,
+/// The [`Policy`] of every core K-armed learner: it owns the seeded generator (a learner that
+/// draws nothing leaves it untouched), converts rewards to losses where the learner takes
+/// losses, and maps the core's errors.
+struct Adapter<C> {
+    core: C,
     rng: ChaCha20Rng,
 }
 
-impl Policy for DpRucbPolicy {
+fn adapt<C: KArmed + 'static>(core: C, seed: u64) -> Result<Box<dyn Policy>, PolicyError> {
+    Ok(Box::new(Adapter { core, rng: ChaCha20Rng::seed_from_u64(seed) }))
+}
+
+impl<C: KArmed> Policy for Adapter<C> {
     fn select(&mut self) -> usize {
-        self.inner.select()
+        self.core.choose(&mut self.rng)
     }
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        self.inner.observe(arm, report, &mut self.rng).map_err(observe_error)
+        let value = if C::TAKES_LOSSES {
+            // The loss's clamp would hide a non-finite report: refuse it first.
+            if !report.is_finite() {
+                return Err(PolicyError::NonFiniteReport);
+            }
+            loss(report)
+        } else {
+            report
+        };
+        self.core.take(arm, value, &mut self.rng).map_err(observe_error)
+    }
+    fn device_level(&self) -> Option<f64> {
+        self.core.truncation_level()
+    }
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        self.core.derived_constants()
     }
 }
 
-struct DpRsePolicy {
-    inner: DpRobustSe<MAX_ARMS>,
-    rng: ChaCha20Rng,
-}
-
-impl Policy for DpRsePolicy {
-    fn select(&mut self) -> usize {
-        self.inner.select()
+impl KArmed for RobustUcb<MAX_ARMS> {
+    fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
+        self.select()
     }
-    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        self.inner.observe(arm, report, &mut self.rng).map_err(observe_error)
+    fn take(&mut self, arm: usize, reward: f64, _: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, reward)
     }
 }
 
-struct LdpRsePolicy(LdpRobustSe<MAX_ARMS>);
-
-impl Policy for LdpRsePolicy {
-    fn select(&mut self) -> usize {
-        self.0.select()
+impl KArmed for DpRobustUcb<MAX_ARMS, HOST_TREE_LEVELS> {
+    fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
+        self.select()
     }
-    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        self.0.observe(arm, report).map_err(observe_error)
+    fn take(&mut self, arm: usize, reward: f64, rng: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, reward, rng)
+    }
+}
+
+impl KArmed for DpRobustSe<MAX_ARMS> {
+    fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
+        self.select()
+    }
+    fn take(&mut self, arm: usize, reward: f64, rng: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, reward, rng)
+    }
+}
+
+impl KArmed for LdpRobustSe<MAX_ARMS> {
+    fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
+        self.select()
+    }
+    fn take(&mut self, arm: usize, report: f64, _: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, report)
     }
     /// B_τ: the device truncates to zero outside [−B_τ, B_τ] and adds Lap(2B_τ/ε).
-    fn device_level(&self) -> Option<f64> {
-        Some(self.0.device_level())
+    fn truncation_level(&self) -> Option<f64> {
+        Some(self.device_level())
     }
 }
 
-struct Exp3Policy {
-    inner: Exp3<MAX_ARMS>,
-    rng: ChaCha20Rng,
-}
-
-impl Policy for Exp3Policy {
-    fn select(&mut self) -> usize {
-        self.inner.select(&mut self.rng)
+impl KArmed for Exp3<MAX_ARMS> {
+    const TAKES_LOSSES: bool = true;
+    fn choose(&mut self, rng: &mut ChaCha20Rng) -> usize {
+        self.select(rng)
     }
-    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        if !report.is_finite() {
-            return Err(PolicyError::NonFiniteReport);
-        }
-        self.inner.observe(arm, loss(report)).map_err(observe_error)
+    fn take(&mut self, arm: usize, loss: f64, _: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, loss)
     }
 }
 
-struct PrivateExp3Policy {
-    inner: PrivateExp3<MAX_ARMS>,
-    rng: ChaCha20Rng,
-}
-
-impl Policy for PrivateExp3Policy {
-    fn select(&mut self) -> usize {
-        self.inner.select(&mut self.rng)
+impl KArmed for PrivateExp3<MAX_ARMS> {
+    const TAKES_LOSSES: bool = true;
+    fn choose(&mut self, rng: &mut ChaCha20Rng) -> usize {
+        self.select(rng)
     }
-    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        if !report.is_finite() {
-            return Err(PolicyError::NonFiniteReport);
-        }
-        self.inner.observe(arm, loss(report), &mut self.rng).map_err(observe_error)
+    fn take(&mut self, arm: usize, loss: f64, rng: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, loss, rng)
     }
 }
 
@@ -201,69 +227,55 @@ fn rule_constants(rule: &Rule, first_level: f64) -> Vec<(&'static str, f64)> {
     c
 }
 
-struct CalibratedRobustUcbPolicy(CalibratedRobustUcb<MAX_ARMS>);
-
-impl Policy for CalibratedRobustUcbPolicy {
-    fn select(&mut self) -> usize {
-        self.0.select()
+impl KArmed for CalibratedRobustUcb<MAX_ARMS> {
+    fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
+        self.select()
     }
-    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        self.0.observe(arm, report).map_err(observe_error)
+    fn take(&mut self, arm: usize, reward: f64, _: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, reward)
     }
-    fn constants(&self) -> Vec<(&'static str, f64)> {
-        rule_constants(&self.0.rule(), f64::NAN)
+    fn derived_constants(&self) -> Vec<(&'static str, f64)> {
+        rule_constants(&self.rule(), f64::NAN)
     }
 }
 
-struct CalibratedDpRucbPolicy {
-    inner: CalibratedDpRobustUcb<MAX_ARMS, HOST_TREE_LEVELS>,
-    rng: ChaCha20Rng,
-}
-
-impl Policy for CalibratedDpRucbPolicy {
-    fn select(&mut self) -> usize {
-        self.inner.select()
+impl KArmed for CalibratedDpRobustUcb<MAX_ARMS, HOST_TREE_LEVELS> {
+    fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
+        self.select()
     }
-    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        self.inner.observe(arm, report, &mut self.rng).map_err(observe_error)
+    fn take(&mut self, arm: usize, reward: f64, rng: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, reward, rng)
     }
-    fn constants(&self) -> Vec<(&'static str, f64)> {
-        rule_constants(&self.inner.rule(), self.inner.level(1))
+    fn derived_constants(&self) -> Vec<(&'static str, f64)> {
+        rule_constants(&self.rule(), self.level(1))
     }
 }
 
-struct CalibratedDpRsePolicy {
-    inner: CalibratedDpRobustSe<MAX_ARMS>,
-    rng: ChaCha20Rng,
-}
-
-impl Policy for CalibratedDpRsePolicy {
-    fn select(&mut self) -> usize {
-        self.inner.select()
+impl KArmed for CalibratedDpRobustSe<MAX_ARMS> {
+    fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
+        self.select()
     }
-    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        self.inner.observe(arm, report, &mut self.rng).map_err(observe_error)
+    fn take(&mut self, arm: usize, reward: f64, rng: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, reward, rng)
     }
-    fn constants(&self) -> Vec<(&'static str, f64)> {
-        rule_constants(&self.inner.rule(), self.inner.level(0))
+    fn derived_constants(&self) -> Vec<(&'static str, f64)> {
+        rule_constants(&self.rule(), self.level(0))
     }
 }
 
-struct CalibratedLdpRsePolicy(CalibratedLdpRobustSe<MAX_ARMS>);
-
-impl Policy for CalibratedLdpRsePolicy {
-    fn select(&mut self) -> usize {
-        self.0.select()
+impl KArmed for CalibratedLdpRobustSe<MAX_ARMS> {
+    fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
+        self.select()
     }
-    fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
-        self.0.observe(arm, report).map_err(observe_error)
+    fn take(&mut self, arm: usize, report: f64, _: &mut ChaCha20Rng) -> Result<(), ObserveError> {
+        self.observe(arm, report)
     }
     /// b_τ = B + L_τ: the device truncates to zero outside [−b_τ, b_τ] and adds Lap(2b_τ/ε).
-    fn device_level(&self) -> Option<f64> {
-        Some(self.0.device_level())
+    fn truncation_level(&self) -> Option<f64> {
+        Some(self.device_level())
     }
-    fn constants(&self) -> Vec<(&'static str, f64)> {
-        rule_constants(&self.0.rule(), self.0.device_level())
+    fn derived_constants(&self) -> Vec<(&'static str, f64)> {
+        rule_constants(&self.rule(), self.device_level())
     }
 }
 
@@ -287,10 +299,6 @@ fn bounded_noise(problem: &Problem) -> Result<Noise, PolicyError> {
         .noise_bound
         .ok_or(PolicyError::InvalidSetting("this learner needs bounded noise (a bound R)"))?;
     Ok(Noise::Bounded { r, c: problem.c })
-}
-
-fn boxed(policy: impl Policy + 'static) -> Result<Box<dyn Policy>, PolicyError> {
-    Ok(Box::new(policy))
 }
 
 /// Bubeck et al.'s robust UCB (non-private; ignores any ε) on raw rewards; under calibrated
@@ -320,7 +328,7 @@ pub fn build_robust_ucb_table(
 fn robust_ucb(
     problem: &Problem,
     constants: Constants,
-    _seed: u64,
+    seed: u64,
     noise: Noise,
 ) -> Result<Box<dyn Policy>, PolicyError> {
     let t = horizon(problem);
@@ -330,11 +338,11 @@ fn robust_ucb(
         Constants::Calibrated => {
             let rule = calibrated_rule(problem, noise)?;
             let inner = CalibratedRobustUcb::with_arms(arms(problem)?, rule, t).map_err(config_error)?;
-            return boxed(CalibratedRobustUcbPolicy(inner));
+            return adapt(inner, seed);
         }
     };
     let tail = raw_tail(problem)?;
-    boxed(RobustUcbPolicy(RobustUcb::with_arms(arms(problem)?, tail, t, c).map_err(config_error)?))
+    adapt(RobustUcb::with_arms(arms(problem)?, tail, t, c).map_err(config_error)?, seed)
 }
 
 /// Seed 004 Alg. 1 at the Problem's central ε (calibrated: [`CalibratedDpRobustUcb`] with
@@ -352,11 +360,11 @@ pub fn build_dp_rucb(
             let rule = calibrated_rule(problem, heavy_noise(problem))?;
             let inner =
                 CalibratedDpRobustUcb::with_arms(arms(problem)?, rule, eps, t).map_err(config_error)?;
-            return boxed(CalibratedDpRucbPolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) });
+            return adapt(inner, seed);
         }
     };
     let inner = DpRobustUcb::with_arms(arms(problem)?, eps, tail, t, c).map_err(config_error)?;
-    boxed(DpRucbPolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
+    adapt(inner, seed)
 }
 
 /// Seed 004 Alg. 3 at the Problem's central ε, β = 1/T (calibrated: [`CalibratedDpRobustSe`]
@@ -373,12 +381,12 @@ pub fn build_dp_rse(
         Constants::Calibrated => {
             let rule = calibrated_rule(problem, heavy_noise(problem))?;
             let inner = CalibratedDpRobustSe::with_arms(arms(problem)?, rule, eps).map_err(config_error)?;
-            return boxed(CalibratedDpRsePolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) });
+            return adapt(inner, seed);
         }
     };
     let params = RseParams::new(eps, tail, RseParams::beta_for_horizon(t), kappa).map_err(config_error)?;
     let inner = DpRobustSe::with_arms(arms(problem)?, params).map_err(config_error)?;
-    boxed(DpRsePolicy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
+    adapt(inner, seed)
 }
 
 /// Seed 004 Alg. 4's learner at the Problem's local ε, β = 1/T, u of `instance` at the
@@ -392,7 +400,8 @@ pub fn build_ldp_rse(
     let (u, v) = (instance.moment_bound(problem.alpha), problem.alpha);
     // The LDP Problem's c is that of the reports; the raw rewards' is the instance's.
     let noise = Noise::Moment { c: 2f64.powf(v) * (u + problem.b.powf(1.0 + v)), v };
-    ldp_rse(problem, constants, u, noise)
+    // LDP-RSE draws nothing on the host (its noise is the device's): any seed will do.
+    ldp_rse(problem, constants, u, noise, 0)
 }
 
 /// Seed 004 Alg. 4 with moment bound `u` (E|X|^{1+α} ≤ u); under calibrated constants the
@@ -402,6 +411,7 @@ fn ldp_rse(
     constants: Constants,
     u: f64,
     noise: Noise,
+    seed: u64,
 ) -> Result<Box<dyn Policy>, PolicyError> {
     let eps = problem
         .privacy
@@ -413,13 +423,13 @@ fn ldp_rse(
         Constants::Calibrated => {
             let rule = calibrated_rule(problem, noise)?;
             let inner = CalibratedLdpRobustSe::with_arms(arms(problem)?, rule, eps).map_err(config_error)?;
-            return boxed(CalibratedLdpRsePolicy(inner));
+            return adapt(inner, seed);
         }
     };
     let tail = HeavyTail::new(u, problem.alpha).map_err(config_error)?;
     let t = horizon(problem);
     let params = RseParams::new(eps, tail, RseParams::beta_for_horizon(t), kappa).map_err(config_error)?;
-    boxed(LdpRsePolicy(LdpRobustSe::with_arms(arms(problem)?, params).map_err(config_error)?))
+    adapt(LdpRobustSe::with_arms(arms(problem)?, params).map_err(config_error)?, seed)
 }
 
 /// [`LDP_RSE`]'s constructor: seed 004 Alg. 4 with u = (B + R)^{1+α}; calibrated: the
@@ -428,12 +438,12 @@ fn ldp_rse(
 pub fn build_ldp_rse_bounded(
     problem: &Problem,
     constants: Constants,
-    _seed: u64,
+    seed: u64,
 ) -> Result<Box<dyn Policy>, PolicyError> {
     let r =
         problem.noise_bound.ok_or(PolicyError::InvalidSetting("LDP-RSE needs bounded noise (a bound R)"))?;
     let u = (problem.b + r).powf(1.0 + problem.alpha);
-    ldp_rse(problem, constants, u, Noise::Bounded { r, c: r * r })
+    ldp_rse(problem, constants, u, Noise::Bounded { r, c: r * r }, seed)
 }
 
 /// EXP3 with Theorem 4.1's tuning at λ = 0 (non-private; ignores any ε).
@@ -441,7 +451,7 @@ pub fn build_exp3(problem: &Problem, _: Constants, seed: u64) -> Result<Box<dyn 
     let t = horizon(problem);
     let params = Exp3Params::theorem_4_1(problem.num_arms(), t, 0.0).map_err(config_error)?;
     let inner = Exp3::with_arms(arms(problem)?, params).map_err(config_error)?;
-    boxed(Exp3Policy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
+    adapt(inner, seed)
 }
 
 /// Seed 002 Alg. 4 + 5 with Theorem 4.1's parameters at the Problem's central ε.
@@ -452,7 +462,7 @@ pub fn build_private_exp3(
 ) -> Result<Box<dyn Policy>, PolicyError> {
     let (eps, t) = (central_epsilon(problem)?, horizon(problem));
     let inner = PrivateExp3::with_arms(arms(problem)?, eps, t).map_err(config_error)?;
-    boxed(PrivateExp3Policy { inner, rng: ChaCha20Rng::seed_from_u64(seed) })
+    adapt(inner, seed)
 }
 
 /// Bubeck et al.'s robust UCB, the non-private baseline of seed 004.

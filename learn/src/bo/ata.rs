@@ -46,10 +46,10 @@ use rand::RngExt;
 use rand_core::SeedableRng;
 
 use super::calibrated::LevelRule;
-use super::gp_ucb::Constants;
-use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
+use super::ucb_arm;
 use crate::env::SimRng;
 use crate::gp::{FiniteCovariance, NystromEmbedding};
+use crate::policy::{Constants, Policy, PolicyError, Problem, check_report};
 
 /// Default Nyström accuracy ε_N of the paper constants (our choice: the theorems need
 /// ε_N ∈ (0, 1) and name no value; 0.5 gives ρ = 3 and 1 + 1/√(1 − ε_N) ≈ 2.41).

@@ -1,4 +1,4 @@
-//! The calibrated constants ([`Constants::Calibrated`](super::gp_ucb::Constants::Calibrated),
+//! The calibrated constants ([`Constants::Calibrated`](crate::policy::Constants::Calibrated),
 //! the default): one rule, the same for every GP learner, experiment and data set, derived
 //! from public quantities only.
 //!
@@ -28,7 +28,7 @@
 
 use ldp_core::truncation::tgp_ucb_practical_level;
 
-use super::Problem;
+use crate::policy::Problem;
 
 /// κ, the one multiplier of the GP-UCB schedule (see the module docs and `docs/constants.md`).
 pub const KAPPA: f64 = 0.3;

@@ -8,34 +8,9 @@ use ldp_core::truncation::tgp_ucb_practical_level;
 use nalgebra::DVector;
 
 use super::calibrated::LevelRule;
-use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
+use super::ucb_arm;
 use crate::gp::FinitePosterior;
-
-/// Which constants a policy uses (SPEC §2.2: the calibrated rule ships; the practical and the
-/// paper's are kept by name). `docs/constants.md` lists every constant in each mode.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Constants {
-    /// One rule for every learner and data set: λ = the observed noise variance, the GP-UCB β
-    /// schedule with one multiplier, robustness constants at the theorems' order
-    /// ([`super::calibrated`]).
-    #[default]
-    Calibrated,
-    /// The settings of Chowdhury & Gopalan's public code, which seed 000's experiments follow.
-    Practical,
-    /// The constants of the theorems.
-    Paper,
-}
-
-impl Constants {
-    /// The name on the command line and in `run.json`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Calibrated => "calibrated",
-            Self::Practical => "practical",
-            Self::Paper => "paper",
-        }
-    }
-}
+use crate::policy::{Constants, Policy, PolicyError, Problem, check_report};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Rule {
@@ -199,8 +174,8 @@ impl Policy for GpUcb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bo::Privacy;
     use crate::gp::{FiniteCovariance, SquaredExponential, gram_matrix};
+    use crate::policy::Privacy;
 
     fn problem(privacy: Option<Privacy>) -> Problem {
         let points: Vec<Vec<f64>> = (0..10).map(|i| vec![i as f64 / 9.0]).collect();

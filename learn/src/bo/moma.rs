@@ -24,9 +24,9 @@ use nalgebra::{DMatrix, DVector};
 use rand_core::SeedableRng;
 
 use super::ata::{DEFAULT_NYSTROM_ACCURACY, FeatureModel, Ridge, check_settings, paper_q, practical_q};
-use super::gp_ucb::Constants;
-use super::{Policy, PolicyError, Problem, check_report, ucb_arm};
+use super::ucb_arm;
 use crate::env::SimRng;
+use crate::policy::{Constants, Policy, PolicyError, Problem, check_report};
 
 /// Settings of [`MomaGpUcb`].
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -7,7 +7,8 @@
 //! σ, the standard deviation of what the learner observes ([`super::calibrated::observed_variance`],
 //! the same in every constants mode): the sub-Gaussian form of the index.
 
-use super::{Policy, PolicyError, Problem, argmax, calibrated, check_report};
+use super::{argmax, calibrated};
+use crate::policy::{Policy, PolicyError, Problem, check_report};
 
 /// UCB1 with the observed-noise scale.
 #[derive(Clone, Debug)]

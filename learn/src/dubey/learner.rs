@@ -13,7 +13,7 @@ use rand_core::Rng;
 
 use super::DubeyError;
 use super::env::EnvConstants;
-use crate::bo::gp_ucb::Constants;
+use crate::policy::Constants;
 
 /// The practical scale of Theorem 1's width (the `Constants::Practical` default).
 ///

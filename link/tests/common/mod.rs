@@ -10,7 +10,8 @@ use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Auth, Hello, MAX_ENCODED_LEN, Message, Repr};
 use ldp_core::wire::{StreamReader, checksum};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use ldp_link::transport::{Link, LoopbackLink, WireClient};
+use ldp_link::client::WireClient;
+use ldp_link::transport::{Link, LoopbackLink};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

@@ -7,6 +7,12 @@ use std::time::Duration;
 
 use ldp_learn::env::EnvError;
 
+/// Maps an I/O error to [`MqttError::Io`], saying `what` failed.
+pub(crate) fn io_error(what: impl Into<String>) -> impl FnOnce(io::Error) -> MqttError {
+    let what = what.into();
+    move |source| MqttError::Io { what, source }
+}
+
 /// What went wrong with the broker, a device or the fleet.
 #[derive(Debug)]
 #[non_exhaustive]
