@@ -9,9 +9,9 @@
 //! action; `level` → the device level or `none`.
 use std::io::{BufRead, Write};
 
-use host_sim::bo::gp_ucb::Constants;
-use host_sim::env::custom::{KernelChoice, KernelName};
-use host_sim::optimizer::{Domain, Optimizer, Settings};
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::env::custom::{KernelChoice, KernelName};
+use ldp_learn::optimizer::{Domain, Optimizer, Settings};
 
 type Error = Box<dyn std::error::Error>;
 

@@ -32,9 +32,9 @@ pub const JOBS_FILE: &str = "jobs.jsonl";
 /// what differs when a run with other settings meets them.
 pub const SETTINGS_FILE: &str = "settings.json";
 
-/// The directories of a run's per-job ledgers (`crate::output`): results of its settings, like
+/// The directories of a run's per-job ledgers (`crate::files`): results of its settings, like
 /// its jobs.
-const LEDGER_DIRS: [&str; 2] = [crate::output::LEDGER_DIR, crate::output::DEVICE_LEDGER_DIR];
+const LEDGER_DIRS: [&str; 2] = [crate::files::LEDGER_DIR, crate::files::DEVICE_LEDGER_DIR];
 
 /// The lock file inside an output directory ([`OutLock`]).
 pub const LOCK_FILE: &str = "run.lock";

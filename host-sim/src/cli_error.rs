@@ -5,15 +5,15 @@
 use std::io;
 use std::path::PathBuf;
 
-use host_sim::bridge::BridgeError;
 use host_sim::demo::PrivatiseError;
-use host_sim::env::table::TableError;
 use host_sim::fleet_bench::BenchError;
 use host_sim::live::LiveError;
-use host_sim::mqtt_error::MqttError;
 use host_sim::output::OutputError;
 use host_sim::runner::{ConfigError, RunError};
-use host_sim::transport::FirmwareError;
+use ldp_learn::env::table::TableError;
+use ldp_link::bridge::BridgeError;
+use ldp_link::mqtt_error::MqttError;
+use ldp_link::transport::FirmwareError;
 
 /// A command failed.
 #[derive(Debug)]
@@ -199,7 +199,7 @@ pub enum Usage {
         /// The board's directory.
         dir: PathBuf,
         /// Why.
-        why: host_sim::fleet::NotProvisionable,
+        why: ldp_link::fleet::NotProvisionable,
     },
     /// `live --device qemu` on an output directory that records a run whose board is gone.
     LiveBoardGone {

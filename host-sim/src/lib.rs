@@ -35,8 +35,8 @@
 //!
 //! No learner lives here, nor any device code: a learner's constants come from
 //! `ldp_learn::rules`, its reports from an `ldp_link::device::Device`. The learners' and the
-//! link's modules are re-exported under their former paths (`host_sim::bo`,
-//! `host_sim::transport`, …), so code written against host-sim keeps compiling; new code may
+//! link's modules are re-exported under their former paths (`ldp_learn::bo`,
+//! `ldp_link::transport`, …), so code written against host-sim keeps compiling; new code may
 //! depend on `ldp-learn` or `ldp-link` alone, without this crate's plots, threads and CLI.
 //!
 //! Floating-point comparisons in the library state their tolerance (`clippy::float_cmp` is
@@ -63,6 +63,3 @@ pub mod results;
 pub mod run_request;
 pub mod runner;
 pub mod settings;
-
-pub use ldp_learn::{bo, budget, env, gp, optimizer, rules};
-pub use ldp_link::{bridge, device, fleet, keys, mqtt, mqtt_error, transport};

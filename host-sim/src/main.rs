@@ -16,12 +16,8 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use host_sim::bandit;
-use host_sim::bo::gp_ucb::Constants;
 use host_sim::checkpoint::OutLock;
 use host_sim::demo::{PrivatiseConfig, privatise};
-use host_sim::env::Prior;
-use host_sim::env::custom::{KernelChoice, KernelName, Overrides, ProblemFiles};
-use host_sim::env::table::ReadOptions;
 use host_sim::executor::Shard;
 use host_sim::experiments;
 use host_sim::output::{self, TableFormat};
@@ -30,6 +26,10 @@ use host_sim::reproduce::{self, Finished, Mode, Run, SHARD_SETTINGS};
 use host_sim::results::AlgorithmResult;
 use host_sim::run_request::{self, RequestError, RunRequest, Settled};
 use host_sim::runner;
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::env::Prior;
+use ldp_learn::env::custom::{KernelChoice, KernelName, Overrides, ProblemFiles};
+use ldp_learn::env::table::ReadOptions;
 use serde::{Deserialize, Serialize};
 
 mod cli_error;
@@ -617,7 +617,7 @@ struct RunArgs {
     device: Option<String>,
     /// How a fleet's rounds are routed to its devices with budget left [default: round-robin].
     #[arg(long, value_enum)]
-    routing: Option<host_sim::fleet::Routing>,
+    routing: Option<ldp_link::fleet::Routing>,
     /// Lifetime budget (eps) of each device of an in-process fleet [default: eps * ceil(T/N),
     /// an even share of the rounds].
     #[arg(long)]
@@ -794,7 +794,7 @@ fn privatise_file(
     let b = b.ok_or(Usage::PrivatiseNeedsBound)?;
     let r = r.unwrap_or(0.0);
     let options = ReadOptions { columns, ..ReadOptions::default() };
-    let (table, report) = host_sim::env::table::Table::read_with(input, &options)?;
+    let (table, report) = ldp_learn::env::table::Table::read_with(input, &options)?;
     eprint!("{report}");
     let release = host_sim::demo::privatise_table(&table, eps, b, r, None, keep_label)?;
     if let Some((name, _)) = table.labels.as_ref() {
@@ -1141,7 +1141,7 @@ fn run_one(
     | runner::DeviceKind::Serial { .. }
     | runner::DeviceKind::Tcp { .. } = config.device
     {
-        config.device_ledger_dir = Some(out.join(host_sim::output::DEVICE_LEDGER_DIR));
+        config.device_ledger_dir = Some(out.join(host_sim::files::DEVICE_LEDGER_DIR));
     }
     let data = args.data.clone();
     if args.verbose {
@@ -1212,7 +1212,7 @@ fn merge(dirs: Vec<PathBuf>, out: Option<PathBuf>, data: Option<PathBuf>) -> Res
     args.out = out;
     args.quiet = true;
     // `--data` is not recorded: the shards' machines may keep the data in other places.
-    args.data = data.or_else(host_sim::env::data::default_dir);
+    args.data = data.or_else(ldp_learn::env::data::default_dir);
     run(args, &dirs)
 }
 
@@ -1226,7 +1226,7 @@ fn reproduce_all(
     merge: &[PathBuf],
 ) -> Result<(), CliError> {
     let shard = shard.map(Shard::parse).transpose()?.unwrap_or(Shard::WHOLE);
-    let data = data.or_else(host_sim::env::data::default_dir);
+    let data = data.or_else(ldp_learn::env::data::default_dir);
     let out = out.unwrap_or_else(|| {
         let name = if quick { "quick" } else { "reproduce" };
         PathBuf::from("results").join(if shard.is_whole() {
@@ -1336,10 +1336,10 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
 /// budget; prints the most played action and writes live.csv, live.json and actions.csv.
 fn live(args: LiveArgs) -> Result<(), CliError> {
     use host_sim::live::{self, Actions, LiveSpec};
-    use host_sim::transport::{QemuDevice, SerialLink, TcpLink, WireClient};
+    use ldp_link::transport::{QemuDevice, SerialLink, TcpLink, WireClient};
 
     let epsilon = ldp_core::Epsilon::new(args.eps).map_err(|_| Usage::NotAnEpsilon(args.eps.to_string()))?;
-    let learners = host_sim::optimizer::learners();
+    let learners = ldp_learn::optimizer::learners();
     let learner = learners
         .iter()
         .find(|a| host_sim::executor::names_learner(&args.learner, a.label(true)))
@@ -1355,7 +1355,7 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
     };
     check("--lengthscale", args.lengthscale, Sign::Positive)?;
     let lengthscale = match (&actions, args.lengthscale) {
-        (Actions::Grid { .. }, None) => Some(host_sim::env::sensor::SENSOR_PRIOR_LENGTHSCALE),
+        (Actions::Grid { .. }, None) => Some(ldp_learn::env::sensor::SENSOR_PRIOR_LENGTHSCALE),
         (_, l) => l,
     };
     check("--beta-scale", Some(args.beta_scale), Sign::NonNegative)?;
@@ -1380,7 +1380,7 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
         }
     };
     let device = runner::DeviceKind::parse(&args.device)?;
-    let session = host_sim::fleet::session_start().map_err(CliError::System)?;
+    let session = ldp_link::fleet::session_start().map_err(CliError::System)?;
     let outcome = match device {
         runner::DeviceKind::Serial { path } => {
             let auth = runner::single_device_auth()?;
@@ -1390,7 +1390,7 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             let mut client = match runner::keys_origin(auth.device_id) {
                 Some(file) => client
                     .with_key_file(&file)
-                    .with_boot_record(&host_sim::keys::boot_record(&file, auth.device_id)),
+                    .with_boot_record(&ldp_link::keys::boot_record(&file, auth.device_id)),
                 None => client,
             };
             live::run(&mut client, &spec, &args.out, progress)
@@ -1403,7 +1403,7 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             let mut client = match runner::keys_origin(auth.device_id) {
                 Some(file) => client
                     .with_key_file(&file)
-                    .with_boot_record(&host_sim::keys::boot_record(&file, auth.device_id)),
+                    .with_boot_record(&ldp_link::keys::boot_record(&file, auth.device_id)),
                 None => client,
             };
             live::run(&mut client, &spec, &args.out, progress)
@@ -1413,14 +1413,14 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             let dir = args.out.join("device");
             let recorded = args.out.join(live::LIVE_JSON).exists();
             let _lock = claim_board(&dir, &elf, !recorded, |why| match why {
-                host_sim::fleet::NotProvisionable::NotAsked => Usage::LiveBoardGone { out: args.out.clone() },
+                ldp_link::fleet::NotProvisionable::NotAsked => Usage::LiveBoardGone { out: args.out.clone() },
                 why => Usage::Provision { dir: dir.clone(), why },
             })?;
             let mut qemu = QemuDevice::start(&elf, &dir).map_err(CliError::System)?;
             let link = qemu.connect().map_err(CliError::System)?;
             let auth = qemu.auth().map_err(CliError::System)?;
-            let key_file = dir.join(host_sim::keys::BOARD_KEY_FILE);
-            let record = host_sim::keys::boot_record(&key_file, auth.device_id);
+            let key_file = dir.join(ldp_link::keys::BOARD_KEY_FILE);
+            let record = ldp_link::keys::boot_record(&key_file, auth.device_id);
             let mut client = WireClient::new(link, auth)
                 .starting_after(session)
                 .with_key_file(&key_file)
@@ -1451,13 +1451,13 @@ const DEFAULT_USER_BUDGET_REPORTS: f64 = 100.0;
 /// pass, prints one line per device at the start and a summary at the end.
 fn fleet_devices(args: DevicesArgs) -> Result<(), CliError> {
     use host_sim::experiments::experiment_env;
-    use host_sim::mqtt::{BrokerUrl, Devices, DevicesSpec, Seeds};
+    use ldp_link::mqtt::{BrokerUrl, Devices, DevicesSpec, Seeds};
 
     let broker = BrokerUrl::parse(&args.broker)?;
     if args.count == 0 {
         return Err(Usage::NoDevices.into());
     }
-    let data = args.data.or_else(host_sim::env::data::default_dir);
+    let data = args.data.or_else(ldp_learn::env::data::default_dir);
     let (env, experiment_eps) = experiment_env(&args.experiment, args.seed, args.trial, data.as_deref())?;
     let epsilon = match args.eps {
         Some(e) => ldp_core::Epsilon::new(e).map_err(|_| Usage::NotAnEpsilon(e.to_string()))?,
@@ -1530,13 +1530,13 @@ fn claim_board(
     dir: &Path,
     elf: &Path,
     provision: bool,
-    refused: impl FnOnce(host_sim::fleet::NotProvisionable) -> Usage,
+    refused: impl FnOnce(ldp_link::fleet::NotProvisionable) -> Usage,
 ) -> Result<std::fs::File, CliError> {
-    let lock = host_sim::fleet::lock_device_dir(dir).map_err(file(FileOp::Lock, dir))?;
-    let marker = dir.join(host_sim::transport::BOARD_MARKER);
-    let state = dir.join(host_sim::transport::STATE_FILE);
-    if host_sim::fleet::may_provision(&state, &marker, provision).map_err(refused)? {
-        host_sim::fleet::write_synced(&marker, &format!("firmware = {}\n", elf.display()))
+    let lock = ldp_link::fleet::lock_device_dir(dir).map_err(file(FileOp::Lock, dir))?;
+    let marker = dir.join(ldp_link::transport::BOARD_MARKER);
+    let state = dir.join(ldp_link::transport::STATE_FILE);
+    if ldp_link::fleet::may_provision(&state, &marker, provision).map_err(refused)? {
+        ldp_link::fleet::write_synced(&marker, &format!("firmware = {}\n", elf.display()))
             .map_err(file(FileOp::Write, &marker))?;
     }
     Ok(lock)
@@ -1545,9 +1545,9 @@ fn claim_board(
 /// `host-sim fleet bridge`: connects to the board, prints its hello, bridges it until stdin
 /// closes or --seconds pass, prints a summary.
 fn fleet_bridge(args: BridgeArgs) -> Result<(), CliError> {
-    use host_sim::bridge::{Bridge, BridgeStats};
-    use host_sim::mqtt::BrokerUrl;
-    use host_sim::transport::{Link, QemuDevice, SerialLink, TcpLink, build_firmware};
+    use ldp_link::bridge::{Bridge, BridgeStats};
+    use ldp_link::mqtt::BrokerUrl;
+    use ldp_link::transport::{Link, QemuDevice, SerialLink, TcpLink, build_firmware};
 
     fn serve<L: Link>(
         link: L,
@@ -1628,7 +1628,7 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), CliError> {
 /// `host-sim fleet bench`: runs the benchmark, prints the table, writes --json.
 fn fleet_bench(args: BenchArgs) -> Result<(), CliError> {
     use host_sim::fleet_bench::{BenchSpec, run_bench};
-    use host_sim::mqtt::BrokerUrl;
+    use ldp_link::mqtt::BrokerUrl;
 
     let broker =
         if args.broker.eq_ignore_ascii_case("none") { None } else { Some(BrokerUrl::parse(&args.broker)?) };

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::executor::Observer;
-use crate::files::write_whole;
+use crate::files::{DEVICE_LEDGER_DIR, LEDGER_DIR, write_whole};
 pub use crate::plot::{MAX_PLOTTED_ROUNDS, PlotOptions, plotted_rounds};
 use crate::results::AlgorithmResult;
 pub use crate::settings::OutputError;
@@ -150,11 +150,6 @@ fn dropped_from(c: [u64; 9]) -> ldp_link::transport::Dropped {
         unauthenticated_refusals: c[8],
     }
 }
-
-/// The ledger directory inside an output directory.
-pub const LEDGER_DIR: &str = "fleet";
-/// The ledger directory of a run on one device on the wire (QEMU, serial, TCP).
-pub const DEVICE_LEDGER_DIR: &str = "device-ledgers";
 
 /// Writes what each member of a job's fleet spent as `trial<t>-learner<l>.csv` in `dir`
 /// (columns device, spent_eps, reports, skipped, then the dropped replies by reason in the

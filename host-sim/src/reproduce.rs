@@ -151,7 +151,11 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
     for dir in mode.merge_from {
         checkpoint.absorb(dir)?;
         // The shards' per-job ledgers: a fleet's members, or the one device on the wire's.
-        let ledgers = if run.config.fleet.is_some() { output::LEDGER_DIR } else { output::DEVICE_LEDGER_DIR };
+        let ledgers = if run.config.fleet.is_some() {
+            crate::files::LEDGER_DIR
+        } else {
+            crate::files::DEVICE_LEDGER_DIR
+        };
         copy_ledgers(&dir.join(ledgers), &run.out.join(ledgers))?;
     }
     if checkpoint.finished() > 0 && mode.merge_from.is_empty() {

@@ -376,7 +376,7 @@ fn checked_wire_device<L: Link>(
     let mut client = WireClient::new(link, auth);
     if let Some(file) = key_file {
         // The highest boot number seen from the device, beside its key: across runs.
-        let record = crate::keys::boot_record(&file, auth.device_id);
+        let record = ldp_link::keys::boot_record(&file, auth.device_id);
         client = client.with_key_file(&file).with_boot_record(&record);
     }
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
@@ -432,7 +432,7 @@ impl MqttRun {
             let auth = link.auth();
             let mut client = WireClient::new(link, auth);
             if let Some(file) = keys_origin(auth.device_id) {
-                let record = crate::keys::boot_record(&file, auth.device_id);
+                let record = ldp_link::keys::boot_record(&file, auth.device_id);
                 client = client.with_key_file(&file).with_boot_record(&record);
             }
             match client.hello() {

@@ -1,7 +1,8 @@
 //! How a run is set up and why it stops: the settings ([`RunConfig`], [`DeviceKind`]), the run's
 //! identity ([`run_id`]), the seeds ([`derive_seed`], the learners' seed rule) and the one error
 //! type of a run ([`RunError`]). Every layer above (the bandit loop, the executor, the families)
-//! imports these; this module imports none of them.
+//! imports these; this module imports none of them, only the two below it: the checkpoint's
+//! error and the files' ([`crate::files`]).
 
 use std::path::{Path, PathBuf};
 

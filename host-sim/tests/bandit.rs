@@ -10,13 +10,13 @@ use host_sim::bandit::{
     BANDIT_EXPERIMENTS, DP_RSE, DP_RUCB, EXP3, ExpertsAlgorithm, KArmedEnv, LDP_RSE_S3, PRIVATE_EXP3,
     ParetoInstance, ROBUST_UCB, pareto_factory, run_experts_with, sweep_epsilons,
 };
-use host_sim::bo::gp_ucb::Constants;
-use host_sim::bo::{AlgorithmSpec, PolicyError};
-use host_sim::device::{Device, InProcessDevice};
 use host_sim::experiments::EnvFactory;
 use host_sim::runner::{self, AlgorithmResult, DeviceKind, RunConfig, problem_for};
 use ldp_core::Epsilon;
 use ldp_core::bandit::{HeavyTail, LdpRobustSe, PRACTICAL_LDP_RSE_KAPPA, RseParams};
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::bo::{AlgorithmSpec, PolicyError};
+use ldp_link::device::{Device, InProcessDevice};
 
 fn config(
     trials: usize,
@@ -281,11 +281,11 @@ fn calibrated(
 
 /// A data table's environment: `k` arms whose readings are `10 + 3·a/k` plus a small spread
 /// (values far from 0 with a small spread, as a temperature or a price).
-fn table_env(k: usize) -> host_sim::env::RealData {
+fn table_env(k: usize) -> ldp_learn::env::RealData {
     let columns: Vec<Vec<f64>> = (0..k)
         .map(|a| (0..40).map(|i| 10.0 + 3.0 * a as f64 / k as f64 + 0.01 * (i % 7) as f64).collect())
         .collect();
-    host_sim::env::RealData::from_columns("table", columns, nalgebra::DMatrix::identity(k, k)).unwrap()
+    ldp_learn::env::RealData::from_columns("table", columns, nalgebra::DMatrix::identity(k, k)).unwrap()
 }
 
 /// Whether a run's final regret is exactly uniform play's in every trial (a round robin over
@@ -316,7 +316,7 @@ fn calibrated_k_armed_learners_learn_on_a_table_whose_values_sit_near_10() {
     // lowest arm; LDP-RSE (practical) is a round robin to T. The calibrated learners keep the
     // signal: Robust-UCB centres on each arm's own rewards, LDP-RSE's level covers B + R.
     let env = table_env(3);
-    let factory = host_sim::env::shared(env);
+    let factory = ldp_learn::env::shared(env);
     let raw = |constants| {
         let c =
             RunConfig { constants, ..config(4, 3000, None, false, &[host_sim::bandit::ROBUST_UCB_TABLE]) };
@@ -336,7 +336,7 @@ fn the_k_armed_learners_run_on_more_than_ten_arms() {
     // The stock table has 29 columns, the light sensors 41: every K-armed learner is built for
     // them (and 64 arms is the cap).
     let env = table_env(41);
-    let factory = host_sim::env::shared(env);
+    let factory = ldp_learn::env::shared(env);
     for constants in [Constants::Calibrated, Constants::Practical] {
         for (eps, central, spec) in [
             (None, false, host_sim::bandit::ROBUST_UCB_TABLE),
@@ -359,7 +359,7 @@ fn the_k_armed_learners_run_on_more_than_ten_arms() {
 fn the_calibrated_constants_are_the_rules_from_public_quantities() {
     // The table of `table_env(3)`: f = mean/max mean, B = 1, R = the largest |reading − f|.
     let env = table_env(3);
-    let bounds = host_sim::env::Environment::bounds(&env);
+    let bounds = ldp_learn::env::Environment::bounds(&env);
     let (b, r) = (bounds.b, bounds.r.unwrap());
     let problem = problem_for(&env, &calibrated(1, 1000, Some(2.0), false, &[])).unwrap();
     let policy = (host_sim::bandit::LDP_RSE.build)(&problem, Constants::Calibrated, 0).unwrap();
@@ -404,7 +404,7 @@ fn ldp_ucb_takes_the_devices_mechanism_scale_and_learns_where_ldp_rse_is_a_round
     assert_eq!(LdpUcb::new(&problem, 0.4).unwrap().noise(), ReportNoise::ctl(r, scale));
     // Ten arms near 10 (scaled 0.79 .. 1, gaps 0.024), ε = 4, T = 30000: LDP-RSE's equal pulls
     // per surviving arm leave it at about 0.7× uniform play; LDP-UCB (measured 0.13×) below 0.5×.
-    let factory = host_sim::env::shared(table_env(10));
+    let factory = ldp_learn::env::shared(table_env(10));
     let results =
         run(&calibrated(3, 30_000, Some(4.0), false, &[LDP_UCB, host_sim::bandit::LDP_RSE]), &factory);
     assert!(!is_round_robin(&results, 0));

@@ -2,7 +2,6 @@
 //! runs (thread-count independence, privacy costs regret, local JDP runs through the device
 //! client), and the Table 1 report.
 
-use host_sim::bo::gp_ucb::Constants;
 use host_sim::dubey::env::{
     Benchmark, BenchmarkKind, DecisionEnv, DecisionSet, RKHS_SET_SIZE, RkhsBernoulli,
 };
@@ -13,10 +12,11 @@ use host_sim::dubey::{
     EnvChoice, PAPER_TABLE1, Privacy, TABLE1_ALPHAS, Variant, monotone_in_alpha, run_variants,
     table1_comparison,
 };
-use host_sim::env::SimRng;
 use host_sim::experiments;
 use host_sim::runner::{AlgorithmResult, DeviceKind, RunConfig};
 use ldp_core::features::FeatureMap;
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::env::SimRng;
 use rand_core::SeedableRng;
 
 fn config(trials: usize, horizon: usize, threads: usize) -> RunConfig {

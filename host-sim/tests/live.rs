@@ -5,13 +5,13 @@
 
 use std::path::Path;
 
-use host_sim::bo::gp_ucb::Constants;
-use host_sim::bo::{GP_EXPERIMENT_ALGORITHMS, UCB1};
-use host_sim::env::custom::KernelChoice;
 use host_sim::live::{self, Actions, LiveError, LiveSpec, Round};
-use host_sim::transport::{LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_learn::bo::gp_ucb::Constants;
+use ldp_learn::bo::{GP_EXPERIMENT_ALGORITHMS, UCB1};
+use ldp_learn::env::custom::KernelChoice;
+use ldp_link::transport::{LoopbackLink, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

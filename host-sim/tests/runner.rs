@@ -1,11 +1,11 @@
 //! The experiment runner: thread-count independence, a seeded snapshot of a small fig2a run,
 //! and basic invariants of regret curves.
 
-use host_sim::bo::SEED000_ALGORITHMS;
-use host_sim::bo::gp_ucb::Constants;
 use host_sim::experiments;
 use host_sim::output::summary_table;
 use host_sim::runner::{AlgorithmResult, RunConfig, run};
+use ldp_learn::bo::SEED000_ALGORITHMS;
+use ldp_learn::bo::gp_ucb::Constants;
 
 fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
     RunConfig {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use host_sim::env::{EnvError, Prior};
+use ldp_learn::env::{EnvError, Prior};
 use host_sim::executor::{Executor, Job, Observer};
 use host_sim::experiments::{self as registry, EnvKind};
 use host_sim::output::{UCB1_LABEL, table_rows};

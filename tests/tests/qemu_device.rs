@@ -10,15 +10,15 @@ use std::time::Instant;
 
 mod common;
 
-use host_sim::bo::Policy;
-use host_sim::bo::gp_ucb::{Constants, GpUcb};
-use host_sim::device::{Device, WireDevice};
-use host_sim::env::{Environment, SensorEnv};
 use host_sim::runner::{DeviceKind, RunConfig, problem_for};
-use host_sim::transport::{Link, LoopbackLink, QemuDevice, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::Refusal;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_learn::bo::Policy;
+use ldp_learn::bo::gp_ucb::{Constants, GpUcb};
+use ldp_learn::env::{Environment, SensorEnv};
+use ldp_link::device::{Device, WireDevice};
+use ldp_link::transport::{Link, LoopbackLink, QemuDevice, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -110,7 +110,7 @@ fn the_boards_seed_and_key_files_are_its_owners_only() {
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&workdir), 0o700);
     let files: Vec<_> = std::fs::read_dir(&workdir).unwrap().map(|e| e.unwrap().path()).collect();
-    for name in [host_sim::transport::STATE_FILE, host_sim::keys::BOARD_KEY_FILE] {
+    for name in [ldp_link::transport::STATE_FILE, ldp_link::keys::BOARD_KEY_FILE] {
         assert!(files.contains(&workdir.join(name)), "{name} missing: {files:?}");
     }
     for file in &files {
@@ -192,8 +192,8 @@ fn firmware_under_qemu_answers_the_learner() {
 /// reservation chunk (16 ε: what the boot had reserved but not yet released counts as spent).
 #[test]
 fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
-    use host_sim::transport::{Faults, FaultyLink, LinkError};
     use ldp_core::wire::{Message, Query};
+    use ldp_link::transport::{Faults, FaultyLink, LinkError};
     use std::time::Duration;
 
     let Some(elf) = common::firmware(&[]) else { return };

@@ -12,16 +12,16 @@
 
 mod common;
 
-use host_sim::bo::Policy;
-use host_sim::bo::gp_ucb::{Constants, GpUcb};
-use host_sim::device::device_config;
-use host_sim::env::{Environment, SimRng};
 use host_sim::experiments;
 use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial};
-use host_sim::transport::{LinkError, QemuDevice, WireClient};
 use ldp_core::mechanism::MAX_RELEASE_INDEX;
 use ldp_core::wire::{Query, Refusal};
 use ldp_core::{Bound, Epsilon, LaplaceMechanism};
+use ldp_learn::bo::Policy;
+use ldp_learn::bo::gp_ucb::{Constants, GpUcb};
+use ldp_learn::env::{Environment, SimRng};
+use ldp_link::device::device_config;
+use ldp_link::transport::{LinkError, QemuDevice, WireClient};
 use rand_core::SeedableRng;
 
 const ROUNDS: usize = 120;

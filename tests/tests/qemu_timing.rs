@@ -24,10 +24,10 @@
 
 use std::path::Path;
 
-use host_sim::env::{Environment, SensorEnv};
-use host_sim::transport::{QemuDevice, WireClient};
 use ldp_core::Epsilon;
 use ldp_core::device::REPLY_SLOT_CYCLES;
+use ldp_learn::env::{Environment, SensorEnv};
+use ldp_link::transport::{QemuDevice, WireClient};
 
 mod common;
 

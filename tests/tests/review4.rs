@@ -15,11 +15,11 @@ use std::io;
 use std::rc::Rc;
 use std::time::Duration;
 
-use host_sim::device::{Device, DeviceError, WireDevice};
-use host_sim::fleet::{Fleet, Member, Routing};
-use host_sim::transport::{Link, LinkError, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::device::{Device, DeviceError, WireDevice};
+use ldp_link::fleet::{Fleet, Member, Routing};
+use ldp_link::transport::{Link, LinkError, LoopbackLink, WireClient};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 

@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use host_sim::experiments::experiment_env;
-use host_sim::mqtt::{DevicesSpec, Seeds};
 use host_sim::runner::{derive_seed, run_trial_with_ledger};
+use ldp_link::mqtt::{DevicesSpec, Seeds};
 
 #[test]
 fn a_stale_retained_hello_does_not_stop_a_fleet_run() {
@@ -33,7 +33,7 @@ fn a_stale_retained_hello_does_not_stop_a_fleet_run() {
         spec.provision = true;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        (stop, std::thread::spawn(move || host_sim::mqtt::serve_devices(&spec, &flag)))
+        (stop, std::thread::spawn(move || ldp_link::mqtt::serve_devices(&spec, &flag)))
     };
     // Devices 1..=3 run; the attacker records device 3's retained hello.
     let (stop3, serving3) = serve(3);
@@ -58,7 +58,7 @@ fn a_stale_retained_hello_does_not_stop_a_fleet_run() {
         Err(e) => format!("failed: {e}"),
     };
     println!("a run with device 3's stale hello on the broker {outcome} (after {:.1?})", started.elapsed());
-    let _ = host_sim::mqtt::forget_devices(&broker.url(), [3]);
+    let _ = ldp_link::mqtt::forget_devices(&broker.url(), [3]);
     stop2.store(true, Ordering::Relaxed);
     let _ = serving2.join();
     let _ = std::fs::remove_dir_all(&dir);

@@ -33,10 +33,10 @@ use std::io;
 use std::rc::Rc;
 use std::time::Duration;
 
-use host_sim::transport::{Link, LinkError, LoopbackLink, WireClient};
 use ldp_core::device::{DeviceApp, FedSource, RewardSource, SensorModel, SimulatedSensor};
 use ldp_core::wire::{Auth, Frame, LinkKey, Message, Query, Refusal, Repr};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Report, Reporter};
+use ldp_link::transport::{Link, LinkError, LoopbackLink, WireClient};
 use rand::RngExt;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;

@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use host_sim::experiments::experiment_env;
-use host_sim::mqtt::{DevicesSpec, Seeds};
 use host_sim::runner::{derive_seed, run_trial_with_ledger};
+use ldp_link::mqtt::{DevicesSpec, Seeds};
 
 #[test]
 fn a_fleet_run_names_every_keyed_device_it_did_not_use() {
@@ -35,7 +35,7 @@ fn a_fleet_run_names_every_keyed_device_it_did_not_use() {
         spec.provision = true;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        (stop, std::thread::spawn(move || host_sim::mqtt::serve_devices(&spec, &flag)))
+        (stop, std::thread::spawn(move || ldp_link::mqtt::serve_devices(&spec, &flag)))
     };
     // Devices 1..=3 are provisioned; the learner holds all three keys.
     let (stop3, serving3) = serve(3);
@@ -58,7 +58,7 @@ fn a_fleet_run_names_every_keyed_device_it_did_not_use() {
     let started = Instant::now();
     let got = run_trial_with_ledger(env.as_ref(), &config.algorithms[4], &config, derive_seed(7, 0, 0), 4);
     let took = started.elapsed();
-    let _ = host_sim::mqtt::forget_devices(&broker.url(), [2]);
+    let _ = ldp_link::mqtt::forget_devices(&broker.url(), [2]);
     stop1.store(true, Ordering::Relaxed);
     let _ = serving1.join();
     let _ = std::fs::remove_dir_all(&dir);

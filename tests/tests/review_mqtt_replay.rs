@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use host_sim::experiments::experiment_env;
-use host_sim::mqtt::{DevicesSpec, FleetWait, MqttFleet, Seeds};
-use host_sim::transport::WireClient;
 use ldp_core::Epsilon;
 use ldp_core::wire::StreamReader;
+use ldp_link::mqtt::{DevicesSpec, FleetWait, MqttFleet, Seeds};
+use ldp_link::transport::WireClient;
 
 const BUDGET: f64 = 200.0;
 
@@ -37,7 +37,7 @@ fn a_recorded_job_is_not_replayed_to_the_next_job() {
     let start = |spec: DevicesSpec| {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        (stop, std::thread::spawn(move || host_sim::mqtt::serve_devices(&spec, &flag)))
+        (stop, std::thread::spawn(move || ldp_link::mqtt::serve_devices(&spec, &flag)))
     };
     let (stop1, serving1) = start(mk());
     let keys = common::keys(&[&dir], 1);
