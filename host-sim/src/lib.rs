@@ -46,20 +46,9 @@
 #![cfg_attr(not(test), deny(clippy::float_cmp))]
 
 pub mod audit;
-pub mod bandit;
-pub mod checkpoint;
-pub mod demo;
-pub mod dubey;
-pub mod executor;
-pub mod experiment;
 pub mod experiments;
-pub mod files;
 pub mod fleet_bench;
 pub mod live;
-pub mod output;
-pub mod plot;
+pub mod privatise;
 pub mod reproduce;
-pub mod results;
-pub mod run_request;
-pub mod runner;
-pub mod settings;
+pub mod run;

@@ -15,17 +15,18 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use host_sim::bandit;
-use host_sim::checkpoint::OutLock;
-use host_sim::demo::{PrivatiseConfig, privatise};
-use host_sim::executor::Shard;
 use host_sim::experiments;
-use host_sim::output::{self, TableFormat};
-use host_sim::plot::{PlotOptions, replot_to};
-use host_sim::reproduce::{self, Finished, Mode, Run, SHARD_SETTINGS};
-use host_sim::results::AlgorithmResult;
-use host_sim::run_request::{self, RequestError, RunRequest, Settled};
-use host_sim::runner;
+use host_sim::experiments::bandit;
+use host_sim::experiments::runner;
+use host_sim::privatise::{PrivatiseConfig, privatise};
+use host_sim::reproduce;
+use host_sim::run::checkpoint::OutLock;
+use host_sim::run::executor::Shard;
+use host_sim::run::output::{self, TableFormat};
+use host_sim::run::pipeline::{self, Finished, Mode, Run, SHARD_SETTINGS};
+use host_sim::run::plot::{PlotOptions, replot_to};
+use host_sim::run::request::{self, RequestError, RunRequest, Settled};
+use host_sim::run::results::AlgorithmResult;
 use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::env::Prior;
 use ldp_learn::env::custom::{KernelChoice, KernelName, Overrides, ProblemFiles};
@@ -796,7 +797,7 @@ fn privatise_file(
     let options = ReadOptions { columns, ..ReadOptions::default() };
     let (table, report) = ldp_learn::env::table::Table::read_with(input, &options)?;
     eprint!("{report}");
-    let release = host_sim::demo::privatise_table(&table, eps, b, r, None, keep_label)?;
+    let release = host_sim::privatise::privatise_table(&table, eps, b, r, None, keep_label)?;
     if let Some((name, _)) = table.labels.as_ref() {
         match keep_label {
             true => eprintln!("warning: column '{name}' is copied as it is, NOT privatised (--keep-label)"),
@@ -1074,7 +1075,7 @@ fn run_one(
         algorithms,
         ..RunRequest::new(experiment)
     };
-    let Settled { mut config, env, title } = run_request::settle(request).map_err(request_error)?;
+    let Settled { mut config, env, title } = request::settle(request).map_err(request_error)?;
     let epsilon = config.epsilon;
     if let Some(text) = &args.device {
         config.device = runner::DeviceKind::parse(text)?;
@@ -1093,7 +1094,7 @@ fn run_one(
             config.threads = Some(1); // one fleet, one conversation at a time
         }
         check("--user-budget", args.user_budget, Sign::Positive)?;
-        config.fleet = Some(host_sim::settings::FleetSpec {
+        config.fleet = Some(host_sim::run::settings::FleetSpec {
             routing: args.routing.unwrap_or_default(),
             user_budget: args.user_budget,
             ledger_dir: None,
@@ -1141,7 +1142,7 @@ fn run_one(
     | runner::DeviceKind::Serial { .. }
     | runner::DeviceKind::Tcp { .. } = config.device
     {
-        config.device_ledger_dir = Some(out.join(host_sim::files::DEVICE_LEDGER_DIR));
+        config.device_ledger_dir = Some(out.join(host_sim::run::files::DEVICE_LEDGER_DIR));
     }
     let data = args.data.clone();
     if args.verbose {
@@ -1161,14 +1162,14 @@ fn run_one(
         shard_settings: shard_settings.as_deref(),
         overwrite: args.overwrite,
     };
-    match reproduce::run_experiment_as(&run, mode)? {
+    match pipeline::run_experiment_as(&run, mode)? {
         Finished::Complete(results, files) => {
             if print_table {
                 let heading = heading(experiment, args, epsilon, config.trials, config.horizon);
                 let table = output::render_run(&results, &heading, args.format.unwrap_or_default());
                 say!("{}", table.trim_end());
             }
-            if let Some(warning) = host_sim::results::worse_than_uniform_warning(&results) {
+            if let Some(warning) = host_sim::run::results::worse_than_uniform_warning(&results) {
                 eprintln!("{warning}");
             }
             eprintln!(
@@ -1302,7 +1303,7 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
     eprintln!("auditing with {samples} draws per neighbour, Clopper-Pearson at alpha = {alpha} ...");
     let mut verdicts = audit::audit_all(&audit::cases(), samples, alpha, seed);
     if let Some(qemu_samples) = qemu {
-        let elf = host_sim::runner::default_firmware_elf();
+        let elf = host_sim::experiments::runner::default_firmware_elf();
         if !elf.is_file() {
             return Err(runner::ConfigError::NoFirmware(elf).into());
         }
@@ -1342,7 +1343,7 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
     let learners = ldp_learn::optimizer::learners();
     let learner = learners
         .iter()
-        .find(|a| host_sim::executor::names_learner(&args.learner, a.label(true)))
+        .find(|a| host_sim::run::executor::names_learner(&args.learner, a.label(true)))
         .copied()
         .ok_or_else(|| Usage::UnknownLearner {
             name: args.learner.clone(),
@@ -1468,7 +1469,7 @@ fn fleet_devices(args: DevicesArgs) -> Result<(), CliError> {
     spec.first_id = args.first_id;
     spec.provision = args.provision;
     if args.simulation {
-        let trial_seed = host_sim::settings::derive_seed(args.seed, args.trial, 0);
+        let trial_seed = host_sim::run::settings::derive_seed(args.seed, args.trial, 0);
         spec.seeds = Seeds::Simulated { trial_seed };
     }
     let devices = Devices::open(&spec)?;
@@ -1600,11 +1601,11 @@ fn fleet_bridge(args: BridgeArgs) -> Result<(), CliError> {
         let auth = qemu.auth().map_err(CliError::System)?;
         serve(link, auth, &broker, args.seconds)?
     } else if let Some(path) = args.serial {
-        let auth = host_sim::runner::single_device_auth()?;
+        let auth = host_sim::experiments::runner::single_device_auth()?;
         let link = SerialLink::open(&path).map_err(|source| CliError::Connect { target: path, source })?;
         serve(link, auth, &broker, args.seconds)?
     } else if let Some(addr) = args.tcp {
-        let auth = host_sim::runner::single_device_auth()?;
+        let auth = host_sim::experiments::runner::single_device_auth()?;
         let link = TcpLink::connect(&addr, std::time::Duration::from_secs(10))
             .map_err(|source| CliError::Connect { target: format!("the board at {addr}"), source })?;
         serve(link, auth, &broker, args.seconds)?

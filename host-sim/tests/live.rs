@@ -132,7 +132,7 @@ fn a_stopped_run_resumes_to_the_rows_of_an_uninterrupted_one() {
     assert!(out.spent() > 29.9 && out.spent() <= 30.0, "{}", out.summary());
 
     // A second run into the directory while one holds it is refused before the device is asked.
-    let _held = host_sim::checkpoint::OutLock::acquire(&parts).unwrap();
+    let _held = host_sim::run::checkpoint::OutLock::acquire(&parts).unwrap();
     let busy = live::run(&mut dev, &spec(50), &parts, |_, _| {}).unwrap_err().to_string();
     assert!(busy.contains("is being written by another host-sim run"), "{busy}");
 }

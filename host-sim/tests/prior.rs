@@ -8,7 +8,7 @@
 //! table whose first column is its worst scored 1.3× uniform play's regret). The default prior
 //! adds the arms' common level with a wide prior, so a report moves every arm's mean alike.
 
-use host_sim::runner::{RunConfig, problem_from};
+use host_sim::experiments::runner::{RunConfig, problem_from};
 use ldp_core::Epsilon;
 use ldp_learn::bo::SEED000_ALGORITHMS;
 use ldp_learn::bo::gp_ucb::Constants;

@@ -2,7 +2,7 @@
 //! reporter, cell by cell — the releases are exactly the reporter's, row by row, the label
 //! column and the gaps are kept, and a run without a bound is refused.
 
-use host_sim::demo::privatise_table;
+use host_sim::privatise::privatise_table;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon};
 use ldp_learn::env::table::Table;
 

@@ -2,7 +2,7 @@
 //! released values are reproduced by driving `ldp_core::Reporter` directly, provisioned and
 //! seeded as `ldp_link::device::simulated_reporter` documents.
 
-use host_sim::demo::{PrivatiseConfig, privatise};
+use host_sim::privatise::{PrivatiseConfig, privatise};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 use rand::RngExt;
 use rand_chacha::ChaCha20Rng;

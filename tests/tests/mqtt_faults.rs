@@ -32,8 +32,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use host_sim::experiments::experiment_env;
-use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial_with_ledger};
-use host_sim::settings::FleetSpec;
+use host_sim::experiments::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial_with_ledger};
+use host_sim::run::settings::FleetSpec;
 use ldp_core::Epsilon;
 use ldp_core::state::{LogStore, StateStore};
 use ldp_learn::bo::Policy;

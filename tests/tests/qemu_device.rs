@@ -10,7 +10,7 @@ use std::time::Instant;
 
 mod common;
 
-use host_sim::runner::{DeviceKind, RunConfig, problem_for};
+use host_sim::experiments::runner::{DeviceKind, RunConfig, problem_for};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::Refusal;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};

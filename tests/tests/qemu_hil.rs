@@ -13,7 +13,7 @@
 mod common;
 
 use host_sim::experiments;
-use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial};
+use host_sim::experiments::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial};
 use ldp_core::mechanism::MAX_RELEASE_INDEX;
 use ldp_core::wire::{Query, Refusal};
 use ldp_core::{Bound, Epsilon, LaplaceMechanism};

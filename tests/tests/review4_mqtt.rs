@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use host_sim::experiments::experiment_env;
-use host_sim::runner::{derive_seed, run_trial_with_ledger};
+use host_sim::experiments::runner::{derive_seed, run_trial_with_ledger};
 use ldp_link::mqtt::{DevicesSpec, Seeds};
 
 #[test]
@@ -49,7 +49,7 @@ fn a_stale_retained_hello_does_not_stop_a_fleet_run() {
     std::thread::sleep(Duration::from_millis(500));
 
     // SAFETY: this test binary holds one test, and nothing else reads the environment now.
-    unsafe { std::env::set_var(host_sim::runner::KEYS_VAR, &dir) };
+    unsafe { std::env::set_var(host_sim::experiments::runner::KEYS_VAR, &dir) };
     let config = common::mqtt_fleet_run(&broker.url().to_string(), epsilon);
     let started = Instant::now();
     let got = run_trial_with_ledger(env.as_ref(), &config.algorithms[4], &config, derive_seed(7, 0, 0), 4);

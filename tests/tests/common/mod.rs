@@ -114,19 +114,19 @@ pub fn record_first(port: u16, topic: &str) -> (rumqttc::Client, Vec<u8>) {
 }
 
 /// A one-trial run of 10 rounds, seed 7, at `epsilon`, on the MQTT fleet at `url` (round robin).
-pub fn mqtt_fleet_run(url: &str, epsilon: ldp_core::Epsilon) -> host_sim::runner::RunConfig {
-    host_sim::runner::RunConfig {
+pub fn mqtt_fleet_run(url: &str, epsilon: ldp_core::Epsilon) -> host_sim::experiments::runner::RunConfig {
+    host_sim::experiments::runner::RunConfig {
         trials: 1,
         horizon: 10,
         seed: 7,
         epsilon: Some(epsilon),
-        device: host_sim::runner::DeviceKind::Mqtt { url: url.to_string() },
-        fleet: Some(host_sim::settings::FleetSpec {
+        device: host_sim::experiments::runner::DeviceKind::Mqtt { url: url.to_string() },
+        fleet: Some(host_sim::run::settings::FleetSpec {
             routing: ldp_link::fleet::Routing::RoundRobin,
             user_budget: None,
             ledger_dir: None,
         }),
-        ..host_sim::runner::RunConfig::default()
+        ..host_sim::experiments::runner::RunConfig::default()
     }
 }
 

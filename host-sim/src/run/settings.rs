@@ -2,15 +2,15 @@
 //! identity ([`run_id`]), the seeds ([`derive_seed`], the learners' seed rule) and the one error
 //! type of a run ([`RunError`]). Every layer above (the bandit loop, the executor, the families)
 //! imports these; this module imports none of them, only the two below it: the checkpoint's
-//! error and the files' ([`crate::files`]).
+//! error and the files' ([`crate::run::files`]).
 
 use std::path::{Path, PathBuf};
 
 use ldp_core::{DeviceConfig, Epsilon};
 use serde::Serialize;
 
-use crate::checkpoint::CheckpointError;
-pub use crate::files::OutputError;
+use crate::run::checkpoint::CheckpointError;
+pub use crate::run::files::OutputError;
 use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::bo::{AlgorithmSpec, PolicyError};
 use ldp_learn::env::EnvError;

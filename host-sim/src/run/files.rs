@@ -12,8 +12,8 @@ pub const LEDGER_DIR: &str = "fleet";
 /// The ledger directory of a run on one device on the wire (QEMU, serial, TCP).
 pub const DEVICE_LEDGER_DIR: &str = "device-ledgers";
 
-/// Writing results failed (the files of [`crate::output`]), or reading them back to redraw a
-/// plot ([`crate::plot::replot`]).
+/// Writing results failed (the files of [`crate::run::output`]), or reading them back to redraw a
+/// plot ([`crate::run::plot::replot`]).
 #[derive(Debug)]
 pub struct OutputError {
     /// The file or directory.

@@ -26,11 +26,11 @@ use ldp_link::fleet::{self, Fleet, Member, Routing};
 use ldp_link::mqtt::{BrokerUrl, FleetWait, MqttFleet, MqttLink};
 use ldp_link::transport::{Link, LinkError, QemuDevice, SerialLink, TcpLink, WireClient};
 
-use crate::checkpoint::Checkpoint;
-use crate::executor::{Executor, Progress, Task};
+use crate::run::checkpoint::Checkpoint;
+use crate::run::executor::{Executor, Progress, Task};
 
-pub use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
-pub use crate::settings::{
+pub use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
+pub use crate::run::settings::{
     ConfigError, DeviceKind, RunConfig, RunError, default_firmware_elf, derive_seed, run_id,
 };
 
@@ -231,8 +231,8 @@ impl LoopTask<'_> {
         // attempt's spending as well), and keeps the earlier attempt's rows of devices it did
         // not reach.
         if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
-            && let Err(e) = crate::output::with_earlier_attempt(dir, trial, recorded, ledger)
-                .and_then(|all| crate::output::write_ledger(dir, trial, recorded, &all))
+            && let Err(e) = crate::run::output::with_earlier_attempt(dir, trial, recorded, ledger)
+                .and_then(|all| crate::run::output::write_ledger(dir, trial, recorded, &all))
         {
             // A failed job's own error comes first; that its ledger is lost is said too.
             return Err(match curve {

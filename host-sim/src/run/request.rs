@@ -10,9 +10,9 @@ use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::env::Prior;
 use ldp_learn::env::custom::ProblemFiles;
 
-use crate::experiment::{EnvKind, Experiment};
+use crate::experiments::definition::{EnvKind, Experiment};
 use crate::experiments::noise_by_name;
-use crate::settings::{ConfigError, DeviceKind, RunConfig};
+use crate::run::settings::{ConfigError, DeviceKind, RunConfig};
 
 /// What a front end asks for; `None`: the experiment's default.
 #[derive(Clone, Debug)]
@@ -166,7 +166,7 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
     let noise = request.noise.map_or(String::new(), |n| format!(", {n} noise"));
     let title = match &config.problem {
         // The file's name, not its path: a title is no place for a home directory.
-        Some(files) => format!("your data: {} ({privacy})", crate::plot::shown_name(&files.arms)),
+        Some(files) => format!("your data: {} ({privacy})", crate::run::plot::shown_name(&files.arms)),
         None if privacy.is_empty() && noise.is_empty() => experiment.description.to_string(),
         None => format!("{} ({privacy}{noise})", experiment.description),
     };
