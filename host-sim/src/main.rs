@@ -25,7 +25,7 @@ use host_sim::run::executor::Shard;
 use host_sim::run::output::{self, TableFormat};
 use host_sim::run::pipeline::{self, Finished, Mode, Run, SHARD_SETTINGS};
 use host_sim::run::plot::{PlotOptions, replot_to};
-use host_sim::run::request::{self, RequestError, RunRequest, Settled};
+use host_sim::run::request::{self, DeviceRefusal, DeviceRequest, RequestError, RunRequest, Settled};
 use host_sim::run::results::AlgorithmResult;
 use ldp_learn::bo::gp_ucb::Constants;
 use ldp_learn::env::Prior;
@@ -1036,6 +1036,19 @@ fn request_error(e: RequestError) -> CliError {
     }
 }
 
+/// What `run`'s device flags ask for and the device cannot do, in the flags' words.
+fn device_refusal(e: DeviceRefusal) -> CliError {
+    match e {
+        DeviceRefusal::ShardOverMqtt => Usage::ShardOverMqtt.into(),
+        DeviceRefusal::UserBudgetOverMqtt => Usage::UserBudgetOverMqtt.into(),
+        DeviceRefusal::UserBudget(value) => {
+            Usage::Number { flag: "--user-budget", value, sign: Sign::Positive }.into()
+        }
+        DeviceRefusal::FleetOnly => Usage::FleetOnly.into(),
+        DeviceRefusal::Config(e) => e.into(),
+    }
+}
+
 /// One run of `experiment` at `epsilon`; its results unless it was a shard.
 fn run_one(
     args: &RunArgs,
@@ -1077,39 +1090,14 @@ fn run_one(
     };
     let Settled { mut config, env, title } = request::settle(request).map_err(request_error)?;
     let epsilon = config.epsilon;
-    if let Some(text) = &args.device {
-        config.device = runner::DeviceKind::parse(text)?;
-    }
-    if let runner::DeviceKind::Fleet { .. } | runner::DeviceKind::Mqtt { .. } = config.device {
-        if let runner::DeviceKind::Mqtt { .. } = config.device {
-            if args.shard.is_some() {
-                return Err(Usage::ShardOverMqtt.into());
-            }
-            if args.user_budget.is_some() {
-                return Err(Usage::UserBudgetOverMqtt.into());
-            }
-            if matches!(experiment.env, experiments::EnvKind::Synthetic { .. }) && config.trials > 1 {
-                return Err(runner::ConfigError::FleetTrials.into());
-            }
-            config.threads = Some(1); // one fleet, one conversation at a time
-        }
-        check("--user-budget", args.user_budget, Sign::Positive)?;
-        config.fleet = Some(host_sim::run::settings::FleetSpec {
-            routing: args.routing.unwrap_or_default(),
-            user_budget: args.user_budget,
-            ledger_dir: None,
-        });
-    } else if args.routing.is_some() || args.user_budget.is_some() {
-        return Err(Usage::FleetOnly.into());
-    } else if config.device != runner::DeviceKind::InProcess {
-        // Hardware in the loop: the device privatises the rewards of the experiment's own
-        // environment, sent with each query; the device experiment's device reads its own sensor.
-        // (Experiments whose jobs do not query a local-DP device are refused with the task.)
-        config.feed = !matches!(experiment.env, experiments::EnvKind::Sensor);
-    }
-    if let runner::DeviceKind::Serial { .. } | runner::DeviceKind::Tcp { .. } = config.device {
-        config.threads = Some(1); // one device, one conversation at a time
-    }
+    let device = args.device.as_deref().map(runner::DeviceKind::parse).transpose()?;
+    let on = DeviceRequest {
+        device,
+        routing: args.routing,
+        user_budget: args.user_budget,
+        sharded: args.shard.is_some(),
+    };
+    request::place(&mut config, experiment, on).map_err(device_refusal)?;
     let shard = match &args.shard {
         Some(text) => Shard::parse(text)?,
         None => Shard::WHOLE,
@@ -1135,15 +1123,7 @@ fn run_one(
         };
         PathBuf::from("results").join(dir)
     });
-    if let Some(fleet) = config.fleet.as_mut() {
-        fleet.ledger_dir = Some(out.join("fleet"));
-    }
-    if let runner::DeviceKind::Qemu { .. }
-    | runner::DeviceKind::Serial { .. }
-    | runner::DeviceKind::Tcp { .. } = config.device
-    {
-        config.device_ledger_dir = Some(out.join(host_sim::run::files::DEVICE_LEDGER_DIR));
-    }
+    request::keep_ledgers_in(&mut config, &out);
     let data = args.data.clone();
     if args.verbose {
         let settings = serde_json::to_string_pretty(&config).unwrap_or_default();
@@ -1337,7 +1317,8 @@ fn audit(samples: u64, seed: u64, out: Option<PathBuf>, qemu: Option<u64>) -> Re
 /// budget; prints the most played action and writes live.csv, live.json and actions.csv.
 fn live(args: LiveArgs) -> Result<(), CliError> {
     use host_sim::live::{self, Actions, LiveSpec};
-    use ldp_link::transport::{QemuDevice, SerialLink, TcpLink, WireClient};
+    use ldp_link::connect::keyed_client;
+    use ldp_link::transport::{QemuDevice, SerialLink, TcpLink};
 
     let epsilon = ldp_core::Epsilon::new(args.eps).map_err(|_| Usage::NotAnEpsilon(args.eps.to_string()))?;
     let learners = ldp_learn::optimizer::learners();
@@ -1387,26 +1368,16 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             let auth = runner::single_device_auth()?;
             let link =
                 SerialLink::open(&path).map_err(|source| CliError::Connect { target: path, source })?;
-            let client = WireClient::new(link, auth).starting_after(session);
-            let mut client = match runner::keys_origin(auth.device_id) {
-                Some(file) => client
-                    .with_key_file(&file)
-                    .with_boot_record(&ldp_link::keys::boot_record(&file, auth.device_id)),
-                None => client,
-            };
+            let key_file = runner::keys_origin(auth.device_id);
+            let mut client = keyed_client(link, auth, key_file.as_deref()).starting_after(session);
             live::run(&mut client, &spec, &args.out, progress)
         }
         runner::DeviceKind::Tcp { addr } => {
             let auth = runner::single_device_auth()?;
             let link = TcpLink::connect(&addr, std::time::Duration::from_secs(5))
                 .map_err(|source| CliError::Connect { target: addr, source })?;
-            let client = WireClient::new(link, auth).starting_after(session);
-            let mut client = match runner::keys_origin(auth.device_id) {
-                Some(file) => client
-                    .with_key_file(&file)
-                    .with_boot_record(&ldp_link::keys::boot_record(&file, auth.device_id)),
-                None => client,
-            };
+            let key_file = runner::keys_origin(auth.device_id);
+            let mut client = keyed_client(link, auth, key_file.as_deref()).starting_after(session);
             live::run(&mut client, &spec, &args.out, progress)
         }
         runner::DeviceKind::Qemu { elf } => {
@@ -1421,11 +1392,7 @@ fn live(args: LiveArgs) -> Result<(), CliError> {
             let link = qemu.connect().map_err(CliError::System)?;
             let auth = qemu.auth().map_err(CliError::System)?;
             let key_file = dir.join(ldp_link::keys::BOARD_KEY_FILE);
-            let record = ldp_link::keys::boot_record(&key_file, auth.device_id);
-            let mut client = WireClient::new(link, auth)
-                .starting_after(session)
-                .with_key_file(&key_file)
-                .with_boot_record(&record);
+            let mut client = keyed_client(link, auth, Some(&key_file)).starting_after(session);
             live::run(&mut client, &spec, &args.out, progress)
         }
         _ => return Err(Usage::LiveDevice.into()),

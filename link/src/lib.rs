@@ -45,6 +45,7 @@
 #![cfg_attr(not(test), deny(clippy::float_cmp))]
 
 pub mod bridge;
+pub mod connect;
 pub mod device;
 pub mod fleet;
 pub mod keys;

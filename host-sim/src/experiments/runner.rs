@@ -19,12 +19,13 @@ use ldp_learn::bo::{AlgorithmSpec, Problem};
 use ldp_learn::env::{EnvError, EnvFactory, Environment, RewardBounds};
 use ldp_learn::optimizer::{Optimizer, OptimizerError};
 use ldp_learn::rules::{self, ProblemError};
+use ldp_link::connect::keyed_client;
 use ldp_link::device::{
     Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, WireDevice, device_config,
 };
 use ldp_link::fleet::{self, Fleet, Member, Routing};
 use ldp_link::mqtt::{BrokerUrl, FleetWait, MqttFleet, MqttLink};
-use ldp_link::transport::{Link, LinkError, QemuDevice, SerialLink, TcpLink, WireClient};
+use ldp_link::transport::{Link, LinkError, QemuDevice, SerialLink, TcpLink};
 
 use crate::run::checkpoint::Checkpoint;
 use crate::run::executor::{Executor, Progress, Task};
@@ -373,12 +374,8 @@ fn checked_wire_device<L: Link>(
     provisioned: Option<&DeviceConfig>,
     key_file: Option<std::path::PathBuf>,
 ) -> Result<WireDevice<L>, RunError> {
-    let mut client = WireClient::new(link, auth);
-    if let Some(file) = key_file {
-        // The highest boot number seen from the device, beside its key: across runs.
-        let record = ldp_link::keys::boot_record(&file, auth.device_id);
-        client = client.with_key_file(&file).with_boot_record(&record);
-    }
+    // The highest boot number seen from the device, beside its key: across runs.
+    let mut client = keyed_client(link, auth, key_file.as_deref());
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
     check_bounds(env, &hello)?;
     if let Some(&provisioned) = provisioned
@@ -430,11 +427,7 @@ impl MqttRun {
             // The retained hello only says the device is there: its own, authenticated hello
             // gives the configuration checked here, its session and where its numbers go on.
             let auth = link.auth();
-            let mut client = WireClient::new(link, auth);
-            if let Some(file) = keys_origin(auth.device_id) {
-                let record = ldp_link::keys::boot_record(&file, auth.device_id);
-                client = client.with_key_file(&file).with_boot_record(&record);
-            }
+            let mut client = keyed_client(link, auth, keys_origin(auth.device_id).as_deref());
             match client.hello() {
                 Ok(hello) => {
                     check_bounds(env, &hello)?;
