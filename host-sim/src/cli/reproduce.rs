@@ -46,11 +46,11 @@ pub(crate) fn reproduce_all(
         );
         return Ok(());
     }
-    let verdicts = reproduce::claims(&outcomes);
+    let verdicts = reproduce::claims::claims(&outcomes);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let timing = reproduce::Timing { seconds: start.elapsed().as_secs_f64(), threads, cores };
+    let timing = reproduce::report::Timing { seconds: start.elapsed().as_secs_f64(), threads, cores };
     let write = |path: &std::path::Path, prefix: &str| {
-        let text = reproduce::report(&outcomes, &verdicts, quick, prefix, timing);
+        let text = reproduce::report::report(&outcomes, &verdicts, quick, prefix, timing);
         std::fs::write(path, text).map_err(file(FileOp::Write, path))
     };
     let report = out.join("REPORT.md");
