@@ -1,6 +1,6 @@
 //! `host-sim reproduce [--quick]`: every experiment of the four seeds, then a report that puts
 //! each paper claim, as the paper states it, beside our figures with a verdict decided by a
-//! stated rule, and a diagnosis of every claim that does not hold ([`DIAGNOSES`]).
+//! stated rule, and a diagnosis of every claim that does not hold ([`diagnoses::DIAGNOSES`]).
 //!
 //! The report (`REPORT.md` in the output directory) has, per run, the settings and recipe, the
 //! final-regret table (mean, standard error over trials, ratio to uniform play), the plot and
@@ -14,7 +14,7 @@
 //! - **falls** (regret falls as the budget, v or T grows): holds when the sweep's ends differ by
 //!   more than 2s in the claimed direction and no step goes the other way by more than 2s, does
 //!   not hold when a step does;
-//! - **could not decide**: the learner never leaves round robin ([`round_robin`]), both ends of
+//! - **could not decide**: the learner never leaves round robin ([`claims::round_robin`]), both ends of
 //!   a sweep equal uniform play, the trials cannot separate the rows (the evidence gives the trial
 //!   count that would), the claim is about a horizon or trial count the run does not have
 //!   (Table 1's "within 2×" is judged at the paper's T = 10⁴ and 10 trials only), or the run did
