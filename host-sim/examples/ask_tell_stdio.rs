@@ -9,8 +9,8 @@
 //! action; `level` → the device level or `none`.
 use std::io::{BufRead, Write};
 
-use host_sim::env::custom::{KernelChoice, KernelName};
-use host_sim::optimizer::{Domain, Optimizer, Settings};
+use ldp_learn::env::custom::{KernelChoice, KernelName};
+use ldp_learn::optimizer::{Domain, Optimizer, Settings};
 use ldp_learn::policy::Constants;
 
 type Error = Box<dyn std::error::Error>;

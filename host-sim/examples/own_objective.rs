@@ -7,14 +7,14 @@
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use host_sim::bo::{SEED000_ALGORITHMS, UCB1};
-use host_sim::env::{Noise, Objective, shared};
-use host_sim::executor::{Executor, Progress};
-use host_sim::gp::SquaredExponential;
-use host_sim::output::{Writer, summary_table};
-use host_sim::results::AlgorithmResult;
-use host_sim::runner::{Loop, RunConfig};
+use host_sim::experiments::runner::{Loop, RunConfig};
+use host_sim::run::executor::{Executor, Progress};
+use host_sim::run::output::{Writer, summary_table};
+use host_sim::run::results::AlgorithmResult;
 use ldp_core::Epsilon;
+use ldp_learn::bo::{SEED000_ALGORITHMS, UCB1};
+use ldp_learn::env::{Noise, Objective, shared};
+use ldp_learn::gp::SquaredExponential;
 
 fn main() -> Result<(), Box<dyn Error>> {
     let out = std::env::args().nth(1).map_or(PathBuf::from("results/own-objective"), PathBuf::from);

@@ -1,7 +1,7 @@
 //! Expected cumulative regret of uniformly random play, T·(max f − mean f), for each
 //! experiment's environments (same trial seeds as `host-sim run`): the "no learning" line.
+use host_sim::experiments::runner::derive_seed;
 use host_sim::experiments::{self, EXPERIMENTS};
-use host_sim::runner::derive_seed;
 
 fn main() {
     let data = std::env::args().nth(1).map(std::path::PathBuf::from);

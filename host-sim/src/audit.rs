@@ -52,7 +52,7 @@ use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
 use statrs::distribution::{Beta, ContinuousCDF};
 
-use crate::runner::derive_seed;
+use crate::experiments::runner::derive_seed;
 use ldp_core::wire::Refusal;
 use ldp_learn::env::SimRng;
 use ldp_link::client::{LinkError, WireClient};

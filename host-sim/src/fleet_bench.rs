@@ -34,8 +34,8 @@ use ldp_core::Epsilon;
 use serde::Serialize;
 
 use crate::experiments::experiment_env;
-use crate::runner::problem_for;
-use crate::settings::RunConfig;
+use crate::experiments::runner::problem_for;
+use crate::run::settings::RunConfig;
 use ldp_learn::bo::SEED000_ALGORITHMS;
 use ldp_learn::env::{Environment, SimRng};
 use ldp_learn::optimizer::Optimizer;

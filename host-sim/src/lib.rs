@@ -9,35 +9,45 @@
 //! ## The path of a run
 //!
 //! ```text
-//!  CLI / RunConfig ─► experiments::find ─► a Task (runner::LoopTask, bandit::Sweep,
-//!                                           bandit::ExpertsTask, dubey::Variants)
-//!        executor::Executor ─► job(trial, learner) on rayon's threads ─► checkpoint (resume)
-//!        runner: Problem (rules) ─► Optimizer (ask/tell) ◄─► Device (in process, QEMU, serial, TCP, fleet, MQTT)
-//!  results::AlgorithmResult ─► output (CSV, JSON, run.json) ─► plot (SVG, PNG) ─► reproduce (REPORT.md)
+//!  cli (host-sim run) / Python's ldp_bo.run ─► run::request::settle ─► run::settings::RunConfig
+//!         run::pipeline ─► experiments::task ─► a Task (experiments::runner::LoopTask,
+//!                                               experiments::bandit::{Sweep, ExpertsTask},
+//!                                               experiments::dubey::Variants)
+//!         run::executor ─► job(trial, learner) on rayon's threads ─► run::checkpoint (resume)
+//!         experiments::runner: Problem (rules) ─► Optimizer (ask/tell) ◄─► Device (in process, QEMU, serial, TCP, fleet, MQTT)
+//!  run::results ─► run::output (CSV, JSON, run.json) ─► run::plot (SVG, PNG)
+//!  reproduce: every experiment through run::pipeline ─► claims ─► diagnoses ─► report (REPORT.md)
 //! ```
 //!
-//! - [`settings`], [`run_request`]: how a run is set up ([`settings::RunConfig`]; from what
-//!   `host-sim run` and Python's `ldp_bo.run` ask for: [`run_request::settle`]) and why it
-//!   stops ([`settings::RunError`]);
-//! - [`experiment`], [`experiments`], [`bandit`], [`dubey`]: the named experiments of the four
-//!   seeds and the user's own (`custom`), each a task of the executor;
-//! - [`runner`]: the bandit loop — ask the learner (`ldp_learn::optimizer::Optimizer`), query
-//!   the device, tell the learner the report — and the devices a run's settings name;
-//! - [`executor`], [`checkpoint`]: every job of a run on a thread pool, resumable and shardable;
-//! - [`results`], [`output`], [`plot`], [`files`]: curves and their aggregates, the result files
-//!   and the figures;
-//! - [`reproduce`], [`audit`]: every experiment with each paper claim checked, and the
-//!   statistical audit of the device's releases;
-//! - [`live`], [`fleet_bench`], [`demo`]: a learner against the user's own device, the fleet's
-//!   benchmark, and `host-sim privatise`.
+//! ## The rooms, from the bottom up
+//!
+//! - [`run`]: one run of one experiment. [`run::files`] (files written whole, the ledger
+//!   directories' names), [`run::checkpoint`] (resume, the output directory's lock),
+//!   [`run::settings`] (what a run is set up with, [`run::settings::RunConfig`], and why it stops,
+//!   [`run::settings::RunError`]), [`run::request`] (what `host-sim run` and `ldp_bo.run` ask for,
+//!   settled once: [`run::request::settle`], and on which device: [`run::request::place`]),
+//!   [`run::executor`] (every job on a thread pool, shardable), [`run::results`],
+//!   [`run::output`] and [`run::plot`] (curves, result files, figures), and [`run::pipeline`],
+//!   which stands on [`experiments`] and puts them together for `run`, `merge` and every run
+//!   of a reproduction;
+//! - [`experiments`]: the registry of named experiments (seed 000's figures and the user's own,
+//!   `custom`), what an experiment is ([`experiments::definition`]), the other papers' families
+//!   ([`experiments::bandit`]: Tao et al. and Agarwal & Singh; [`experiments::dubey`]: Dubey's
+//!   QFF), and the bandit loop with the devices a run's settings name ([`experiments::runner`]);
+//! - [`reproduce`]: every experiment, each paper claim checked ([`reproduce::claims`]), why a
+//!   claim does not hold ([`reproduce::diagnoses`]) and `REPORT.md` ([`reproduce::report`]);
+//! - [`audit`], [`live`], [`fleet_bench`], [`privatise`]: the statistical audit of the device's
+//!   releases, a learner against the user's own device, the fleet's benchmark, and `host-sim
+//!   privatise`;
+//! - the `host-sim` binary (`src/main.rs`, `src/cli/`): the arguments, one file per command
+//!   family, and the errors in the words of the flags.
 //!
 //! ## What it is not
 //!
 //! No learner lives here, nor any device code: a learner's constants come from
-//! `ldp_learn::rules`, its reports from an `ldp_link::device::Device`. The learners' and the
-//! link's modules are re-exported under their former paths (`host_sim::bo`,
-//! `host_sim::transport`, …), so code written against host-sim keeps compiling; new code may
-//! depend on `ldp-learn` or `ldp-link` alone, without this crate's plots, threads and CLI.
+//! `ldp_learn::rules`, its reports from an `ldp_link::device::Device`. Code that needs a learner or
+//! a device names the crate that defines it (`ldp_learn::bo`, `ldp_link::transport`, …); this crate
+//! re-exports neither.
 //!
 //! Floating-point comparisons in the library state their tolerance (`clippy::float_cmp` is
 //! denied); unit tests may compare exactly, where they check that the same seed gives the same
@@ -46,23 +56,9 @@
 #![cfg_attr(not(test), deny(clippy::float_cmp))]
 
 pub mod audit;
-pub mod bandit;
-pub mod checkpoint;
-pub mod demo;
-pub mod dubey;
-pub mod executor;
-pub mod experiment;
 pub mod experiments;
-pub mod files;
 pub mod fleet_bench;
 pub mod live;
-pub mod output;
-pub mod plot;
+pub mod privatise;
 pub mod reproduce;
-pub mod results;
-pub mod run_request;
-pub mod runner;
-pub mod settings;
-
-pub use ldp_learn::{bo, budget, env, gp, optimizer, rules};
-pub use ldp_link::{bridge, device, fleet, keys, mqtt, transport};
+pub mod run;

@@ -7,7 +7,7 @@
 //! What the learner knows is public: the actions' points (`--actions N`: N evenly spaced points
 //! of [0, 1]; `--coords FILE`: the user's points), a kernel prior over them, and the device's
 //! hello (B, R, its per-report ε limit and remaining budget). Its constants follow the same
-//! rule as every experiment's ([`crate::runner::problem_from`]).
+//! rule as every experiment's ([`crate::experiments::runner::problem_from`]).
 //!
 //! Files in the output directory:
 //! - `live.json`: the settings, the device's hello and the learner's derived constants. A run
@@ -30,15 +30,16 @@ use ldp_core::{Epsilon, TruncationLevel};
 use nalgebra::DMatrix;
 use serde::Serialize;
 
-use crate::checkpoint::{CheckpointError, OutLock};
-use crate::files::{OutputError, write_whole};
-use crate::plot::{LivePlot, write_live_plot};
-use crate::runner::{RunConfig, RunError, problem_from};
+use crate::experiments::runner::{RunConfig, RunError, problem_from};
+use crate::run::checkpoint::{CheckpointError, OutLock};
+use crate::run::files::{OutputError, write_whole};
+use crate::run::plot::{LivePlot, write_live_plot};
 use ldp_learn::env::RewardBounds;
 use ldp_learn::env::custom::{KernelChoice, kernel_prior};
 use ldp_learn::env::table::{TableError, TableProblem, fnv1a, read_points};
 use ldp_learn::optimizer::{Optimizer, OptimizerError};
-use ldp_learn::policy::{AlgorithmSpec, Constants, PolicyError};
+use ldp_learn::policy::Constants;
+use ldp_learn::policy::{AlgorithmSpec, PolicyError};
 use ldp_link::client::{LinkError, WireClient};
 use ldp_link::transport::Link;
 
@@ -386,7 +387,7 @@ fn learner(spec: &LiveSpec, prior: DMatrix<f64>, hello: &Hello) -> Result<Optimi
 fn learner_error(e: OptimizerError) -> LiveError {
     match e {
         OptimizerError::Report(e) => LiveError::Policy(e),
-        other => LiveError::Problem(crate::runner::learner_error(other)),
+        other => LiveError::Problem(crate::experiments::runner::learner_error(other)),
     }
 }
 

@@ -2,7 +2,7 @@
 //! by hand with the loop's in-process device gives the loop's actions, so the regret curves of
 //! every learner it builds are equal to the bit.
 
-use host_sim::runner::{RunConfig, derive_seed, run_trial};
+use host_sim::experiments::runner::{RunConfig, derive_seed, run_trial};
 use ldp_learn::env::{Environment, Noise, Objective};
 use ldp_learn::gp::SquaredExponential;
 use ldp_learn::optimizer::{Domain, Optimizer, Settings, learners};

@@ -6,16 +6,17 @@
 //! test; trial counts are chosen so that a true gap of that size passes with probability
 //! ≥ 99.5 %. Seeds were not tuned.
 
-use host_sim::bandit::{
+use host_sim::experiments::EnvFactory;
+use host_sim::experiments::bandit::{
     BANDIT_EXPERIMENTS, DP_RSE, DP_RUCB, EXP3, ExpertsAlgorithm, KArmedEnv, LDP_RSE_S3, PRIVATE_EXP3,
     ParetoInstance, ROBUST_UCB, pareto_factory, run_experts_with, sweep_epsilons,
 };
-use host_sim::device::{Device, InProcessDevice};
-use host_sim::experiments::EnvFactory;
-use host_sim::runner::{self, AlgorithmResult, DeviceKind, RunConfig, problem_for};
+use host_sim::experiments::runner::{self, AlgorithmResult, DeviceKind, RunConfig, problem_for};
 use ldp_core::Epsilon;
 use ldp_core::bandit::{HeavyTail, LdpRobustSe, PRACTICAL_LDP_RSE_KAPPA, RseParams};
-use ldp_learn::policy::{AlgorithmSpec, Constants, PolicyError};
+use ldp_learn::policy::Constants;
+use ldp_learn::policy::{AlgorithmSpec, PolicyError};
+use ldp_link::device::{Device, InProcessDevice};
 
 fn config(
     trials: usize,
@@ -53,7 +54,7 @@ fn run(config: &RunConfig, factory: &EnvFactory) -> Vec<AlgorithmResult> {
 /// The results of an experiment's own task under `config`.
 fn run_own(e: &host_sim::experiments::Experiment, config: &RunConfig) -> Vec<AlgorithmResult> {
     let task = (e.own_task.unwrap())(config).unwrap();
-    host_sim::executor::Executor::new(config).results(task.as_ref()).unwrap()
+    host_sim::run::executor::Executor::new(config).results(task.as_ref()).unwrap()
 }
 
 /// Mean and standard error of the final regrets.
@@ -280,11 +281,11 @@ fn calibrated(
 
 /// A data table's environment: `k` arms whose readings are `10 + 3·a/k` plus a small spread
 /// (values far from 0 with a small spread, as a temperature or a price).
-fn table_env(k: usize) -> host_sim::env::RealData {
+fn table_env(k: usize) -> ldp_learn::env::RealData {
     let columns: Vec<Vec<f64>> = (0..k)
         .map(|a| (0..40).map(|i| 10.0 + 3.0 * a as f64 / k as f64 + 0.01 * (i % 7) as f64).collect())
         .collect();
-    host_sim::env::RealData::from_columns("table", columns, nalgebra::DMatrix::identity(k, k)).unwrap()
+    ldp_learn::env::RealData::from_columns("table", columns, nalgebra::DMatrix::identity(k, k)).unwrap()
 }
 
 /// Whether a run's final regret is exactly uniform play's in every trial (a round robin over
@@ -315,16 +316,19 @@ fn calibrated_k_armed_learners_learn_on_a_table_whose_values_sit_near_10() {
     // lowest arm; LDP-RSE (practical) is a round robin to T. The calibrated learners keep the
     // signal: Robust-UCB centres on each arm's own rewards, LDP-RSE's level covers B + R.
     let env = table_env(3);
-    let factory = host_sim::env::shared(env);
+    let factory = ldp_learn::env::shared(env);
     let raw = |constants| {
-        let c =
-            RunConfig { constants, ..config(4, 3000, None, false, &[host_sim::bandit::ROBUST_UCB_TABLE]) };
+        let c = RunConfig {
+            constants,
+            ..config(4, 3000, None, false, &[host_sim::experiments::bandit::ROBUST_UCB_TABLE])
+        };
         run(&c, &factory).remove(0)
     };
     let (practical, ours) = (raw(Constants::Practical).vs_uniform(), raw(Constants::Calibrated).vs_uniform());
     assert!(practical.unwrap() > 1.0, "practical Robust-UCB: {practical:?}");
     assert!(ours.unwrap() < 0.2, "calibrated Robust-UCB: {ours:?}");
-    let private = run(&calibrated(2, 30_000, Some(4.0), false, &[host_sim::bandit::LDP_RSE]), &factory);
+    let private =
+        run(&calibrated(2, 30_000, Some(4.0), false, &[host_sim::experiments::bandit::LDP_RSE]), &factory);
     assert!(!is_round_robin(&private, 0));
     let ratio = private[0].vs_uniform().unwrap();
     assert!(ratio < 1.0, "calibrated LDP-RSE: {ratio}");
@@ -335,11 +339,11 @@ fn the_k_armed_learners_run_on_more_than_ten_arms() {
     // The stock table has 29 columns, the light sensors 41: every K-armed learner is built for
     // them (and 64 arms is the cap).
     let env = table_env(41);
-    let factory = host_sim::env::shared(env);
+    let factory = ldp_learn::env::shared(env);
     for constants in [Constants::Calibrated, Constants::Practical] {
         for (eps, central, spec) in [
-            (None, false, host_sim::bandit::ROBUST_UCB_TABLE),
-            (Some(1.0), false, host_sim::bandit::LDP_RSE),
+            (None, false, host_sim::experiments::bandit::ROBUST_UCB_TABLE),
+            (Some(1.0), false, host_sim::experiments::bandit::LDP_RSE),
             (Some(1.0), true, DP_RSE),
             (Some(1.0), true, DP_RUCB),
         ] {
@@ -350,7 +354,7 @@ fn the_k_armed_learners_run_on_more_than_ten_arms() {
     }
     let many = table_env(65);
     let problem = problem_for(&many, &config(1, 10, Some(1.0), false, &[])).unwrap();
-    let built = (host_sim::bandit::LDP_RSE.build)(&problem, Constants::Calibrated, 0);
+    let built = (host_sim::experiments::bandit::LDP_RSE.build)(&problem, Constants::Calibrated, 0);
     assert!(matches!(built, Err(PolicyError::ArmCount { arms: 65, min: 2, max: 64 })));
 }
 
@@ -358,10 +362,10 @@ fn the_k_armed_learners_run_on_more_than_ten_arms() {
 fn the_calibrated_constants_are_the_rules_from_public_quantities() {
     // The table of `table_env(3)`: f = mean/max mean, B = 1, R = the largest |reading − f|.
     let env = table_env(3);
-    let bounds = host_sim::env::Environment::bounds(&env);
+    let bounds = ldp_learn::env::Environment::bounds(&env);
     let (b, r) = (bounds.b, bounds.r.unwrap());
     let problem = problem_for(&env, &calibrated(1, 1000, Some(2.0), false, &[])).unwrap();
-    let policy = (host_sim::bandit::LDP_RSE.build)(&problem, Constants::Calibrated, 0).unwrap();
+    let policy = (host_sim::experiments::bandit::LDP_RSE.build)(&problem, Constants::Calibrated, 0).unwrap();
     let constants: std::collections::HashMap<_, _> = policy.constants().into_iter().collect();
     // κ = KAPPA (beta scale 1); the level covers the signal: B + R; the variance R².
     assert_eq!(constants["kappa"], ldp_core::bandit::KAPPA);
@@ -386,8 +390,8 @@ fn the_calibrated_constants_are_the_rules_from_public_quantities() {
 
 #[test]
 fn ldp_ucb_takes_the_devices_mechanism_scale_and_learns_where_ldp_rse_is_a_round_robin() {
-    use host_sim::bandit::ldp_ucb::{LdpUcb, ReportNoise};
-    use host_sim::bandit::{LDP_UCB, table_learners};
+    use host_sim::experiments::bandit::ldp_ucb::{LdpUcb, ReportNoise};
+    use host_sim::experiments::bandit::{LDP_UCB, table_learners};
     // The private table family's calibrated default is LDP-UCB; paper and practical keep
     // seed 004's LDP-RSE (and UCB1) exactly.
     let labels = |c| table_learners(true, c).iter().map(|s| s.name).collect::<Vec<_>>();
@@ -403,9 +407,11 @@ fn ldp_ucb_takes_the_devices_mechanism_scale_and_learns_where_ldp_rse_is_a_round
     assert_eq!(LdpUcb::new(&problem, 0.4).unwrap().noise(), ReportNoise::ctl(r, scale));
     // Ten arms near 10 (scaled 0.79 .. 1, gaps 0.024), ε = 4, T = 30000: LDP-RSE's equal pulls
     // per surviving arm leave it at about 0.7× uniform play; LDP-UCB (measured 0.13×) below 0.5×.
-    let factory = host_sim::env::shared(table_env(10));
-    let results =
-        run(&calibrated(3, 30_000, Some(4.0), false, &[LDP_UCB, host_sim::bandit::LDP_RSE]), &factory);
+    let factory = ldp_learn::env::shared(table_env(10));
+    let results = run(
+        &calibrated(3, 30_000, Some(4.0), false, &[LDP_UCB, host_sim::experiments::bandit::LDP_RSE]),
+        &factory,
+    );
     assert!(!is_round_robin(&results, 0));
     let (ucb, rse) = (results[0].vs_uniform().unwrap(), results[1].vs_uniform().unwrap());
     assert!(ucb < 0.5 && ucb < rse, "LDP-UCB {ucb}, LDP-RSE {rse}");

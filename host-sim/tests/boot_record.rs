@@ -1,5 +1,5 @@
 //! Issue #25: the highest boot number a learner saw from a device is kept beside the device's
-//! key (`<key file>.<id>.boot`, `host_sim::keys::boot_record`), so every later client — a new
+//! key (`<key file>.<id>.boot`, `ldp_link::keys::boot_record`), so every later client — a new
 //! run, a new fleet connection — refuses a device whose boot number went back (its state was
 //! rolled back), not only the client that saw the higher one. The record is tagged under the
 //! device's key: one edited without it, or of another key, is no record. Neither deleting nor
@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use host_sim::transport::{Link, LoopbackLink};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::{LinkKey, StreamReader};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 use ldp_link::client::{LinkError, WireClient};
+use ldp_link::transport::{Link, LoopbackLink};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -56,7 +56,7 @@ fn boot(boot: u64) -> Dev {
 fn private_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ldp-boot-record-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    host_sim::keys::create_private_dir(&d).unwrap();
+    ldp_link::keys::create_private_dir(&d).unwrap();
     d
 }
 
@@ -76,8 +76,8 @@ fn client(dev: Dev, record: Option<&Path>, nonces: u64) -> WireClient<Dev> {
 fn a_device_rolled_back_is_refused_by_every_later_client() {
     let dir = private_dir("rollback");
     let key_file = dir.join("device.key");
-    host_sim::keys::write(&key_file, ID, &LinkKey::from_seed(&SEED)).unwrap();
-    let record = host_sim::keys::boot_record(&key_file, ID);
+    ldp_link::keys::write(&key_file, ID, &LinkKey::from_seed(&SEED)).unwrap();
+    let record = ldp_link::keys::boot_record(&key_file, ID);
     assert_eq!(record, dir.join("device.key.9.boot"));
     // A run sees the device in boot 3.
     assert_eq!(client(boot(3), Some(&record), 1).hello().unwrap().session, 3);
@@ -116,7 +116,7 @@ fn a_record_edited_without_the_key_is_no_record() {
     assert!(std::fs::read_to_string(&record).unwrap().contains(&line), "rewritten as it was");
     // A record made under another key: no record for this device.
     let other = LinkKey::new([1; 32]);
-    assert_eq!(host_sim::keys::update_boot_record(&record, ID, &other, None).unwrap(), 0);
+    assert_eq!(ldp_link::keys::update_boot_record(&record, ID, &other, None).unwrap(), 0);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -212,7 +212,7 @@ fn deleting_the_record_lets_no_recorded_report_in() {
     println!("boot 1: {old:?}\nboot 2: {got:?}\ndropped {:?}", second.dropped);
     assert_eq!(spent, got.len() as f64, "every report taken was released now");
     assert_eq!(second.dropped.bad_tag, 11, "the recorded hello and ten reports: {:?}", second.dropped);
-    assert_eq!(host_sim::keys::update_boot_record(&record, ID, &auth.key, None).unwrap(), 2);
+    assert_eq!(ldp_link::keys::update_boot_record(&record, ID, &auth.key, None).unwrap(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -247,7 +247,7 @@ fn serve(boot: u64) -> String {
 fn a_later_run_refuses_a_device_rolled_back() {
     let dir = private_dir("cli");
     let keys = dir.join("device.key");
-    host_sim::keys::write(&keys, ID, &LinkKey::from_seed(&SEED)).unwrap();
+    ldp_link::keys::write(&keys, ID, &LinkKey::from_seed(&SEED)).unwrap();
     let run = |boot: u64| {
         let device = format!("tcp:{}", serve(boot));
         let out = dir.join(format!("out{boot}"));
@@ -263,8 +263,8 @@ fn a_later_run_refuses_a_device_rolled_back() {
     };
     let (ok, err) = run(3);
     assert!(ok, "{err}");
-    let record = host_sim::keys::boot_record(&keys, ID);
-    assert_eq!(host_sim::keys::update_boot_record(&record, ID, &LinkKey::from_seed(&SEED), None).unwrap(), 3);
+    let record = ldp_link::keys::boot_record(&keys, ID);
+    assert_eq!(ldp_link::keys::update_boot_record(&record, ID, &LinkKey::from_seed(&SEED), None).unwrap(), 3);
     let (ok, err) = run(2);
     assert!(!ok);
     assert!(

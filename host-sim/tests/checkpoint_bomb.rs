@@ -8,7 +8,7 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use base64::Engine as _;
-use host_sim::checkpoint::{Checkpoint, CheckpointError, JOBS_FILE};
+use host_sim::run::checkpoint::{Checkpoint, CheckpointError, JOBS_FILE};
 
 /// The system allocator, keeping the peak of the bytes allocated at once.
 struct Peak;

@@ -361,7 +361,7 @@ fn a_held_output_directory_refuses_every_writer() {
     let run = |a: Vec<String>| host_sim(&a.iter().map(String::as_str).collect::<Vec<_>>());
     let (ok, _, err) = run(args(&["--shard", "0/2"], &shard));
     assert!(ok, "{err}");
-    let lock = host_sim::checkpoint::OutLock::acquire(&held).unwrap();
+    let lock = host_sim::run::checkpoint::OutLock::acquire(&held).unwrap();
     let holder = format!("is being written by another host-sim run (process {})", std::process::id());
     let (shard, held_s) = (shard.to_string_lossy().into_owned(), held.to_string_lossy().into_owned());
     for (what, result) in [

@@ -2,20 +2,20 @@
 //! runs (thread-count independence, privacy costs regret, local JDP runs through the device
 //! client), and the Table 1 report.
 
-use host_sim::dubey::env::{
+use host_sim::experiments;
+use host_sim::experiments::dubey::env::{
     Benchmark, BenchmarkKind, DecisionEnv, DecisionSet, RKHS_SET_SIZE, RkhsBernoulli,
 };
-use host_sim::dubey::run::{
+use host_sim::experiments::dubey::run::{
     CamelFeatures, MwFeatures, RkhsFeatures, StybFeatures, measured_error, rkhs_norm_estimate,
 };
-use host_sim::dubey::{
+use host_sim::experiments::dubey::{
     EnvChoice, PAPER_TABLE1, Privacy, TABLE1_ALPHAS, Variant, monotone_in_alpha, run_variants,
     table1_comparison,
 };
-use host_sim::env::SimRng;
-use host_sim::experiments;
-use host_sim::runner::{AlgorithmResult, DeviceKind, RunConfig};
+use host_sim::experiments::runner::{AlgorithmResult, DeviceKind, RunConfig};
 use ldp_core::features::FeatureMap;
+use ldp_learn::env::SimRng;
 use ldp_learn::policy::Constants;
 use rand_core::SeedableRng;
 
@@ -171,7 +171,7 @@ fn privacy_costs_regret_on_camel_and_paper_constants_run() {
 }
 
 fn fake(label: &str, finals: &[f64]) -> AlgorithmResult {
-    let mut r = host_sim::runner::aggregate::<Vec<f64>>(label.into(), &[], 0.0);
+    let mut r = host_sim::experiments::runner::aggregate::<Vec<f64>>(label.into(), &[], 0.0);
     r.finals = finals.to_vec();
     r
 }
@@ -208,8 +208,8 @@ fn table1_report_prints_both_tables_and_checks_monotonicity() {
 fn small_dubey_local_finals_are_pinned_to_the_bit() {
     let mut config = config(2, 60, 1);
     config.constants = Constants::Calibrated; // the CLI's default (the same as practical here)
-    let task = host_sim::dubey::local_task(&config).unwrap();
-    let results = host_sim::executor::Executor::new(&config).results(task.as_ref()).unwrap();
+    let task = host_sim::experiments::dubey::local_task(&config).unwrap();
+    let results = host_sim::run::executor::Executor::new(&config).results(task.as_ref()).unwrap();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/dubey-local_2x60_seed3_finals.csv");
     let snapshot = std::fs::read_to_string(path).unwrap();
     let mut rows = 0;

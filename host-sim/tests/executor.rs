@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use host_sim::checkpoint::{Checkpoint, Steps};
-use host_sim::executor::{Executor, Job, Observer, Outcome, Shard, Task};
 use host_sim::experiments;
-use host_sim::output::write_all;
-use host_sim::runner::{AlgorithmResult, RunConfig, RunError, run_id};
+use host_sim::experiments::runner::{AlgorithmResult, RunConfig, RunError, run_id};
+use host_sim::run::checkpoint::{Checkpoint, Steps};
+use host_sim::run::executor::{Executor, Job, Observer, Outcome, Shard, Task};
+use host_sim::run::output::write_all;
 
 /// One experiment of each family, small.
 const FAMILIES: [(&str, usize, usize); 4] =
@@ -163,7 +163,7 @@ fn a_curve_is_stored_bit_for_bit_and_compactly() {
     }
     let steps = Steps::encode(&curve).unwrap();
     let back = steps.decode(curve.len()).unwrap();
-    assert_eq!(steps.decode(curve.len() - 1), Err(host_sim::checkpoint::StepsError::TooLong));
+    assert_eq!(steps.decode(curve.len() - 1), Err(host_sim::run::checkpoint::StepsError::TooLong));
     assert_eq!(back.len(), curve.len());
     for (a, b) in curve.iter().zip(&back) {
         assert_eq!(a.to_bits(), b.to_bits());

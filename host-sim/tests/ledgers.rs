@@ -203,7 +203,7 @@ fn a_failed_jobs_ledger_that_cannot_be_written_is_not_passed_over_in_silence() {
 /// without mosquitto (unless REQUIRE_BROKER=1).
 #[test]
 fn a_job_run_again_keeps_what_a_device_missing_from_the_rerun_spent() {
-    if !host_sim::mqtt::Broker::available() {
+    if !ldp_link::mqtt::Broker::available() {
         assert!(
             std::env::var_os("REQUIRE_BROKER").is_none_or(|v| v != "1"),
             "REQUIRE_BROKER=1: no mosquitto"
@@ -211,19 +211,19 @@ fn a_job_run_again_keeps_what_a_device_missing_from_the_rerun_spent() {
         eprintln!("skipping: mosquitto is not installed");
         return;
     }
-    let broker = host_sim::mqtt::Broker::start().expect("mosquitto starts");
+    let broker = ldp_link::mqtt::Broker::start().expect("mosquitto starts");
     let root = dir("mqtt");
     let devices = root.join("devices");
     let (env, epsilon) = host_sim::experiments::experiment_env("device", 7, 0, None).unwrap();
     let serve = |first_id: u64, budget: f64| {
         let mut spec =
-            host_sim::mqtt::DevicesSpec::new(broker.url(), &devices, 1, Arc::clone(&env), epsilon, budget);
+            ldp_link::mqtt::DevicesSpec::new(broker.url(), &devices, 1, Arc::clone(&env), epsilon, budget);
         spec.first_id = first_id;
-        spec.seeds = host_sim::mqtt::Seeds::Simulated { trial_seed: 21 };
+        spec.seeds = ldp_link::mqtt::Seeds::Simulated { trial_seed: 21 };
         spec.provision = true;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        (stop, std::thread::spawn(move || host_sim::mqtt::serve_devices(&spec, &flag)))
+        (stop, std::thread::spawn(move || ldp_link::mqtt::serve_devices(&spec, &flag)))
     };
     let wait_key = |id: u64| {
         let start = std::time::Instant::now();
@@ -281,7 +281,7 @@ fn a_job_run_again_keeps_what_a_device_missing_from_the_rerun_spent() {
     let (ok, err) = host_sim(&args, &devices);
     stop2.store(true, Ordering::Relaxed);
     let _ = serving2.join();
-    let _ = host_sim::mqtt::forget_devices(&broker.url(), [1, 2]);
+    let _ = ldp_link::mqtt::forget_devices(&broker.url(), [1, 2]);
     assert!(ok, "{err}");
     let fleet = &run_json(&out)["fleet"];
     let _ = std::fs::remove_dir_all(&root);

@@ -5,14 +5,14 @@
 
 use std::path::Path;
 
-use host_sim::bo::{GP_EXPERIMENT_ALGORITHMS, UCB1};
-use host_sim::env::custom::KernelChoice;
 use host_sim::live::{self, Actions, LiveError, LiveSpec, Round};
-use host_sim::transport::LoopbackLink;
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_learn::bo::{GP_EXPERIMENT_ALGORITHMS, UCB1};
+use ldp_learn::env::custom::KernelChoice;
 use ldp_learn::policy::Constants;
 use ldp_link::client::WireClient;
+use ldp_link::transport::LoopbackLink;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -133,7 +133,7 @@ fn a_stopped_run_resumes_to_the_rows_of_an_uninterrupted_one() {
     assert!(out.spent() > 29.9 && out.spent() <= 30.0, "{}", out.summary());
 
     // A second run into the directory while one holds it is refused before the device is asked.
-    let _held = host_sim::checkpoint::OutLock::acquire(&parts).unwrap();
+    let _held = host_sim::run::checkpoint::OutLock::acquire(&parts).unwrap();
     let busy = live::run(&mut dev, &spec(50), &parts, |_, _| {}).unwrap_err().to_string();
     assert!(busy.contains("is being written by another host-sim run"), "{busy}");
 }

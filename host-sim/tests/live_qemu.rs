@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use host_sim::transport::{FirmwareError, QemuDevice, build_firmware};
 use ldp_link::client::WireClient;
+use ldp_link::transport::{FirmwareError, QemuDevice, build_firmware};
 
 /// The firmware image, or `None` (the test skips, saying why).
 fn firmware() -> Option<PathBuf> {
@@ -108,7 +108,7 @@ fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
     let answered = qemu.connect().ok().and_then(|link| {
         // Were the request obeyed, the new board would answer under the key of that seed.
         let key = ldp_core::wire::LinkKey::from_seed(&[7; 32]);
-        let auth = ldp_core::wire::Auth::new(key, host_sim::transport::QEMU_DEVICE_ID);
+        let auth = ldp_core::wire::Auth::new(key, ldp_link::transport::QEMU_DEVICE_ID);
         let mut client = WireClient::new(link, auth);
         client.tries = 3;
         client.hello().ok()

@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use host_sim::experiments;
-use host_sim::output::{TableFormat, render_table, summary_table, write_all, write_all_with};
-use host_sim::plot::{PlotOptions, replot};
-use host_sim::results::{AlgorithmResult, aggregate, with_uniform};
-use host_sim::settings::RunConfig;
+use host_sim::run::output::{TableFormat, render_table, summary_table, write_all, write_all_with};
+use host_sim::run::plot::{PlotOptions, replot};
+use host_sim::run::results::{AlgorithmResult, aggregate, with_uniform};
+use host_sim::run::settings::RunConfig;
 
 const TRIALS: usize = 4;
 const HORIZON: usize = 1000;
@@ -335,7 +335,7 @@ fn a_run_that_is_no_sweep_gets_no_regret_against_eps_figure() {
 
 #[test]
 fn plot_out_writes_the_named_file_only_with_the_given_title() {
-    use host_sim::plot::replot_to;
+    use host_sim::run::plot::replot_to;
     let (dir, config) = (temp("out"), config());
     write_all(&dir, "tao-s1", "a sweep", &config, &sweep_results(&config)).unwrap();
     let before = read(&dir.join("regret.svg"));
@@ -360,12 +360,12 @@ fn titles_name_a_sweeps_grid_and_show_no_directories() {
     let fig = experiments::find("fig2a").unwrap();
     assert_eq!(fig.privacy_note(fig.epsilon), "eps = 1");
     assert_eq!(fig.privacy_note(None), "non-private");
-    assert_eq!(host_sim::plot::shown_name(Path::new("/home/someone/data/prices.csv")), "prices.csv");
+    assert_eq!(host_sim::run::plot::shown_name(Path::new("/home/someone/data/prices.csv")), "prices.csv");
 }
 
 #[test]
 fn reproduce_copies_each_runs_figures_beside_the_report() {
-    use host_sim::plot::copy_figures_beside;
+    use host_sim::run::plot::copy_figures_beside;
     let (out, config) = (temp("beside"), config());
     let run = out.join("tao-s1");
     write_all(&run, "tao-s1", "a sweep", &config, &sweep_results(&config)).unwrap();

@@ -1,4 +1,4 @@
-//! The prior of a data table (`--prior`, `host_sim::env::prior`): the default cannot lock a
+//! The prior of a data table (`--prior`, `ldp_learn::env::prior`): the default cannot lock a
 //! learner onto the first arm it plays.
 //!
 //! Under CTL the learner's noise variance λ is large (here σ²_obs ≈ 800), so an arm's posterior
@@ -8,10 +8,10 @@
 //! table whose first column is its worst scored 1.3× uniform play's regret). The default prior
 //! adds the arms' common level with a wide prior, so a report moves every arm's mean alike.
 
-use host_sim::bo::SEED000_ALGORITHMS;
-use host_sim::env::{Prior, RewardBounds};
-use host_sim::runner::{RunConfig, problem_from};
+use host_sim::experiments::runner::{RunConfig, problem_from};
 use ldp_core::Epsilon;
+use ldp_learn::bo::SEED000_ALGORITHMS;
+use ldp_learn::env::{Prior, RewardBounds};
 use ldp_learn::policy::Constants;
 use nalgebra::DMatrix;
 

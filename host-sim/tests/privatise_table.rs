@@ -2,9 +2,9 @@
 //! reporter, cell by cell — the releases are exactly the reporter's, row by row, the label
 //! column and the gaps are kept, and a run without a bound is refused.
 
-use host_sim::demo::privatise_table;
-use host_sim::env::table::Table;
+use host_sim::privatise::privatise_table;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon};
+use ldp_learn::env::table::Table;
 
 #[test]
 fn every_cell_is_one_release_of_the_devices_reporter_in_row_order() {
@@ -16,7 +16,7 @@ fn every_cell_is_one_release_of_the_devices_reporter_in_row_order() {
     let e = Epsilon::new(eps).unwrap();
     let policy = BudgetPolicy::new(e, Epsilon::new(eps * 5.0).unwrap()).unwrap();
     let config = DeviceConfig { b: Bound::new(b).unwrap(), r: Bound::new(r).unwrap(), policy };
-    let mut device = host_sim::device::simulated_reporter(config, seed).unwrap();
+    let mut device = ldp_link::device::simulated_reporter(config, seed).unwrap();
     let mut value = |y: f64| device.report(y, e, None).unwrap().release.value().to_string();
     let expected = format!(
         "date,a,b\nd1,{},{}\nd2,,{}\nd3,{},{}\n",
@@ -88,7 +88,7 @@ fn an_awkward_eps_covers_every_cell() {
 /// A headerless column named twice would be released twice (2ε per cell): refused (review).
 #[test]
 fn a_column_chosen_twice_is_refused() {
-    use host_sim::env::table::{ReadOptions, TableProblem};
+    use ldp_learn::env::table::{ReadOptions, TableProblem};
     let options = ReadOptions { columns: Some(vec!["1".into(), "1".into()]), ..ReadOptions::default() };
     assert_eq!(
         Table::parse_with(b"0.1,0.2\n0.3,0.4\n", &options).unwrap_err(),

@@ -1,10 +1,10 @@
 //! The experiment runner: thread-count independence, a seeded snapshot of a small fig2a run,
 //! and basic invariants of regret curves.
 
-use host_sim::bo::SEED000_ALGORITHMS;
 use host_sim::experiments;
-use host_sim::output::summary_table;
-use host_sim::runner::{AlgorithmResult, RunConfig, run};
+use host_sim::experiments::runner::{AlgorithmResult, RunConfig, run};
+use host_sim::run::output::summary_table;
+use ldp_learn::bo::SEED000_ALGORITHMS;
 use ldp_learn::policy::Constants;
 
 fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
@@ -20,7 +20,7 @@ fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
         constants: Constants::Practical,
         algorithms: SEED000_ALGORITHMS.to_vec(),
         central: false,
-        device: host_sim::runner::DeviceKind::InProcess,
+        device: host_sim::experiments::runner::DeviceKind::InProcess,
         select: Vec::new(),
         fleet: None,
         problem: None,
@@ -99,8 +99,8 @@ fn small_fig2a_regret_table_snapshot() {
 /// uninterrupted run.
 #[test]
 fn an_interrupted_run_resumes_to_the_same_results() {
-    use host_sim::checkpoint::{Checkpoint, JOBS_FILE};
-    use host_sim::runner::run_id;
+    use host_sim::experiments::runner::run_id;
+    use host_sim::run::checkpoint::{Checkpoint, JOBS_FILE};
     let config = small(2, Some(1.0));
     let exp = experiments::find("fig3a").unwrap();
     let factory = experiments::env_factory(exp.env, None).unwrap();

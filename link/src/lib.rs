@@ -60,6 +60,7 @@
 
 pub mod bridge;
 pub mod client;
+pub mod connect;
 pub mod device;
 pub mod fleet;
 pub mod keys;

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use host_sim::optimizer::{Domain, Optimizer, Settings};
+use ldp_learn::optimizer::{Domain, Optimizer, Settings};
 
 /// Rounds per sample, samples, and the horizon the learner is told (more than it will see).
 const ROUNDS: usize = 2000;

@@ -1,13 +1,14 @@
-//! `ldp_bo.Optimizer`: host-sim's ask/tell learner ([`host_sim::optimizer`]) from Python.
+//! `ldp_bo.Optimizer`: host-sim's ask/tell learner ([`ldp_learn::optimizer`]) from Python.
 //!
 //! Nothing here privatises or sees a raw value: the optimiser reads the reports it is told, and
 //! the reports must be what the device released.
 
 use std::sync::{Mutex, MutexGuard};
 
-use ldp_learn::policy::{PolicyError, Constants};
-use host_sim::env::custom::{KernelChoice, KernelName};
-use host_sim::optimizer::{self as ask_tell, Domain, OptimizerError, Settings};
+use ldp_learn::policy::PolicyError;
+use ldp_learn::policy::Constants;
+use ldp_learn::env::custom::{KernelChoice, KernelName};
+use ldp_learn::optimizer::{self as ask_tell, Domain, OptimizerError, Settings};
 use nalgebra::DMatrix;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
@@ -122,7 +123,7 @@ fn read_arms(value: &Bound<'_, PyAny>) -> PyResult<usize> {
 ///
 /// Every constant comes from these public settings and the domain (its kernel or prior), never
 /// from the objective. With the same settings, seed and reports, the actions are those of the
-/// Rust `host_sim::optimizer::Optimizer`.
+/// Rust `ldp_learn::optimizer::Optimizer`.
 ///
 /// Parameters
 /// ----------

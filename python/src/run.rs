@@ -2,20 +2,20 @@
 //! and seeds), its results returned instead of written.
 //!
 //! The settings are read by the function that reads `host-sim run`'s flags
-//! (`host_sim::run_request::settle`), these keywords' refusals worded here;
+//! (`host_sim::run::request::settle`), these keywords' refusals worded here;
 //! `tests/test_run.py` checks the results against the CLI's `finals.csv`.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use host_sim::env::{EnvError, Prior};
-use host_sim::executor::{Executor, Job, Observer};
+use ldp_learn::env::{EnvError, Prior};
+use host_sim::run::executor::{Executor, Job, Observer};
 use host_sim::experiments::{self as registry, EnvKind};
-use host_sim::output::{UCB1_LABEL, table_rows};
-use host_sim::results::AlgorithmResult;
-use host_sim::run_request::{self, RequestError, RunRequest, Settled};
-use host_sim::settings::{RunConfig, RunError};
+use host_sim::run::output::{UCB1_LABEL, table_rows};
+use host_sim::run::results::AlgorithmResult;
+use host_sim::run::request::{self, RequestError, RunRequest, Settled};
+use host_sim::run::settings::{RunConfig, RunError};
 use ldp_core::Epsilon;
 use numpy::PyArray1;
 use pyo3::exceptions::PyImportError;
@@ -59,7 +59,7 @@ impl Observer for Stop {
 fn run_interruptibly(
     py: Python<'_>,
     config: &RunConfig,
-    task: &dyn host_sim::executor::Task,
+    task: &dyn host_sim::run::executor::Task,
 ) -> PyResult<Vec<AlgorithmResult>> {
     let stop = Stop(AtomicBool::new(false));
     let done = AtomicBool::new(false);
@@ -227,7 +227,7 @@ pub(crate) fn run<'py>(
         select: algorithms.unwrap_or_default(),
         ..RunRequest::new(experiment)
     };
-    let Settled { config, env, title } = run_request::settle(request).map_err(request_error)?;
+    let Settled { config, env, title } = request::settle(request).map_err(request_error)?;
     let task = registry::task(experiment, env, &config, data.as_deref()).map_err(failed)?;
     let results = run_interruptibly(py, &config, task.as_ref())?;
 
@@ -306,7 +306,7 @@ fn unknown_experiment(name: &str) -> PyErr {
     let message = if name == "custom" {
         "custom runs on your own table: use `host-sim run custom --arms FILE.csv`, or drive ldp_bo.Optimizer with your measurements".to_string()
     } else {
-        match host_sim::settings::closest(name, names) {
+        match host_sim::run::settings::closest(name, names) {
             Some(guess) => {
                 format!("unknown experiment '{name}': did you mean '{guess}'? (see ldp_bo.experiments())")
             }

@@ -120,7 +120,7 @@ def test_same_seed_same_array_other_seed_other_array():
 
 def test_privatise_is_host_sims_privatise_table():
     """The same releases as `host-sim privatise --input` on the same cells (row by row), eps, B,
-    R and seed: host-sim/src/demo.rs `seeded_table_releases_are_the_python_packages` expects
+    R and seed: host-sim/src/privatise.rs `seeded_table_releases_are_the_python_packages` expects
     these values from `privatise_table` (the CLI refuses a seed; its library function takes one)."""
     cells = [[0.3, -0.7], [1.25, 2.5], [-3.5, 0.0625], [0.1, -0.2]]
     expected = [

@@ -1,8 +1,8 @@
 //! host-sim's in-process device is `ldp-core`'s production reporter, bit for bit: the demo's
 //! released values are reproduced by driving `ldp_core::Reporter` directly, provisioned and
-//! seeded as `host_sim::device::simulated_reporter` documents.
+//! seeded as `ldp_link::device::simulated_reporter` documents.
 
-use host_sim::demo::{PrivatiseConfig, privatise};
+use host_sim::privatise::{PrivatiseConfig, privatise};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
 use rand::RngExt;
 use rand_chacha::ChaCha20Rng;

@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use host_sim::device::MemberRecord;
-use host_sim::env::Environment;
 use host_sim::experiments::experiment_env;
-use host_sim::mqtt::{DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
-use host_sim::runner::{RunError, derive_seed, run_trial_with_ledger};
+use host_sim::experiments::runner::{RunError, derive_seed, run_trial_with_ledger};
 use ldp_core::Epsilon;
 use ldp_core::wire::StreamReader;
+use ldp_learn::env::Environment;
 use ldp_link::client::WireClient;
+use ldp_link::device::MemberRecord;
+use ldp_link::mqtt::{DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
 
 /// Held by every test of this binary that sets the environment (`KEYS_VAR`), so that no other
 /// test of it runs meanwhile.
@@ -33,7 +33,7 @@ static ENVIRONMENT: Mutex<()> = Mutex::new(());
 /// `dir`, provisioned, with the simulated seeds of trial 21 and `budget` ε each, served until
 /// the returned flag is set.
 fn serve(
-    url: host_sim::mqtt::BrokerUrl,
+    url: ldp_link::mqtt::BrokerUrl,
     dir: &Path,
     count: usize,
     env: &Arc<dyn Environment>,
@@ -45,7 +45,7 @@ fn serve(
     spec.provision = true;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
-    (stop, std::thread::spawn(move || host_sim::mqtt::serve_devices(&spec, &flag)))
+    (stop, std::thread::spawn(move || ldp_link::mqtt::serve_devices(&spec, &flag)))
 }
 
 /// What a fleet run did: its outcome, how long it took, and the keys the learner held.
@@ -75,12 +75,12 @@ fn run_after_a_stale_hello(name: &str, stale: u64, served: usize) -> Option<Stal
 
     // SAFETY: the tests of this binary that touch the environment hold ENVIRONMENT, and no
     // thread of this test reads it now.
-    unsafe { std::env::set_var(host_sim::runner::KEYS_VAR, &dir) };
+    unsafe { std::env::set_var(host_sim::experiments::runner::KEYS_VAR, &dir) };
     let config = common::mqtt_fleet_run(&broker.url().to_string(), epsilon);
     let started = Instant::now();
     let got = run_trial_with_ledger(env.as_ref(), &config.algorithms[4], &config, derive_seed(7, 0, 0), 4);
     let took = started.elapsed();
-    let _ = host_sim::mqtt::forget_devices(&broker.url(), [stale]);
+    let _ = ldp_link::mqtt::forget_devices(&broker.url(), [stale]);
     stop.store(true, Ordering::Relaxed);
     let _ = serving.join();
     let _ = std::fs::remove_dir_all(&dir);

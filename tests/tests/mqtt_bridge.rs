@@ -1,4 +1,4 @@
-//! The QEMU firmware joins an MQTT fleet through `host_sim::bridge`: its retained hello is on the
+//! The QEMU firmware joins an MQTT fleet through `ldp_link::bridge`: its retained hello is on the
 //! broker, a learner's queries over `MqttLink` get its reports (each spending ε, once), the
 //! bridge survives a broker restart (subscribes and publishes its hello again), and a mixed
 //! fleet — three `serve_devices` devices and the bridged board — answers a round-robin `Fleet`.
@@ -17,15 +17,15 @@ use std::time::Duration;
 
 mod common;
 
-use host_sim::bridge::{Bridge, BridgeError, BridgeStats};
-use host_sim::device::Device;
 use host_sim::experiments::experiment_env;
-use host_sim::fleet::{Fleet, Member, Routing};
-use host_sim::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats};
-use host_sim::transport::{Link, LoopbackLink, QemuDevice};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
+use ldp_link::bridge::{Bridge, BridgeError, BridgeStats};
 use ldp_link::client::WireClient;
+use ldp_link::device::Device;
+use ldp_link::fleet::{Fleet, Member, Routing};
+use ldp_link::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats};
+use ldp_link::transport::{Link, LoopbackLink, QemuDevice};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -130,7 +130,7 @@ fn a_mixed_fleet_of_simulated_devices_and_a_bridged_board_answers_round_robin() 
     let stop_devices = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop_devices);
     let devices: JoinHandle<Result<ServeStats, MqttError>> =
-        std::thread::spawn(move || host_sim::mqtt::serve_devices(&spec, &flag));
+        std::thread::spawn(move || ldp_link::mqtt::serve_devices(&spec, &flag));
     let (qemu, bridging) = bridge(&elf, &dir.join("board"), &broker.url());
 
     let wait = FleetWait { devices: Some(4), patience: Duration::from_secs(60) };
@@ -189,7 +189,7 @@ fn a_bridged_in_memory_board_passes_frames_unchanged_and_drops_other_messages() 
     let (flag, url) = (Arc::clone(&stop), broker.url());
     let board = in_memory_board(77);
     let auth = board.auth();
-    let keys = host_sim::keys::Keys::from([(77, auth.key)]);
+    let keys = ldp_link::keys::Keys::from([(77, auth.key)]);
     let bridging: Bridging = (stop, std::thread::spawn(move || Bridge::run(board, auth, &url, &flag)));
     let wait = FleetWait { devices: Some(1), patience: Duration::from_secs(60) };
     let fleet = MqttFleet::connect(&broker.url(), wait, &keys).expect("the board's hello");

@@ -31,21 +31,21 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use host_sim::device::Device;
-use host_sim::env::Environment;
 use host_sim::experiments::experiment_env;
-use host_sim::fleet::{self, FileMedium, Fleet, Member, Routing};
-use host_sim::mqtt::{
+use host_sim::experiments::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial_with_ledger};
+use host_sim::run::settings::FleetSpec;
+use ldp_core::Epsilon;
+use ldp_core::state::{LogStore, StateStore};
+use ldp_learn::env::Environment;
+use ldp_learn::policy::Policy;
+use ldp_link::client::WireClient;
+use ldp_link::device::Device;
+use ldp_link::fleet::{self, FileMedium, Fleet, Member, Routing};
+use ldp_link::mqtt::{
     BrokerUrl, DeviceStatus, Devices, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds,
     ServeStats,
 };
-use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial_with_ledger};
-use host_sim::settings::FleetSpec;
-use host_sim::transport::{FaultCounts, Faults, FaultyLink};
-use ldp_core::Epsilon;
-use ldp_core::state::{LogStore, StateStore};
-use ldp_learn::policy::Policy;
-use ldp_link::client::WireClient;
+use ldp_link::transport::{FaultCounts, Faults, FaultyLink};
 
 /// The run's seed; the fleet is trial 0's.
 const RUN_SEED: u64 = 7;
@@ -151,7 +151,7 @@ impl BudgetWatch {
         }
     }
 
-    fn look<L: host_sim::transport::Link>(&mut self, fleet: &Fleet<L>, mqtt: &MqttFleet) {
+    fn look<L: ldp_link::transport::Link>(&mut self, fleet: &Fleet<L>, mqtt: &MqttFleet) {
         for r in fleet.ledger() {
             Self::see(&mut self.ledger, r.id, USER_BUDGET - r.spent, "its reports");
         }
@@ -248,7 +248,7 @@ fn device_group_child() {
         std::thread::sleep(CHILD_LIFETIME);
         on_time.store(true, Ordering::Relaxed);
     });
-    host_sim::mqtt::serve_devices(&spec, &stop).expect("the device group serves");
+    ldp_link::mqtt::serve_devices(&spec, &stop).expect("the device group serves");
 }
 
 /// Link figures summed over members.
@@ -388,7 +388,7 @@ fn faults_measured() {
     assert_eq!(learner.curve, expected.curve, "the regret curve is the in-process fleet's");
     // Spent, reports and skips as in process; the faulty link's duplicates are dropped and
     // counted (`dropped`), which the clean in-process link has none of.
-    let spent = |l: &[host_sim::device::MemberRecord]| -> Vec<_> {
+    let spent = |l: &[ldp_link::device::MemberRecord]| -> Vec<_> {
         l.iter().map(|r| (r.id, r.spent, r.reports, r.skipped)).collect()
     };
     assert_eq!(spent(&ledger), spent(&reference.ledger()), "every member spent as in the in-process fleet");

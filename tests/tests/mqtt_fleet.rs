@@ -1,4 +1,4 @@
-//! A fleet over a real MQTT broker (Mosquitto): devices served by `host_sim::mqtt::serve_devices`,
+//! A fleet over a real MQTT broker (Mosquitto): devices served by `ldp_link::mqtt::serve_devices`,
 //! a learner on `MqttFleet`, every frame through the broker. Each query gets exactly one report
 //! through dropped and duplicated frames and a broker restart, each device's spent budget is ε
 //! times its reports, and a restarted device process keeps its spent budget and boots again.
@@ -17,10 +17,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use host_sim::experiments::experiment_env;
-use host_sim::mqtt::{Broker, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats};
-use host_sim::transport::{Faults, FaultyLink, Link};
 use ldp_core::Epsilon;
 use ldp_link::client::WireClient;
+use ldp_link::mqtt::{Broker, DevicesSpec, FleetWait, MqttError, MqttFleet, MqttLink, Seeds, ServeStats};
+use ldp_link::transport::{Faults, FaultyLink, Link};
 
 const EPSILON: f64 = 1.0;
 const BUDGET: f64 = 200.0;
@@ -44,7 +44,7 @@ fn spec(broker: &Broker, dir: &Path, count: usize, seeds: Seeds) -> DevicesSpec 
 fn serve(spec: DevicesSpec) -> (Arc<AtomicBool>, JoinHandle<Result<ServeStats, MqttError>>) {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
-    (stop, std::thread::spawn(move || host_sim::mqtt::serve_devices(&spec, &flag)))
+    (stop, std::thread::spawn(move || ldp_link::mqtt::serve_devices(&spec, &flag)))
 }
 
 fn stop(serving: (Arc<AtomicBool>, JoinHandle<Result<ServeStats, MqttError>>)) -> ServeStats {
@@ -174,8 +174,8 @@ fn a_restarted_device_process_keeps_its_spent_budget_and_boots_again() {
 
 #[test]
 fn a_learner_without_a_broker_says_so() {
-    let url = host_sim::mqtt::BrokerUrl::parse("mqtt://127.0.0.1:1").expect("url");
-    let keys = host_sim::keys::Keys::new();
+    let url = ldp_link::mqtt::BrokerUrl::parse("mqtt://127.0.0.1:1").expect("url");
+    let keys = ldp_link::keys::Keys::new();
     let err =
         MqttFleet::connect(&url, FleetWait { devices: Some(1), patience: Duration::from_secs(2) }, &keys)
             .err()
@@ -212,7 +212,7 @@ fn every_hello_of_a_fleet_larger_than_the_clients_queue_comes_and_goes() {
     .expect("no device is left");
     assert!(matches!(err, MqttError::TooFewDevices { found: 0, .. }), "{err}");
     // Forgetting devices that are gone already is harmless.
-    host_sim::mqtt::forget_devices(&broker.url(), 1..=3).expect("the broker acknowledges");
+    ldp_link::mqtt::forget_devices(&broker.url(), 1..=3).expect("the broker acknowledges");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

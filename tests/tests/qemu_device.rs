@@ -10,16 +10,17 @@ use std::time::Instant;
 
 mod common;
 
-use host_sim::bo::gp_ucb::GpUcb;
-use host_sim::device::{Device, WireDevice};
-use host_sim::env::{Environment, SensorEnv};
-use host_sim::runner::{DeviceKind, RunConfig, problem_for};
-use host_sim::transport::{Link, LoopbackLink, QemuDevice};
+use host_sim::experiments::runner::{DeviceKind, RunConfig, problem_for};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::Refusal;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use ldp_learn::policy::{Constants, Policy};
+use ldp_learn::bo::gp_ucb::GpUcb;
+use ldp_learn::env::{Environment, SensorEnv};
+use ldp_learn::policy::Constants;
+use ldp_learn::policy::Policy;
 use ldp_link::client::WireClient;
+use ldp_link::device::{Device, WireDevice};
+use ldp_link::transport::{Link, LoopbackLink, QemuDevice};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
@@ -111,7 +112,7 @@ fn the_boards_seed_and_key_files_are_its_owners_only() {
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&workdir), 0o700);
     let files: Vec<_> = std::fs::read_dir(&workdir).unwrap().map(|e| e.unwrap().path()).collect();
-    for name in [host_sim::transport::STATE_FILE, host_sim::keys::BOARD_KEY_FILE] {
+    for name in [ldp_link::transport::STATE_FILE, ldp_link::keys::BOARD_KEY_FILE] {
         assert!(files.contains(&workdir.join(name)), "{name} missing: {files:?}");
     }
     for file in &files {
@@ -193,9 +194,9 @@ fn firmware_under_qemu_answers_the_learner() {
 /// reservation chunk (16 ε: what the boot had reserved but not yet released counts as spent).
 #[test]
 fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
-    use host_sim::transport::{Faults, FaultyLink};
     use ldp_core::wire::{Message, Query};
     use ldp_link::client::LinkError;
+    use ldp_link::transport::{Faults, FaultyLink};
     use std::time::Duration;
 
     let Some(elf) = common::firmware(&[]) else { return };

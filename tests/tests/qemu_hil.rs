@@ -12,17 +12,18 @@
 
 mod common;
 
-use host_sim::bo::gp_ucb::GpUcb;
-use host_sim::device::device_config;
-use host_sim::env::{Environment, SimRng};
 use host_sim::experiments;
-use host_sim::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial};
-use host_sim::transport::QemuDevice;
+use host_sim::experiments::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial};
 use ldp_core::mechanism::MAX_RELEASE_INDEX;
 use ldp_core::wire::{Query, Refusal};
 use ldp_core::{Bound, Epsilon, LaplaceMechanism};
-use ldp_learn::policy::{Constants, Policy};
+use ldp_learn::bo::gp_ucb::GpUcb;
+use ldp_learn::env::{Environment, SimRng};
+use ldp_learn::policy::Constants;
+use ldp_learn::policy::Policy;
 use ldp_link::client::{LinkError, WireClient};
+use ldp_link::device::device_config;
+use ldp_link::transport::QemuDevice;
 use rand_core::SeedableRng;
 
 const ROUNDS: usize = 120;

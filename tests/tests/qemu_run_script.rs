@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use host_sim::transport::{TcpLink, board_auth};
 use ldp_core::Epsilon;
 use ldp_link::client::WireClient;
+use ldp_link::transport::{TcpLink, board_auth};
 
 /// The script, started in `dir` on `elf` with USART1 on `port`.
 fn start(script: &Path, elf: &Path, dir: &Path, port: u16) -> Child {

@@ -24,11 +24,11 @@
 
 use std::path::Path;
 
-use host_sim::env::{Environment, SensorEnv};
-use host_sim::transport::QemuDevice;
 use ldp_core::Epsilon;
 use ldp_core::device::REPLY_SLOT_CYCLES;
+use ldp_learn::env::{Environment, SensorEnv};
 use ldp_link::client::WireClient;
+use ldp_link::transport::QemuDevice;
 
 mod common;
 

@@ -60,9 +60,9 @@ pub fn dir(file: &str, tag: &str) -> PathBuf {
 
 /// The TCP device's key, written in `root` (created private).
 pub fn device_key(root: &Path) -> PathBuf {
-    host_sim::keys::create_private_dir(root).unwrap();
+    ldp_link::keys::create_private_dir(root).unwrap();
     let keys = root.join("device.key");
-    host_sim::keys::write(&keys, ID, &LinkKey::from_seed(&SEED)).unwrap();
+    ldp_link::keys::write(&keys, ID, &LinkKey::from_seed(&SEED)).unwrap();
     keys
 }
 

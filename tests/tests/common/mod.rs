@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use host_sim::mqtt::{Broker, MqttFleet};
-use host_sim::transport::{FirmwareError, build_firmware};
+use ldp_link::mqtt::{Broker, MqttFleet};
+use ldp_link::transport::{FirmwareError, build_firmware};
 
 /// The firmware built with `features` (see [`build_firmware`]), or `None` when QEMU or the
 /// thumbv7em target is missing: the test then skips with the reason printed — unless
@@ -63,21 +63,21 @@ pub fn hello_until(fleet: &MqttFleet, id: u64, patience: Duration, check: impl F
     }
 }
 
-/// The link keys under `dirs` (`host_sim::keys::read` of each), once at least `n` are there:
+/// The link keys under `dirs` (`ldp_link::keys::read` of each), once at least `n` are there:
 /// device processes and emulated boards write theirs when they are provisioned, while the test
 /// goes on.
 #[allow(dead_code)] // not every test binary uses every helper
-pub fn keys(dirs: &[&std::path::Path], n: usize) -> host_sim::keys::Keys {
+pub fn keys(dirs: &[&std::path::Path], n: usize) -> ldp_link::keys::Keys {
     let start = Instant::now();
     loop {
-        let mut keys = host_sim::keys::Keys::new();
+        let mut keys = ldp_link::keys::Keys::new();
         for dir in dirs {
-            if let Ok(found) = host_sim::keys::read(dir) {
+            if let Ok(found) = ldp_link::keys::read(dir) {
                 keys.extend(found);
             }
             // An emulated board's directory: its own key file (a directory of keys is read
             // as a fleet's, `DIR/<id>/link.key` only).
-            if let Ok(found) = host_sim::keys::read(&dir.join(host_sim::keys::BOARD_KEY_FILE)) {
+            if let Ok(found) = ldp_link::keys::read(&dir.join(ldp_link::keys::BOARD_KEY_FILE)) {
                 keys.extend(found);
             }
         }
@@ -114,18 +114,18 @@ pub fn record_first(port: u16, topic: &str) -> (rumqttc::Client, Vec<u8>) {
 }
 
 /// A one-trial run of 10 rounds, seed 7, at `epsilon`, on the MQTT fleet at `url` (round robin).
-pub fn mqtt_fleet_run(url: &str, epsilon: ldp_core::Epsilon) -> host_sim::runner::RunConfig {
-    host_sim::runner::RunConfig {
+pub fn mqtt_fleet_run(url: &str, epsilon: ldp_core::Epsilon) -> host_sim::experiments::runner::RunConfig {
+    host_sim::experiments::runner::RunConfig {
         trials: 1,
         horizon: 10,
         seed: 7,
         epsilon: Some(epsilon),
-        device: host_sim::runner::DeviceKind::Mqtt { url: url.to_string() },
-        fleet: Some(host_sim::settings::FleetSpec {
-            routing: host_sim::fleet::Routing::RoundRobin,
+        device: host_sim::experiments::runner::DeviceKind::Mqtt { url: url.to_string() },
+        fleet: Some(host_sim::run::settings::FleetSpec {
+            routing: ldp_link::fleet::Routing::RoundRobin,
             user_budget: None,
             ledger_dir: None,
         }),
-        ..host_sim::runner::RunConfig::default()
+        ..host_sim::experiments::runner::RunConfig::default()
     }
 }

@@ -16,9 +16,11 @@ use ldp_core::{DeviceConfig, Epsilon};
 
 use ldp_learn::env::{EnvError, EnvFactory, Environment, RewardBounds};
 use ldp_learn::optimizer::{Optimizer, OptimizerError};
-use ldp_learn::policy::{AlgorithmSpec, Constants, Problem};
+use ldp_learn::policy::Constants;
+use ldp_learn::policy::{AlgorithmSpec, Problem};
 use ldp_learn::rules::{self, ProblemError};
-use ldp_link::client::{LinkError, WireClient};
+use ldp_link::client::LinkError;
+use ldp_link::connect::keyed_client;
 use ldp_link::device::{
     Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, WireDevice, device_config,
 };
@@ -26,11 +28,11 @@ use ldp_link::fleet::{self, Fleet, Member, Routing};
 use ldp_link::mqtt::{BrokerUrl, FleetWait, MqttFleet, MqttLink};
 use ldp_link::transport::{Link, QemuDevice, SerialLink, TcpLink};
 
-use crate::checkpoint::Checkpoint;
-use crate::executor::{Executor, Progress, Task};
+use crate::run::checkpoint::Checkpoint;
+use crate::run::executor::{Executor, Progress, Task};
 
-pub use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
-pub use crate::settings::{
+pub use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
+pub use crate::run::settings::{
     ConfigError, DeviceKind, RunConfig, RunError, default_firmware_elf, derive_seed, run_id,
 };
 
@@ -231,8 +233,8 @@ impl LoopTask<'_> {
         // attempt's spending as well), and keeps the earlier attempt's rows of devices it did
         // not reach.
         if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
-            && let Err(e) = crate::output::with_earlier_attempt(dir, trial, recorded, ledger)
-                .and_then(|all| crate::output::write_ledger(dir, trial, recorded, &all))
+            && let Err(e) = crate::run::output::with_earlier_attempt(dir, trial, recorded, ledger)
+                .and_then(|all| crate::run::output::write_ledger(dir, trial, recorded, &all))
         {
             // A failed job's own error comes first; that its ledger is lost is said too.
             return Err(match curve {
@@ -373,12 +375,8 @@ fn checked_wire_device<L: Link>(
     provisioned: Option<&DeviceConfig>,
     key_file: Option<std::path::PathBuf>,
 ) -> Result<WireDevice<L>, RunError> {
-    let mut client = WireClient::new(link, auth);
-    if let Some(file) = key_file {
-        // The highest boot number seen from the device, beside its key: across runs.
-        let record = crate::keys::boot_record(&file, auth.device_id);
-        client = client.with_key_file(&file).with_boot_record(&record);
-    }
+    // The highest boot number seen from the device, beside its key: across runs.
+    let mut client = keyed_client(link, auth, key_file.as_deref());
     let hello = client.hello().map_err(|e| RunError::Device(DeviceError::Link(e)))?;
     check_bounds(env, &hello)?;
     if let Some(&provisioned) = provisioned
@@ -430,11 +428,7 @@ impl MqttRun {
             // The retained hello only says the device is there: its own, authenticated hello
             // gives the configuration checked here, its session and where its numbers go on.
             let auth = link.auth();
-            let mut client = WireClient::new(link, auth);
-            if let Some(file) = keys_origin(auth.device_id) {
-                let record = crate::keys::boot_record(&file, auth.device_id);
-                client = client.with_key_file(&file).with_boot_record(&record);
-            }
+            let mut client = keyed_client(link, auth, keys_origin(auth.device_id).as_deref());
             match client.hello() {
                 Ok(hello) => {
                     check_bounds(env, &hello)?;

@@ -38,11 +38,11 @@ use std::path::Path;
 
 use ldp_core::Epsilon;
 
-use crate::executor::{Executor, Task};
-use crate::experiment::{EnvKind, Experiment, listed_epsilon};
-use crate::results::{AlgorithmResult, UNIFORM_LABEL, with_uniform};
-use crate::runner::{Loop, LoopTask};
-use crate::settings::{ConfigError, RunConfig, RunError, derive_seed};
+use crate::experiments::definition::{EnvKind, Experiment, listed_epsilon};
+use crate::experiments::runner::{Loop, LoopTask};
+use crate::run::executor::{Executor, Task};
+use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, with_uniform};
+use crate::run::settings::{ConfigError, RunConfig, RunError, derive_seed};
 use ldp_learn::env::{EnvError, EnvFactory, shared};
 use ldp_learn::policy::AlgorithmSpec;
 
@@ -430,6 +430,6 @@ mod tests {
     /// The experts' uniform learner is labelled as every other uniform-play row.
     #[test]
     fn the_experts_uniform_row_is_labelled_as_every_uniform_row() {
-        assert_eq!(super::ExpertsAlgorithm::Uniform.label(), crate::results::UNIFORM_LABEL);
+        assert_eq!(super::ExpertsAlgorithm::Uniform.label(), crate::run::results::UNIFORM_LABEL);
     }
 }

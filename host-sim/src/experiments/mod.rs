@@ -1,6 +1,6 @@
 //! The registry of named experiments: seed 000's (Zhou & Tan, Figures 2 and 3) here, and every
-//! other family's ([`crate::bandit`], [`crate::dubey`]) by import. The families describe their
-//! experiments with [`crate::experiment`]; they never import this registry.
+//! other family's ([`crate::experiments::bandit`], [`crate::experiments::dubey`]) by import. The families describe their
+//! experiments with [`crate::experiments::definition`]; they never import this registry.
 //!
 //! Seed 000's experiments:
 //!
@@ -22,13 +22,18 @@
 //! non-private runs compare the three heavy-tailed algorithms and GP-UCB on raw rewards.
 //! Synthetic runs draw a new f for every trial (seed 000 §5.2: hence the wide error bars).
 
+pub mod bandit;
+pub mod definition;
+pub mod dubey;
+pub mod runner;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::executor::{Select, Task};
-pub use crate::experiment::{EnvFactory, EnvKind, Experiment, TaskBuilder, listed_epsilon};
-use crate::runner::Loop;
-use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
+pub use crate::experiments::definition::{EnvFactory, EnvKind, Experiment, TaskBuilder, listed_epsilon};
+use crate::experiments::runner::Loop;
+use crate::run::executor::{Select, Task};
+use crate::run::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
 use ldp_core::Epsilon;
 use ldp_learn::bo::GP_EXPERIMENT_ALGORITHMS;
 use ldp_learn::env::{
@@ -130,8 +135,8 @@ pub fn find(name: &str) -> Option<&'static Experiment> {
 pub fn all() -> impl Iterator<Item = &'static Experiment> {
     EXPERIMENTS
         .iter()
-        .chain(crate::bandit::BANDIT_EXPERIMENTS.iter())
-        .chain(crate::dubey::DUBEY_EXPERIMENTS.iter())
+        .chain(crate::experiments::bandit::BANDIT_EXPERIMENTS.iter())
+        .chain(crate::experiments::dubey::DUBEY_EXPERIMENTS.iter())
 }
 
 /// The task of a run of `experiment` on `env` (its own, or with another noise): the

@@ -1,5 +1,5 @@
 //! What an experiment is: its environment, learners, privacy model and default size. The
-//! families ([`crate::bandit`], [`crate::dubey`]) describe their experiments with these types;
+//! families ([`crate::experiments::bandit`], [`crate::experiments::dubey`]) describe their experiments with these types;
 //! the registry of every named experiment is [`crate::experiments`], which imports the
 //! families (never the reverse).
 
@@ -7,8 +7,8 @@ use std::path::Path;
 
 use ldp_core::Epsilon;
 
-use crate::executor::Task;
-use crate::settings::{RunConfig, RunError};
+use crate::run::executor::Task;
+use crate::run::settings::{RunConfig, RunError};
 pub use ldp_learn::env::EnvFactory;
 use ldp_learn::env::{EnvError, Noise, SyntheticKernel};
 use ldp_learn::policy::AlgorithmSpec;
@@ -41,7 +41,7 @@ pub enum EnvKind {
     /// emulated or real device (`--device qemu`, `--device serial:PATH`).
     Sensor,
     /// The user's own problem from files (`custom`): the run's
-    /// [`RunConfig::problem`](crate::settings::RunConfig::problem).
+    /// [`RunConfig::problem`](crate::run::settings::RunConfig::problem).
     Table,
     /// An environment family defined elsewhere: given the data directory, its per-trial factory.
     Custom(fn(Option<&Path>) -> Result<EnvFactory, EnvError>),
@@ -71,7 +71,7 @@ pub struct Experiment {
     pub default_trials: usize,
     /// Horizon when `--horizon` is not given.
     pub default_horizon: usize,
-    /// The experiment's own task, instead of the bandit loop ([`crate::runner::LoopTask`]) of
+    /// The experiment's own task, instead of the bandit loop ([`crate::experiments::runner::LoopTask`]) of
     /// its algorithms over its environment.
     pub own_task: Option<TaskBuilder>,
 }

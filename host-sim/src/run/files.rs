@@ -1,13 +1,19 @@
-//! Files written whole or not at all (`write_whole`) and the error of writing or reading
-//! results ([`OutputError`]). Imports nothing of the crate: the checkpoint, the settings and
-//! every writer of results stand on it.
+//! Files written whole or not at all (`write_whole`), the names of the ledger directories
+//! inside an output directory, and the error of writing or reading results ([`OutputError`]).
+//! Imports nothing of the crate: the checkpoint, the settings and every writer of results
+//! stand on it.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Writing results failed (the files of [`crate::output`]), or reading them back to redraw a
-/// plot ([`crate::plot::replot`]).
+/// The ledger directory inside an output directory (a fleet's members).
+pub const LEDGER_DIR: &str = "fleet";
+/// The ledger directory of a run on one device on the wire (QEMU, serial, TCP).
+pub const DEVICE_LEDGER_DIR: &str = "device-ledgers";
+
+/// Writing results failed (the files of [`crate::run::output`]), or reading them back to redraw a
+/// plot ([`crate::run::plot::replot`]).
 #[derive(Debug)]
 pub struct OutputError {
     /// The file or directory.

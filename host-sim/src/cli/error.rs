@@ -5,15 +5,15 @@
 use std::io;
 use std::path::PathBuf;
 
-use host_sim::bridge::BridgeError;
-use host_sim::demo::PrivatiseError;
-use host_sim::env::table::TableError;
+use host_sim::experiments::runner::{ConfigError, RunError};
 use host_sim::fleet_bench::BenchError;
 use host_sim::live::LiveError;
-use host_sim::output::OutputError;
-use host_sim::runner::{ConfigError, RunError};
-use host_sim::transport::FirmwareError;
+use host_sim::privatise::PrivatiseError;
+use host_sim::run::output::OutputError;
+use ldp_learn::env::table::TableError;
+use ldp_link::bridge::BridgeError;
 use ldp_link::mqtt::MqttError;
+use ldp_link::transport::FirmwareError;
 
 /// A command failed.
 #[derive(Debug)]
@@ -199,7 +199,7 @@ pub enum Usage {
         /// The board's directory.
         dir: PathBuf,
         /// Why.
-        why: host_sim::fleet::NotProvisionable,
+        why: ldp_link::fleet::NotProvisionable,
     },
     /// `live --device qemu` on an output directory that records a run whose board is gone.
     LiveBoardGone {
@@ -225,7 +225,7 @@ impl std::fmt::Display for Usage {
             Self::NoExperiment => f.write_str("name an experiment: host-sim run <name> (see host-sim list)"),
             Self::UnknownExperiment(name) => {
                 let names = host_sim::experiments::EXPERIMENTS.iter().map(|e| e.name);
-                match host_sim::settings::closest(name, names) {
+                match host_sim::run::settings::closest(name, names) {
                     Some(guess) => write!(f, "unknown experiment '{name}': did you mean '{guess}'? (see host-sim list)"),
                     None => write!(f, "unknown experiment '{name}': see host-sim list (custom runs your own data)"),
                 }

@@ -1,17 +1,19 @@
 //! How a run is set up and why it stops: the settings ([`RunConfig`], [`DeviceKind`]), the run's
 //! identity ([`run_id`]), the seeds ([`derive_seed`], the learners' seed rule) and the one error
 //! type of a run ([`RunError`]). Every layer above (the bandit loop, the executor, the families)
-//! imports these; this module imports none of them.
+//! imports these; this module imports none of them, only the two below it: the checkpoint's
+//! error and the files' ([`crate::run::files`]).
 
 use std::path::{Path, PathBuf};
 
 use ldp_core::{DeviceConfig, Epsilon};
 use serde::Serialize;
 
-use crate::checkpoint::CheckpointError;
-pub use crate::files::OutputError;
+use crate::run::checkpoint::CheckpointError;
+pub use crate::run::files::OutputError;
 use ldp_learn::env::EnvError;
-use ldp_learn::policy::{AlgorithmSpec, Constants, PolicyError};
+use ldp_learn::policy::Constants;
+use ldp_learn::policy::{AlgorithmSpec, PolicyError};
 use ldp_learn::rules::Public;
 pub use ldp_learn::rules::derive_seed;
 use ldp_link::device::DeviceError;

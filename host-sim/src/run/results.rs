@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::settings::RunConfig;
-use crate::settings::RunError;
+use crate::run::settings::RunConfig;
+use crate::run::settings::RunError;
 use ldp_learn::env::Environment;
 
 /// Per-algorithm results of a run.

@@ -2,7 +2,7 @@
 //! `finals.csv` (final regret of every trial, its ratio to uniform play's in that trial and the
 //! learner's `worse_than_uniform` flag, [`AlgorithmResult::worse_than_uniform`]),
 //! `run.json` (every parameter, seed and derived constant), `regret.svg` and `regret.png` (see
-//! [`crate::plot`]), and the summary table printed at the end, as text, Markdown or JSON
+//! [`crate::run::plot`]), and the summary table printed at the end, as text, Markdown or JSON
 //! ([`render_table`]).
 
 use std::fmt;
@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::executor::Observer;
-use crate::files::write_whole;
-pub use crate::plot::{MAX_PLOTTED_ROUNDS, PlotOptions, plotted_rounds};
-use crate::results::AlgorithmResult;
-pub use crate::settings::OutputError;
-use crate::settings::{RunConfig, RunError};
+use crate::run::executor::Observer;
+use crate::run::files::{DEVICE_LEDGER_DIR, LEDGER_DIR, write_whole};
+pub use crate::run::plot::{MAX_PLOTTED_ROUNDS, PlotOptions, plotted_rounds};
+use crate::run::results::AlgorithmResult;
+pub use crate::run::settings::OutputError;
+use crate::run::settings::{RunConfig, RunError};
 use ldp_link::device::MemberRecord;
 
 /// The observer that writes a finished run's files ([`write_all`]) into its directory.
@@ -150,11 +150,6 @@ fn dropped_from(c: [u64; 9]) -> ldp_link::client::Dropped {
         unauthenticated_refusals: c[8],
     }
 }
-
-/// The ledger directory inside an output directory.
-pub const LEDGER_DIR: &str = "fleet";
-/// The ledger directory of a run on one device on the wire (QEMU, serial, TCP).
-pub const DEVICE_LEDGER_DIR: &str = "device-ledgers";
 
 /// Writes what each member of a job's fleet spent as `trial<t>-learner<l>.csv` in `dir`
 /// (columns device, spent_eps, reports, skipped, then the dropped replies by reason in the
@@ -407,7 +402,7 @@ pub fn write_all_with(
     let json =
         serde_json::to_string_pretty(&record).map_err(|e| OutputError::write(&json_path, e.to_string()))?;
     let title = format!("{experiment}: {description}");
-    let plots = crate::plot::write_plots(dir, &title, results, config.trials, plot)?;
+    let plots = crate::run::plot::write_plots(dir, &title, results, config.trials, plot)?;
     write_whole(&json_path, json.as_bytes())?;
     Ok([regret, finals_path, json_path].into_iter().chain(plots).collect())
 }
@@ -668,7 +663,7 @@ mod tests {
         let record = MemberRecord { id: 7, spent: 20.0, reports: 20, skipped: 0, dropped, left_out: false };
         write_ledger(&dir.join(DEVICE_LEDGER_DIR), 0, 1, &[record]).unwrap();
         let config = RunConfig {
-            device: crate::settings::DeviceKind::Tcp { addr: "x:1".into() },
+            device: crate::run::settings::DeviceKind::Tcp { addr: "x:1".into() },
             ..RunConfig::default()
         };
         let summary = device_summary(&dir, &config).unwrap().expect("a device summary");

@@ -7,7 +7,7 @@
 //! trials is unknown, and the y-axis says which). Colours are the Okabe–Ito colour-blind-safe
 //! palette (learners past the seventh are dashed in the same colours), bands are drawn first and
 //! every line over them. Uniform play, the reference row of
-//! [`with_uniform`](crate::results::with_uniform), is a grey dashed line without a band. The
+//! [`with_uniform`](crate::run::results::with_uniform), is a grey dashed line without a band. The
 //! legend stands beside the plot area, so it covers no curve.
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary (`host-sim/assets/fonts`), so neither
@@ -24,8 +24,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
 
-use crate::results::{AlgorithmResult, UNIFORM_LABEL};
-use crate::settings::OutputError;
+use crate::run::results::{AlgorithmResult, UNIFORM_LABEL};
+use crate::run::settings::OutputError;
 
 /// The plot's vector file, in a run's directory.
 pub const SVG_FILE: &str = "regret.svg";
@@ -54,7 +54,7 @@ pub struct PlotOptions {
 /// The family every text of the plot is drawn in (the embedded font is registered under it).
 const FAMILY: &str = "sans-serif";
 /// DejaVu Sans, cut to the glyphs plot text uses (`host-sim/assets/fonts/README.md`).
-const FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans-subset.ttf");
+const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-subset.ttf");
 /// Width and height of the plot area; the legend's column is added to the width.
 const PLOT_SIZE: (u32, u32) = (900, 600);
 /// Opacity of the error bands.
@@ -336,7 +336,7 @@ fn write_figure_files(
             drawing.draw(&root).and_then(|()| root.present().map_err(text))
         }
         .map_err(|m| OutputError::write(svg_path, m))?;
-        crate::files::write_whole(svg_path, svg.as_bytes())?;
+        crate::run::files::write_whole(svg_path, svg.as_bytes())?;
         written.push(svg_path.to_path_buf());
     }
     if let Some(png_path) = png_path {
@@ -349,7 +349,7 @@ fn write_figure_files(
         }
         .map_err(|m| OutputError::write(png_path, m))?;
         let png = encode_png(&rgb, size).map_err(|e| OutputError::write(png_path, e.to_string()))?;
-        crate::files::write_whole(png_path, &png)?;
+        crate::run::files::write_whole(png_path, &png)?;
         written.push(png_path.to_path_buf());
     }
     Ok(written)
@@ -970,7 +970,7 @@ pub fn copy_figures_beside(run_dir: &Path, out: &Path, key: &str) -> Result<Vec<
             Err(e) => return Err(OutputError::read(&source, e.to_string())),
         };
         let target = out.join(to);
-        crate::files::write_whole(&target, &bytes)?;
+        crate::run::files::write_whole(&target, &bytes)?;
         written.push(target);
     }
     Ok(written)

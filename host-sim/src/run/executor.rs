@@ -16,9 +16,9 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::checkpoint::Checkpoint;
-use crate::results::{AlgorithmResult, aggregate};
-use crate::settings::{ConfigError, RunConfig, RunError};
+use crate::run::checkpoint::Checkpoint;
+use crate::run::results::{AlgorithmResult, aggregate};
+use crate::run::settings::{ConfigError, RunConfig, RunError};
 pub use ldp_learn::policy::names_learner;
 
 /// What the executor runs: an experiment's learners, its jobs and how its results are made.

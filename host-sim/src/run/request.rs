@@ -9,9 +9,14 @@ use ldp_learn::env::Prior;
 use ldp_learn::env::custom::ProblemFiles;
 use ldp_learn::policy::{AlgorithmSpec, Constants};
 
-use crate::experiment::{EnvKind, Experiment};
+use crate::experiments::definition::{EnvKind, Experiment};
 use crate::experiments::noise_by_name;
-use crate::settings::{ConfigError, DeviceKind, RunConfig};
+use std::path::Path;
+
+use ldp_link::fleet::Routing;
+
+use crate::run::files::{DEVICE_LEDGER_DIR, LEDGER_DIR};
+use crate::run::settings::{ConfigError, DeviceKind, FleetSpec, RunConfig};
 
 /// What a front end asks for; `None`: the experiment's default.
 #[derive(Clone, Debug)]
@@ -165,11 +170,100 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
     let noise = request.noise.map_or(String::new(), |n| format!(", {n} noise"));
     let title = match &config.problem {
         // The file's name, not its path: a title is no place for a home directory.
-        Some(files) => format!("your data: {} ({privacy})", crate::plot::shown_name(&files.arms)),
+        Some(files) => format!("your data: {} ({privacy})", crate::run::plot::shown_name(&files.arms)),
         None if privacy.is_empty() && noise.is_empty() => experiment.description.to_string(),
         None => format!("{} ({privacy}{noise})", experiment.description),
     };
     Ok(Settled { config, env, title })
+}
+
+/// Where a settled run's queries go, as a front end asks for it (`host-sim run --device`).
+#[derive(Clone, Debug, Default)]
+pub struct DeviceRequest {
+    /// The device (`None`: in process).
+    pub device: Option<DeviceKind>,
+    /// A fleet's routing.
+    pub routing: Option<Routing>,
+    /// Each fleet member's lifetime budget.
+    pub user_budget: Option<f64>,
+    /// The run is one shard of several.
+    pub sharded: bool,
+}
+
+/// What a run cannot do on the device asked for. The front ends word it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeviceRefusal {
+    /// A shard of a run over an MQTT fleet.
+    ShardOverMqtt,
+    /// A user budget for an MQTT fleet (its devices set their own).
+    UserBudgetOverMqtt,
+    /// A user budget that is not a finite number > 0.
+    UserBudget(f64),
+    /// A routing or a user budget without a fleet.
+    FleetOnly,
+    /// Settings the device cannot serve (an MQTT fleet and a new environment every trial).
+    Config(ConfigError),
+}
+
+/// `config` (settled) with its queries sent where `request` asks: a fleet gets its routing and
+/// budgets; an MQTT fleet, a serial board and a TCP device answer one conversation at a time
+/// (one thread), and an MQTT fleet neither shards nor takes a user budget; a device on the
+/// wire privatises the experiment's own rewards, sent with each query (the sensor experiment's
+/// device reads its own sensor).
+pub fn place(
+    config: &mut RunConfig,
+    experiment: &Experiment,
+    request: DeviceRequest,
+) -> Result<(), DeviceRefusal> {
+    if let Some(device) = request.device {
+        config.device = device;
+    }
+    if let DeviceKind::Fleet { .. } | DeviceKind::Mqtt { .. } = config.device {
+        if let DeviceKind::Mqtt { .. } = config.device {
+            if request.sharded {
+                return Err(DeviceRefusal::ShardOverMqtt);
+            }
+            if request.user_budget.is_some() {
+                return Err(DeviceRefusal::UserBudgetOverMqtt);
+            }
+            if matches!(experiment.env, EnvKind::Synthetic { .. }) && config.trials > 1 {
+                return Err(DeviceRefusal::Config(ConfigError::FleetTrials));
+            }
+            config.threads = Some(1); // one fleet, one conversation at a time
+        }
+        if let Some(budget) = request.user_budget
+            && !(budget.is_finite() && budget > 0.0)
+        {
+            return Err(DeviceRefusal::UserBudget(budget));
+        }
+        config.fleet = Some(FleetSpec {
+            routing: request.routing.unwrap_or_default(),
+            user_budget: request.user_budget,
+            ledger_dir: None,
+        });
+    } else if request.routing.is_some() || request.user_budget.is_some() {
+        return Err(DeviceRefusal::FleetOnly);
+    } else if config.device != DeviceKind::InProcess {
+        // Hardware in the loop: the device privatises the rewards of the experiment's own
+        // environment, sent with each query; the device experiment's device reads its own sensor.
+        // (Experiments whose jobs do not query a local-DP device are refused with the task.)
+        config.feed = !matches!(experiment.env, EnvKind::Sensor);
+    }
+    if let DeviceKind::Serial { .. } | DeviceKind::Tcp { .. } = config.device {
+        config.threads = Some(1); // one device, one conversation at a time
+    }
+    Ok(())
+}
+
+/// The ledger directories of `config`'s devices inside the output directory `out`: a fleet's
+/// members, or the one device on the wire's (QEMU, serial, TCP).
+pub fn keep_ledgers_in(config: &mut RunConfig, out: &Path) {
+    if let Some(fleet) = config.fleet.as_mut() {
+        fleet.ledger_dir = Some(out.join(LEDGER_DIR));
+    }
+    if let DeviceKind::Qemu { .. } | DeviceKind::Serial { .. } | DeviceKind::Tcp { .. } = config.device {
+        config.device_ledger_dir = Some(out.join(DEVICE_LEDGER_DIR));
+    }
 }
 
 #[cfg(test)]

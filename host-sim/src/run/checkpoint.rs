@@ -32,9 +32,9 @@ pub const JOBS_FILE: &str = "jobs.jsonl";
 /// what differs when a run with other settings meets them.
 pub const SETTINGS_FILE: &str = "settings.json";
 
-/// The directories of a run's per-job ledgers (`crate::output`): results of its settings, like
+/// The directories of a run's per-job ledgers (`crate::run::files`): results of its settings, like
 /// its jobs.
-const LEDGER_DIRS: [&str; 2] = [crate::output::LEDGER_DIR, crate::output::DEVICE_LEDGER_DIR];
+const LEDGER_DIRS: [&str; 2] = [crate::run::files::LEDGER_DIR, crate::run::files::DEVICE_LEDGER_DIR];
 
 /// The lock file inside an output directory ([`OutLock`]).
 pub const LOCK_FILE: &str = "run.lock";
@@ -259,7 +259,7 @@ impl OutLock {
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }
         file.set_len(0).and_then(|()| writeln!(file, "{}", std::process::id())).map_err(io)?;
-        crate::files::remove_partials(dir).map_err(io)?;
+        crate::run::files::remove_partials(dir).map_err(io)?;
         Ok(Self { _file: file })
     }
 }
@@ -428,7 +428,7 @@ impl Checkpoint {
         if let Some(settings) = settings {
             let text =
                 serde_json::to_string_pretty(settings).map_err(|e| CheckpointError::Encode(e.to_string()))?;
-            crate::files::write_whole(&recorded, text.as_bytes())
+            crate::run::files::write_whole(&recorded, text.as_bytes())
                 .map_err(|e| io(std::io::Error::other(e.to_string())))?;
         }
         let mut file = OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;

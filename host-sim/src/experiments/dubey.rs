@@ -25,10 +25,10 @@ use std::path::Path;
 use ldp_core::Epsilon;
 use rand_core::SeedableRng;
 
-use crate::executor::{Executor, Task};
-use crate::experiment::{EnvKind, Experiment, listed_epsilon};
-use crate::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
-use crate::settings::{ConfigError, DeviceKind, RunConfig, RunError};
+use crate::experiments::definition::{EnvKind, Experiment, listed_epsilon};
+use crate::run::executor::{Executor, Task};
+use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
+use crate::run::settings::{ConfigError, DeviceKind, RunConfig, RunError};
 use ldp_learn::env::EnvFactory;
 use ldp_learn::env::{Environment, SimRng};
 use ldp_learn::policy::PolicyError;
