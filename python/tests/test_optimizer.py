@@ -1,5 +1,5 @@
 """ldp_bo.Optimizer: the Rust ask/tell learner from Python. Same settings, seed and reports,
-same actions as host_sim::optimizer::Optimizer (driven by host-sim's example ask_tell_stdio);
+same actions as ldp_learn::optimizer::Optimizer (driven by host-sim's example ask_tell_stdio);
 bad input refused with the package's exceptions."""
 
 import math
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::ldp_bo.SeededNoiseWarning")
 
 
 class RustOptimizer:
-    """host_sim::optimizer::Optimizer in a process of its own (examples/ask_tell_stdio.rs)."""
+    """ldp_learn::optimizer::Optimizer in a process of its own (examples/ask_tell_stdio.rs)."""
 
     def __init__(self, host_sim, repository, domain_lines, algorithm, eps, bound, noise_bound, horizon, seed,
                  constants, kernel=None, lengthscale=None):
