@@ -18,7 +18,7 @@
 //! - [`params`]: validated ε, δ (of a release, and of an error bound), bounds and truncation
 //!   levels;
 //! - [`grid`]: the one public power-of-two grid every release lives on;
-//! - [`mechanism`]: CTL(ε) of Zhou & Tan (seed 000, Curator 1) and the other Laplace
+//! - [`mechanism`]: CTL(ε) of Zhou & Tan (Zhou & Tan, Curator 1) and the other Laplace
 //!   releases, built on a **floating-point-safe** discrete Laplace on a power-of-two grid;
 //! - [`sampler`]: the exact integer sampler (Canonne, Kamath & Steinke 2020);
 //! - [`state`]: the persistent device state (seed material, boot counter, reserved budget) and

@@ -1,4 +1,4 @@
-//! The Laplace mechanism made safe for floating point, and CTL(ε) of seed 000 (Curator 1).
+//! The Laplace mechanism made safe for floating point, and CTL(ε) of Zhou & Tan (Curator 1).
 //!
 //! # Construction
 //!
@@ -25,7 +25,7 @@
 //! ```
 //!
 //! With the default grid, the noise is at most `(1 + 2^-12)` times the continuous Laplace
-//! scale `2C/ε` of seed 000 (the rounding of `C` up to `M·g` is the "rounding added to the
+//! scale `2C/ε` of Zhou & Tan (the rounding of `C` up to `M·g` is the "rounding added to the
 //! sensitivity" of OpenDP's float Laplace), and `num`'s rounding costs a relative
 //! `1/num < ε·2^-23` of ε (since `2M·den ≥ 2^23`).
 //! No floating-point operation touches the noise, and the set of values that can be released
@@ -49,9 +49,9 @@ pub const MAX_RELEASE_INDEX: i64 = 1 << 52;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Preprocess {
-    /// Projection onto `[−C, C]` (CTL of seed 000).
+    /// Projection onto `[−C, C]` (CTL of Zhou & Tan).
     Clamp,
-    /// `y·1{|y| ≤ C}`: out-of-range rewards become 0 (seed 004 Alg. 4, line 15).
+    /// `y·1{|y| ≤ C}`: out-of-range rewards become 0 (Tao et al. Alg. 4, line 15).
     TruncateToZero,
 }
 
@@ -88,7 +88,7 @@ pub struct LaplaceMechanism {
 }
 
 impl LaplaceMechanism {
-    /// CTL(ε) of seed 000 §4.1 (Curator 1, Lemma 1): clamp to `[−(B+R), B+R]` and add Laplace
+    /// CTL(ε) of Zhou & Tan §4.1 (Curator 1, Lemma 1): clamp to `[−(B+R), B+R]` and add Laplace
     /// noise of scale `𝓛 = 2(B+R)/ε` (up to the grid rounding documented in the module).
     ///
     /// ```
@@ -107,7 +107,7 @@ impl LaplaceMechanism {
         Self::new(level, epsilon, Preprocess::Clamp)
     }
 
-    /// CTL(ε) for sub-Weibull noise (seed 000 §4.5): the noise bound is replaced by
+    /// CTL(ε) for sub-Weibull noise (Zhou & Tan §4.5): the noise bound is replaced by
     /// `R = K₁ (ln(T/δ))^θ`, so that with probability ≥ 1 − δ no raw reward of the T rounds
     /// exceeds `B + R`.
     ///
@@ -135,7 +135,7 @@ impl LaplaceMechanism {
         Self::ctl(epsilon, b, r)
     }
 
-    /// The device-side report of seed 004 Alg. 4 (lines 15–16): `x·1{|x| ≤ B_τ}` plus Laplace
+    /// The device-side report of Tao et al. Alg. 4 (lines 15–16): `x·1{|x| ≤ B_τ}` plus Laplace
     /// noise of scale `2B_τ/ε`, with a public level `B_τ` sent by the learner.
     ///
     /// ```
@@ -289,7 +289,7 @@ impl LaplaceMechanism {
     }
 
     /// Variance of the added noise in reward units: `2q/(1−q)²·4^k` with `q = exp(−den/num)`
-    /// (≈ 2𝓛², the continuous Laplace variance of seed 000 §3).
+    /// (≈ 2𝓛², the continuous Laplace variance of Zhou & Tan §3).
     pub fn noise_variance(&self) -> f64 {
         let q = libm::exp(-1.0 / self.noise.scale());
         let steps = 2.0 * q / ((1.0 - q) * (1.0 - q));
@@ -297,7 +297,7 @@ impl LaplaceMechanism {
     }
 }
 
-/// The sub-Weibull noise bound `R = K₁ (ln(T/δ))^θ` of seed 000 §4.5.
+/// The sub-Weibull noise bound `R = K₁ (ln(T/δ))^θ` of Zhou & Tan §4.5.
 ///
 /// ```
 /// use ldp_core::{mechanism::sub_weibull_noise_bound, Delta, ParamError};

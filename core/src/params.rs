@@ -72,7 +72,7 @@ impl Delta {
     }
 }
 
-/// The δ of a high-probability error bound: "with probability ≥ 1 − δ" in seed 004 Lemma 2
+/// The δ of a high-probability error bound: "with probability ≥ 1 − δ" in Tao et al. Lemma 2
 /// ([`lemma2_error_bound`](crate::tree::lemma2_error_bound), the trees' `error_bound`), in
 /// `(0, 1/2]`, the range where that lemma holds as we read it (see there: it is false for δ
 /// near 1). Not a privacy parameter: a release's δ is [`Delta`].
@@ -114,7 +114,7 @@ impl ErrorBoundDelta {
     }
 }
 
-/// A bound on a magnitude — B on |f(x)|, R on |η| (seed 000 §3): finite and ≥ 0.
+/// A bound on a magnitude — B on |f(x)|, R on |η| (Zhou & Tan §3): finite and ≥ 0.
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Bound(f64);

@@ -84,8 +84,8 @@ impl<S: StateStore> Reporter<S> {
     }
 
     /// Answers one query: privatise `reward` at the requested `epsilon`, clamping to
-    /// `[−(B+R), B+R]` (CTL, seed 000) or, when the learner sends a public level `b`,
-    /// truncating to zero outside `[−b, b]` (seed 004 Alg. 4). A non-finite reading is
+    /// `[−(B+R), B+R]` (CTL, Zhou & Tan) or, when the learner sends a public level `b`,
+    /// truncating to zero outside `[−b, b]` (Tao et al. Alg. 4). A non-finite reading is
     /// released as [`sanitize`] says.
     ///
     /// ε and the level come validated ([`Epsilon`], [`TruncationLevel`]: checked once, where they

@@ -8,7 +8,7 @@
 
 use crate::params::{Bound, Epsilon, TruncationLevel};
 
-/// Raw truncation to zero: `y·1{|y| ≤ b}` (TGP-UCB, seed 000 Alg. 2; robust UCB/SE, seed 004).
+/// Raw truncation to zero: `y·1{|y| ≤ b}` (TGP-UCB, Zhou & Tan Alg. 2; robust UCB/SE, Tao et al.).
 ///
 /// ```
 /// use ldp_core::{truncation::truncate_to_zero, TruncationLevel};
@@ -35,7 +35,7 @@ pub fn clamp(y: f64, b: TruncationLevel) -> f64 {
     if y.is_nan() { 0.0 } else { y.clamp(-b.get(), b.get()) }
 }
 
-/// LDP-TGP-UCB's level `b_t = B + R + 𝓛 ln t` (seed 000 Alg. 2 with the CTL scale 𝓛);
+/// LDP-TGP-UCB's level `b_t = B + R + 𝓛 ln t` (Zhou & Tan Alg. 2 with the CTL scale 𝓛);
 /// `t` is taken as at least 1.
 ///
 /// ```
@@ -49,7 +49,7 @@ pub fn ldp_tgp_ucb_level(b: Bound, r: Bound, laplace_scale: f64, t: u64) -> f64 
 }
 
 /// TGP-UCB's practical level `b_t = t^{1/(2(1+α))} v^{1/(1+α)}` (Chowdhury & Gopalan's public
-/// code, which seed 000's experiments follow); `v` bounds the (1+α)-th moment of the reward.
+/// code, which Zhou & Tan's experiments follow); `v` bounds the (1+α)-th moment of the reward.
 pub fn tgp_ucb_practical_level(t: u64, alpha: f64, v: f64) -> f64 {
     let t = t.max(1) as f64;
     libm::pow(t, 1.0 / (2.0 * (1.0 + alpha))) * libm::pow(v, 1.0 / (1.0 + alpha))
@@ -63,7 +63,7 @@ pub fn ata_practical_level(t: u64, alpha: f64, v: f64, m: u64, horizon: u64) -> 
     libm::pow(t, (1.0 - alpha) / (2.0 * (1.0 + alpha))) * libm::pow(v / log, 1.0 / (1.0 + alpha))
 }
 
-/// Second moment of a CTL-privatised reward, `v = B² + R² + 8(B+R)²/ε²` (seed 000 Appendix C):
+/// Second moment of a CTL-privatised reward, `v = B² + R² + 8(B+R)²/ε²` (Zhou & Tan Appendix C):
 /// the `v` to use in the heavy-tailed levels above for the LDP algorithms.
 ///
 /// ```
@@ -77,7 +77,7 @@ pub fn ldp_second_moment(b: Bound, r: Bound, epsilon: Epsilon) -> f64 {
     b * b + r * r + 8.0 * (b + r) * (b + r) / (e * e)
 }
 
-/// DP robust UCB's level `B_n = (ε u n / log^{1.5} T)^{1/(1+v)}` (seed 004 Alg. 1), where `u`
+/// DP robust UCB's level `B_n = (ε u n / log^{1.5} T)^{1/(1+v)}` (Tao et al. Alg. 1), where `u`
 /// bounds the (1+v)-th moment and `n` is the arm's pull count.
 pub fn dp_robust_ucb_level(epsilon: Epsilon, u: f64, n: u64, horizon: u64, v: f64) -> f64 {
     dp_robust_ucb_level_at(epsilon, u, n, log_pow_1_5(horizon), v)
@@ -94,7 +94,7 @@ pub(crate) fn dp_robust_ucb_level_at(epsilon: Epsilon, u: f64, n: u64, log_pow_1
 }
 
 /// The non-private robust UCB level `(u n / ln(t²))^{1/(1+v)}` of Bubeck et al. (2013), quoted in
-/// seed 004 §4.1.
+/// Tao et al. §4.1.
 pub fn robust_ucb_level(u: f64, n: u64, t: u64, v: f64) -> f64 {
     robust_ucb_level_at(u, n, log_t_squared(t), v)
 }
@@ -110,7 +110,7 @@ pub(crate) fn robust_ucb_level_at(u: f64, n: u64, log_t_squared: f64, v: f64) ->
     libm::pow(u * n as f64 / log_t_squared, 1.0 / (1.0 + v))
 }
 
-/// One epoch τ of robust successive elimination (seed 004 Alg. 3 and 4, lines 7–9 and 21–23).
+/// One epoch τ of robust successive elimination (Tao et al. Alg. 3 and 4, lines 7–9 and 21–23).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct RseEpoch {
@@ -126,15 +126,15 @@ pub struct RseEpoch {
     pub threshold: f64,
 }
 
-/// κ of DP robust successive elimination as printed (seed 004 Alg. 3, line 8: `24^{(1+v)/v}`;
+/// κ of DP robust successive elimination as printed (Tao et al. Alg. 3, line 8: `24^{(1+v)/v}`;
 /// line 23: eliminate at `12·err_τ = (κ/2)·err_τ`).
 pub const DP_RSE_PAPER_KAPPA: f64 = 24.0;
-/// κ of LDP robust successive elimination as printed (seed 004 Alg. 4, line 8: `28^{2(1+v)/v}`;
+/// κ of LDP robust successive elimination as printed (Tao et al. Alg. 4, line 8: `28^{2(1+v)/v}`;
 /// line 23: eliminate at `14·err_τ = (κ/2)·err_τ`).
 pub const LDP_RSE_PAPER_KAPPA: f64 = 28.0;
 
 /// DP robust successive elimination with the paper's κ = 24, epoch `tau ≥ 1` with `active` arms
-/// left (seed 004 Alg. 3): see [`dp_rse_epoch_with`].
+/// left (Tao et al. Alg. 3): see [`dp_rse_epoch_with`].
 ///
 /// ```
 /// use ldp_core::{truncation::dp_rse_epoch, Epsilon};
@@ -151,7 +151,7 @@ pub fn dp_rse_epoch(tau: u32, active: u32, beta: f64, epsilon: Epsilon, u: f64, 
 }
 
 /// DP robust successive elimination, epoch `tau ≥ 1` with `active` arms left, with the constant κ
-/// as a parameter (seed 004 Alg. 3 has κ = 24):
+/// as a parameter (Tao et al. Alg. 3 has κ = 24):
 ///
 /// ```text
 /// D_τ = 2^{−τ},   ℓ = ln(4|S|τ²/β),
@@ -198,7 +198,7 @@ fn epoch_of(r: f64, level: f64, err: f64, kappa: f64) -> RseEpoch {
 }
 
 /// LDP robust successive elimination with the paper's κ = 28, epoch `tau ≥ 1` with `active`
-/// arms left (seed 004 Alg. 4): see [`ldp_rse_epoch_with`].
+/// arms left (Tao et al. Alg. 4): see [`ldp_rse_epoch_with`].
 ///
 /// ```
 /// use ldp_core::{truncation::ldp_rse_epoch, Epsilon};
@@ -213,7 +213,7 @@ pub fn ldp_rse_epoch(tau: u32, active: u32, beta: f64, epsilon: Epsilon, u: f64,
 }
 
 /// LDP robust successive elimination, epoch `tau ≥ 1` with `active` arms left, with the constant
-/// κ as a parameter (seed 004 Alg. 4 has κ = 28):
+/// κ as a parameter (Tao et al. Alg. 4 has κ = 28):
 ///
 /// ```text
 /// D_τ = 2^{−τ},   ℓ = ln(8|S|τ²/β),

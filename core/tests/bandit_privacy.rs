@@ -4,9 +4,9 @@
 //! α = 1e-6, which must stay below the claim, and the same audit must catch a version whose noise
 //! is halved.
 //!
-//! - DP-RSE (seed 004 Alg. 3): the epoch means released at the end of epoch 1, run through the
+//! - DP-RSE (Tao et al. Alg. 3): the epoch means released at the end of epoch 1, run through the
 //!   state machine itself; the neighbouring streams differ in arm 0's first reward;
-//! - LDP-RSE (seed 004 Alg. 4): the device report at the learner's public level B_τ.
+//! - LDP-RSE (Tao et al. Alg. 4): the device report at the learner's public level B_τ.
 
 use crate::common;
 

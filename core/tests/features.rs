@@ -1,4 +1,4 @@
-//! Feature maps for the squared-exponential kernel (SPEC §1.4, seed 003 §4.2, Theorem 2).
+//! Feature maps for the squared-exponential kernel (SPEC §1.4, Dubey §4.2, Theorem 2).
 //!
 //! What is checked, and against what:
 //! - the Gauss–Hermite rule: `Σ w = √π`, symmetry, tabulated values (Abramowitz & Stegun

@@ -1,4 +1,4 @@
-//! The local-JDP client of seed 003 Alg. 3: its selection is the UCB rule computed naively,
+//! The local-JDP client of Dubey Alg. 3: its selection is the UCB rule computed naively,
 //! its reports add exactly the rounded statistics plus discrete Gaussian noise of the
 //! calibrated σ (KS at α = 1e-6), it is float-safe, it refuses bad input without panicking,
 //! and it learns.

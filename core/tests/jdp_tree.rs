@@ -1,4 +1,4 @@
-//! The symmetric-matrix tree-based mechanism (seed 003 Alg. 2) through its public API: with
+//! The symmetric-matrix tree-based mechanism (Dubey Alg. 2) through its public API: with
 //! real noise every release is a symmetric matrix, its noise is on the scale of the calibrated
 //! σ, and the noise shifted by 2Λ (Lemma 3) is positive definite in every round. (Exact sums
 //! with zero noise are checked in the module's unit tests, through a private noise hook.)

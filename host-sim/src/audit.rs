@@ -255,7 +255,7 @@ pub fn audit_all(cases: &[Case], samples: u64, alpha: f64, seed: u64) -> Vec<Ver
 }
 
 /// 1 if `x` is in (−1, 1) but not a multiple of 2^-53 — a floating-point fingerprint that
-/// `fl(1 + noise)` never has (seed 000 CTL with the naive sampler, Mironov 2012).
+/// `fl(1 + noise)` never has (Zhou & Tan CTL with the naive sampler, Mironov 2012).
 fn off_grid(x: f64) -> f64 {
     if x.abs() < 1.0 && (x * 2f64.powi(53)).fract() != 0.0 { 1.0 } else { 0.0 }
 }
@@ -427,7 +427,7 @@ fn tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
     over_four_rounds(|t| tree.insert(first_differs(t, high), rng).ok().map(|r| r.value()))
 }
 
-/// As [`tree_sum`] on the adaptive tree (seed 004 Alg. 2) with bounds 1, 1, 2, 2 (B_max = 2).
+/// As [`tree_sum`] on the adaptive tree (Tao et al. Alg. 2) with bounds 1, 1, 2, 2 (B_max = 2).
 fn adaptive_tree_sum(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
     let Ok(mut tree) = Epsilon::new(eps).and_then(|e| AdaptiveTree::<3>::new(e, TWO, 4)) else {
         return [f64::NAN; STATS];
@@ -486,7 +486,7 @@ fn hedge(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
     })
 }
 
-/// Private EXP3 (seed 002 Alg. 4) for one round: the arm it chose sees loss 1 or 0; the
+/// Private EXP3 (Agarwal & Singh Alg. 4) for one round: the arm it chose sees loss 1 or 0; the
 /// statistic is that arm's probability in round 2 (a function of the released loss). The
 /// fixture runs at 2ε, i.e. noise for a loss range of ½ instead of 1.
 fn exp3(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
@@ -500,7 +500,7 @@ fn exp3(high: bool, rng: &mut SimRng, eps: f64) -> [f64; STATS] {
     [exp3.probabilities()[arm], 0.0]
 }
 
-/// The symmetric-matrix tree of seed 003 (JDP) for T = 4 rows in R² (‖z‖ ≤ 1): the first row
+/// The symmetric-matrix tree of Dubey (JDP) for T = 4 rows in R² (‖z‖ ≤ 1): the first row
 /// is (1, 0) or (0, 1) (the largest Gram change, √2 in Frobenius norm), the rest 0; the
 /// statistic sums N_t[0,0] − N_t[1,1] over the releases at t = 1, 2, 4. The fixture is built
 /// at ε = 3 (ε not split across the levels).

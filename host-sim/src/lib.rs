@@ -30,7 +30,7 @@
 //!   [`run::output`] and [`run::plot`] (curves, result files, figures), and [`run::pipeline`],
 //!   which stands on [`experiments`] and puts them together for `run`, `merge` and every run
 //!   of a reproduction;
-//! - [`experiments`]: the registry of named experiments (seed 000's figures and the user's own,
+//! - [`experiments`]: the registry of named experiments (Zhou & Tan's figures and the user's own,
 //!   `custom`), what an experiment is ([`experiments::definition`]), the other papers' families
 //!   ([`experiments::bandit`]: Tao et al. and Agarwal & Singh; [`experiments::dubey`]: Dubey's
 //!   QFF), and the bandit loop with the devices a run's settings name ([`experiments::runner`]);

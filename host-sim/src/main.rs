@@ -1,5 +1,5 @@
 //! `host-sim`: the learner's command line. With no arguments it runs the default experiment,
-//! seed 000 Fig. 2(a) (LDP, ε = 1, synthetic Matérn, 10 trials, T = 1000).
+//! Zhou & Tan Fig. 2(a) (LDP, ε = 1, synthetic Matérn, 10 trials, T = 1000).
 
 /// Prints a line on stdout. A closed stdout (`host-sim ... | head`) is no reason to die: the
 /// run goes on and writes its files (`println!` would panic).

@@ -393,7 +393,7 @@ fn ldp_ucb_takes_the_devices_mechanism_scale_and_learns_where_ldp_rse_is_a_round
     use host_sim::experiments::bandit::ldp_ucb::{LdpUcb, ReportNoise};
     use host_sim::experiments::bandit::{LDP_UCB, table_learners};
     // The private table family's calibrated default is LDP-UCB; paper and practical keep
-    // seed 004's LDP-RSE (and UCB1) exactly.
+    // Tao et al.'s LDP-RSE (and UCB1) exactly.
     let labels = |c| table_learners(true, c).iter().map(|s| s.name).collect::<Vec<_>>();
     assert_eq!(labels(Constants::Calibrated), ["LDP-UCB", "LDP-RSE", "UCB1"]);
     assert_eq!(labels(Constants::Practical), ["LDP-RSE", "UCB1"]);

@@ -224,7 +224,7 @@ fn small_dubey_local_finals_are_pinned_to_the_bit() {
     assert_eq!(rows, 12);
 }
 
-/// The seed 003 noise generator (`chacha20`'s ChaCha20Rng, with AVX2) gives the words of
+/// The Dubey noise generator (`chacha20`'s ChaCha20Rng, with AVX2) gives the words of
 /// `rand_chacha`'s ChaCha20Rng for the same seed, through every way the samplers read it
 /// (u64, u32, bytes) and across the 256-byte buffer refills.
 #[test]

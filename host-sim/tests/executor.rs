@@ -1,5 +1,5 @@
-//! The one executor, for every family of experiments (the bandit loop, seed 004's sweeps, the
-//! experts, seed 003's variants): a run killed part-way resumes to the same files, and a run
+//! The one executor, for every family of experiments (the bandit loop, Tao et al.'s sweeps, the
+//! experts, Dubey's variants): a run killed part-way resumes to the same files, and a run
 //! split into shards merges to the same files, byte for byte, as one uninterrupted run.
 
 use std::path::{Path, PathBuf};

@@ -269,7 +269,7 @@ fn the_text_table_is_unchanged_and_markdown_and_json_carry_the_same_rows() {
     }
 }
 
-/// A sweep as seed 004's `tao-s1` labels it: two settings (v), two budgets (ε) of two
+/// A sweep as Tao et al.'s `tao-s1` labels it: two settings (v), two budgets (ε) of two
 /// learners, one learner without a budget, and uniform play.
 fn sweep_results(config: &RunConfig) -> Vec<AlgorithmResult> {
     let labels = [

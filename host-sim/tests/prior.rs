@@ -127,8 +127,8 @@ fn prior_is_recorded_refused_where_it_means_nothing_and_the_guard_speaks_up() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// The light-sensor figure (seed 000 Fig. 2b) at ε = 1: with the original authors' constants and
-/// seed 000's empirical prior every GP learner is worse than uniform play (≈ 1.27×) and the run
+/// The light-sensor figure (Zhou & Tan Fig. 2b) at ε = 1: with the original authors' constants and
+/// Zhou & Tan's empirical prior every GP learner is worse than uniform play (≈ 1.27×) and the run
 /// says so in the table, finals.csv, run.json and one line; under the defaults none is.
 #[test]
 fn the_light_sensor_data_under_each_prior() {

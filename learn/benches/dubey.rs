@@ -1,4 +1,4 @@
-//! Seconds per trial of seed 003's learners on the §6.1 environment at T = 1024 (F = 144: the
+//! Seconds per trial of Dubey's learners on the §6.1 environment at T = 1024 (F = 144: the
 //! `dubey-alpha` / `dubey-local` setting): non-private, JDP (the tree closes one node of
 //! 145·146/2 = 10 585 discrete-Gaussian entries per round) and local JDP (the device adds
 //! 144·145/2 + 144 = 10 584 entries per round). Run with `cargo bench -p ldp-learn --bench dubey`.

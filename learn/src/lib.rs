@@ -22,7 +22,7 @@
 //! settings, or from a [`policy::Problem`] with [`optimizer::Optimizer::from_problem`]): host-sim's
 //! experiments, `live` and the fleets, as a user's own loop does
 //! (`examples/noisy_closure.rs`). The optimiser calls [`policy::Policy::select`] and
-//! [`policy::Policy::observe`]; seed 003's feature-space learners ([`dubey`]) and the experts' Hedge
+//! [`policy::Policy::observe`]; Dubey's feature-space learners ([`dubey`]) and the experts' Hedge
 //! ([`bandit::experts`]) are not over a fixed set of actions told one scalar report, and keep
 //! their own loops.
 //!
@@ -32,11 +32,11 @@
 //!   [`policy::PolicyError`];
 //! - [`gp`]: kernels, the exact finite posterior (rank-one updates), the Cholesky posterior at
 //!   arbitrary points and the Nyström embedding;
-//! - [`bo`]: seed 000's GP learners (GP-UCB, TGP-UCB, ATA-GP-UCB, MoMA-GP-UCB, UCB1) and the
+//! - [`bo`]: Zhou & Tan's GP learners (GP-UCB, TGP-UCB, ATA-GP-UCB, MoMA-GP-UCB, UCB1) and the
 //!   calibrated constants;
-//! - [`bandit`]: the K-armed learners of seed 004 and seed 002 (adapters over `ldp_core::bandit`)
+//! - [`bandit`]: the K-armed learners of Tao et al. and Agarwal & Singh (adapters over `ldp_core::bandit`)
 //!   and LDP-UCB, their environments, and the experts' Hedge loop;
-//! - [`dubey`]: seed 003's approximate GP-UCB in feature space, non-private, under joint DP and
+//! - [`dubey`]: Dubey's approximate GP-UCB in feature space, non-private, under joint DP and
 //!   under local joint DP, with its environments;
 //! - [`rules`]: the constants rules — the learner's [`policy::Problem`] from public settings only —
 //!   and the one seed rule ([`rules::derive_seed`]);

@@ -32,7 +32,7 @@ use crate::env::table::TableError;
 use crate::policy::{AlgorithmSpec, Constants, Policy, PolicyError, Problem};
 use crate::rules::{Public, derive_seed, problem};
 
-/// Every learner [`Optimizer::new`] builds by name: seed 000's GP learners, UCB1 and the
+/// Every learner [`Optimizer::new`] builds by name: Zhou & Tan's GP learners, UCB1 and the
 /// K-armed learners of `custom --family bandit` (private names, as `host-sim list` prints them).
 pub fn learners() -> Vec<AlgorithmSpec> {
     let mut all = GP_EXPERIMENT_ALGORITHMS.to_vec();
@@ -264,7 +264,7 @@ impl Optimizer {
     }
 
     /// The truncation level the learner asks the device to apply before its noise for the
-    /// action just asked (seed 004's LDP-RSE), or `None` for the device's clamp to B + R.
+    /// action just asked (Tao et al.'s LDP-RSE), or `None` for the device's clamp to B + R.
     pub fn device_level(&self) -> Option<f64> {
         self.policy.device_level()
     }

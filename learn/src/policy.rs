@@ -25,10 +25,10 @@ pub struct Problem {
     /// α ∈ (0, 1]: the observed rewards have a finite (1+α)-th moment.
     pub alpha: f64,
     /// v: bound on E|y|^{1+α} of the rewards the learner observes. For privatised rewards
-    /// this is `B² + R² + 8(B+R)²/ε²` (seed 000 Appendix C).
+    /// this is `B² + R² + 8(B+R)²/ε²` (Zhou & Tan Appendix C).
     pub v: f64,
     /// c: bound on E|y − f|^{1+α} of the observed rewards' noise (MoMA's constant). For
-    /// privatised rewards `R² + 8(B+R)²/ε²` (seed 000 Corollary 1).
+    /// privatised rewards `R² + 8(B+R)²/ε²` (Zhou & Tan Corollary 1).
     pub c: f64,
     /// T: the horizon.
     pub horizon: usize,
@@ -39,7 +39,7 @@ pub struct Problem {
     /// Present when rewards are CTL(ε)-privatised: ε and the Laplace scale 𝓛.
     pub privacy: Option<Privacy>,
     /// Present in central-DP runs: the learner sees raw rewards and must make its own outputs
-    /// ε-DP (seed 004 Alg. 1, 3; seed 002).
+    /// ε-DP (Tao et al. Alg. 1, 3; Agarwal & Singh).
     pub central_epsilon: Option<f64>,
     /// Multiplies every policy's β_t (1 = the constants as given). The practical and paper
     /// constants make β_t ≈ 20–90 at T = 1000, so UCB selection is driven by σ alone; this knob
@@ -129,7 +129,7 @@ pub enum Constants {
     /// ([`crate::bo::calibrated`]).
     #[default]
     Calibrated,
-    /// The settings of Chowdhury & Gopalan's public code, which seed 000's experiments follow.
+    /// The settings of Chowdhury & Gopalan's public code, which Zhou & Tan's experiments follow.
     Practical,
     /// The constants of the theorems.
     Paper,
@@ -153,7 +153,7 @@ pub trait Policy: Send {
     fn select(&mut self) -> usize;
     /// The report for the arm just played.
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError>;
-    /// A public truncation level for the device to apply before its noise (seed 004 Alg. 4:
+    /// A public truncation level for the device to apply before its noise (Tao et al. Alg. 4:
     /// `x·1{|x| ≤ B_τ}` plus Lap(2B_τ/ε)); `None` (the default) for CTL's clamp to B + R.
     fn device_level(&self) -> Option<f64> {
         None

@@ -5,7 +5,7 @@
 //! ([`RewardBounds`]: B, R, α, v, c) and the run's public settings ([`Public`]: T, ε, λ, δ, the
 //! β multiplier, the constants mode). [`problem`] turns them into the [`Problem`] every learner
 //! is built from. For CTL(ε)-privatised reports v and c are the privatised rewards' moment
-//! bounds (seed 000 Appendix C and Corollary 1) and 𝓛 the device's Laplace scale; under the
+//! bounds (Zhou & Tan Appendix C and Corollary 1) and 𝓛 the device's Laplace scale; under the
 //! calibrated constants λ is the observed noise variance ([`calibrated`]). No true f enters.
 //!
 //! [`derive_seed`] is the one seed rule: every trial, learner and device seed of a run is
@@ -30,7 +30,7 @@ pub struct Public {
     /// ε of every report when the device privatises (local DP); `None` when the learner sees
     /// raw rewards (a non-private run, or central DP).
     pub report_epsilon: Option<Epsilon>,
-    /// ε of the learner's own outputs in central DP (seed 004 Alg. 1, 3; seed 002), else `None`.
+    /// ε of the learner's own outputs in central DP (Tao et al. Alg. 1, 3; Agarwal & Singh), else `None`.
     pub central_epsilon: Option<f64>,
     /// λ of the GP surrogate (the calibrated constants set it to the observed noise variance).
     pub lambda: f64,
@@ -154,7 +154,7 @@ mod tests {
         RewardBounds { b: 1.0, r: Some(1.0), alpha: 1.0, v: 2.0, c: 1.0 }
     }
 
-    /// Private reports: v and c are the privatised rewards' bounds (seed 000 Appendix C,
+    /// Private reports: v and c are the privatised rewards' bounds (Zhou & Tan Appendix C,
     /// Corollary 1), 𝓛 is the mechanism's, and the user's own v and c replace the derived ones.
     #[test]
     fn private_constants_come_from_b_r_and_epsilon() {

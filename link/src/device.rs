@@ -41,7 +41,7 @@ pub enum DeviceError {
     /// The device could not be configured.
     Config(ParamError),
     /// The environment has no bound R on its noise, so CTL(ε) cannot be configured: use a bounded
-    /// noise model for private experiments (seed 000 §4.5 covers sub-Weibull noise).
+    /// noise model for private experiments (Zhou & Tan §4.5 covers sub-Weibull noise).
     UnboundedNoise,
     /// A fleet over MQTT could not be reached or assembled.
     Mqtt(MqttError),
@@ -82,7 +82,7 @@ impl std::error::Error for DeviceError {}
 /// A device the learner can query.
 pub trait Device {
     /// Play `arm` and return the released report. `level`, when given, is a public truncation
-    /// level for the device to apply before its noise (seed 004 Alg. 4) instead of CTL's clamp.
+    /// level for the device to apply before its noise (Tao et al. Alg. 4) instead of CTL's clamp.
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError>;
 
     /// What each user behind this device spent, for a fleet (`crate::fleet`); `None` otherwise.

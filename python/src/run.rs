@@ -115,7 +115,7 @@ pub(crate) fn experiments(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 ///     `custom` (your own table) is the CLI's (`host-sim run custom --arms FILE.csv`); with
 ///     your own objective, drive `ldp_bo.Optimizer`.
 /// trials, horizon : int or None
-///     Trials and T (default: the experiment's, 10 and 1000 for seed 000's figures).
+///     Trials and T (default: the experiment's, 10 and 1000 for Zhou & Tan's figures).
 /// seed : int or None
 ///     The master seed (default 0, as the CLI's).
 /// eps : float or None

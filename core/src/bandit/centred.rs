@@ -1,6 +1,6 @@
 //! The UCB learners under the calibrated rule ([`super::rule`]): Robust-UCB with rewards
 //! clamped around a centre estimated from the arm's own rewards (shift-invariant), and DP-RUCB
-//! with levels that cover the signal (one adaptive tree per arm, seed 004 Alg. 1 + 2).
+//! with levels that cover the signal (one adaptive tree per arm, Tao et al. Alg. 1 + 2).
 
 use rand_core::Rng;
 
@@ -69,7 +69,7 @@ impl CentredArm {
 /// epochs) because the first rewards of a heavy-tailed arm are clamped at the huge allowance of
 /// a one-reward centre (the Markov radius, ~10⁸ at v = ½, T = 10⁵), so their variance bounds
 /// c·b^{1−v} would dominate a pooled sum's for thousands of rewards (its sd at m = 1000 was
-/// 2.5× that of the last block alone on seed 004's S1–S3, v = ½). With bounded noise every
+/// 2.5× that of the last block alone on Tao et al.'s S1–S3, v = ½). With bounded noise every
 /// bound is c and the combination is the pooled mean. The weights are public constants, so a
 /// shift of every reward still shifts every μ̂ and nothing else.
 ///
@@ -229,7 +229,7 @@ impl<const K: usize> CalibratedRobustUcb<K> {
     }
 }
 
-/// DP robust UCB under the calibrated rule: seed 004 Alg. 1 with the adaptive tree of Alg. 2,
+/// DP robust UCB under the calibrated rule: Tao et al. Alg. 1 with the adaptive tree of Alg. 2,
 /// ε-DP (event level) for a horizon T ≤ `2^L − 1`, with levels that cover the signal.
 ///
 /// ```text

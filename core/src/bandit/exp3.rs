@@ -1,5 +1,5 @@
-//! EXP3 (seed 002 Alg. 5, "EXP2 with exploration" on the simplex's vertices) and its private
-//! version by the reduction of seed 002 Alg. 4 with the parameters of Theorem 4.1.
+//! EXP3 (Agarwal & Singh Alg. 5, "EXP2 with exploration" on the simplex's vertices) and its private
+//! version by the reduction of Agarwal & Singh Alg. 4 with the parameters of Theorem 4.1.
 
 use rand_core::Rng;
 
@@ -33,7 +33,7 @@ impl Exp3Params {
         Ok(Self { eta, gamma })
     }
 
-    /// The tuning of seed 002 Theorem 4.1 for N arms, horizon T and loss-noise scale λ
+    /// The tuning of Agarwal & Singh Theorem 4.1 for N arms, horizon T and loss-noise scale λ
     /// (λ = 1/ε for the private reduction, λ = 0 for plain EXP3):
     ///
     /// ```text
@@ -79,7 +79,7 @@ impl Exp3Params {
     }
 }
 
-/// EXP3 on K arms with losses in [0, 1]: seed 002 Alg. 5 with exploration μ(i) = 1/K.
+/// EXP3 on K arms with losses in [0, 1]: Agarwal & Singh Alg. 5 with exploration μ(i) = 1/K.
 ///
 /// ```text
 /// p_t = (1 − γ) q_t + γ/K,   i_t ~ p_t,   l̃_t = l_t(i_t)/p_t(i_t) · e_{i_t},
@@ -200,7 +200,7 @@ impl<const K: usize> Exp3<K> {
     }
 }
 
-/// ε-DP EXP3 by the reduction of seed 002 Alg. 4: the observed loss is clamped to [0, 1],
+/// ε-DP EXP3 by the reduction of Agarwal & Singh Alg. 4: the observed loss is clamped to [0, 1],
 /// `Lap(λ)` noise with λ = 1/ε is added, and the noisy loss is fed to [`Exp3`] tuned by
 /// Theorem 4.1 with that λ.
 ///

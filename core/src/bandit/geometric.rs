@@ -1,6 +1,6 @@
 //! Robust successive elimination under the calibrated rule ([`super::rule`]): epochs that
 //! start at one pull per arm and double, estimates combined across epochs, elimination when
-//! confidence intervals separate. Central DP (seed 004 Alg. 3's privacy) and the learner of
+//! confidence intervals separate. Central DP (Tao et al. Alg. 3's privacy) and the learner of
 //! the local model (Alg. 4's device).
 //!
 //! ```text
@@ -198,7 +198,7 @@ macro_rules! schedule_view {
 }
 
 /// DP robust successive elimination under the calibrated rule: ε-DP (event level) for any
-/// horizon, with the privacy of seed 004 Alg. 3.
+/// horizon, with the privacy of Tao et al. Alg. 3.
 ///
 /// ```text
 /// epoch τ, arm a:  centre ĉ_a = 0, A_a = B while the radius of μ̂_a at κ = 1 (z_t·s_a)
@@ -373,7 +373,7 @@ impl<const K: usize> CalibratedDpRobustSe<K> {
 }
 
 /// LDP robust successive elimination under the calibrated rule: the learner's side of the
-/// local model (seed 004 Alg. 4's device, unchanged).
+/// local model (Tao et al. Alg. 4's device, unchanged).
 ///
 /// ```text
 /// epoch τ:  level b_τ = B + L_τ sent with every query,  L_τ = R or (c/(z_t·2√2/(ε√n_τ)))^{1/(1+v)};

@@ -1,5 +1,5 @@
 //! Hedge (exponential weights / FTRL with the entropic regulariser) for prediction with expert
-//! advice, and its private version on tree-aggregated noisy cumulative losses (seed 002 Alg. 1
+//! advice, and its private version on tree-aggregated noisy cumulative losses (Agarwal & Singh Alg. 1
 //! and Alg. 2, Corollary 3.2.1).
 
 use rand_core::Rng;
@@ -9,7 +9,7 @@ use crate::params::{Bound, Epsilon};
 use crate::tree::VectorTree;
 
 /// The exponential weights `x_i ∝ exp(−η L_i)`: the FTRL choice
-/// `argmin_x η⟨x, L⟩ + Σ x_i ln x_i` over the simplex (seed 002 Alg. 1, line 5).
+/// `argmin_x η⟨x, L⟩ + Σ x_i ln x_i` over the simplex (Agarwal & Singh Alg. 1, line 5).
 ///
 /// Computed with the smallest finite `L_i` subtracted, so nothing under- or overflows. A
 /// non-finite `L_i` gets weight 0 (`+∞`) or takes all the weight (`−∞`, shared among ties); NaN
@@ -127,7 +127,7 @@ impl<const N: usize> Hedge<N> {
     }
 }
 
-/// ε-DP Hedge for N experts with losses in [0, 1]: seed 002 Alg. 1 (FTRL with
+/// ε-DP Hedge for N experts with losses in [0, 1]: Agarwal & Singh Alg. 1 (FTRL with
 /// `R(x) = Σ x_i ln x_i`) on the noisy cumulative losses of Alg. 2, with the noise of
 /// Corollary 3.2.1 (`λ = N log T / ε`).
 ///

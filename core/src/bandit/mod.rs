@@ -6,14 +6,14 @@
 //!
 //! | type | source | what it does |
 //! |---|---|---|
-//! | [`RobustUcb`] | Bubeck, Cesa-Bianchi & Lugosi (2013), truncated mean; seed 004 §4 | non-private baseline |
-//! | [`DpRobustUcb`] | seed 004 Alg. 1 + Alg. 2 | truncation at `B_n`, one [`AdaptiveTree`](crate::tree::AdaptiveTree) per arm, ε-DP |
-//! | [`DpRobustSe`] | seed 004 Alg. 3 | epochs of `R_τ` pulls, private epoch means ([`PrivateSum`]), elimination at `12·err_τ` |
-//! | [`LdpRobustSe`] | seed 004 Alg. 4 | the learner of the local model: publishes `B_τ`, averages ε-LDP reports, eliminates at `14·err_τ` |
+//! | [`RobustUcb`] | Bubeck, Cesa-Bianchi & Lugosi (2013), truncated mean; Tao et al. §4 | non-private baseline |
+//! | [`DpRobustUcb`] | Tao et al. Alg. 1 + Alg. 2 | truncation at `B_n`, one [`AdaptiveTree`](crate::tree::AdaptiveTree) per arm, ε-DP |
+//! | [`DpRobustSe`] | Tao et al. Alg. 3 | epochs of `R_τ` pulls, private epoch means ([`PrivateSum`]), elimination at `12·err_τ` |
+//! | [`LdpRobustSe`] | Tao et al. Alg. 4 | the learner of the local model: publishes `B_τ`, averages ε-LDP reports, eliminates at `14·err_τ` |
 //! | [`CalibratedRobustUcb`], [`CalibratedDpRobustUcb`] | the calibrated [`Rule`] | Robust-UCB centred on each arm's own rewards (shift-invariant); DP-RUCB with levels `B + L_n` that cover the signal (Alg. 2's trees) |
 //! | [`CalibratedDpRobustSe`], [`CalibratedLdpRobustSe`] | the calibrated [`Rule`] | successive elimination in doubling epochs from one pull, estimates combined across epochs, elimination when intervals `κ·z_t·s` separate (Alg. 3's sums, Alg. 4's device) |
-//! | [`Exp3`], [`PrivateExp3`] | seed 002 Alg. 5, Alg. 4 + Thm 4.1 | exponential weights with uniform exploration; private by adding `Lap(1/ε)` to each observed loss |
-//! | [`Hedge`], [`PrivateHedge`] | seed 002 Alg. 1 + Alg. 2, Cor. 3.2 | experts: exponential weights on exact or tree-aggregated noisy cumulative losses |
+//! | [`Exp3`], [`PrivateExp3`] | Agarwal & Singh Alg. 5, Alg. 4 + Thm 4.1 | exponential weights with uniform exploration; private by adding `Lap(1/ε)` to each observed loss |
+//! | [`Hedge`], [`PrivateHedge`] | Agarwal & Singh Alg. 1 + Alg. 2, Cor. 3.2 | experts: exponential weights on exact or tree-aggregated noisy cumulative losses |
 //!
 //! # The state machines
 //!
@@ -45,7 +45,7 @@
 //!
 //! # Constants
 //!
-//! The confidence constants of seed 004 (18 in Alg. 1, κ = 24/28 in Alg. 3/4 with elimination at
+//! The confidence constants of Tao et al. (18 in Alg. 1, κ = 24/28 in Alg. 3/4 with elimination at
 //! 12/14·err_τ) make the algorithms explore for far longer than any simulated horizon on the
 //! paper's own instances (DP-RSE's first epoch alone needs ≈ 5·10⁷ pulls per arm on S1 with
 //! v = ½ and ε = 1).
@@ -96,7 +96,7 @@ pub const PAPER_ROBUST_UCB_CONSTANT: f64 = 4.0;
 /// with `B_n = (un/L)^{1/(1+v)}`, `L = ln(T²)`, the index with constant c is `c·√L` of those
 /// standard deviations, so 0.6 makes it ≈ 3 at L ≈ 23–28 (T = 10⁵–10⁶).
 pub const PRACTICAL_ROBUST_UCB_CONSTANT: f64 = 0.6;
-/// The constant of seed 004 Alg. 1's index, `18u^{1/(1+v)}(…)^{v/(1+v)}` (from Lemma 11).
+/// The constant of Tao et al. Alg. 1's index, `18u^{1/(1+v)}(…)^{v/(1+v)}` (from Lemma 11).
 pub const PAPER_DP_UCB_CONSTANT: f64 = 18.0;
 /// A practical constant for [`DpRobustUcb`]'s index. The noise of `Ŝ_a/n_a` is a sum of at most
 /// `depth` node noises of scale `2B_n·depth/ε`, divided by n; on the seed-004 instances
@@ -104,7 +104,7 @@ pub const PAPER_DP_UCB_CONSTANT: f64 = 18.0;
 /// of that noise, so ½ makes it ≈ 3 (the truncation bias and the sampling error are an order of
 /// magnitude smaller).
 pub const PRACTICAL_DP_UCB_CONSTANT: f64 = 0.5;
-/// κ of seed 004 Alg. 3 (`24^{(1+v)/v}` in R_τ, elimination at `12·err_τ`).
+/// κ of Tao et al. Alg. 3 (`24^{(1+v)/v}` in R_τ, elimination at `12·err_τ`).
 pub const PAPER_DP_RSE_KAPPA: f64 = crate::truncation::DP_RSE_PAPER_KAPPA;
 /// A practical κ for [`DpRobustSe`]: elimination at `1·err_τ` (always ≈ D_τ/2). With
 /// `B_τ = (uR_τε/ℓ)^{1/(1+v)}`, `err_τ = u/B_τ^v` exactly, and the Laplace noise of the epoch
@@ -112,14 +112,14 @@ pub const PAPER_DP_RSE_KAPPA: f64 = crate::truncation::DP_RSE_PAPER_KAPPA;
 /// exceeds err_τ with probability e^{−7.5}·(2 + 7.5)/4 ≈ 1.3·10⁻³ (≈ 0.8·10⁻³ at ℓ = 16), and on
 /// Pareto rewards the truncation bias and sampling error are below 0.1·err_τ.
 pub const PRACTICAL_DP_RSE_KAPPA: f64 = 2.0;
-/// κ of seed 004 Alg. 4 (`28^{2(1+v)/v}` in R_τ, elimination at `14·err_τ`).
+/// κ of Tao et al. Alg. 4 (`28^{2(1+v)/v}` in R_τ, elimination at `14·err_τ`).
 pub const PAPER_LDP_RSE_KAPPA: f64 = crate::truncation::LDP_RSE_PAPER_KAPPA;
 /// A practical κ for [`LdpRobustSe`]: elimination at `3·err_τ`. The average of R_τ reports with
 /// Laplace noise of scale `2B_τ/ε` has standard deviation `2√2·err_τ/√ℓ` ≈ 0.74·err_τ at ℓ ≈ 15,
 /// so the difference of two arms' means has sd ≈ 1.05·err_τ and the threshold is ≈ 3 of them.
 pub const PRACTICAL_LDP_RSE_KAPPA: f64 = 6.0;
 
-/// The heavy-tail assumption of seed 004 §3.1, eq. (2): every arm's reward X has
+/// The heavy-tail assumption of Tao et al. §3.1, eq. (2): every arm's reward X has
 /// `E|X|^{1+v} ≤ u` for a known `v ∈ (0, 1]` and `u > 0`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

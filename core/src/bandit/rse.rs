@@ -1,5 +1,5 @@
-//! Robust successive elimination: central DP (seed 004 Alg. 3) and the learner of the local
-//! model (seed 004 Alg. 4), as state machines over epochs.
+//! Robust successive elimination: central DP (Tao et al. Alg. 3) and the learner of the local
+//! model (Tao et al. Alg. 4), as state machines over epochs.
 //!
 //! ```text
 //! epoch τ = 1, 2, …  with S the surviving arms and (R_τ, B_τ, err_τ, threshold) from
@@ -35,7 +35,7 @@ const WIDEST_SUM_LEVEL: f64 = 2.0 - pow2(-19);
 const MIN_LEVEL: f64 = pow2(MIN_RANGE_LOG2);
 const MAX_LEVEL: f64 = pow2(MAX_RANGE_LOG2);
 
-/// The ε-DP release of a sum of values, each truncated to zero outside `[−B, B]`: seed 004
+/// The ε-DP release of a sum of values, each truncated to zero outside `[−B, B]`: Tao et al.
 /// Alg. 3, lines 15–19 (`μ̃_a = μ̄_a + Lap(2B_τ/(R_τ ε))`, released here as the sum `R_τ·μ̃_a`).
 ///
 /// Float-safe like [`LaplaceMechanism`], whose grid and noise it uses: each value is truncated,
@@ -196,7 +196,7 @@ pub(crate) fn check_report(
     if report.abs() <= mechanism.max_release() { Ok(()) } else { Err(ObserveError::ReportOutOfRange) }
 }
 
-/// The parameters of robust successive elimination (seed 004 Alg. 3 and 4, line 1).
+/// The parameters of robust successive elimination (Tao et al. Alg. 3 and 4, line 1).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct RseParams {
@@ -412,14 +412,14 @@ macro_rules! elimination_view {
     };
 }
 
-/// DP robust successive elimination, seed 004 Alg. 3: ε-differentially private (event level)
+/// DP robust successive elimination, Tao et al. Alg. 3: ε-differentially private (event level)
 /// for any horizon.
 ///
 /// The epoch schedule is [`dp_rse_epoch_with`] with the given κ (24 in the paper). Each arm's
 /// truncated rewards of an epoch are summed by a [`PrivateSum`] at level `B_τ`; at the end of
 /// the epoch each surviving arm's sum is released once with ε_eff-DP noise and divided by `R_τ`
 /// (line 19). Each reward enters exactly one released sum, so the releases together are ε-DP
-/// (parallel composition, seed 004 Theorem 3); B_τ, R_τ and S depend only on earlier releases,
+/// (parallel composition, Tao et al. Theorem 3); B_τ, R_τ and S depend only on earlier releases,
 /// and the arms pulled are post-processing.
 ///
 /// ```
@@ -541,7 +541,7 @@ impl<const K: usize> DpRobustSe<K> {
     }
 }
 
-/// LDP robust successive elimination, seed 004 Alg. 4: the learner's side of the local model.
+/// LDP robust successive elimination, Tao et al. Alg. 4: the learner's side of the local model.
 ///
 /// Each reward is privatised on the device before the learner sees it: the learner publishes
 /// the epoch's level `B_τ` ([`LdpRobustSe::device_level`]) and the device reports
@@ -608,7 +608,7 @@ impl<const K: usize> LdpRobustSe<K> {
         self.machine.epoch.level
     }
 
-    /// The device's report mechanism for this round, seed 004 Alg. 4 lines 15–16:
+    /// The device's report mechanism for this round, Tao et al. Alg. 4 lines 15–16:
     /// [`LaplaceMechanism::truncated`] at ε and `B_τ`.
     pub fn device_mechanism(&self) -> Result<LaplaceMechanism, ParamError> {
         LaplaceMechanism::truncated(self.machine.params.epsilon, TruncationLevel::new(self.device_level())?)

@@ -14,7 +14,7 @@
 //!    or the radius of a centre estimated from released values), L the noise: R when the noise
 //!    is bounded (nothing is cut), else the level at which the bias bound `c/L^v` equals `z`
 //!    times the noise it causes ([`Rule::noise_level`]), the papers' levels (Bubeck et al.
-//!    2013; seed 004 Alg. 1, 3, 4) with the noise's moment for theirs. The bias is then of the
+//!    2013; Tao et al. Alg. 1, 3, 4) with the noise's moment for theirs. The bias is then of the
 //!    order of the radius's noise term and is not added to it (κ covers both).
 
 use super::{ParamError, check_constant};
@@ -52,18 +52,18 @@ pub enum Noise {
 pub enum Estimator {
     /// The mean of n raw rewards (non-private).
     Raw,
-    /// The mean of n reports, each with Laplace noise of scale `2b/ε` (local DP, seed 004 Alg. 4).
+    /// The mean of n reports, each with Laplace noise of scale `2b/ε` (local DP, Tao et al. Alg. 4).
     Local {
         /// ε per report.
         epsilon: f64,
     },
-    /// One release of a sum of n values with Laplace noise `2b/ε` (central DP, seed 004 Alg. 3).
+    /// One release of a sum of n values with Laplace noise `2b/ε` (central DP, Tao et al. Alg. 3).
     Sum {
         /// ε of the release.
         epsilon: f64,
     },
     /// A tree's prefix sum of n values: at most `depth` nodes, each with noise `2b·depth/ε`
-    /// (central DP, seed 004 Alg. 1 + 2).
+    /// (central DP, Tao et al. Alg. 1 + 2).
     Tree {
         /// ε of the tree.
         epsilon: f64,

@@ -1,5 +1,5 @@
 //! Robust UCB (Bubeck et al. 2013, truncated mean) and its ε-DP version with one adaptive tree
-//! per arm (seed 004 Alg. 1 + Alg. 2).
+//! per arm (Tao et al. Alg. 1 + Alg. 2).
 
 use rand_core::Rng;
 
@@ -32,7 +32,7 @@ fn fast_exp(x: f64) -> f64 {
 }
 
 /// The non-private robust UCB of Bubeck, Cesa-Bianchi & Lugosi (2013) with the truncated
-/// empirical mean, the baseline of seed 004 §4.
+/// empirical mean, the baseline of Tao et al. §4.
 ///
 /// The s-th reward of an arm is kept if `|x| ≤ B_s = (u s / ln(1/δ))^{1/(1+v)}` and replaced by
 /// 0 otherwise ([`robust_ucb_level`](crate::truncation::robust_ucb_level)); the index is
@@ -171,7 +171,7 @@ impl<const K: usize> RobustUcb<K> {
     }
 }
 
-/// DP robust UCB, seed 004 Alg. 1 with the adaptive tree of Alg. 2: ε-differentially private
+/// DP robust UCB, Tao et al. Alg. 1 with the adaptive tree of Alg. 2: ε-differentially private
 /// (event level: the sequence of arms pulled hides any one reward) for a horizon T ≤ `2^L − 1`.
 ///
 /// ```text
@@ -184,7 +184,7 @@ impl<const K: usize> RobustUcb<K> {
 /// `Ŝ_a(t)` is Tree_a's latest release. Each Tree_a is an ε-DP
 /// [`AdaptiveTree`] for horizon T (an arm can be pulled up to T times) built with the ceiling
 /// `B_T`; B_n is non-decreasing in n and public. Each reward enters exactly one tree, so the
-/// trees together are ε-DP (parallel composition, seed 004 Lemma 1 and Theorem 1), and the
+/// trees together are ε-DP (parallel composition, Tao et al. Lemma 1 and Theorem 1), and the
 /// arms chosen are post-processing. The paper's constant is C = 18 (Lemma 11,
 /// [`super::PAPER_DP_UCB_CONSTANT`]); see [`super::PRACTICAL_DP_UCB_CONSTANT`].
 ///

@@ -1,4 +1,4 @@
-//! Fixed-size feature maps for the squared-exponential kernel (seed 003 §4.2; SPEC §1.4).
+//! Fixed-size feature maps for the squared-exponential kernel (Dubey §4.2; SPEC §1.4).
 //!
 //! A Gaussian-process learner that works in a finite feature space keeps an `F × F` matrix and
 //! an `F`-vector instead of its whole sample path, and a device can compute `Φ(x) ∈ ℝ^F` for
@@ -92,7 +92,7 @@
 //!
 //! and in `d` dimensions (all factors lie in `[−1, 1]`, telescope) the errors add:
 //! `sup |k − ΦᵀΦ| ≤ Σ_i n!/((2n)!·l_i^{2n})` ([`gauss_hermite_error_bound`],
-//! [`Qff::error_bound`]). This is below seed 003's Theorem 2,
+//! [`Qff::error_bound`]). This is below Dubey's Theorem 2,
 //! `d·2^{d−1}·√(π/2)·m̄^{−m̄}·(e/(4ν²))^{m̄}` with `ν = min_i l_i` ([`theorem2_bound`]), for every
 //! `d`, `m̄` and `l`. Both decay faster than exponentially once `m̄ > e/(4l²)` (Remark 2's phase
 //! transition; at `l = 0.2` that is `m̄ > 17`). Before it they exceed 1 and say nothing.

@@ -269,7 +269,7 @@ impl<const D: usize, const M: usize, const F: usize> FeatureMap<D, F> for Qff<D,
 ///
 /// with `Φ_g` the `(2M)^B` tensor-product features of block `g`, so `F = G·(2M)^B` (checked at
 /// compile time). The `1/G` makes `k(x, x) = 1 = ‖Φ(x)‖²`, as for [`Qff`]. The error is the
-/// average of the blocks' errors, so it depends on `B`, not `D` (seed 003, Remark 2).
+/// average of the blocks' errors, so it depends on `B`, not `D` (Dubey, Remark 2).
 /// Block `g` occupies `Φ[g·(2M)^B .. (g+1)·(2M)^B]`.
 ///
 /// Blocks may overlap (the kernel is still positive definite); within a block each coordinate

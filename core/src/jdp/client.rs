@@ -1,4 +1,4 @@
-//! The local-JDP client of seed 003 Alg. 3: what runs on user t's device.
+//! The local-JDP client of Dubey Alg. 3: what runs on user t's device.
 //!
 //! ```text
 //! CLIENT(t): receive (Σ̃_t, ũ_t) ─► V = Σ̃_t + (λ + 2Λ_t)I ─► Cholesky ─► θ̃ = V⁻¹ũ_t
@@ -65,9 +65,9 @@ const MAX_EXTRA_RIDGE_DOUBLINGS: usize = 16;
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub struct ClientConfig {
-    /// ε (seed 003's α) of each report.
+    /// ε (Dubey's α) of each report.
     pub epsilon: Epsilon,
-    /// δ (seed 003's β) of each report, in (0, 1).
+    /// δ (Dubey's β) of each report, in (0, 1).
     pub delta: Delta,
     /// b: rewards are clamped to `[−b, b]` before use; must be > 0.
     pub reward_bound: Bound,
@@ -488,7 +488,7 @@ impl<E: core::fmt::Debug + core::fmt::Display> core::error::Error for JdpReportE
 
 /// The production local-JDP reporter: a [`DeviceClient`] whose every report is charged to the
 /// device's [`Accountant`] first, and whose noise comes from the per-boot ChaCha20 key of
-/// [`crate::reporter`] — the same promise as [`crate::Reporter`]'s, for seed 003's Alg. 3.
+/// [`crate::reporter`] — the same promise as [`crate::Reporter`]'s, for Dubey's Alg. 3.
 ///
 /// Each report costs the client's ε; k reports are (kε, kδ)-LDP by basic composition, with
 /// kε ≤ the policy's total (and so kδ ≤ total·δ/ε). A non-finite reward is charged and used as

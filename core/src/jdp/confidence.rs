@@ -1,4 +1,4 @@
-//! The confidence width of approximate GP-UCB (seed 003 Theorem 1) and the spectral bounds of
+//! The confidence width of approximate GP-UCB (Dubey Theorem 1) and the spectral bounds of
 //! the privacy noise it needs (Definition 3; Lemma 3 for JDP, Lemma 6 for local JDP).
 //!
 //! # Theorem 1, as used here
@@ -34,7 +34,7 @@
 //! particular positive definite, so `V_t` has a Cholesky factor. Two bounds are available
 //! ([`ShiftRule`]):
 //!
-//! - **Paper** (seed 003 Lemma 3 / Lemma 6, after Shariff & Sheffet Prop. 11):
+//! - **Paper** (Dubey Lemma 3 / Lemma 6, after Shariff & Sheffet Prop. 11):
 //!   `Λ = σ√(2n)·(4√m + 2 ln(2T/ζ))` for a tree of depth n, `Λ = σ_X√T·(4√m + 2 ln(2T/ζ))`
 //!   for the local sum of T noises.
 //! - **Concentration** (the practical default): the entries' total standard deviation is

@@ -1,8 +1,8 @@
-//! Private approximate GP-UCB in a fixed feature space (seed 003, Dubey 2021): the pieces that
+//! Private approximate GP-UCB in a fixed feature space (Dubey, Dubey 2021): the pieces that
 //! must be exact, small and allocation-free — the Gaussian releases, their accounting, the
 //! symmetric-matrix tree and the local-JDP client.
 //!
-//! # The algorithms (seed 003 Alg. 1–3)
+//! # The algorithms (Dubey Alg. 1–3)
 //!
 //! With features `Φ: 𝒟 → ℝ^F` (`‖Φ(x)‖ ≤ 1`, [`crate::features`]) the GP posterior needs only
 //! `Σ_t = Σ_{τ<t} Φ(x_τ)Φ(x_τ)ᵀ` and `u_t = Σ_{τ<t} y_τΦ(x_τ)`. The learner receives noisy

@@ -1,4 +1,4 @@
-//! The symmetric-matrix tree-based mechanism with Gaussian noise: the PRIVATIZER of seed 003
+//! The symmetric-matrix tree-based mechanism with Gaussian noise: the PRIVATIZER of Dubey
 //! Alg. 2, noise of Lemma 2 (calibrated by zCDP), shift of Lemma 3 (see
 //! [`confidence`]).
 //!
@@ -11,10 +11,10 @@
 //! Ñ_t = Σ_{τ ≤ t} z_τ z_τᵀ + Σ_{nodes j in the binary decomposition of t} W_j,
 //! ```
 //!
-//! whose top-left F×F block is Σ̃ and whose last column (first F entries) is ũ (seed 003 §5.1).
+//! whose top-left F×F block is Σ̃ and whose last column (first F entries) is ũ (Dubey §5.1).
 //! Each node noise `W_j` is symmetric with independent N_ℤ(0, σ²) entries on and above the
 //! diagonal (the form of Lemma 5's `N_t`; Alg. 2's `(v + vᵀ)/√2` differs only by doubling the
-//! diagonal variance). The p-sum bookkeeping is that of [`crate::tree`] (seed 004 Alg. 2), the
+//! diagonal variance). The p-sum bookkeeping is that of [`crate::tree`] (Tao et al. Alg. 2), the
 //! same code over this tree's run-time sized storage: one node closes per insert, a release
 //! sums `popcount(t)` nodes, and the state is one exact and one noisy p-sum per level.
 //!
@@ -40,7 +40,7 @@
 //! then `Δ²/(2σ²)`-zCDP ([`DiscreteGaussian`]), each row lies in at most `depth = ⌊log₂ T⌋ + 1`
 //! nodes (see [`crate::tree`]), so the whole release sequence is `ρ = depth·Δ²/(2σ²)`-zCDP and
 //! the tree picks the smallest σ with `ρ ≤` [`zcdp::rho_for`]`(ε, δ)`: the sequence is
-//! (ε, δ)-DP, which is the (α, β)-JDP of seed 003 Lemma 2 once the server's choices are
+//! (ε, δ)-DP, which is the (α, β)-JDP of Dubey Lemma 2 once the server's choices are
 //! post-processing of these releases. Lemma 2 instead takes a high-probability bound on `|y_t|`
 //! (adding `β/4` failure probability) and the classical Gaussian mechanism with composition
 //! over `n` nodes; clipping makes the sensitivity hold always, and zCDP composes without the
@@ -88,9 +88,9 @@ pub const fn packed_index(m: usize, i: usize, j: usize) -> usize {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub struct TreeConfig {
-    /// ε (seed 003's α) of the whole release sequence.
+    /// ε (Dubey's α) of the whole release sequence.
     pub epsilon: Epsilon,
-    /// δ (seed 003's β), in (0, 1).
+    /// δ (Dubey's β), in (0, 1).
     pub delta: Delta,
     /// L: rows are clipped to `‖z‖ ≤ L` (for `z = [Φ, y]` with `‖Φ‖ ≤ 1`, `|y| ≤ b`:
     /// `L = √(1 + b²)`); must be > 0.

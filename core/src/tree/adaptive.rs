@@ -1,4 +1,4 @@
-//! The adaptive tree of seed 004 Alg. 2: a public, non-decreasing bound B_t per element.
+//! The adaptive tree of Tao et al. Alg. 2: a public, non-decreasing bound B_t per element.
 
 use rand_core::Rng;
 
@@ -35,12 +35,12 @@ impl Kind for Adaptive {
     }
 }
 
-/// The adaptive tree of seed 004 Alg. 2: element t comes with a public bound B_t,
+/// The adaptive tree of Tao et al. Alg. 2: element t comes with a public bound B_t,
 /// **non-decreasing** in t, is clamped to `[−B_t, B_t]`, and the node closed at t gets noise
 /// `Lap(2B_t/ε')`, `ε' = ε/depth` (discrete: scale `2M_t·depth/ε` steps, `M_t = ⌈B_t/2^k⌉`).
 ///
 /// The grid `2^k` is public and fixed for the whole stream, so the tree is built with a public
-/// ceiling `B_max ≥ every B_t` (for seed 004 Alg. 1, `B_max = B_T`, line 4); the default grid is
+/// ceiling `B_max ≥ every B_t` (for Tao et al. Alg. 1, `B_max = B_T`, line 4); the default grid is
 /// `2^(⌊log₂ B_max⌋ − 12)`. A loose ceiling costs only grid resolution for small B_t. With
 /// `B_t = B` for all t this is exactly [`Tree`](super::Tree) (same releases for the same random
 /// bits).
@@ -66,7 +66,7 @@ impl Kind for Adaptive {
 pub type AdaptiveTree<const L: usize> = BinaryTree<Adaptive, 1, L>;
 
 impl<const L: usize> BinaryTree<Adaptive, 1, L> {
-    /// Insert σ(t) with its bound B_t and release Ŝ(t) (seed 004 Alg. 2, lines 6–13).
+    /// Insert σ(t) with its bound B_t and release Ŝ(t) (Tao et al. Alg. 2, lines 6–13).
     ///
     /// Refused, changing nothing: after T elements; a NaN/±∞ value; B_t not finite, not
     /// positive, above B_max, or below the previous B_t ([`TreeInsertError::BoundDecreased`]).

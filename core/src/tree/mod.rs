@@ -1,14 +1,14 @@
 //! Tree-based aggregation (the binary mechanism) for continual release of private prefix sums —
 //! SPEC §1.6; Dwork, Naor, Pitassi & Rothblum (STOC 2010), Chan, Shi & Song (TISSEC 2011),
-//! seed 002 Alg. 2 (vector losses, ℓ1 sensitivity), seed 004 Alg. 2 (adaptive bound).
+//! Agarwal & Singh Alg. 2 (vector losses, ℓ1 sensitivity), Tao et al. Alg. 2 (adaptive bound).
 //!
 //! A stream σ(1), σ(2), …, σ(T) arrives one element at a time; after each element the tree
 //! releases a noisy prefix sum Ŝ(t) ≈ S(t) = Σ_{i≤t} σ(i), in fixed memory and without alloc.
 //!
-//! # The binary mechanism (seed 004 Alg. 2)
+//! # The binary mechanism (Tao et al. Alg. 2)
 //!
 //! Write t in binary, t = Σ_j Bin_j(t)·2^j. The p-sum α_j^t = Σ[t − 2^j + 1, t] covers the 2^j
-//! elements ending at t (seed 004 Definition 4). At time t, with i = min{j : Bin_j(t) = 1}:
+//! elements ending at t (Tao et al. Definition 4). At time t, with i = min{j : Bin_j(t) = 1}:
 //!
 //! ```text
 //! α_i ← Σ_{j<i} α_j + σ(t),     α_j, α̂_j ← 0 for j < i,     α̂_i ← α_i + noise,
@@ -61,7 +61,7 @@
 //! `ε' = ε/depth = ε/(⌊log₂ T⌋ + 1) = ε/⌈log₂(T + 1)⌉`, which is exact in every case
 //! (`tests/tree_privacy.rs` catches the log₂ T version at T = 4).
 //!
-//! **Adaptive bound (seed 004 Alg. 2, [`AdaptiveTree`]).** Element t is clamped to `[−B_t, B_t]`
+//! **Adaptive bound (Tao et al. Alg. 2, [`AdaptiveTree`]).** Element t is clamped to `[−B_t, B_t]`
 //! with B_t non-decreasing, and the node closed at t gets noise of scale `2M_t·depth/ε` steps
 //! (the paper's `Lap(2B_t/ε')`). That node holds elements s ≤ t, whose indices lie in
 //! `[−M_s, M_s] ⊆ [−M_t, M_t]`, so its sensitivity is at most 2M_t and step 2 holds node by
@@ -72,7 +72,7 @@
 //! readings, or a trusted aggregator); the tree's memory holds exact partial sums and is as
 //! secret as the raw data. Its `Debug` output shows only the public configuration.
 //!
-//! # Accuracy (seed 004 Lemma 2)
+//! # Accuracy (Tao et al. Lemma 2)
 //!
 //! See [`lemma2_error_bound`] for the paper's bound, its log bases and the range of δ where it
 //! holds, and [`Tree::error_bound`] for the same bound stated for these trees.
@@ -147,7 +147,7 @@ pub enum TreeInsertError {
     BoundNotPositive,
     /// The adaptive bound B_t exceeds the ceiling the tree was built with.
     BoundAboveMax,
-    /// The adaptive bound B_t is smaller than the previous one (seed 004 Alg. 2 needs B_t
+    /// The adaptive bound B_t is smaller than the previous one (Tao et al. Alg. 2 needs B_t
     /// non-decreasing; otherwise an old element could exceed a new node's sensitivity).
     BoundDecreased,
 }
@@ -169,7 +169,7 @@ impl fmt::Display for TreeInsertError {
 
 impl core::error::Error for TreeInsertError {}
 
-/// The paper's high-probability error bound for the (adaptive) tree, seed 004 Lemma 2 (eq. 3):
+/// The paper's high-probability error bound for the (adaptive) tree, Tao et al. Lemma 2 (eq. 3):
 ///
 /// ```text
 /// |Ŝ(t) − S(t)| ≤ (2B_t/ε) · log^{1.5} T · log(1/δ)     with probability ≥ 1 − δ,

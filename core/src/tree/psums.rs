@@ -1,4 +1,4 @@
-//! The p-sum bookkeeping of the binary mechanism (seed 004 Alg. 2, lines 6–12), written once
+//! The p-sum bookkeeping of the binary mechanism (Tao et al. Alg. 2, lines 6–12), written once
 //! over flat storage for every tree: the const-array trees of this module ([`PSums`]) and the
 //! run-time sized symmetric-matrix tree of [`crate::jdp`].
 //!

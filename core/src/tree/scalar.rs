@@ -21,7 +21,7 @@ impl Kind for Scalar {
 /// sums of a stream of at most T ≤ `2^L − 1` elements, each clamped to `[−B, B]`.
 ///
 /// Node noise: discrete Laplace of scale `2M·depth/ε` grid steps (`M·2^k ≈ B`), i.e. the
-/// `Lap(2B/ε')`, `ε' = ε/depth`, of seed 004 Alg. 2 with `B_t = B`. See the module docs for the
+/// `Lap(2B/ε')`, `ε' = ε/depth`, of Tao et al. Alg. 2 with `B_t = B`. See the module docs for the
 /// construction and the privacy argument; [`BinaryTree`] for what every tree has.
 pub type Tree<const L: usize> = BinaryTree<Scalar, 1, L>;
 

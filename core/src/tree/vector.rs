@@ -1,4 +1,4 @@
-//! The vector tree: loss vectors of seed 002 Alg. 2, ℓ1 sensitivity.
+//! The vector tree: loss vectors of Agarwal & Singh Alg. 2, ℓ1 sensitivity.
 
 use rand_core::Rng;
 
@@ -17,12 +17,12 @@ impl Kind for Vector {
     const START: Self = Self;
 }
 
-/// The binary mechanism for a stream of vectors `[f64; D]` (loss vectors, seed 002 Alg. 2),
+/// The binary mechanism for a stream of vectors `[f64; D]` (loss vectors, Agarwal & Singh Alg. 2),
 /// each coordinate clamped to `[−B, B]`, with independent per-coordinate node noise.
 ///
 /// **Sensitivity in ℓ1.** Changing one vector moves each coordinate's index by at most 2M, so
 /// a node moves by at most `2·D·M` steps in ℓ1 (`2·D·B` in value units: the ℓ1 diameter
-/// ‖𝒴‖₁ of the box, seed 002 Lemma 3.3). Per-coordinate discrete Laplace noise of scale
+/// ‖𝒴‖₁ of the box, Agarwal & Singh Lemma 3.3). Per-coordinate discrete Laplace noise of scale
 /// `2·D·M·depth/ε` steps then has pmf ratio at most `exp(2DM·den/num) = exp(ε'_eff)`,
 /// `ε'_eff < ε/depth`, and the whole sequence is ε-DP as in the module docs. (Noise calibrated
 /// to one coordinate, `2M·depth/ε`, would give only D·ε.) Each coordinate's release is a scalar

@@ -112,8 +112,8 @@ pub struct Query {
     pub action: u32,
     /// The ε to release at; the device refuses one weaker than its per-report limit.
     pub epsilon: Epsilon,
-    /// The public truncation level b of seed 004 Alg. 4 (truncate to zero outside `[−b, b]`),
-    /// or `None` for CTL's clamp to `[−(B+R), B+R]` (seed 000).
+    /// The public truncation level b of Tao et al. Alg. 4 (truncate to zero outside `[−b, b]`),
+    /// or `None` for CTL's clamp to `[−(B+R), B+R]` (Zhou & Tan).
     pub level: Option<TruncationLevel>,
 }
 

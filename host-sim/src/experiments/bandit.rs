@@ -1,5 +1,5 @@
-//! The K-armed bandit and experts experiments of seed 004 (Tao et al., heavy-tailed bandits
-//! under central DP and LDP) and seed 002 (Agarwal & Singh, private online learning). The
+//! The K-armed bandit and experts experiments of Tao et al. (Tao et al., heavy-tailed bandits
+//! under central DP and LDP) and Agarwal & Singh (Agarwal & Singh, private online learning). The
 //! learners and their environments are `ldp_learn::bandit`'s (re-exported here); the experts
 //! experiment is its own task ([`ExpertsTask`]).
 //!
@@ -14,15 +14,15 @@
 //!
 //! | name | runs | paper |
 //! |---|---|---|
-//! | `tao-s1`, `tao-s2`, `tao-s3` | central DP on S1/S2/S3: DP-RUCB and DP-RSE for v ∈ {0.5, 0.9} × ε ∈ {0.5, 1}, plus the non-private Robust-UCB for each v | seed 004 Fig. 1, 3, 4 |
-//! | `tao-ldp` | LDP-RSE on S3 (the device truncates at B_τ and adds Lap(2B_τ/ε)) for v ∈ {0.5, 0.9} × ε ∈ {5, 10, 20} | seed 004 Fig. 2 |
-//! | `agarwal-bandit` | EXP3 vs Private-EXP3 (ε ∈ {0.5, 1, 2}) on 5 Bernoulli arms with S1's means | seed 002 Thm 4.1 |
-//! | `agarwal-experts` | Hedge vs Private-Hedge (ε ∈ {0.5, 1, 2, 5}), 10 experts | seed 002 Cor. 3.2.1 |
+//! | `tao-s1`, `tao-s2`, `tao-s3` | central DP on S1/S2/S3: DP-RUCB and DP-RSE for v ∈ {0.5, 0.9} × ε ∈ {0.5, 1}, plus the non-private Robust-UCB for each v | Tao et al. Fig. 1, 3, 4 |
+//! | `tao-ldp` | LDP-RSE on S3 (the device truncates at B_τ and adds Lap(2B_τ/ε)) for v ∈ {0.5, 0.9} × ε ∈ {5, 10, 20} | Tao et al. Fig. 2 |
+//! | `agarwal-bandit` | EXP3 vs Private-EXP3 (ε ∈ {0.5, 1, 2}) on 5 Bernoulli arms with S1's means | Agarwal & Singh Thm 4.1 |
+//! | `agarwal-experts` | Hedge vs Private-Hedge (ε ∈ {0.5, 1, 2, 5}), 10 experts | Agarwal & Singh Cor. 3.2.1 |
 //!
 //! `--eps` restricts a sweep to that single ε, except that the experiment's listed ε (1 for the
 //! central sweeps and the Agarwal–Singh ones, 10 for `tao-ldp`) runs the whole grid.
 //! `--constants paper` switches to the papers' confidence constants (see [`policies`]). Every
-//! experiment defaults to 90 trials, as in seed 004 §6; the default horizons are below.
+//! experiment defaults to 90 trials, as in Tao et al. §6; the default horizons are below.
 //!
 //! The paper does not state its horizon. The defaults keep every experiment well under a
 //! minute on two cores with 90 trials (release build): `tao-s1`–`tao-s3` at T = 10⁵ ≈ 20 s
@@ -49,17 +49,17 @@ use ldp_learn::policy::AlgorithmSpec;
 use ldp_learn::bandit::experts::{ExpertsError, experts_trial};
 pub use ldp_learn::bandit::*;
 
-/// Moment orders of seed 004 §6.
+/// Moment orders of Tao et al. §6.
 pub const TAO_V: [f64; 2] = [0.5, 0.9];
-/// Central-DP ε of seed 004 Fig. 1, 3, 4.
+/// Central-DP ε of Tao et al. Fig. 1, 3, 4.
 pub const TAO_CENTRAL_EPSILONS: [f64; 2] = [0.5, 1.0];
-/// LDP ε of seed 004 Fig. 2.
+/// LDP ε of Tao et al. Fig. 2.
 pub const TAO_LOCAL_EPSILONS: [f64; 3] = [5.0, 10.0, 20.0];
 /// ε of the Agarwal–Singh bandit sweep.
 pub const AGARWAL_BANDIT_EPSILONS: [f64; 3] = [0.5, 1.0, 2.0];
 /// ε of the Agarwal–Singh experts sweep.
 pub const AGARWAL_EXPERTS_EPSILONS: [f64; 4] = [0.5, 1.0, 2.0, 5.0];
-/// Trials of every bandit experiment (seed 004 §6: 90 repetitions).
+/// Trials of every bandit experiment (Tao et al. §6: 90 repetitions).
 pub const DEFAULT_TRIALS: usize = 90;
 /// Default horizon of the Tao experiments.
 pub const TAO_DEFAULT_HORIZON: usize = 100_000;
@@ -300,7 +300,7 @@ fn agarwal_experts_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
     Ok(Box::new(ExpertsTask::new(config, algorithms)))
 }
 
-/// The seed 004 and seed 002 experiments (see the module docs).
+/// The Tao et al. and Agarwal & Singh experiments (see the module docs).
 pub const BANDIT_EXPERIMENTS: [Experiment; 6] = [
     Experiment {
         name: "tao-s1",

@@ -48,7 +48,7 @@ pub enum EnvKind {
 }
 
 /// Builds the [`Task`] of an experiment that is not one bandit loop over its environment: a
-/// sweep over a grid (seed 004, seed 003) or full-information experts. The executor runs it
+/// sweep over a grid (Tao et al., Dubey) or full-information experts. The executor runs it
 /// like any other, so it resumes, shards and reports the same way.
 pub type TaskBuilder = fn(&RunConfig) -> Result<Box<dyn Task>, RunError>;
 

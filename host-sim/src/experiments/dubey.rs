@@ -35,15 +35,15 @@ use ldp_learn::policy::PolicyError;
 
 pub use ldp_learn::dubey::*;
 
-/// α of `dubey-alpha` (seed 003 §6.1, Fig. 1).
+/// α of `dubey-alpha` (Dubey §6.1, Fig. 1).
 pub const ALPHAS: [f64; 4] = [0.1, 0.5, 1.0, 10.0];
-/// β of `dubey-beta` (seed 003 §6.1, Fig. 2).
+/// β of `dubey-beta` (Dubey §6.1, Fig. 2).
 pub const BETAS: [f64; 4] = [0.01, 0.1, 0.5, 0.99];
 /// α of `dubey-table1`, in the table's row order.
 pub const TABLE1_ALPHAS: [f64; 3] = [10.0, 1.0, 0.1];
 /// α of `dubey-local`.
 pub const LOCAL_ALPHAS: [f64; 2] = [1.0, 10.0];
-/// β wherever it is not swept (seed 003 §6.1).
+/// β wherever it is not swept (Dubey §6.1).
 pub const DEFAULT_BETA: f64 = 0.1;
 /// The listed α of every experiment: the whole grid runs unless `--eps` names another.
 pub const LISTED_ALPHA: f64 = 1.0;
@@ -150,7 +150,7 @@ pub fn monotone_in_alpha(results: &[AlgorithmResult], name: &str) -> Option<bool
     Some(rows.windows(2).all(|w| w[0] <= w[1]))
 }
 
-/// Our Table 1 beside seed 003's, as Markdown: mean final cumulative regret (± standard
+/// Our Table 1 beside Dubey's, as Markdown: mean final cumulative regret (± standard
 /// error) per benchmark and privacy level, and whether each column is monotone in α.
 pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: usize) -> String {
     let mut out = format!(
@@ -204,7 +204,7 @@ fn camel_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::Env
     }))
 }
 
-/// The seed 003 experiments (module docs). Each is run by its own runner; the environment
+/// The Dubey experiments (module docs). Each is run by its own runner; the environment
 /// kind is the first environment it uses, as a plain finite-armed [`Environment`].
 pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
     Experiment {

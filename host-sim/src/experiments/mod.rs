@@ -1,4 +1,4 @@
-//! The registry of named experiments: seed 000's (Zhou & Tan, Figures 2 and 3) here, and every
+//! The registry of named experiments: Zhou & Tan's (Zhou & Tan, Figures 2 and 3) here, and every
 //! other family's ([`crate::experiments::bandit`], [`crate::experiments::dubey`]) by import. The families describe their
 //! experiments with [`crate::experiments::definition`]; they never import this registry.
 //!
@@ -20,7 +20,7 @@
 //!
 //! Private runs compare the three LDP algorithms and GP-UCB on the same privatised reports;
 //! non-private runs compare the three heavy-tailed algorithms and GP-UCB on raw rewards.
-//! Synthetic runs draw a new f for every trial (seed 000 §5.2: hence the wide error bars).
+//! Synthetic runs draw a new f for every trial (Zhou & Tan §5.2: hence the wide error bars).
 
 pub mod bandit;
 pub mod definition;
@@ -45,9 +45,9 @@ use rand_core::SeedableRng;
 const SE: SyntheticKernel = SyntheticKernel::PAPER_SE;
 const MATERN: SyntheticKernel = SyntheticKernel::PAPER_MATERN;
 
-/// A seed 000 experiment: the four GP-UCB variants (private when `epsilon` is given, in the
+/// A Zhou & Tan experiment: the four GP-UCB variants (private when `epsilon` is given, in the
 /// local model) and the UCB1 baseline, 10 trials of T = 1000 by default.
-const fn seed000(
+const fn zhou_tan(
     name: &'static str,
     description: &'static str,
     env: EnvKind,
@@ -71,37 +71,37 @@ const fn seed000(
 
 /// Every experiment, in the paper's order.
 pub const EXPERIMENTS: [Experiment; 11] = [
-    seed000(
+    zhou_tan(
         "fig2a",
         "LDP, synthetic f, Matern-5/2 kernel (seed 000 Fig. 2a)",
         EnvKind::Synthetic { kernel: MATERN, noise: Noise::PAPER_LDP },
         Some(1.0),
     ),
-    seed000("fig2b", "LDP, light sensor data (seed 000 Fig. 2b)", EnvKind::LightSensor, Some(0.5)),
-    seed000("fig2c", "LDP, stock data (seed 000 Fig. 2c)", EnvKind::Stocks, Some(1.0)),
-    seed000(
+    zhou_tan("fig2b", "LDP, light sensor data (seed 000 Fig. 2b)", EnvKind::LightSensor, Some(0.5)),
+    zhou_tan("fig2c", "LDP, stock data (seed 000 Fig. 2c)", EnvKind::Stocks, Some(1.0)),
+    zhou_tan(
         "fig2d",
         "non-private, synthetic f, SE kernel, Student-t(3) noise (seed 000 Fig. 2d)",
         EnvKind::Synthetic { kernel: SE, noise: Noise::PAPER_HEAVY_TAILED },
         None,
     ),
-    seed000("fig2e", "non-private, light sensor data (seed 000 Fig. 2e)", EnvKind::LightSensor, None),
-    seed000("fig2f", "non-private, stock data (seed 000 Fig. 2f)", EnvKind::Stocks, None),
-    seed000(
+    zhou_tan("fig2e", "non-private, light sensor data (seed 000 Fig. 2e)", EnvKind::LightSensor, None),
+    zhou_tan("fig2f", "non-private, stock data (seed 000 Fig. 2f)", EnvKind::Stocks, None),
+    zhou_tan(
         "fig3a",
         "LDP, synthetic f, SE kernel (seed 000 Fig. 3a)",
         EnvKind::Synthetic { kernel: SE, noise: Noise::PAPER_LDP },
         Some(1.0),
     ),
-    seed000("fig3b", "LDP, light sensor data (seed 000 Fig. 3b)", EnvKind::LightSensor, Some(1.0)),
-    seed000("fig3c", "LDP, stock data (seed 000 Fig. 3c)", EnvKind::Stocks, Some(0.5)),
-    seed000(
+    zhou_tan("fig3b", "LDP, light sensor data (seed 000 Fig. 3b)", EnvKind::LightSensor, Some(1.0)),
+    zhou_tan("fig3c", "LDP, stock data (seed 000 Fig. 3c)", EnvKind::Stocks, Some(0.5)),
+    zhou_tan(
         "custom",
         "your data: --arms FILE.csv, one column per arm (see host-sim run --help)",
         EnvKind::Table,
         Some(1.0),
     ),
-    seed000(
+    zhou_tan(
         "device",
         "LDP, the firmware's sensor model, 100 arms (try --device qemu)",
         EnvKind::Sensor,

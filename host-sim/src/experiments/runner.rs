@@ -1,5 +1,5 @@
 //! The bandit loop: ask the learner ([`Optimizer`]), query the device, tell the learner the
-//! report — for every experiment over arms (seed 000's GP BO, seed 004's K-armed bandits, the
+//! report — for every experiment over arms (Zhou & Tan's GP BO, Tao et al.'s K-armed bandits, the
 //! device runs). [`LoopTask`] is that loop as a [`Task`] of the [`Executor`]; [`run`] runs one
 //! directly.
 //!

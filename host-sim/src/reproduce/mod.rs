@@ -8,7 +8,7 @@
 //! combined s.e. of two rows s = √(s.e.₁² + s.e.₂²); two rows differ when their means differ by
 //! more than 2s. There are three verdicts: holds, does not hold, could not decide.
 //!
-//! - **lowest** (seed 000's "MoMA tends to outperform", seed 004's "DP-RSE always outperforms
+//! - **lowest** (Zhou & Tan's "MoMA tends to outperform", Tao et al.'s "DP-RSE always outperforms
 //!   DP-RUCB"): holds when the learner is below every other by more than 2s, does not hold when
 //!   another is below it by more than 2s;
 //! - **falls** (regret falls as the budget, v or T grows): holds when the sweep's ends differ by
@@ -64,7 +64,7 @@ impl Planned {
 }
 
 /// Seed 000's nine figures and the keys of their runs with the calibrated constants (issue
-/// #13's targets are about those); the figures' own keys run seed 000's recipe.
+/// #13's targets are about those); the figures' own keys run Zhou & Tan's recipe.
 const SEED000_CALIBRATED: [(&str, &str); 9] = [
     ("fig2a", "fig2a-calibrated"),
     ("fig2b", "fig2b-calibrated"),
@@ -77,7 +77,7 @@ const SEED000_CALIBRATED: [(&str, &str); 9] = [
     ("fig3c", "fig3c-calibrated"),
 ];
 
-/// The runs of each privacy-cost-versus-T claim (seed 002): one run per T, each with its
+/// The runs of each privacy-cost-versus-T claim (Agarwal & Singh): one run per T, each with its
 /// learning rate tuned for its own T. The last is in the full plan only. The experts' claim is
 /// judged from T = 5·10⁴: at T = 5000 every Private-Hedge is within 10–25 % of uniform play,
 /// whose regret caps it, so the ratio there measures the cap, not the cost (the run is shown).
@@ -96,15 +96,15 @@ const TAO_PAPER: &str = "tao-s1-paper";
 const TABLE1_PAPER: (usize, usize) = (10, 10_000);
 
 /// Every run of a reproduction. Each experiment runs with its paper's recipe where the paper
-/// states one: seed 000 with the settings of Chowdhury & Gopalan's code (`--constants
-/// practical`, which seed 000 §5 says it follows) and, on the data tables, seed 000's prior
-/// (`--prior empirical`); seeds 002–004 state no constants for their experiments beyond their
-/// theorems' and run with the calibrated rule (`docs/constants.md`), with seed 004 also once with
+/// states one: Zhou & Tan with the settings of Chowdhury & Gopalan's code (`--constants
+/// practical`, which Zhou & Tan §5 says it follows) and, on the data tables, Zhou & Tan's prior
+/// (`--prior empirical`); the other three papers state no constants for their experiments beyond their
+/// theorems' and run with the calibrated rule (`docs/constants.md`), with Tao et al. also once with
 /// its algorithms' stated constants (`TAO_PAPER`). Seed 000's figures also run with the
 /// calibrated constants (keys `<figure>-calibrated`, and fig2a at T = 10⁴), for issue #13's
 /// targets. Every claim about T has one run per T. The full plan (`quick = false`) has every
-/// paper's trial count, seed 004 at T = 10⁶ and Table 1 at T = 10⁴; `quick` has seed 004 at
-/// T = 10⁵, Table 1 at T = 2000 with 3 trials and seed 002 without its largest T.
+/// paper's trial count, Tao et al. at T = 10⁶ and Table 1 at T = 10⁴; `quick` has Tao et al. at
+/// T = 10⁵, Table 1 at T = 2000 with 3 trials and Agarwal & Singh without its largest T.
 pub fn plan(quick: bool) -> Vec<Planned> {
     let mut planned = Vec::new();
     for e in experiments::all() {
@@ -423,7 +423,7 @@ mod tests {
             ),
         ]);
         assert_eq!(verdict(&verdicts, "agarwal-experts", "Private-Hedge eps=1").holds, None);
-        // The plans: one run per T; seed 004 at 10⁶ in the full plan; every key its own directory.
+        // The plans: one run per T; Tao et al. at 10⁶ in the full plan; every key its own directory.
         for quick in [false, true] {
             let p = plan(quick);
             let experts: Vec<usize> =

@@ -1,5 +1,5 @@
 //! The one executor (argmin's `Executor` with observers). Every experiment — GP BO, K-armed
-//! bandits, experts, seed 003's sweeps, device runs — is a [`Task`]: the labels of its learners,
+//! bandits, experts, Dubey's sweeps, device runs — is a [`Task`]: the labels of its learners,
 //! one (trial, learner) job, and how the rows aggregated per learner become the results. The
 //! [`Executor`] runs the jobs: in parallel on the run's threads, collected in job order (so
 //! results do not depend on the thread count), skipping the jobs a [`Checkpoint`] already holds

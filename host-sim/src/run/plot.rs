@@ -624,9 +624,9 @@ fn draw_entries<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[En
 // ---------------------------------------------------------------------------------------------
 // Sweeps: one panel per setting, a colour per learner and budget, a dash per budget.
 
-/// The budget keys of a sweep's labels (`eps=0.5`; seed 003's `alpha=1`, `beta=0.1`).
+/// The budget keys of a sweep's labels (`eps=0.5`; Dubey's `alpha=1`, `beta=0.1`).
 const BUDGET_KEYS: [&str; 3] = ["eps", "alpha", "beta"];
-/// The budget keys that are an ε (seed 003's α is its ε): a sweep over one of them also gets
+/// The budget keys that are an ε (Dubey's α is its ε): a sweep over one of them also gets
 /// the regret-versus-ε figure.
 const EPSILON_KEYS: [&str; 2] = ["eps", "alpha"];
 /// Size of one panel of a sweep.
@@ -830,7 +830,7 @@ struct Series {
     reference: bool,
 }
 
-/// Final regret against ε, a panel per setting, for a sweep over ε (or seed 003's α): each
+/// Final regret against ε, a panel per setting, for a sweep over ε (or Dubey's α): each
 /// private learner a line through its budgets with ± 1 s.e. bars, each learner without a
 /// budget (non-private, or a learner the sweep does not privatise) and uniform play a level
 /// line.

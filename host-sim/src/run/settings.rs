@@ -122,7 +122,7 @@ pub struct RunConfig {
     #[serde(serialize_with = "ser_epsilon")]
     pub epsilon: Option<Epsilon>,
     /// Central DP: the device passes raw rewards and the learner privatises what it computes
-    /// (seed 004 Alg. 1, 3; seed 002). Local DP (the default): the device privatises.
+    /// (Tao et al. Alg. 1, 3; Agarwal & Singh). Local DP (the default): the device privatises.
     pub central: bool,
     /// λ of the GP surrogate with practical or paper constants (calibrated constants set λ to
     /// the observed noise variance instead, see [`calibrated`](ldp_learn::bo::calibrated)).
@@ -154,7 +154,7 @@ pub struct RunConfig {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub feed: bool,
     /// The prior over a data table's arms, for experiments whose prior is otherwise the
-    /// table's own empirical covariance (seed 000's real-data figures, `custom` without
+    /// table's own empirical covariance (Zhou & Tan's real-data figures, `custom` without
     /// coordinates); `None` elsewhere: the environment's prior is used as it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prior: Option<ldp_learn::env::Prior>,
@@ -167,7 +167,7 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     /// Seed 000's settings: 10 trials of T = 1000, seed 0, non-private, the calibrated
-    /// constants (λ = 1 and δ = 0.1 for the modes that use them), GP-UCB, seed 000's three
+    /// constants (λ = 1 and δ = 0.1 for the modes that use them), GP-UCB, Zhou & Tan's three
     /// learners and UCB1, the in-process device, all cores.
     fn default() -> Self {
         RunConfig {
@@ -242,7 +242,7 @@ pub enum RunError {
     Policy(PolicyError),
     /// A setting the run cannot use.
     Config(ConfigError),
-    /// A learner of a family (the experts, seed 003's variants) failed.
+    /// A learner of a family (the experts, Dubey's variants) failed.
     Learner {
         /// The learner's label.
         label: String,
@@ -367,7 +367,7 @@ pub enum ConfigError {
     NoFirmware(PathBuf),
     /// A sweep's ε must be finite and > 0.
     SweepEpsilon,
-    /// δ (ζ of seed 003) must be in (0, 1).
+    /// δ (ζ of Dubey) must be in (0, 1).
     DeltaOutOfRange(f64),
     /// `--shard` is not `i/n` with `0 ≤ i < n`.
     Shard(String),

@@ -1,5 +1,5 @@
 //! K-armed environments (SPEC §2.3): Bernoulli and Gaussian arms, the heavy-tailed Pareto
-//! instances S1–S3 of seed 004 §6, and the two-point instance of seed 004's lower-bound proof
+//! instances S1–S3 of Tao et al. §6, and the two-point instance of Tao et al.'s lower-bound proof
 //! (Theorem 5). The learner's prior covariance is the identity (bandit policies do not use it).
 
 use nalgebra::DMatrix;
@@ -27,14 +27,14 @@ pub enum ArmReward {
         /// σ.
         sigma: f64,
     },
-    /// Pareto with density `αλ^α/x^{α+1}` on `x ≥ λ` (seed 004 §6); mean `αλ/(α−1)`.
+    /// Pareto with density `αλ^α/x^{α+1}` on `x ≥ λ` (Tao et al. §6); mean `αλ/(α−1)`.
     Pareto {
         /// α, the shape.
         shape: f64,
         /// λ, the scale (the minimum reward).
         scale: f64,
     },
-    /// `value` with probability p, else 0 (the lower-bound instance of seed 004 Theorem 5).
+    /// `value` with probability p, else 0 (the lower-bound instance of Tao et al. Theorem 5).
     TwoPoint {
         /// The probability of `value`.
         p: f64,
@@ -78,7 +78,7 @@ impl ArmReward {
     }
 }
 
-/// The Pareto instances of seed 004 §6: K = 5 arms, means in [0.1, 0.9].
+/// The Pareto instances of Tao et al. §6: K = 5 arms, means in [0.1, 0.9].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParetoInstance {
     /// S1: gaps decreasing linearly, means {0.9, 0.7, 0.5, 0.3, 0.1}.
@@ -108,7 +108,7 @@ impl ParetoInstance {
         }
     }
 
-    /// The shape `α = 1.05 + v` of seed 004 §6, so that the (1+v)-th moment exists.
+    /// The shape `α = 1.05 + v` of Tao et al. §6, so that the (1+v)-th moment exists.
     pub fn shape(v: f64) -> f64 {
         1.05 + v
     }
@@ -218,7 +218,7 @@ impl KArmedEnv {
         Self::build(format!("gaussian-{}", means.len()), arms, bounds)
     }
 
-    /// The Pareto instance S1, S2 or S3 of seed 004 §6 with moment order v ∈ (0, 1]: shape
+    /// The Pareto instance S1, S2 or S3 of Tao et al. §6 with moment order v ∈ (0, 1]: shape
     /// `α = 1.05 + v`, scales `λ_a = (α−1)μ_a/α` (so arm a has mean μ_a).
     ///
     /// Bounds: `B = max μ`, α (of [`RewardBounds`]) = v, `v` (of [`RewardBounds`]) = the paper's
@@ -253,7 +253,7 @@ impl KArmedEnv {
         Self::build(format!("pareto-{}-v{v}", instance.name()), arms, bounds)
     }
 
-    /// The two-point instance of seed 004's DP lower bound (Theorem 5): arm a pays `1/s_a` with
+    /// The two-point instance of Tao et al.'s DP lower bound (Theorem 5): arm a pays `1/s_a` with
     /// probability `s_a^{1+v}/2` and 0 otherwise, `s_a = (2μ_a)^{1/v}`, so its mean is μ_a and
     /// `E|X|^{1+v} = ½` for every arm with μ_a > 0. Means must be in `[0, 2^{v/(1+v)−1}]` (a
     /// probability ≤ 1); Theorem 5 takes μ_a ≤ 1/6 and gaps below 1/12.

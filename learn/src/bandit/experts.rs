@@ -1,5 +1,5 @@
 //! Prediction with expert advice (full information): private Hedge on tree-aggregated noisy
-//! cumulative losses (seed 002 Alg. 1 + 2, Corollary 3.2.1) against plain Hedge.
+//! cumulative losses (Agarwal & Singh Alg. 1 + 2, Corollary 3.2.1) against plain Hedge.
 //!
 //! Not a select/query/observe loop: one trial is [`experts_trial`]. Each trial draws one loss
 //! sequence — N = [`EXPERTS`] experts, expert i's loss in round t is

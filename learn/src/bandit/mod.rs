@@ -1,5 +1,5 @@
-//! The K-armed bandit and experts learners of seed 004 (Tao et al., heavy-tailed bandits under
-//! central DP and LDP) and seed 002 (Agarwal & Singh, private online learning), and LDP-UCB.
+//! The K-armed bandit and experts learners of Tao et al. (Tao et al., heavy-tailed bandits under
+//! central DP and LDP) and Agarwal & Singh (Agarwal & Singh, private online learning), and LDP-UCB.
 //!
 //! - [`env`](mod@env): K-armed environments — Bernoulli, Gaussian, the Pareto instances S1–S3 and the
 //!   two-point lower-bound instance;
@@ -28,7 +28,7 @@ pub use policies::{
 };
 
 /// The learners of `custom --family bandit` on a table: under LDP (`private`) with calibrated
-/// constants [`LDP_UCB`] (the default: it learns at practical horizons), then seed 004's
+/// constants [`LDP_UCB`] (the default: it learns at practical horizons), then Tao et al.'s
 /// [`LDP_RSE`] and [`UCB1`](crate::bo::UCB1); under paper and practical constants LDP-RSE and
 /// UCB1, as before. Without privacy Robust-UCB and UCB1 in every mode.
 pub fn table_learners(private: bool, constants: Constants) -> Vec<AlgorithmSpec> {

@@ -16,7 +16,7 @@
 //! 28), `Constants::Practical` the practical ones of `ldp_core::bandit` (0.6; ½; κ = 2, 6).
 //! `Constants::Calibrated` (the default) builds the `Calibrated*` learners of
 //! `ldp_core::bandit` with one [`Rule`] ([`calibrated_rule`]: B of the Problem, K its arms,
-//! κ = [`KAPPA`] × `--beta-scale`): with seed 004's heavy-tailed noise for the tao experiments
+//! κ = [`KAPPA`] × `--beta-scale`): with Tao et al.'s heavy-tailed noise for the tao experiments
 //! (E|X − μ|^{1+v} ≤ c, the Problem's c; for LDP-RSE on S3 `2^v(u + B^{1+v})`, since an LDP
 //! Problem's c is the reports'), and with a table's bounded noise (R, c) for
 //! `custom --family bandit` ([`ROBUST_UCB_TABLE`], [`LDP_RSE`]; LDP-RSE takes R² for the raw
@@ -287,7 +287,7 @@ pub fn calibrated_rule(problem: &Problem, noise: Noise) -> Result<Rule, PolicyEr
     Rule::new(problem.b, noise, arms, KAPPA * problem.beta_scale).map_err(config_error)
 }
 
-/// The noise of seed 004's problems: heavy tails with `E|X − μ|^{1+v} ≤ c` (the Problem's c;
+/// The noise of Tao et al.'s problems: heavy tails with `E|X − μ|^{1+v} ≤ c` (the Problem's c;
 /// no bound is known, whatever clamp the environment gives its device).
 fn heavy_noise(problem: &Problem) -> Noise {
     Noise::Moment { c: problem.c, v: problem.alpha }
@@ -302,7 +302,7 @@ fn bounded_noise(problem: &Problem) -> Result<Noise, PolicyError> {
 }
 
 /// Bubeck et al.'s robust UCB (non-private; ignores any ε) on raw rewards; under calibrated
-/// constants the shift-invariant [`CalibratedRobustUcb`] with seed 004's heavy-tailed noise.
+/// constants the shift-invariant [`CalibratedRobustUcb`] with Tao et al.'s heavy-tailed noise.
 pub fn build_robust_ucb(
     problem: &Problem,
     constants: Constants,
@@ -346,7 +346,7 @@ fn robust_ucb(
 }
 
 /// Seed 004 Alg. 1 at the Problem's central ε (calibrated: [`CalibratedDpRobustUcb`] with
-/// seed 004's heavy-tailed noise).
+/// Tao et al.'s heavy-tailed noise).
 pub fn build_dp_rucb(
     problem: &Problem,
     constants: Constants,
@@ -368,7 +368,7 @@ pub fn build_dp_rucb(
 }
 
 /// Seed 004 Alg. 3 at the Problem's central ε, β = 1/T (calibrated: [`CalibratedDpRobustSe`]
-/// with seed 004's heavy-tailed noise).
+/// with Tao et al.'s heavy-tailed noise).
 pub fn build_dp_rse(
     problem: &Problem,
     constants: Constants,
@@ -432,7 +432,7 @@ fn ldp_rse(
     adapt(LdpRobustSe::with_arms(arms(problem)?, params).map_err(config_error)?, seed)
 }
 
-/// [`LDP_RSE`]'s constructor: seed 004 Alg. 4 with u = (B + R)^{1+α}; calibrated: the
+/// [`LDP_RSE`]'s constructor: Tao et al. Alg. 4 with u = (B + R)^{1+α}; calibrated: the
 /// calibrated learner with bounded noise (|η| ≤ R, and R² for its variance, as the GP
 /// learners' rule 1 takes under CTL: the LDP Problem's c is the reports').
 pub fn build_ldp_rse_bounded(
@@ -465,26 +465,26 @@ pub fn build_private_exp3(
     adapt(inner, seed)
 }
 
-/// Bubeck et al.'s robust UCB, the non-private baseline of seed 004.
+/// Bubeck et al.'s robust UCB, the non-private baseline of Tao et al..
 pub const ROBUST_UCB: AlgorithmSpec =
     AlgorithmSpec { name: "Robust-UCB", private_name: "Robust-UCB", build: build_robust_ucb };
 /// Robust UCB on a data table (`custom --family bandit --eps none`): as [`ROBUST_UCB`] under
 /// paper and practical constants; under calibrated ones with the table's bounded noise.
 pub const ROBUST_UCB_TABLE: AlgorithmSpec =
     AlgorithmSpec { name: "Robust-UCB", private_name: "Robust-UCB", build: build_robust_ucb_table };
-/// DP robust UCB (seed 004 Alg. 1); needs a central-DP run.
+/// DP robust UCB (Tao et al. Alg. 1); needs a central-DP run.
 pub const DP_RUCB: AlgorithmSpec =
     AlgorithmSpec { name: "DP-RUCB", private_name: "DP-RUCB", build: build_dp_rucb };
-/// DP robust successive elimination (seed 004 Alg. 3); needs a central-DP run.
+/// DP robust successive elimination (Tao et al. Alg. 3); needs a central-DP run.
 pub const DP_RSE: AlgorithmSpec =
     AlgorithmSpec { name: "DP-RSE", private_name: "DP-RSE", build: build_dp_rse };
-/// LDP robust successive elimination (seed 004 Alg. 4) with S3's moment bound; needs an LDP run.
+/// LDP robust successive elimination (Tao et al. Alg. 4) with S3's moment bound; needs an LDP run.
 pub const LDP_RSE_S3: AlgorithmSpec = AlgorithmSpec {
     name: "LDP-RSE",
     private_name: "LDP-RSE",
     build: |p, c, _| build_ldp_rse(p, c, ParetoInstance::S3),
 };
-/// LDP robust successive elimination (seed 004 Alg. 4) for any bounded problem: the moment
+/// LDP robust successive elimination (Tao et al. Alg. 4) for any bounded problem: the moment
 /// bound is u = (B + R)^{1+α}, which every reward |f + η| ≤ B + R meets (a user's own data).
 pub const LDP_RSE: AlgorithmSpec =
     AlgorithmSpec { name: "LDP-RSE", private_name: "LDP-RSE", build: build_ldp_rse_bounded };
@@ -496,9 +496,9 @@ pub const LDP_UCB: AlgorithmSpec = AlgorithmSpec {
     private_name: "LDP-UCB",
     build: |p, _, _| Ok(Box::new(super::ldp_ucb::LdpUcb::new(p, super::ldp_ucb::KAPPA * p.beta_scale)?)),
 };
-/// EXP3 (seed 002 Alg. 5, Theorem 4.1 tuning with λ = 0).
+/// EXP3 (Agarwal & Singh Alg. 5, Theorem 4.1 tuning with λ = 0).
 pub const EXP3: AlgorithmSpec = AlgorithmSpec { name: "EXP3", private_name: "EXP3", build: build_exp3 };
-/// Private EXP3 by the reduction of seed 002 Alg. 4; needs a central-DP run.
+/// Private EXP3 by the reduction of Agarwal & Singh Alg. 4; needs a central-DP run.
 pub const PRIVATE_EXP3: AlgorithmSpec =
     AlgorithmSpec { name: "Private-EXP3", private_name: "Private-EXP3", build: build_private_exp3 };
 

@@ -1,7 +1,7 @@
-//! ATA-GP-UCB and LDP-ATA-GP-UCB (seed 000 Alg. 1, Thm 2; Chowdhury & Gopalan 2019).
+//! ATA-GP-UCB and LDP-ATA-GP-UCB (Zhou & Tan Alg. 1, Thm 2; Chowdhury & Gopalan 2019).
 //!
 //! Every round t the learner rebuilds a Nyström embedding over the points played so far
-//! (seed 000 Appendix D, Alg. 4, each x_i kept with probability min(q σ̃²_{t−1}(x_i), 1)), and
+//! (Zhou & Tan Appendix D, Alg. 4, each x_i kept with probability min(q σ̃²_{t−1}(x_i), 1)), and
 //! estimates θ̃_t with the feature-adaptive truncation of TOFU (Shao et al. 2018):
 //!
 //! - Φ̃_t (t × m) has rows φ̃(x_τ)ᵀ, Ṽ_t = Φ̃_tᵀΦ̃_t + λI_m,
@@ -63,7 +63,7 @@ pub struct AtaParams {
     /// - Practical (SPEC §2.2, Chowdhury & Gopalan's code): q = ln(T)/0.1²,
     ///   b_t = t^{(1−α)/(2(1+α))} (v / ln((m+1)T))^{1/(1+α)},
     ///   β_{t+1} = B√λ + √m_t v^{1/(1+α)} (ln((m_t+1)T))^{α/(1+α)} t^{(1−α)/(2(1+α))}.
-    /// - Paper (seed 000 Thm 2): q = 6ρ ln(4T/δ)/ε_N², ρ = (1+ε_N)/(1−ε_N),
+    /// - Paper (Zhou & Tan Thm 2): q = 6ρ ln(4T/δ)/ε_N², ρ = (1+ε_N)/(1−ε_N),
     ///   b_t = (v / ln(4 m_t T/δ))^{1/(1+α)} t^{(1−α)/(2(1+α))},
     ///   β_{t+1} = B(1 + 1/√(1−ε_N)) + 4 √(m_t/λ) v^{1/(1+α)} (ln(4 m_t T/δ))^{α/(1+α)} t^{(1−α)/(2(1+α))}.
     ///   Thm 2 is stated for α = 1 (the LDP case), where these are exactly its
@@ -104,7 +104,7 @@ pub fn practical_q(horizon: usize) -> f64 {
     (horizon.max(1) as f64).ln() / 0.01
 }
 
-/// The paper's dictionary rate q = 6ρ ln(4T/δ)/ε_N², ρ = (1+ε_N)/(1−ε_N) (seed 000 Thm 2, 4).
+/// The paper's dictionary rate q = 6ρ ln(4T/δ)/ε_N², ρ = (1+ε_N)/(1−ε_N) (Zhou & Tan Thm 2, 4).
 pub fn paper_q(horizon: usize, delta: f64, nystrom_accuracy: f64) -> f64 {
     let e = nystrom_accuracy;
     let rho = (1.0 + e) / (1.0 - e);
@@ -270,7 +270,7 @@ impl Ridge {
         qg * q.transpose()
     }
 
-    /// σ̃²(a) = k(a, a) − φ̃(a)ᵀφ̃(a) + λ φ̃(a)ᵀṼ⁻¹φ̃(a) for every arm, clamped ≥ 0 (seed 000
+    /// σ̃²(a) = k(a, a) − φ̃(a)ᵀφ̃(a) + λ φ̃(a)ᵀṼ⁻¹φ̃(a) for every arm, clamped ≥ 0 (Zhou & Tan
     /// Alg. 1 line 12, Alg. 3 line 14), with φ̃ᵀṼ⁻¹φ̃ = Σ_j (φ̃ᵀq_j)²/Λ_j.
     pub(crate) fn variances(
         &self,
@@ -286,7 +286,7 @@ impl Ridge {
 }
 
 /// σ̃²(a) = k(a, a) − φ̃(a)ᵀφ̃(a) + λ·quad(a) for every arm, clamped ≥ 0, with
-/// quad(a) = φ̃(a)ᵀṼ⁻¹φ̃(a) (seed 000 Alg. 1 line 12, Alg. 3 line 14).
+/// quad(a) = φ̃(a)ᵀṼ⁻¹φ̃(a) (Zhou & Tan Alg. 1 line 12, Alg. 3 line 14).
 fn nystrom_variances(
     features: &DMatrix<f64>,
     prior: &DVector<f64>,
@@ -345,7 +345,7 @@ impl ArmReports {
     }
 }
 
-/// ATA-GP-UCB (seed 000 Alg. 1); LDP-ATA-GP-UCB when fed privatised reports.
+/// ATA-GP-UCB (Zhou & Tan Alg. 1); LDP-ATA-GP-UCB when fed privatised reports.
 #[derive(Clone, Debug)]
 pub struct AtaGpUcb {
     model: FeatureModel,
@@ -695,7 +695,7 @@ pub(crate) mod tests {
         assert_ne!(run(4), run(5));
     }
 
-    /// The truncated feature-space sums of seed 000 Alg. 1 line 9, computed as written (O(m t)):
+    /// The truncated feature-space sums of Zhou & Tan Alg. 1 line 9, computed as written (O(m t)):
     /// the reference the per-arm sums of [`AtaGpUcb`] are tested against,
     /// r̂_i = Σ_τ u_{i,τ} y_τ 1{|u_{i,τ} y_τ| ≤ b_τ}.
     ///

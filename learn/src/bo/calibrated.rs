@@ -5,7 +5,7 @@
 //! 1. **Noise term.** The GP regulariser λ is the variance of what the learner receives,
 //!    σ²_obs = c^{2/(1+α)}, where c bounds E|y − f|^{1+α} of the observed rewards. For α = 1
 //!    (every LDP run and every data set here) c *is* the second moment of the observed noise:
-//!    under CTL(ε) it is R² + 8(B+R)²/ε² = R² + 2𝓛² with 𝓛 = 2(B+R)/ε (seed 000 Cor. 1), for
+//!    under CTL(ε) it is R² + 8(B+R)²/ε² = R² + 2𝓛² with 𝓛 = 2(B+R)/ε (Zhou & Tan Cor. 1), for
 //!    Student-t(3) noise 3, for a data table the mean squared noise. With λ = σ²_obs and the
 //!    kernel as the prior covariance, μ_t and σ_t are the Bayesian posterior of f.
 //! 2. **Exploration.** β_t = [`KAPPA`] · √(2 ln(|D| t² π² / (6δ))), the schedule of GP-UCB on a
@@ -15,11 +15,11 @@
 //! 3. **Robustness constants at the theorems' order; truncate noise, not signal.** A level is
 //!    the signal bound B, plus the known bound R of the raw noise (when there is one), plus the
 //!    theorem's level for the part of the noise that has no bound ([`LevelRule`]): under CTL(ε)
-//!    that part is the Laplace noise (seed 000 Alg. 2's 𝓛 ln t for TGP-UCB; Thm 2's level with
+//!    that part is the Laplace noise (Zhou & Tan Alg. 2's 𝓛 ln t for TGP-UCB; Thm 2's level with
 //!    its moment 2𝓛² for ATA-GP-UCB), for raw heavy-tailed noise without a bound the noise
 //!    itself (Chowdhury & Gopalan's t^{1/(2(1+α))} c^{1/(1+α)}; Thm 2's with c), and for raw
 //!    noise within a known R nothing: the level is B + R and never cuts a report (a bounded
-//!    reward has no tail to guard against). ATA-GP-UCB and MoMA-GP-UCB use seed 000 Thm 2's
+//!    reward has no tail to guard against). ATA-GP-UCB and MoMA-GP-UCB use Zhou & Tan Thm 2's
 //!    and Thm 4's q; MoMA's epoch length is Thm 4's k = ⌈24 ln(4eT/δ)⌉ without the Chernoff
 //!    constant 24, made odd: [`epoch_length`].
 //!
@@ -83,7 +83,7 @@ impl LevelRule {
         Self { bounded: problem.b + r, unbounded }
     }
 
-    /// TGP-UCB's b_t: B + R + 𝓛 ln t (seed 000 Alg. 2) under CTL, B + t^{1/(2(1+α))} c^{1/(1+α)}
+    /// TGP-UCB's b_t: B + R + 𝓛 ln t (Zhou & Tan Alg. 2) under CTL, B + t^{1/(2(1+α))} c^{1/(1+α)}
     /// for raw noise without a bound, B + R otherwise.
     pub fn tgp(&self, t: usize, alpha: f64) -> f64 {
         let t = t.max(1);
@@ -96,7 +96,7 @@ impl LevelRule {
     }
 
     /// ATA-GP-UCB's b_τ / τ^{(1−α)/(2(1+α))}: B + R + (c_u / `log`)^{1/(1+α)}, with c_u = 2𝓛² under
-    /// CTL, c for raw noise without a bound, 0 otherwise, and `log` = ln(4 m_t T/δ) (seed 000
+    /// CTL, c for raw noise without a bound, 0 otherwise, and `log` = ln(4 m_t T/δ) (Zhou & Tan
     /// Thm 2's level for the unbounded part; |u_{i,τ}| < 1, so the rest never exceeds B + R).
     pub fn ata_scale(&self, log: f64, alpha: f64) -> f64 {
         let moment = match self.unbounded {

@@ -1,7 +1,7 @@
 //! GP-UCB and (LDP-)TGP-UCB over the exact posterior on the finite arm set.
 //!
-//! Both keep the exact GP posterior of seed 000 eq. (2)–(3), updated in O(n²) per round, and
-//! play `argmax μ_{t−1}(x) + β_t σ_{t−1}(x)`. TGP-UCB (seed 000 Alg. 2; Chowdhury & Gopalan 2019)
+//! Both keep the exact GP posterior of Zhou & Tan eq. (2)–(3), updated in O(n²) per round, and
+//! play `argmax μ_{t−1}(x) + β_t σ_{t−1}(x)`. TGP-UCB (Zhou & Tan Alg. 2; Chowdhury & Gopalan 2019)
 //! first truncates each report once: `ŷ_t = ȳ_t·1{|ȳ_t| ≤ b_t}`.
 
 use ldp_core::truncation::tgp_ucb_practical_level;
@@ -19,12 +19,12 @@ enum Rule {
     GpUcb { noise_sd: f64 },
     /// Practical TGP-UCB: b_t = t^{1/(2(1+α))} v^{1/(1+α)}, β_t = B√λ + b_t √(ln t).
     TgpPractical,
-    /// LDP-TGP-UCB, seed 000 Alg. 2: b_t = B + R + 𝓛 ln t,
+    /// LDP-TGP-UCB, Zhou & Tan Alg. 2: b_t = B + R + 𝓛 ln t,
     /// β_t = B + (2√2/√λ) b_{t−1} √(γ̂_{t−1} + ln(1/δ)) + (1/√λ) √(K (ln(t−1) + 1)),
     /// K = B² + R² + 2𝓛².
     TgpPaperLdp { r: f64, scale: f64 },
     /// Calibrated GP-UCB or TGP-UCB ([`super::calibrated`]): β_t from the GP-UCB schedule over
-    /// `arms` arms; TGP-UCB's level from rule 3 (`levels`: seed 000 Alg. 2's B + R + 𝓛 ln t on
+    /// `arms` arms; TGP-UCB's level from rule 3 (`levels`: Zhou & Tan Alg. 2's B + R + 𝓛 ln t on
     /// privatised rewards, B + t^{1/(2(1+α))} c^{1/(1+α)} on raw noise without a bound, B + R
     /// within one), none for GP-UCB (`levels` is `None`).
     Calibrated { arms: usize, levels: Option<LevelRule> },
@@ -66,7 +66,7 @@ impl GpUcb {
     }
 
     /// TGP-UCB (non-private, heavy tails) or LDP-TGP-UCB (on privatised reports). With
-    /// [`Constants::Paper`] and privatised bounded rewards, the level and β of seed 000
+    /// [`Constants::Paper`] and privatised bounded rewards, the level and β of Zhou & Tan
     /// Alg. 2; otherwise the practical level and β (SPEC §2.2), with `v` from the problem.
     pub fn tgp_ucb(problem: &Problem, constants: Constants) -> Result<Self, PolicyError> {
         let rule = match (constants, problem.privacy, problem.noise_bound) {

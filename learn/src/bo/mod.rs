@@ -1,4 +1,4 @@
-//! The Bayesian-optimisation learners of seed 000 (Zhou & Tan): GP-UCB, TGP-UCB, ATA-GP-UCB and
+//! The Bayesian-optimisation learners of Zhou & Tan (Zhou & Tan): GP-UCB, TGP-UCB, ATA-GP-UCB and
 //! MoMA-GP-UCB, each run on CTL(ε)-privatised reports (the LDP- variants) or on raw heavy-tailed
 //! rewards (the non-private variants), over the learner contract of [`crate::policy`]: a learner
 //! only ever sees the [`Problem`](crate::policy::Problem) (public) and the reports passed to
@@ -14,7 +14,7 @@ pub mod gp_ucb;
 pub mod moma;
 pub mod ucb1;
 
-/// The four learners of seed 000 (Zhou & Tan), in table order. GP-UCB on privatised reports is
+/// The four learners of Zhou & Tan (Zhou & Tan), in table order. GP-UCB on privatised reports is
 /// the plain baseline, not one of the paper's LDP algorithms, so it keeps its name.
 pub const SEED000_ALGORITHMS: [AlgorithmSpec; 4] = [
     AlgorithmSpec {
@@ -43,7 +43,7 @@ pub const SEED000_ALGORITHMS: [AlgorithmSpec; 4] = [
 pub const UCB1: AlgorithmSpec =
     AlgorithmSpec { name: "UCB1", private_name: "UCB1", build: |p, _, _| Ok(Box::new(ucb1::Ucb1::new(p)?)) };
 
-/// The learners of every seed 000 experiment: the four of seed 000 and the [`UCB1`] baseline.
+/// The learners of every Zhou & Tan experiment: the four of Zhou & Tan and the [`UCB1`] baseline.
 pub const GP_EXPERIMENT_ALGORITHMS: [AlgorithmSpec; 5] =
     [SEED000_ALGORITHMS[0], SEED000_ALGORITHMS[1], SEED000_ALGORITHMS[2], SEED000_ALGORITHMS[3], UCB1];
 

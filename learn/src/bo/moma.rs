@@ -1,11 +1,11 @@
-//! MoMA-GP-UCB and LDP-MoMA-GP-UCB (seed 000 Alg. 3, Thm 4, Cor. 1), after MENU (Shao et al.
+//! MoMA-GP-UCB and LDP-MoMA-GP-UCB (Zhou & Tan Alg. 3, Thm 4, Cor. 1), after MENU (Shao et al.
 //! 2018).
 //!
 //! Rounds are grouped into epochs of k plays of one arm. Epoch n plays
 //! x_n = argmax μ̃_{n−1}(x) + β_n σ̃_{n−1}(x) k times and observes y_{n,1}, …, y_{n,k}; then
 //!
 //! - the Nyström embedding is rebuilt over the epoch points x_1, …, x_n with σ̃_{n−1}
-//!   (seed 000 Appendix D, Alg. 4; deduplicated to distinct arms as in [`super::ata`]),
+//!   (Zhou & Tan Appendix D, Alg. 4; deduplicated to distinct arms as in [`super::ata`]),
 //! - Φ̃_n (n × m_n) has rows φ̃(x_i)ᵀ, Ṽ_n = Φ̃_nᵀΦ̃_n + λI (one row per epoch, not per play),
 //! - θ̃_{n,j} = Ṽ_n⁻¹ Σ_i y_{i,j} φ̃(x_i) for j ∈ \[k\] (j = play index within the epoch),
 //! - r_j = median_{s≠j} ‖θ̃_{n,j} − θ̃_{n,s}‖_{Ṽ_n}, k* = argmin_j r_j
@@ -36,8 +36,8 @@ pub struct MomaParams {
     /// - Practical (our choice; the paper's k ≈ 280 at T = 1000 leaves 3 epochs):
     ///   k = ⌈ln T⌉, plus 1 if even (7 at T = 1000), q = ln(T)/0.1²,
     ///   β_{n+1} = B√λ + (m_n c)^{1/(1+α)} n^{(1−α)/(2(1+α))} — Thm 4's form without its
-    ///   constants 3 and 9, "order-wise" as seed 000's experiments set their parameters.
-    /// - Paper (seed 000 Thm 4): k = ⌈24 ln(4eT/δ)⌉, q = 6ρ ln(4T/δ)/ε_N², ρ = (1+ε_N)/(1−ε_N),
+    ///   constants 3 and 9, "order-wise" as Zhou & Tan's experiments set their parameters.
+    /// - Paper (Zhou & Tan Thm 4): k = ⌈24 ln(4eT/δ)⌉, q = 6ρ ln(4T/δ)/ε_N², ρ = (1+ε_N)/(1−ε_N),
     ///   β_{n+1} = B(1 + 1/√(1−ε_N)) + 3 λ^{−1/2} (9 m_n c)^{1/(1+α)} n^{(1−α)/(2(1+α))} (the
     ///   λ^{−1/2} is in the proof's eq. (22); the theorem's statement drops it).
     /// - Calibrated ([`super::calibrated`]): the paper's q, k = ⌈ln(4eT/δ)⌉ made odd, and the
@@ -71,12 +71,12 @@ pub fn practical_epoch_length(horizon: usize) -> usize {
     if k.is_multiple_of(2) { k + 1 } else { k }
 }
 
-/// The paper's epoch length k = ⌈24 ln(4eT/δ)⌉ (seed 000 Alg. 3 line 3, Thm 4).
+/// The paper's epoch length k = ⌈24 ln(4eT/δ)⌉ (Zhou & Tan Alg. 3 line 3, Thm 4).
 pub fn paper_epoch_length(horizon: usize, delta: f64) -> usize {
     (24.0 * (4.0 * std::f64::consts::E * horizon.max(1) as f64 / delta).ln()).ceil().max(1.0) as usize
 }
 
-/// r_j = median_{s≠j} ‖θ_j − θ_s‖_V for each j (seed 000 Alg. 3 line 11), with
+/// r_j = median_{s≠j} ‖θ_j − θ_s‖_V for each j (Zhou & Tan Alg. 3 line 11), with
 /// ‖d‖_V = √(max(dᵀVd, 0)).
 ///
 /// The median of an even number of distances is the mean of the two middle ones; with a single
@@ -111,7 +111,7 @@ pub fn median_distances(thetas: &[DVector<f64>], v: &DMatrix<f64>) -> Vec<f64> {
         .collect()
 }
 
-/// k* = argmin_j r_j, the median-of-means pick of seed 000 Alg. 3 line 12 (r_j from
+/// k* = argmin_j r_j, the median-of-means pick of Zhou & Tan Alg. 3 line 12 (r_j from
 /// [`median_distances`]; first index on ties, 0 for an empty slice or mismatched dimensions).
 ///
 /// ```
@@ -132,7 +132,7 @@ pub fn median_of_means_index(thetas: &[DVector<f64>], v: &DMatrix<f64>) -> usize
     best
 }
 
-/// MoMA-GP-UCB (seed 000 Alg. 3); LDP-MoMA-GP-UCB when fed privatised reports.
+/// MoMA-GP-UCB (Zhou & Tan Alg. 3); LDP-MoMA-GP-UCB when fed privatised reports.
 #[derive(Clone, Debug)]
 pub struct MomaGpUcb {
     model: FeatureModel,

@@ -1,4 +1,4 @@
-//! The environments of seed 003 §6: the Bernoulli-reward RKHS functions of §6.1 (a fresh
+//! The environments of Dubey §6: the Bernoulli-reward RKHS functions of §6.1 (a fresh
 //! decision set every round) and the benchmarks of §6.2 / Table 1 (a fixed, discretised
 //! domain).
 //!
@@ -152,7 +152,7 @@ impl DecisionSet {
     }
 }
 
-/// What the learner may know about an environment (seed 003's constants).
+/// What the learner may know about an environment (Dubey's constants).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EnvConstants {
     /// B: bound on the RKHS norm (and on |f|).
@@ -213,7 +213,7 @@ pub const RKHS_LOW: f64 = 0.6;
 /// Unit-coordinate lengthscale of the §6.1 kernel (l = 1 on a domain of side 4).
 pub const RKHS_UNIT_LENGTHSCALE: f64 = 0.25;
 
-/// The Bernoulli-reward RKHS environment of seed 003 §6.1 (module docs).
+/// The Bernoulli-reward RKHS environment of Dubey §6.1 (module docs).
 #[derive(Debug)]
 pub struct RkhsBernoulli {
     centres: [[f64; 2]; 4],
@@ -400,7 +400,7 @@ pub enum BenchmarkKind {
 }
 
 impl BenchmarkKind {
-    /// The short name of seed 003's Table 1.
+    /// The short name of Dubey's Table 1.
     pub fn name(self) -> &'static str {
         match self {
             Self::Camelback => "camel",
@@ -535,7 +535,7 @@ impl DecisionEnv for Benchmark {
     }
 
     fn constants(&self) -> EnvConstants {
-        // B = 1 as seed 003 §6 states (the functions' norms in our feature spaces are larger,
+        // B = 1 as Dubey §6 states (the functions' norms in our feature spaces are larger,
         // see `run::rkhs_norm_estimate`; the paper gives no other value). The clamp is
         // the paper's high-probability bound max|f| + ρ√(2 ln(8T/β)) at T = 10⁴, β = 0.1
         // (Lemma 2), used as a hard clamp.

@@ -1,4 +1,4 @@
-//! The server of approximate GP-UCB (seed 003 Alg. 1) with exact statistics (non-private) or
+//! The server of approximate GP-UCB (Dubey Alg. 1) with exact statistics (non-private) or
 //! with the JDP privatiser of Alg. 2 ([`ldp_core::jdp::SymmetricTree`]) between it and the
 //! users. The local-JDP protocol (Alg. 3) runs the device client of `ldp-core` instead (see
 //! [`super::run`]).
@@ -17,10 +17,10 @@ use crate::policy::Constants;
 
 /// The practical scale of Theorem 1's width (the `Constants::Practical` default).
 ///
-/// Theorem 1 with seed 003's constants is an upper bound built for the proof: at T = 1024 on
+/// Theorem 1 with Dubey's constants is an upper bound built for the proof: at T = 1024 on
 /// the §6.1 environment it is about 10 without privacy and grows with the noise (`B√λ_max`).
 /// Used as is, UCB explores almost uniformly for the whole run. Like the practical constants of
-/// the seed 000 learners (SPEC §2.2) we keep the formula's shape and scale it, once for every
+/// the Zhou & Tan learners (SPEC §2.2) we keep the formula's shape and scale it, once for every
 /// variant, benchmark and privacy level so that comparisons stay fair. The value was chosen on
 /// the §6.1 environment (T = 1024, 4 trials, seed 0): non-private regret 45, 23, 11.8, 11.5, 71
 /// at scales 0.02, 0.05, 0.1, 0.2, 0.5 (JDP at α = 10: 167, 161, 92, 77, 140); 0.2 is the
@@ -37,16 +37,16 @@ pub enum Privacy {
     NonPrivate,
     /// (ε, δ)-JDP: the tree-based privatiser of Alg. 2.
     Jdp {
-        /// ε (seed 003's α).
+        /// ε (Dubey's α).
         epsilon: f64,
-        /// δ (seed 003's β).
+        /// δ (Dubey's β).
         delta: f64,
     },
     /// (ε, δ)-local JDP: Alg. 3, each report privatised on the device.
     LocalJdp {
-        /// ε (seed 003's α) of each report.
+        /// ε (Dubey's α) of each report.
         epsilon: f64,
-        /// δ (seed 003's β) of each report.
+        /// δ (Dubey's β) of each report.
         delta: f64,
     },
 }

@@ -1,4 +1,4 @@
-//! Private GP bandits with quadrature Fourier features: seed 003 (Dubey, AISTATS 2021),
+//! Private GP bandits with quadrature Fourier features: Dubey (Dubey, AISTATS 2021),
 //! approximate GP-UCB non-private (Alg. 1), under joint DP (Alg. 2) and under local joint DP
 //! (Alg. 3).
 //!

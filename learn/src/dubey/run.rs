@@ -1,4 +1,4 @@
-//! The protocol loop of seed 003's experiments: one trial of one variant ([`run_variant`]).
+//! The protocol loop of Dubey's experiments: one trial of one variant ([`run_variant`]).
 //!
 //! One job is one (trial, environment, variant): build the trial's environment from the trial
 //! seed, then for t = 1..T draw the decision set, let the learner (Alg. 1 server, with or
@@ -170,7 +170,7 @@ fn run_job<const D: usize, const F: usize, M: FeatureMap<D, F> + Clone>(
         return Err(DubeyError::DimensionMismatch { expected: D, got: env.dim() });
     }
     let horizon = settings.horizon as usize;
-    // B = 1 as seed 003 §6 states, for every environment (the benchmarks' norms in our
+    // B = 1 as Dubey §6 states, for every environment (the benchmarks' norms in our
     // feature spaces, [`rkhs_norm_estimate`], are larger: the width is the published one).
     let constants = env.constants();
     let confidence = settings.confidence(&constants, measured_error(features));

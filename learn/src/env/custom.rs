@@ -1,5 +1,5 @@
 //! A user's own problem from files (`host-sim run custom`): the arms file and the optional
-//! coordinates file ([`super::table`] reads them) made into an environment by seed 000's
+//! coordinates file ([`super::table`] reads them) made into an environment by Zhou & Tan's
 //! real-data recipe ([`RealData`]), with the user's constants in place of the derived ones.
 
 use std::path::PathBuf;

@@ -4,9 +4,9 @@
 //! points and the prior covariance; only the device sees [`Environment::sample`]'s raw rewards.
 //!
 //! - [`noise`]: the zero-mean noise models ([`Noise`]) and their constants R, E|η|^{1+α}.
-//! - [`synthetic`]: [`SyntheticRkhs`], random RKHS functions on a grid of [0, 1] (seed 000/001
+//! - [`synthetic`]: [`SyntheticRkhs`], random RKHS functions on a grid of [0, 1] (Zhou & Tan
 //!   §5.1 "Synthetic data").
-//! - [`real_data`]: [`RealData`], arms = columns of a sample matrix (seed 000/001 §5.1 light
+//! - [`real_data`]: [`RealData`], arms = columns of a sample matrix (Zhou & Tan §5.1 light
 //!   sensor and stock data, `data/README.md`).
 //! - [`table`]: the CSV reader of every data file (the papers' and the user's), with errors
 //!   naming the file, line and column.
@@ -53,7 +53,7 @@ pub struct RewardBounds {
     pub alpha: f64,
     /// v: a bound on E|y|^{1+α} (the heavy-tailed algorithms' moment constant).
     pub v: f64,
-    /// c: a bound on E|η|^{1+α} (MoMA-GP-UCB's noise-moment constant, seed 000 Thm 4).
+    /// c: a bound on E|η|^{1+α} (MoMA-GP-UCB's noise-moment constant, Zhou & Tan Thm 4).
     pub c: f64,
 }
 
@@ -232,7 +232,7 @@ pub enum EnvError {
     NoArmsFile,
     /// A user's objective function cannot be used.
     Objective(objective::ObjectiveError),
-    /// An environment of a family (K-armed arms, seed 003's decision sets) could not be built.
+    /// An environment of a family (K-armed arms, Dubey's decision sets) could not be built.
     Family(Box<dyn std::error::Error + Send + Sync>),
 }
 

@@ -11,7 +11,7 @@ use rand_distr::{Distribution, StandardNormal, StudentT};
 
 use super::RewardBounds;
 
-/// Degrees of freedom of the heavy-tailed noise of seed 000/001 §5.1.
+/// Degrees of freedom of the heavy-tailed noise of Zhou & Tan §5.1.
 pub const DEFAULT_STUDENT_T_NU: f64 = 3.0;
 
 /// A zero-mean noise distribution.
@@ -93,9 +93,9 @@ impl fmt::Display for NoiseError {
 impl std::error::Error for NoiseError {}
 
 impl Noise {
-    /// U[−1, 1], the LDP experiments' noise (seed 000/001 §5.1, R = 1).
+    /// U[−1, 1], the LDP experiments' noise (Zhou & Tan §5.1, R = 1).
     pub const PAPER_LDP: Noise = Noise::Uniform { r: 1.0 };
-    /// Student-t with 3 degrees of freedom, the heavy-tailed experiments' noise (seed 000/001
+    /// Student-t with 3 degrees of freedom, the heavy-tailed experiments' noise (Zhou & Tan
     /// §5.1, E η² = 3).
     pub const PAPER_HEAVY_TAILED: Noise = Noise::StudentT { nu: DEFAULT_STUDENT_T_NU };
 
@@ -220,7 +220,7 @@ impl Noise {
     /// The reward constants for y = f(x) + η with |f| ≤ `b` and this noise.
     ///
     /// v bounds E|y|^{1+α}: for α = 1 it is B² + E η² (exact for the worst arm, as η has zero
-    /// mean: seed 000/001 §5.1 writes v = B² + 3 for Student-t(3)); for α < 1 it is
+    /// mean: Zhou & Tan §5.1 writes v = B² + 3 for Student-t(3)); for α < 1 it is
     /// 2^α (B^{1+α} + E|η|^{1+α}) by convexity of t ↦ t^{1+α}.
     pub fn reward_bounds(&self, b: f64, alpha: f64) -> Result<RewardBounds, NoiseError> {
         let noise = self.validate()?;

@@ -1,5 +1,5 @@
 //! The learner's prior over a data table's arms (`--prior`), for the experiments whose prior
-//! would otherwise be the empirical covariance of the table itself: seed 000's real-data figures
+//! would otherwise be the empirical covariance of the table itself: Zhou & Tan's real-data figures
 //! and `custom` without `--coords`.
 //!
 //! Seed 000 puts a GP prior on f whose covariance is the empirical covariance of the z-scored
@@ -40,7 +40,7 @@
 //! - [`Prior::Shrunk`]: ½K̂ + ½I + s²11ᵀ, the empirical correlation K̂ shrunk halfway to
 //!   independence (the even mixture of the two hypotheses "the co-movement tells how the means
 //!   relate" and "it tells nothing").
-//! - [`Prior::Empirical`]: K̂ itself, seed 000's recipe, for reproducing its figures exactly.
+//! - [`Prior::Empirical`]: K̂ itself, Zhou & Tan's recipe, for reproducing its figures exactly.
 //!
 //! The default was chosen on settings no figure reports (docs/constants.md, "The prior of a
 //! data table"; `scripts/choose-prior.sh`).

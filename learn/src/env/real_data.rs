@@ -1,4 +1,4 @@
-//! Real-data environments: arms = columns of a sample matrix (seed 000/001 §5.1 "Light sensor
+//! Real-data environments: arms = columns of a sample matrix (Zhou & Tan §5.1 "Light sensor
 //! data" and "Stock market data", SPEC §2.3, `data/README.md` of the repository).
 //!
 //! Following the original experiments (Chowdhury & Gopalan 2019's MATLAB scripts):
@@ -110,7 +110,7 @@ impl std::error::Error for RealDataError {
     }
 }
 
-/// An environment whose arms are the columns of a real sample matrix (seed 000/001 §5.1).
+/// An environment whose arms are the columns of a real sample matrix (Zhou & Tan §5.1).
 #[derive(Clone, Debug)]
 pub struct RealData {
     arms: Arms,
@@ -238,7 +238,7 @@ impl RealData {
         self.arms.means()
     }
 
-    /// c, the mean of the squared normalised noise over all samples (seed 000/001 §5.1); the
+    /// c, the mean of the squared normalised noise over all samples (Zhou & Tan §5.1); the
     /// same value as `bounds().c`.
     pub fn mean_squared_noise(&self) -> f64 {
         self.arms.bounds().c

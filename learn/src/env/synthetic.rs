@@ -1,4 +1,4 @@
-//! Synthetic RKHS functions on a grid of [0, 1] (seed 000/001 §5.1 "Synthetic data", SPEC §2.3).
+//! Synthetic RKHS functions on a grid of [0, 1] (Zhou & Tan §5.1 "Synthetic data", SPEC §2.3).
 //!
 //! Domain D = 100 evenly spaced points x_j = j/99 of [0, 1]. The function is
 //! f = Σ_{i=1}^{100} a_i k(·, x_i) with a_i ~ U[−1, 1] i.i.d. and the support points x_i = the
@@ -14,13 +14,13 @@ use super::noise::{Noise, NoiseError};
 use super::{Arms, Environment, SimRng};
 use crate::gp::{KernelError, Matern, MaternNu, SquaredExponential, gram_matrix};
 
-/// Number of grid points (and support points) of seed 000/001 §5.1.
+/// Number of grid points (and support points) of Zhou & Tan §5.1.
 pub const NUM_POINTS: usize = 100;
 
-/// The kernel lengthscale of seed 000/001 §5.1.
+/// The kernel lengthscale of Zhou & Tan §5.1.
 pub const PAPER_LENGTHSCALE: f64 = 0.2;
 
-/// The kernels of seed 000/001 §5.1.
+/// The kernels of Zhou & Tan §5.1.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SyntheticKernel {
     /// Squared exponential with lengthscale l (paper: l = 0.2).
@@ -36,10 +36,10 @@ pub enum SyntheticKernel {
 }
 
 impl SyntheticKernel {
-    /// SE with l = 0.2 (seed 000/001 §5.1).
+    /// SE with l = 0.2 (Zhou & Tan §5.1).
     pub const PAPER_SE: SyntheticKernel =
         SyntheticKernel::SquaredExponential { lengthscale: PAPER_LENGTHSCALE };
-    /// Matérn ν = 2.5 with l = 0.2 (seed 000/001 §5.1).
+    /// Matérn ν = 2.5 with l = 0.2 (Zhou & Tan §5.1).
     pub const PAPER_MATERN: SyntheticKernel = SyntheticKernel::Matern52 { lengthscale: PAPER_LENGTHSCALE };
 
     /// The Gram matrix over `points`.
@@ -102,7 +102,7 @@ impl From<NoiseError> for SyntheticError {
     }
 }
 
-/// A synthetic RKHS-function environment (seed 000/001 §5.1); one instance per trial seed.
+/// A synthetic RKHS-function environment (Zhou & Tan §5.1); one instance per trial seed.
 #[derive(Clone, Debug)]
 pub struct SyntheticRkhs {
     arms: Arms,

@@ -26,7 +26,7 @@
 //! by time (the prior's correlations compare arms at one time), without one the k-th
 //! observation of each arm makes row k. `--minimise` negates every value as it is read.
 //!
-//! **The problem** (seed 000 §5.1's real-data recipe, [`super::RealData`]): f(a) is the mean of arm
+//! **The problem** (Zhou & Tan §5.1's real-data recipe, [`super::RealData`]): f(a) is the mean of arm
 //! a's observations divided by s, the largest such mean; a pull returns one of the arm's
 //! observations (divided by s) at random; B = max |f|, R = the largest |observation/s − f|,
 //! α = 1, v = the mean squared observation, c = the mean squared noise.

@@ -1,6 +1,6 @@
 //! Exact GP posterior at arbitrary points, from a Cholesky factor grown one row per observation.
 //!
-//! For continuous or large domains. With L Lᵀ = K_t + λI (seed 001 eq. 2, 3), appending
+//! For continuous or large domains. With L Lᵀ = K_t + λI (Zhou & Tan eq. 2, 3), appending
 //! observation x_{t+1} adds one row to L (O(t²), no refactorisation):
 //!
 //! - l = L⁻¹ k_t(x_{t+1})  (forward substitution)

@@ -1,6 +1,6 @@
 //! A user-supplied covariance matrix over a finite domain, used as a kernel.
 //!
-//! The real-data experiments of seed 000 §5.1 take the empirical covariance of normalised samples
+//! The real-data experiments of Zhou & Tan §5.1 take the empirical covariance of normalised samples
 //! as the kernel over the arms (SPEC §2.1, §2.3). The domain is {0, 1, …, n−1}; a point is the
 //! one-coordinate slice `[i as f64]`.
 

@@ -1,8 +1,8 @@
 //! Covariance functions over points of ℝ^d and the Gram-matrix helper.
 //!
-//! The closed forms follow seed 001 ("Regularity Assumptions", the SE and Matérn definitions
+//! The closed forms follow Zhou & Tan ("Regularity Assumptions", the SE and Matérn definitions
 //! with s = ‖x − x'‖₂) and SPEC §2.1. Every kernel here satisfies k(x, x) = 1, the bounded
-//! variance assumption of seed 000/001.
+//! variance assumption of Zhou & Tan.
 
 use std::fmt;
 
@@ -145,7 +145,7 @@ pub(crate) fn distance(x: &[f64], y: &[f64]) -> f64 {
     x.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt()
 }
 
-/// Squared-exponential kernel k(x, y) = exp(−‖x − y‖² / (2 l²)) (seed 001, k_SE).
+/// Squared-exponential kernel k(x, y) = exp(−‖x − y‖² / (2 l²)) (Zhou & Tan, k_SE).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SquaredExponential {
     lengthscale: f64,
@@ -197,7 +197,7 @@ pub enum MaternNu {
 /// - ν = 3/2: k = (1 + √3 r/l) exp(−√3 r/l)
 /// - ν = 5/2: k = (1 + √5 r/l + 5r²/(3l²)) exp(−√5 r/l)
 ///
-/// These are the half-integer cases of seed 001's k = 2^{1−ν}/Γ(ν) (√(2ν) r/l)^ν B_ν(√(2ν) r/l)
+/// These are the half-integer cases of Zhou & Tan's k = 2^{1−ν}/Γ(ν) (√(2ν) r/l)^ν B_ν(√(2ν) r/l)
 /// (B_ν the modified Bessel function of the second kind); the tests check the equality.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Matern {
@@ -327,7 +327,7 @@ mod tests {
     }
 
     /// K_ν(z) for half-integer ν (Abramowitz–Stegun 10.2.15–17), used to check the closed forms
-    /// against the Bessel definition of seed 001.
+    /// against the Bessel definition of Zhou & Tan.
     fn bessel_k_half_integer(nu: f64, z: f64) -> f64 {
         let base = (PI / (2.0 * z)).sqrt() * (-z).exp();
         if (nu - 0.5).abs() <= NU_TOLERANCE {

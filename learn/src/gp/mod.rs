@@ -3,13 +3,13 @@
 //! - [`kernel`]: the [`Kernel`] trait, squared exponential and Matérn (ν = 1/2, 3/2, 5/2)
 //!   kernels, and [`gram_matrix`].
 //! - [`covariance`]: [`FiniteCovariance`], a validated user-supplied covariance matrix over a
-//!   finite domain {0, …, n−1}, usable as a kernel (the real-data experiments of seed 000 §5.1).
-//! - [`posterior`]: [`FinitePosterior`], the exact posterior of seed 001 eq. (2), (3) over a
+//!   finite domain {0, …, n−1}, usable as a kernel (the real-data experiments of Zhou & Tan §5.1).
+//! - [`posterior`]: [`FinitePosterior`], the exact posterior of Zhou & Tan eq. (2), (3) over a
 //!   finite candidate set, updated by an O(n²) rank-one step per observation, with the
 //!   information gain γ̂_t.
 //! - [`cholesky`]: [`CholeskyPosterior`], the same posterior at arbitrary points from a Cholesky
 //!   factor of K_t + λI grown by one row (O(t²)) per observation.
-//! - [`nystrom`]: [`NystromEmbedding`], seed 000 Appendix D Algorithm 4.
+//! - [`nystrom`]: [`NystromEmbedding`], Zhou & Tan Appendix D Algorithm 4.
 //!
 //! Nothing here panics on input: every constructor and update validates and returns a typed
 //! error; the only randomness (dictionary sampling) comes from an injected RNG.

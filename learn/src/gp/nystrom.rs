@@ -1,4 +1,4 @@
-//! Nyström embedding with posterior-variance sampling (seed 000 Appendix D, Algorithm 4).
+//! Nyström embedding with posterior-variance sampling (Zhou & Tan Appendix D, Algorithm 4).
 //!
 //! Given points x_1, …, x_t and estimates σ̃²(x_i) of their posterior variances, each x_i joins
 //! the dictionary 𝒟 independently with probability p_i = min(q σ̃²(x_i), 1) (Alg. 4 lines 3–6).

@@ -1,6 +1,6 @@
 //! Exact GP posterior over a finite candidate domain, updated by rank-one steps.
 //!
-//! Seed 001 eq. (2), (3) (the same as seed 000's): with observations (x_τ, y_τ), τ ≤ t,
+//! Seed 001 eq. (2), (3) (the same as Zhou & Tan's): with observations (x_τ, y_τ), τ ≤ t,
 //!
 //! - μ_t(x) = k_t(x)ᵀ (K_t + λI)⁻¹ y_{1:t}
 //! - k_t(x, x') = k(x, x') − k_t(x)ᵀ (K_t + λI)⁻¹ k_t(x'),  σ²_t(x) = k_t(x, x).
@@ -228,7 +228,7 @@ impl FinitePosterior {
         self.observations
     }
 
-    /// γ̂_t = ½ Σ_{τ≤t} ln(1 + σ²_{τ−1}(x_τ)/λ) = ½ ln det(I + λ⁻¹ K_t) (SPEC §2.1; seed 001's
+    /// γ̂_t = ½ Σ_{τ≤t} ln(1 + σ²_{τ−1}(x_τ)/λ) = ½ ln det(I + λ⁻¹ K_t) (SPEC §2.1; Zhou & Tan's
     /// γ_t is the maximum of this over t-point sets).
     pub fn info_gain(&self) -> f64 {
         self.info_gain
@@ -242,7 +242,7 @@ pub(crate) mod tests {
     use proptest::prelude::*;
 
     /// Posterior mean and variance over the whole domain, solved from scratch with an LU
-    /// factorisation of K_t + λI (seed 001 eq. 2, 3). `k` is the prior matrix over D.
+    /// factorisation of K_t + λI (Zhou & Tan eq. 2, 3). `k` is the prior matrix over D.
     pub(crate) fn naive_posterior(
         k: &DMatrix<f64>,
         idx: &[usize],
