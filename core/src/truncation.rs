@@ -222,7 +222,8 @@ pub fn ldp_rse_epoch(tau: u32, active: u32, beta: f64, epsilon: Epsilon, u: f64,
 /// err_τ = u^{1/(1+v)} (√ℓ / (√R_τ ε))^{v/(1+v)},     threshold = (κ/2)·err_τ ≤ D_τ/2.
 /// ```
 ///
-/// **Two corrections to Alg. 4 as printed** (both from the paper's own proof of Theorem 7):
+/// **Two corrections to Alg. 4 as printed** (both from the paper's own proof, eq. 24 and the
+/// elimination step of Lemma 13):
 ///
 /// - **err_τ has √R_τ, not R_τ.** Line 21 prints `(√ℓ/(R_τ ε))^{v/(1+v)}`. The proof (eq. 24)
 ///   bounds `|μ̃_a − μ_a|` by `7u^{1/(1+v)}(√ℓ/(√R_τ ε))^{v/(1+v)}` — the Laplace average of R_τ
@@ -235,6 +236,20 @@ pub fn ldp_rse_epoch(tau: u32, active: u32, beta: f64, epsilon: Epsilon, u: f64,
 ///   which is `2^{2(1+v)/v}`, i.e. D_τ = 2^{−τ} in R_τ's `D_τ^{−2(1+v)/v}`. (4^{−τ} is also
 ///   correct for privacy but multiplies epoch τ's pulls by `4^{τ(1+v)/v}`: 64× in epoch 1 and
 ///   4096× in epoch 2 at v = 1/2.)
+///
+/// **What these counts cost: not Theorem 7's rate.** An arm of gap Δ is removed once
+/// `D_τ ≤ Δ` (the proof's own elimination step), so it is pulled `Σ_{τ ≤ τ(Δ)} R_τ`, which grows
+/// as `Δ^{−2(1+v)/v}` (`core/tests/rse_elimination_rate.rs` measures the exponent on this
+/// schedule). Lemma 13 instead stops at the first τ with `D_τ² ≤ Δ`, which gives
+/// `Δ^{−(1+v)/v}`, and Theorem 7's bounds, `O(u^{2/v} log T/ε² · Σ_a Δ_a^{−1/v})` and
+/// `O((K log T/ε²)^{v/(1+v)} T^{1/(1+v)})`, which the paper calls optimal (Remark 3, Thms 8–9),
+/// rest on that step. Zhou & Zhang (NeurIPS 2024, "Locally Private and Robust Multi-Armed
+/// Bandits") identify the flaw and give the correct rate for locally private heavy-tailed
+/// bandits: `Õ((K/ε²)^{v/(2(1+v))} T^{(2+v)/(2(1+v))})` instance-independent. From the counts
+/// above the instance-dependent bound is `O(u^{2/v} log T/ε² · Σ_a Δ_a^{−(2+v)/v})` (Δ_a times
+/// the pulls; our derivation). "Optimal", in seed 004's title and Remark 3, does not hold for
+/// this algorithm; the central-DP proof (Lemma 3, Thm 4) stops at `D_τ ≤ Δ` and is not
+/// affected.
 pub fn ldp_rse_epoch_with(
     kappa: f64,
     tau: u32,

@@ -11,7 +11,8 @@
 //! 2. **Exploration.** β_t = [`KAPPA`] · √(2 ln(|D| t² π² / (6δ))), the schedule of GP-UCB on a
 //!    finite domain D (Srinivas et al. 2010, Thm 1), with one fixed multiplier κ for every
 //!    learner. t counts the learner's updates: rounds for GP-UCB, TGP-UCB and ATA-GP-UCB, epochs
-//!    for MoMA-GP-UCB.
+//!    for MoMA-GP-UCB. MoMA-GP-UCB's λ is the variance of its median-of-means estimate
+//!    ([`moma_noise_variance`]) and its κ its own ([`MOMA_KAPPA`]), chosen the same way.
 //! 3. **Robustness constants at the theorems' order; truncate noise, not signal.** A level is
 //!    the signal bound B, plus the known bound R of the raw noise (when there is one), plus the
 //!    theorem's level for the part of the noise that has no bound ([`LevelRule`]): under CTL(ε)
@@ -110,9 +111,40 @@ impl LevelRule {
 
 /// β_t = κ √(2 ln(|D| t² π² / (6δ))) for update `t` ≥ 1 (t is taken ≥ 1) over `arms` arms.
 pub fn beta(arms: usize, t: usize, delta: f64) -> f64 {
+    beta_with(KAPPA, arms, t, delta)
+}
+
+/// [`beta`] with the multiplier `kappa` in place of [`KAPPA`].
+pub fn beta_with(kappa: f64, arms: usize, t: usize, delta: f64) -> f64 {
     let t = t.max(1) as f64;
     let pi2 = std::f64::consts::PI * std::f64::consts::PI;
-    KAPPA * (2.0 * (arms.max(1) as f64 * t * t * pi2 / (6.0 * delta)).ln()).sqrt()
+    kappa * (2.0 * (arms.max(1) as f64 * t * t * pi2 / (6.0 * delta)).ln()).sqrt()
+}
+
+/// MoMA-GP-UCB's κ: its own multiplier, chosen like [`KAPPA`] on settings that are not reported
+/// (`docs/constants.md`, "MoMA-GP-UCB's width"). With its width calibrated
+/// ([`moma_noise_variance`]), MoMA's smallest geometric mean of the ratio to uniform play over
+/// those settings is at 0.2·[`KAPPA`] (0.387, against 0.535 at [`KAPPA`]; measured, 40 trials
+/// a setting). Its width is that of its own estimate; the smaller κ is what its regret asks for.
+pub const MOMA_KAPPA: f64 = 0.06;
+
+/// c of [`moma_noise_variance`]: σ̃² with λ = σ²_obs·c/√k matches the mean squared error of
+/// MoMA's median-of-means estimate (Monte Carlo, `docs/constants.md`).
+pub const MOMA_PICK_VARIANCE: f64 = 1.25;
+
+/// MoMA-GP-UCB's λ: the variance of one epoch's row *as its estimate uses it*,
+/// σ²_obs · min(1, c/√k) with c = [`MOMA_PICK_VARIANCE`].
+///
+/// MoMA fits k ridge estimates, one per play index j (one report per epoch each, noise variance
+/// σ²_obs), and keeps the one whose median Ṽ-distance to the others is least (seed 000 Alg. 3).
+/// That pick is not the mean of the k (noise σ²_obs/k) nor one of them at random (σ²_obs): in
+/// Monte Carlo (k = 7, 13, 15, 25, estimates of f drawn from the prior, CTL noise at ε = 1)
+/// its mean squared error equals the GP posterior variance of λ = σ²_obs·c/√k, c ≈ 1.25, and
+/// this λ is also where the pick's own error is least. With it, μ̃_n and σ̃_n are the posterior
+/// of f given MoMA's estimate, as rule 1 makes them for the other learners; `k = 1` (a single
+/// estimate) keeps λ = σ²_obs.
+pub fn moma_noise_variance(observed: f64, k: usize) -> f64 {
+    observed * (MOMA_PICK_VARIANCE / (k.max(1) as f64).sqrt()).min(1.0)
 }
 
 /// MoMA's plays per epoch: ⌈ln(4eT/δ)⌉ made odd (plus 1 if even), so the median of the k
@@ -138,6 +170,11 @@ mod tests {
         assert!(beta(100, 1000, 0.1) > beta(100, 10, 0.1));
         assert_eq!(epoch_length(1000, 0.1), 13);
         assert_eq!(epoch_length(10_000, 0.1), 15);
+        // MoMA: λ = σ²_obs·1.25/√k (0.347 σ²_obs at k = 13), never above σ²_obs; its own κ.
+        assert!((moma_noise_variance(33.0, 13) - 33.0 * 1.25 / 13f64.sqrt()).abs() < 1e-12);
+        assert_eq!(moma_noise_variance(33.0, 1), 33.0);
+        assert!((beta_with(MOMA_KAPPA, 100, 1, 0.1) - want * MOMA_KAPPA / KAPPA).abs() < 1e-12);
+        assert_eq!(beta_with(KAPPA, 100, 7, 0.1), beta(100, 7, 0.1));
     }
 
     #[test]

@@ -40,8 +40,10 @@ pub struct MomaParams {
     /// - Paper (Zhou & Tan Thm 4): k = ⌈24 ln(4eT/δ)⌉, q = 6ρ ln(4T/δ)/ε_N², ρ = (1+ε_N)/(1−ε_N),
     ///   β_{n+1} = B(1 + 1/√(1−ε_N)) + 3 λ^{−1/2} (9 m_n c)^{1/(1+α)} n^{(1−α)/(2(1+α))} (the
     ///   λ^{−1/2} is in the proof's eq. (22); the theorem's statement drops it).
-    /// - Calibrated ([`super::calibrated`]): the paper's q, k = ⌈ln(4eT/δ)⌉ made odd, and the
-    ///   calibrated β over epochs.
+    /// - Calibrated ([`super::calibrated`]): the paper's q, k = ⌈ln(4eT/δ)⌉ made odd,
+    ///   λ = σ²_obs·min(1, 1.25/√k), the variance of the median-of-means estimate
+    ///   ([`super::calibrated::moma_noise_variance`]), and the calibrated β over epochs with
+    ///   MoMA's own κ ([`super::calibrated::MOMA_KAPPA`]).
     pub constants: Constants,
     /// ε_N, the Nyström accuracy of the paper constants (default
     /// [`DEFAULT_NYSTROM_ACCURACY`] = 0.5).
@@ -186,6 +188,10 @@ impl MomaGpUcb {
             ),
         };
         let (q, k) = (params.q.unwrap_or(q), params.k.unwrap_or(k));
+        let lambda = match params.constants {
+            Constants::Calibrated => super::calibrated::moma_noise_variance(problem.lambda, k),
+            Constants::Practical | Constants::Paper => problem.lambda,
+        };
         let model = FeatureModel::new(&problem.covariance);
         let n = problem.num_arms();
         let mut policy = Self {
@@ -198,7 +204,7 @@ impl MomaGpUcb {
             b: problem.b,
             alpha: problem.alpha,
             c: problem.c,
-            lambda: problem.lambda,
+            lambda,
             delta: problem.delta,
             rng: SimRng::seed_from_u64(seed),
             epochs: 0,
@@ -230,8 +236,13 @@ impl MomaGpUcb {
                 self.b * (1.0 + 1.0 / (1.0 - self.nystrom_accuracy).sqrt())
                     + 3.0 * (9.0 * m * self.c).powf(1.0 / (1.0 + a)) * n_pow / self.lambda.sqrt()
             }
-            // β for epoch n + 1.
-            Constants::Calibrated => super::calibrated::beta(self.means.len(), n + 1, self.delta),
+            // β for epoch n + 1, with MoMA's own κ.
+            Constants::Calibrated => super::calibrated::beta_with(
+                super::calibrated::MOMA_KAPPA,
+                self.means.len(),
+                n + 1,
+                self.delta,
+            ),
         }
     }
 
@@ -523,5 +534,77 @@ mod tests {
         assert_eq!(moma.observe(0, f64::NAN), Err(PolicyError::NonFiniteReport));
         assert_eq!(moma.observe(0, f64::NEG_INFINITY), Err(PolicyError::NonFiniteReport));
         assert_eq!(moma.select(), 0);
+    }
+
+    /// The calibrated σ̃² is the mean squared error of MoMA's estimate (its median-of-means pick
+    /// θ̃_{n,k*}), as rule 1 makes σ_t² that of GP-UCB's: f drawn from the prior (fig2a's domain,
+    /// 100 arms on [0, 1], Matérn-5/2, l = 0.2), CTL reports at ε = 1 (B = R = 1: U[−1, 1] plus
+    /// Laplace of scale 4, σ²_obs = 33), k = 13 (T = 1000), the epochs' arms fixed, the full
+    /// dictionary. Spread: 77 epochs (T = 1000) on 77 distinct arms; concentrated: 300, 200 and
+    /// 100 epochs on three arms and one on every other arm (700 epochs, T ≈ 10⁴). 600 draws
+    /// each. The ratio of the mean σ̃² over the arms to the mean (μ̃ − f)² must be within
+    /// [0.88, 1.12] (measured 1.03 and 0.93). With λ = σ²_obs (a single row's variance, before
+    /// the calibration) it is 1.29 and 1.31: the pick is better than one row (whose error the
+    /// formula then describes) and worse than the mean of the k.
+    #[test]
+    fn calibrated_width_is_the_mean_squared_error_of_the_median_of_means_estimate() {
+        use crate::bo::ata::{FeatureModel, Ridge};
+        use rand::RngExt;
+        let n = 100;
+        let cov = gram_matrix(&Matern::new(MaternNu::FiveHalves, 0.2).unwrap(), &grid(n)).unwrap();
+        let chol = (cov.clone() + DMatrix::identity(n, n) * 1e-9).cholesky().unwrap().l();
+        let problem = problem_with(cov, 1000, 33.0, 34.0, 33.0);
+        let moma = MomaGpUcb::new(&problem, MomaParams::with_constants(Constants::Calibrated), 0).unwrap();
+        let k = moma.epoch_length();
+        assert_eq!(k, 13);
+        let lambda = moma.constants().iter().find(|(name, _)| *name == "lambda").unwrap().1;
+        let mut spread = vec![0; n];
+        for e in 0..77 {
+            spread[(e * 37) % n] += 1;
+        }
+        let mut concentrated = vec![1; n];
+        concentrated[50] = 300;
+        concentrated[53] = 200;
+        concentrated[20] = 100;
+        let mut rng = SimRng::seed_from_u64(38);
+        let mut gaussian = || {
+            let (u1, u2): (f64, f64) = (rng.random(), rng.random());
+            (-2.0 * (1.0 - u1).ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        };
+        let mut noise_rng = SimRng::seed_from_u64(39);
+        let mut noise = || {
+            let (u, w): (f64, f64) = (noise_rng.random::<f64>() - 0.5, noise_rng.random());
+            let laplace = -4.0 * u.signum() * (1.0 - 2.0 * u.abs()).max(1e-300).ln();
+            2.0 * w - 1.0 + laplace
+        };
+        for (name, counts) in [("spread", &spread), ("concentrated", &concentrated)] {
+            let covariance = problem.covariance.clone();
+            let mut model = FeatureModel::new(&covariance);
+            model
+                .resample(counts, &DVector::from_element(n, 1.0), 1e12, &mut SimRng::seed_from_u64(1))
+                .unwrap();
+            let features = model.features().clone();
+            let ridge = Ridge::new(&features, counts, lambda).unwrap();
+            let variances = ridge.variances(&features, model.prior_variances(), lambda);
+            let draws = 600;
+            let mut squared_error = 0.0;
+            for _ in 0..draws {
+                let f = &chol * DVector::from_fn(n, |_, _| gaussian());
+                let mut sums = DMatrix::zeros(n, k);
+                for (a, &c) in counts.iter().enumerate() {
+                    for _ in 0..c {
+                        for j in 0..k {
+                            sums[(a, j)] += f[a] + noise();
+                        }
+                    }
+                }
+                let thetas: Vec<DVector<f64>> =
+                    ridge.solve(&features.tr_mul(&sums)).column_iter().map(|c| c.into_owned()).collect();
+                let pick = &thetas[median_of_means_index(&thetas, ridge.matrix())];
+                squared_error += (&features * pick - &f).norm_squared() / (n * draws) as f64;
+            }
+            let ratio = variances.mean() / squared_error;
+            assert!((0.88..=1.12).contains(&ratio), "{name}: mean σ̃² / mean (μ̃ − f)² = {ratio:.3}");
+        }
     }
 }
