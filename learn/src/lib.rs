@@ -61,6 +61,7 @@
 pub mod bandit;
 pub mod bo;
 pub mod budget;
+pub mod domain;
 pub mod dubey;
 pub mod env;
 pub mod gp;
