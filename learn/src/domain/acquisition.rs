@@ -67,6 +67,12 @@ impl Pool {
         Self { d, points, features, next: 0 }
     }
 
+    /// Pool point `i` (wrapping).
+    pub fn point(&self, i: usize) -> Vec<f64> {
+        let k = i % (self.points.len() / self.d.max(1)).max(1);
+        self.points[k * self.d..(k + 1) * self.d].to_vec()
+    }
+
     /// The next `n` pool rows (wrapping to the start).
     fn take(&mut self, n: usize) -> std::ops::Range<usize> {
         let size = self.features.nrows();

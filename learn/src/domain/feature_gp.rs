@@ -14,15 +14,20 @@
 //! so `φ(u)ᵀφ(v) = (s²/M) Σ_j cos(z_j(u) − z_j(v))`, whose mean over the draws is k(u, v). The base
 //! draws ω are drawn once from the learner's seed; a new lengthscale rescales them, so fitting
 //! the kernel never redraws them. The GP with kernel `k̂ = φᵀφ` and noise variance λ is the
-//! Bayesian linear model `f(u) = φ(u)ᵀw`, `w ~ N(0, I_m)`, whose posterior after reports y at
-//! points U (features Φ, t × m) is, with `A = ΦᵀΦ + λI_m` and `θ = A⁻¹Φᵀy`,
+//! Bayesian linear model `f(u) = m̂ + φ(u)ᵀw`, `w ~ N(0, I_m)`, with the constant prior mean m̂
+//! the mean of the reports told (empirical Bayes; post-processing of the reports). Its
+//! posterior after reports y at points U (features Φ, t × m) is, with `A = ΦᵀΦ + λI_m`,
+//! `θ = A⁻¹Φᵀy` and `ψ = A⁻¹Φᵀ1` (both kept, so m̂ may change every report),
 //!
 //! ```text
-//! μ_t(u) = φ(u)ᵀθ,        σ²_t(u) = λ φ(u)ᵀA⁻¹φ(u),
+//! μ_t(u) = m̂ + φ(u)ᵀ(θ − m̂ψ),        σ²_t(u) = λ φ(u)ᵀA⁻¹φ(u),
 //! ```
 //!
-//! exactly the GP posterior `k̂_t(u)ᵀ(K̂_t + λI)⁻¹y` and `k̂(u,u) − k̂_t(u)ᵀ(K̂_t + λI)⁻¹k̂_t(u)`
-//! (the push-through identity; tested against the naive t × t solve).
+//! exactly the GP posterior `m̂ + k̂_t(u)ᵀ(K̂_t + λI)⁻¹(y − m̂1)` and
+//! `k̂(u,u) − k̂_t(u)ᵀ(K̂_t + λI)⁻¹k̂_t(u)` (the push-through identity; tested against the naive
+//! t × t solve). Without m̂ (a zero prior mean), reports that sit mostly below zero (f near
+//! −0.6 over most of a box) were fitted by bowls between the measured points, whose floor fell
+//! below −B, and the learner kept to the box's corners.
 //!
 //! # Cost
 //!
@@ -78,6 +83,10 @@ pub struct FeatureGp {
     reports: Vec<f64>,
     a_inv: DMatrix<f64>,
     theta: DVector<f64>,
+    /// ψ = A⁻¹Φᵀ1, for the constant prior mean.
+    psi: DVector<f64>,
+    /// The sum of the reports.
+    sum: f64,
 }
 
 impl FeatureGp {
@@ -96,6 +105,8 @@ impl FeatureGp {
             reports: Vec::new(),
             a_inv: DMatrix::identity(m, m) / lambda,
             theta: DVector::zeros(m),
+            psi: DVector::zeros(m),
+            sum: 0.0,
         };
         gp.rescale();
         gp
@@ -148,6 +159,16 @@ impl FeatureGp {
         }
     }
 
+    /// The constant prior mean m̂: the mean of the reports told (0 before any).
+    pub fn prior_mean(&self) -> f64 {
+        if self.reports.is_empty() { 0.0 } else { self.sum / self.reports.len() as f64 }
+    }
+
+    /// A⁻¹Φᵀ(y − m̂1) = θ − m̂ψ: the posterior mean's weights.
+    fn weights(&self) -> DVector<f64> {
+        &self.theta - &self.psi * self.prior_mean()
+    }
+
     /// φ(u).
     pub fn features(&self, u: &[f64]) -> DVector<f64> {
         let mut out = DVector::zeros(self.num_features());
@@ -178,6 +199,9 @@ impl FeatureGp {
         let denom = 1.0 + phi.dot(&v);
         let residual = y - phi.dot(&self.theta);
         self.theta.axpy(residual / denom, &v, 1.0);
+        let residual = 1.0 - phi.dot(&self.psi);
+        self.psi.axpy(residual / denom, &v, 1.0);
+        self.sum += y;
         self.a_inv.ger(-1.0 / denom, &v, &v, 1.0);
         self.points.extend_from_slice(u);
         self.reports.push(y);
@@ -206,6 +230,7 @@ impl FeatureGp {
             return Err(NotPositiveDefinite);
         }
         self.theta = chol.solve(&b);
+        self.psi = chol.solve(&phi.tr_mul(&DVector::from_element(phi.nrows(), 1.0)));
         self.a_inv = a_inv;
         Ok(())
     }
@@ -213,14 +238,14 @@ impl FeatureGp {
     /// (μ_t(u), σ²_t(u)), σ² clamped at 0. O(m d + m²).
     pub fn predict(&self, u: &[f64]) -> (f64, f64) {
         let phi = self.features(u);
-        let mean = phi.dot(&self.theta);
+        let mean = self.prior_mean() + phi.dot(&self.weights());
         let var = self.lambda * phi.dot(&(&self.a_inv * &phi));
         (mean, var.max(0.0))
     }
 
     /// μ_t alone at u: O(m d).
     pub fn mean(&self, u: &[f64]) -> f64 {
-        self.features(u).dot(&self.theta)
+        self.prior_mean() + self.features(u).dot(&self.weights())
     }
 
     /// The n × m matrix of the features of n points given row by row: O(n m d).
@@ -233,8 +258,8 @@ impl FeatureGp {
     /// product, no trigonometry.
     pub fn predict_features(&self, phi: &DMatrix<f64>, rows: std::ops::Range<usize>) -> (Vec<f64>, Vec<f64>) {
         let phi = phi.rows(rows.start, rows.len());
-        let means = &phi * &self.theta;
-        let p = &phi * &self.a_inv;
+        let means = (phi * self.weights()).add_scalar(self.prior_mean());
+        let p = phi * &self.a_inv;
         let vars = (0..phi.nrows()).map(|r| (self.lambda * p.row(r).dot(&phi.row(r))).max(0.0)).collect();
         (means.as_slice().to_vec(), vars)
     }
@@ -242,7 +267,7 @@ impl FeatureGp {
     /// μ_t at n points given row by row: O(n m d).
     pub fn means_many(&self, points: &[f64]) -> Vec<f64> {
         let phi = Self::feature_matrix(&self.scaled, self.hyper.signal, self.d, points);
-        (&phi * &self.theta).as_slice().to_vec()
+        (&phi * self.weights()).add_scalar(self.prior_mean()).as_slice().to_vec()
     }
 
     /// (μ_t, σ²_t) at n points given row by row: one n × m × m product.
@@ -273,7 +298,8 @@ impl FeatureGp {
         let phi = Self::feature_matrix(&scaled, hyper.signal, d, points);
         let (n, m) = phi.shape();
         let lambda = self.lambda;
-        let y = DVector::from_column_slice(reports);
+        let centre = reports.iter().sum::<f64>() / reports.len().max(1) as f64;
+        let y = DVector::from_iterator(reports.len(), reports.iter().map(|r| r - centre));
         let a = gram(&phi, lambda);
         let chol = a.cholesky()?;
         let b = phi.tr_mul(&y);
@@ -318,7 +344,8 @@ mod tests {
         h.signal * h.signal * (-0.5 * r2).exp()
     }
 
-    /// The naive GP posterior at `x` with kernel `k`: k_tᵀ(K + λI)⁻¹y and k(x,x) − k_tᵀ(K + λI)⁻¹k_t.
+    /// The naive GP posterior at `x` with kernel `k` and the constant prior mean m̂ = mean y:
+    /// m̂ + k_tᵀ(K + λI)⁻¹(y − m̂1) and k(x,x) − k_tᵀ(K + λI)⁻¹k_t.
     fn naive(
         k: &dyn Fn(&[f64], &[f64]) -> f64,
         pts: &[Vec<f64>],
@@ -330,7 +357,8 @@ mod tests {
         let kk = DMatrix::from_fn(n, n, |i, j| k(&pts[i], &pts[j])) + DMatrix::identity(n, n) * lambda;
         let kx = DVector::from_fn(n, |i, _| k(&pts[i], x));
         let chol = kk.cholesky().unwrap();
-        let mean = kx.dot(&chol.solve(&DVector::from_column_slice(ys)));
+        let m = ys.iter().sum::<f64>() / n as f64;
+        let mean = m + kx.dot(&chol.solve(&DVector::from_iterator(n, ys.iter().map(|y| y - m))));
         let var = k(x, x) - kx.dot(&chol.solve(&kx));
         (mean, var)
     }
@@ -403,7 +431,8 @@ mod tests {
     }
 
     /// The gradient of the negative log marginal likelihood is its derivative (central
-    /// differences, step 1e-5, within 1e-4 relative), and the value is the exact GP's of k̂.
+    /// differences, step 1e-5, within 1e-4 relative), and the value is the exact GP's of k̂ on the
+    /// centred reports.
     #[test]
     fn the_marginal_likelihood_gradient_is_its_derivative() {
         let d = 3;
@@ -419,7 +448,8 @@ mod tests {
         let k = DMatrix::from_fn(n, n, |i, j| probe.features(&pts[i]).dot(&probe.features(&pts[j])))
             + DMatrix::identity(n, n) * 0.4;
         let chol = k.clone().cholesky().unwrap();
-        let y = DVector::from_column_slice(&ys);
+        let centre = ys.iter().sum::<f64>() / n as f64;
+        let y = DVector::from_iterator(n, ys.iter().map(|y| y - centre));
         let direct = 0.5 * y.dot(&chol.solve(&y))
             + chol.l().diagonal().iter().map(|v| v.ln()).sum::<f64>()
             + 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln();

@@ -34,9 +34,9 @@ pub const FIT_POINTS: usize = 1024;
 /// The most L-BFGS iterations of one fit.
 pub const FIT_ITERATIONS: u64 = 25;
 /// ℓ's interval, in units of the box's side.
-pub const LENGTHSCALE_RANGE: (f64, f64) = (0.05, 5.0);
+pub const LENGTHSCALE_RANGE: (f64, f64) = (0.05, 2.0);
 /// s's interval, in units of B.
-pub const SIGNAL_RANGE: (f64, f64) = (0.1, 2.0);
+pub const SIGNAL_RANGE: (f64, f64) = (1.0 / 3.0, 2.0);
 
 /// The bounded parameters: ln of each one's interval (d lengthscales, then s).
 #[derive(Clone)]

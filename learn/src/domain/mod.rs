@@ -20,7 +20,7 @@
 //!
 //! # The API
 //!
-//! A box is a [`Domain`](crate::optimizer::Domain) (`Domain::Box { lower, upper }`), driven by
+//! A box is a [`Domain`] (`Domain::Box { lower, upper }`), driven by
 //! its own type, [`BoxOptimizer`], whose [`ask`](BoxOptimizer::ask) returns a point
 //! (`Vec<f64>` of length d), [`tell`](BoxOptimizer::tell) takes a point and its report, and
 //! [`recommend`](BoxOptimizer::recommend) returns a point. The index-based
@@ -46,8 +46,11 @@
 //!
 //! # The surrogate, the acquisition, the kernel
 //!
-//! - The posterior is a GP in m random Fourier features ([`feature_gp`]): **O(m² + m d)** a
-//!   report, memory O(m² + m d + t d), independent of any domain size.
+//! - The posterior is a GP in m random Fourier features ([`feature_gp`]) with a constant prior
+//!   mean, the mean of the reports told: **O(m² + m d)** a report, memory O(m² + m d + t d),
+//!   independent of any domain size.
+//! - The first [`initial_design`] asks (max(8, 2(d + 1))) are Sobol points spread over the box;
+//!   the acquisition takes over after them.
 //! - ask() maximises μ + β σ by Sobol candidates and Nelder–Mead ([`acquisition`]): O(N m² +
 //!   starts · iterations · (m² + m d)) a round (Nelder–Mead's iterations take one or two
 //!   evaluations, its start d + 1), plus O(P m d) at each fit for the pool's features.
@@ -427,8 +430,13 @@ impl BoxOptimizer {
             return self.to_box(u);
         }
         let t = self.gp.num_reports() + 1;
-        let beta = self.beta(t);
-        let u = acquisition::maximise(&self.gp, &mut self.pool, beta, self.options.search);
+        let u = if t <= initial_design(self.dimension()) {
+            // The opening design: the pool's first Sobol points, spread over the box.
+            self.pool.point(t - 1)
+        } else {
+            let beta = self.beta(t);
+            acquisition::maximise(&self.gp, &mut self.pool, beta, self.options.search)
+        };
         let x = self.to_box(&u);
         self.asked = Some(u);
         x
@@ -518,6 +526,13 @@ impl BoxOptimizer {
             ("features", self.gp.num_features() as f64),
         ]
     }
+}
+
+/// The rounds of the opening design: max(8, 2(d + 1)) Sobol points (Ax and BoTorch open with
+/// 2(d + 1) or so), so the first fit reads reports spread over the box rather than the corners
+/// and edges an uninformed UCB tends to.
+pub fn initial_design(d: usize) -> usize {
+    (2 * (d + 1)).max(8)
 }
 
 /// The Sobol scramble of the candidate pool after `fits` fits.
