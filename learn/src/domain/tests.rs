@@ -271,15 +271,18 @@ fn learns_a_bump_far_better_than_uniform_search_without_privacy() {
 }
 
 /// At ε = 1 (CTL(ε) reports, noise sd ≈ 5.7 against a bump of height 1.6), T = 2000: the
-/// cumulative regret is at most 0.9× uniform random search's (mean of 4 seeds), and the mean
-/// simple regret of the recommendation at most 0.5 (uniform search's is ≈ 1.2). Measured on
-/// seeds 0–7 while choosing them: ratios 0.54–0.77 (mean 0.66, sd ≈ 0.08; the mean of 4 has
-/// sd ≈ 0.04, so 0.9 is about 6 sd away), simple regrets 0.04–0.34 (mean 0.16).
+/// mean cumulative regret of 8 seeds is at most 0.95× uniform random search's, and the mean
+/// simple regret of the recommendation at most 0.6 (uniform search's is ≈ 1.2). Measured on
+/// seeds 100–111 while choosing the bounds: 11 of 12 ratios 0.51–0.90, one 1.16 (a run that
+/// settled at the box's edges; simple regrets 0.05–0.45, that run's 0.99): mean 0.71. Taking
+/// a run as such a failure with probability 1/8 and otherwise N(0.67, 0.12²), the mean of 8
+/// has mean ≈ 0.73 and sd ≈ 0.07; above 0.95 needs about 5 failures in 8 or a 3-sd draw:
+/// a false alarm of about 0.3%. The seeds below (200–207) were not among those measured.
 #[test]
 fn learns_a_bump_better_than_uniform_search_at_epsilon_one() {
     assert!((uniform_regret() - 1.2).abs() < 0.1, "{}", uniform_regret());
-    let runs: Vec<(f64, f64)> = (100..104).map(|seed| regret_ratio(Some(1.0), 2000, seed)).collect();
+    let runs: Vec<(f64, f64)> = (200..208).map(|seed| regret_ratio(Some(1.0), 2000, seed)).collect();
     let mean = runs.iter().map(|r| r.0).sum::<f64>() / runs.len() as f64;
     let simple = runs.iter().map(|r| r.1).sum::<f64>() / runs.len() as f64;
-    assert!(mean <= 0.9 && simple <= 0.5, "{runs:?}");
+    assert!(mean <= 0.95 && simple <= 0.6, "{runs:?}");
 }
