@@ -66,8 +66,12 @@
 //!   compact domain, |D_t| = (d t²)^d of the unit cube. λ is the calibrated noise variance
 //!   (R² + 2𝓛² under CTL(ε)); only the calibrated constants are offered on a box.
 //!
-//! Per round at m = 128, N = 512: about 2·10⁷ flops, under 2 ms on one core of the bench
-//! machine at d ≤ 10 (figures in `learn/benches/box_domain.rs`).
+//! Measured (release, the 2-core bench machine shared with other jobs, load 3–4; LDP-TGP-UCB
+//! at ε = 1 on the unit box, ask + CTL release + tell, m = 128, N = 512 of a pool of 4096,
+//! 2 × 30 Nelder–Mead iterations, fits at 16, 32, …): over T = 10⁴ rounds (`farm-bench`, the
+//! example `box_rounds`, median of 3 whole processes) 1.07, 1.31 and 1.65 ms a round at d = 2, 6
+//! and 10, peak memory 29, 31 and 34 MiB; over T = 1000 (criterion, `benches/box_domain.rs`)
+//! 1.7, 2.3 and 2.2 ms a round, the fits weighing more in a short run.
 
 use nalgebra::DMatrix;
 use rand_core::SeedableRng;
