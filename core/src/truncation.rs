@@ -247,7 +247,7 @@ pub fn ldp_rse_epoch(tau: u32, active: u32, beta: f64, epsilon: Epsilon, u: f64,
 /// Bandits") identify the flaw and give the correct rate for locally private heavy-tailed
 /// bandits: `Õ((K/ε²)^{v/(2(1+v))} T^{(2+v)/(2(1+v))})` instance-independent. From the counts
 /// above the instance-dependent bound is `O(u^{2/v} log T/ε² · Σ_a Δ_a^{−(2+v)/v})` (Δ_a times
-/// the pulls; our derivation). "Optimal", in seed 004's title and Remark 3, does not hold for
+/// the pulls; our derivation). "Optimal", in Tao et al.'s title and Remark 3, does not hold for
 /// this algorithm; the central-DP proof (Lemma 3, Thm 4) stops at `D_τ ≤ Δ` and is not
 /// affected.
 pub fn ldp_rse_epoch_with(

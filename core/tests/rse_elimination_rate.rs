@@ -1,5 +1,5 @@
 //! How many pulls robust successive elimination needs to remove an arm of gap Δ, read off the
-//! epoch schedules of `ldp_core::truncation` (seed 004 Alg. 3 and 4, with the corrections
+//! epoch schedules of `ldp_core::truncation` (Tao et al. Alg. 3 and 4, with the corrections
 //! documented on `ldp_rse_epoch_with`).
 //!
 //! An arm of gap Δ is removed in epoch τ whenever both epoch means are within (κ/4)·err_τ of
@@ -14,7 +14,7 @@
 //! Zhang (NeurIPS 2024, "Locally Private and Robust Multi-Armed Bandits") identify the flaw,
 //! and the corrected instance-independent rate is Õ((K/ε²)^{v/(2(1+v))} T^{(2+v)/(2(1+v))}).
 //! Central DP (Alg. 3) needs D_τ ≤ Δ too, but its R_τ ∝ D_τ^{−(1+v)/v}: Δ^{−(1+v)/v}, as
-//! seed 004's Theorem 4 states.
+//! Tao et al.'s Theorem 4 states.
 //!
 //! Each exponent is the least-squares slope of ln N(Δ) on ln(1/Δ) over Δ = 2^{−1} … 2^{−13}
 //! (8 points an octave) while N(Δ) < 2^60 (at least 4 octaves), for v ∈ {0.25, 0.5, 0.75, 1},

@@ -65,6 +65,7 @@
 pub mod bandit;
 pub mod bo;
 pub mod budget;
+pub mod domain;
 pub mod dubey;
 pub mod env;
 pub mod gp;

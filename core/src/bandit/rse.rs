@@ -550,7 +550,7 @@ impl<const K: usize> DpRobustSe<K> {
 /// only averages reports (line 19) and eliminates at the threshold of [`ldp_rse_epoch_with`]
 /// (`14·err_τ` with κ = 28; with the two corrections to Alg. 4 documented there).
 ///
-/// Its regret is not the one seed 004's Theorem 7 states (and calls optimal): that theorem does
+/// Its regret is not the one Tao et al.'s Theorem 7 states (and calls optimal): that theorem does
 /// not follow from its Lemma 13 (elimination needs `D_τ ≤ Δ`, the proof uses `D_τ² ≤ Δ`), so an
 /// arm of gap Δ costs `Δ^{−2(1+v)/v}` pulls and the rate is
 /// `Õ((K/ε²)^{v/(2(1+v))} T^{(2+v)/(2(1+v))})` (Zhou & Zhang, NeurIPS 2024, "Locally Private

@@ -136,7 +136,7 @@ pub const MOMA_PICK_VARIANCE: f64 = 1.25;
 /// σ²_obs · min(1, c/√k) with c = [`MOMA_PICK_VARIANCE`].
 ///
 /// MoMA fits k ridge estimates, one per play index j (one report per epoch each, noise variance
-/// σ²_obs), and keeps the one whose median Ṽ-distance to the others is least (seed 000 Alg. 3).
+/// σ²_obs), and keeps the one whose median Ṽ-distance to the others is least (Zhou & Tan Alg. 3).
 /// That pick is not the mean of the k (noise σ²_obs/k) nor one of them at random (σ²_obs): in
 /// Monte Carlo (k = 7, 13, 15, 25, estimates of f drawn from the prior, CTL noise at ε = 1)
 /// its mean squared error equals the GP posterior variance of λ = σ²_obs·c/√k, c ≈ 1.25, and

@@ -1,0 +1,606 @@
+//! Continuous domains: GP-UCB and LDP-TGP-UCB on a box `[lower, upper] ⊂ ℝᵈ` (d ≤ 20), asked
+//! for points and told points.
+//!
+//! ```
+//! use ldp_learn::optimizer::{BoxOptimizer, Domain, Settings};
+//!
+//! // Two continuous knobs; the learner sees only ε = 1 private reports of a noisy reward.
+//! let domain = Domain::Box { lower: vec![-5.0, 0.0], upper: vec![10.0, 15.0] };
+//! let settings = Settings { horizon: 200, ..Settings::default() };
+//! let mut opt = BoxOptimizer::new("LDP-TGP-UCB", domain, settings)?;
+//! for _ in 0..200 {
+//!     let x = opt.ask(); // a point of the box, x.len() == 2
+//!     let reward = 1.0 - ((x[0] - 2.0) / 15.0).powi(2) - ((x[1] - 9.0) / 15.0).powi(2);
+//!     let report = reward; // ... released by your device at ε (ldp-core's reporter); here raw
+//!     opt.tell(&x, report)?;
+//! }
+//! println!("best so far: {:?}", opt.recommend()); // the told point of best posterior mean
+//! # Ok::<(), ldp_learn::optimizer::BoxError>(())
+//! ```
+//!
+//! # The API
+//!
+//! A box is a [`Domain`] (`Domain::Box { lower, upper }`), driven by
+//! its own type, [`BoxOptimizer`], whose [`ask`](BoxOptimizer::ask) returns a point
+//! (`Vec<f64>` of length d), [`tell`](BoxOptimizer::tell) takes a point and its report, and
+//! [`recommend`](BoxOptimizer::recommend) returns a point. The index-based
+//! [`Optimizer`](crate::optimizer::Optimizer) of point sets, arms and covariances is unchanged;
+//! given a box it refuses it, naming `BoxOptimizer`. Two types rather than one `ask()` that
+//! returns either: a box's learner never has an index to give, and a finite set's learner
+//! never needs a point checked against bounds, so neither carries a variant it cannot use.
+//!
+//! A point told need not be the one asked (a measured point nearby, or an initial design of
+//! your own): any point of the box is accepted, and the next `ask` searches afresh.
+//!
+//! # Which learners
+//!
+//! - **GP-UCB** and **(LDP-)TGP-UCB**: on every box. TGP-UCB truncates each report once at
+//!   its round's level, `ŷ_t = y_t 1{|y_t| ≤ b_t}`, with b_t exactly as the finite-set learner
+//!   derives it (Zhou & Tan Alg. 2 under CTL(ε): B + R + 𝓛 ln t).
+//! - **(LDP-)ATA-GP-UCB** is refused: its Nyström dictionary is sampled from a finite set of
+//!   actions (Zhou & Tan Alg. 3), and a box has none.
+//! - **(LDP-)MoMA-GP-UCB** is refused for now: its median-of-means epochs are implemented over
+//!   a finite set's posterior; grid the box as points, or use GP-UCB or LDP-TGP-UCB.
+//! - **UCB1, LDP-UCB, LDP-RSE, Robust-UCB** are refused: K-armed learners keep statistics per
+//!   action, and a box has infinitely many.
+//!
+//! # The surrogate, the acquisition, the kernel
+//!
+//! - The posterior is a GP in m random Fourier features ([`feature_gp`]) with a constant prior
+//!   mean, the mean of the reports told: **O(m² + m d)** a report, memory O(m² + m d + t d),
+//!   independent of any domain size.
+//! - The first [`initial_design`] asks (max(8, 2(d + 1))) are Sobol points spread over the box;
+//!   the acquisition takes over after them.
+//! - ask() maximises μ + β σ by Sobol candidates and Nelder–Mead ([`acquisition`]): O(N m² +
+//!   starts · iterations · (m² + m d)) a round (Nelder–Mead's iterations take one or two
+//!   evaluations, its start d + 1), plus O(P m d) at each fit for the pool's features.
+//! - The kernel (squared exponential, a lengthscale per coordinate, a signal scale) is fitted by
+//!   maximum marginal likelihood ([`fit`]) after 16 reports and again at every doubling
+//!   (32, 64, …), from the released reports only: post-processing, no privacy cost. Each fit
+//!   then rebuilds the posterior (O(t m² + m³)); amortised over the doubling, O(m²) a round.
+//!   [`Lengthscale::Fixed`] fixes every lengthscale (and s = 1) instead. Before the first fit
+//!   the lengthscale is the median rule's for a box: √(d/6) of its side, the root mean square
+//!   distance between two uniform points of the unit cube.
+//! - β_t = κ √(2 ln(|D_t| t² π² / 6δ)), the calibrated schedule ([`crate::bo::calibrated`],
+//!   κ = 0.3) with |D| replaced by the discretisation Srinivas et al. (2010, Thm 2) use for a
+//!   compact domain, |D_t| = (d t²)^d of the unit cube. λ is the calibrated noise variance
+//!   (R² + 2𝓛² under CTL(ε)); only the calibrated constants are offered on a box.
+//!
+//! Measured (release, the 2-core bench machine shared with other jobs, load 3–4; LDP-TGP-UCB
+//! at ε = 1 on the unit box, ask + CTL release + tell, m = 128, N = 512 of a pool of 4096,
+//! 2 × 30 Nelder–Mead iterations, fits at 16, 32, …): over T = 10⁴ rounds (`farm-bench`, the
+//! example `box_rounds`, median of 3 whole processes) 1.07, 1.31 and 1.65 ms a round at d = 2, 6
+//! and 10, peak memory 29, 31 and 34 MiB; over T = 1000 (criterion, `benches/box_domain.rs`)
+//! 1.7, 2.3 and 2.2 ms a round, the fits weighing more in a short run.
+
+use nalgebra::DMatrix;
+use rand_core::SeedableRng;
+
+use crate::bo::gp_ucb::{Constants, GpUcb};
+use crate::bo::{AlgorithmSpec, SEED000_ALGORITHMS, names_learner};
+use crate::env::{RewardBounds, SimRng};
+use crate::optimizer::{Domain, Settings};
+use crate::rules::{Public, derive_seed, problem};
+
+pub mod acquisition;
+pub mod feature_gp;
+pub mod fit;
+
+pub use acquisition::{Pool, Search};
+use feature_gp::{FeatureGp, Hyperparameters};
+
+/// The largest dimension a box may have.
+pub const MAX_DIMENSION: usize = 20;
+
+/// The first fit of the kernel comes after this many reports, then at every doubling.
+pub const FIRST_FIT: usize = 16;
+
+/// How the kernel's lengthscales are set.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Lengthscale {
+    /// By maximum marginal likelihood of the reports, with the signal scale, on the schedule of
+    /// the module documentation (the default).
+    #[default]
+    Fitted,
+    /// This lengthscale in every coordinate, in units of the box's side there (0.2: a fifth of
+    /// the box's width), and signal scale 1; never fitted.
+    Fixed(f64),
+}
+
+/// The box learner's options beyond [`Settings`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoxOptions {
+    /// Fitted or fixed lengthscales.
+    pub lengthscale: Lengthscale,
+    /// m, the random Fourier features (even, 2 to 4096).
+    pub features: usize,
+    /// The acquisition's search.
+    pub search: Search,
+}
+
+impl Default for BoxOptions {
+    /// Fitted lengthscales, m = 128 features, the default [`Search`].
+    fn default() -> Self {
+        Self { lengthscale: Lengthscale::Fitted, features: 128, search: Search::default() }
+    }
+}
+
+/// What [`BoxOptimizer`] refuses, in the user's words. Nothing is changed by a refused call.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum BoxError {
+    /// No learner has that name.
+    UnknownLearner {
+        /// The name given.
+        name: String,
+        /// The names that work on a box.
+        valid: Vec<&'static str>,
+    },
+    /// A learner that cannot run on a box.
+    NotOnABox {
+        /// The learner named.
+        learner: &'static str,
+        /// Why.
+        why: &'static str,
+    },
+    /// The domain is not a box.
+    NotABox,
+    /// A box given to the index-based [`Optimizer`](crate::optimizer::Optimizer).
+    NotIndexed,
+    /// `lower` and `upper` have different lengths.
+    BoundsLength {
+        /// lower's length.
+        lower: usize,
+        /// upper's length.
+        upper: usize,
+    },
+    /// d is 0 or above [`MAX_DIMENSION`].
+    Dimension(usize),
+    /// A bound is NaN or infinite.
+    NonFiniteBound {
+        /// The coordinate.
+        index: usize,
+    },
+    /// lower ≥ upper in a coordinate.
+    EmptyOrInverted {
+        /// The coordinate.
+        index: usize,
+        /// Its lower bound.
+        lower: f64,
+        /// Its upper bound.
+        upper: f64,
+    },
+    /// A setting or an option cannot be used (the message says which and what to do).
+    Setting(String),
+    /// A point told of another dimension than the box's.
+    PointDimension {
+        /// The box's d.
+        expected: usize,
+        /// The point's length.
+        found: usize,
+    },
+    /// A point told with a NaN or infinite coordinate.
+    NonFinitePoint {
+        /// The coordinate.
+        index: usize,
+    },
+    /// A point told outside the box.
+    OutsideBox {
+        /// The coordinate.
+        index: usize,
+        /// Its value.
+        value: f64,
+        /// The box's lower bound there.
+        lower: f64,
+        /// The box's upper bound there.
+        upper: f64,
+    },
+    /// A report that is NaN or infinite.
+    NonFiniteReport,
+}
+
+impl std::fmt::Display for BoxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownLearner { name, valid } => {
+                write!(f, "no learner on a box is called '{name}': choose one of {}", valid.join(", "))
+            }
+            Self::NotOnABox { learner, why } => write!(
+                f,
+                "{learner} cannot run on a box: {why}; use GP-UCB or LDP-TGP-UCB, or give the box as a set of points"
+            ),
+            Self::NotABox => f.write_str(
+                "BoxOptimizer takes a box (Domain::Box { lower, upper }); for points, arms or a covariance use Optimizer",
+            ),
+            Self::NotIndexed => f.write_str(
+                "a box's actions are points, not indices: drive it with BoxOptimizer::new (its ask() returns a point)",
+            ),
+            Self::BoundsLength { lower, upper } => write!(
+                f,
+                "the box's lower bounds have {lower} coordinates and its upper bounds {upper}: give one (lower, upper) pair a coordinate"
+            ),
+            Self::Dimension(0) => f.write_str("the box has no coordinates: give at least one (lower, upper) pair"),
+            Self::Dimension(d) => write!(
+                f,
+                "the box has {d} coordinates; at most {MAX_DIMENSION} are supported: fix some, or give a set of points"
+            ),
+            Self::NonFiniteBound { index } => {
+                write!(f, "the box's bound of coordinate {index} is NaN or infinite: give finite numbers")
+            }
+            Self::EmptyOrInverted { index, lower, upper } => write!(
+                f,
+                "coordinate {index} of the box runs from {lower} to {upper}, which is {}: give lower < upper",
+                if lower > upper {
+                    "inverted"
+                } else if lower >= upper {
+                    "empty"
+                } else {
+                    "wider than a double can hold"
+                }
+            ),
+            Self::Setting(why) => f.write_str(why),
+            Self::PointDimension { expected, found } => {
+                write!(f, "told a point of {found} coordinates, but the box has {expected}")
+            }
+            Self::NonFinitePoint { index } => {
+                write!(f, "told a point whose coordinate {index} is NaN or infinite: tell the point you measured")
+            }
+            Self::OutsideBox { index, value, lower, upper } => write!(
+                f,
+                "told a point outside the box: coordinate {index} is {value}, not within [{lower}, {upper}]"
+            ),
+            Self::NonFiniteReport => f.write_str("a report was NaN or infinite: the device must never send one"),
+        }
+    }
+}
+
+impl std::error::Error for BoxError {}
+
+/// GP-UCB or (LDP-)TGP-UCB on a box. See the [module documentation](self).
+pub struct BoxOptimizer {
+    name: &'static str,
+    lower: Vec<f64>,
+    upper: Vec<f64>,
+    gp: FeatureGp,
+    /// TGP-UCB's levels, as the finite-set learner derives them; `None` for GP-UCB.
+    levels: Option<GpUcb>,
+    options: BoxOptions,
+    bound: f64,
+    delta: f64,
+    horizon: usize,
+    seed: u64,
+    asked: Option<Vec<f64>>,
+    pool: Pool,
+    next_fit: usize,
+    fits: usize,
+}
+
+/// The learners that run on a box.
+fn box_learners() -> [AlgorithmSpec; 2] {
+    [SEED000_ALGORITHMS[0], SEED000_ALGORITHMS[1]]
+}
+
+impl BoxOptimizer {
+    /// The learner called `algorithm` (GP-UCB or (LDP-)TGP-UCB; any case, `ldp-` optional)
+    /// over the box `domain` with `settings` and the default [`BoxOptions`].
+    pub fn new(algorithm: &str, domain: Domain, settings: Settings) -> Result<Self, BoxError> {
+        Self::with_options(algorithm, domain, settings, BoxOptions::default())
+    }
+
+    /// As [`new`](Self::new), with `options`.
+    pub fn with_options(
+        algorithm: &str,
+        domain: Domain,
+        settings: Settings,
+        options: BoxOptions,
+    ) -> Result<Self, BoxError> {
+        let private = settings.epsilon.is_some();
+        let spec = find_learner(algorithm, private)?;
+        let Domain::Box { lower, upper } = domain else {
+            return Err(BoxError::NotABox);
+        };
+        check_box(&lower, &upper)?;
+        let setting = |what: &str| BoxError::Setting(what.to_string());
+        let (b, r) = (settings.bound, settings.noise_bound);
+        if !(b.is_finite() && b > 0.0) {
+            return Err(setting("the bound B must be a positive number (a bound on |f| over the box)"));
+        }
+        if !(r.is_finite() && r >= 0.0) {
+            return Err(setting("the noise bound R must be zero or a positive number (a bound on |y − f|)"));
+        }
+        if settings.horizon == 0 {
+            return Err(setting("the horizon T must be at least 1 (the number of reports you will tell)"));
+        }
+        if settings.constants != Constants::Calibrated {
+            return Err(setting(
+                "a box takes the calibrated constants only (the practical and paper constants are for finite sets)",
+            ));
+        }
+        if !(options.features >= 2 && options.features <= 4096 && options.features.is_multiple_of(2)) {
+            return Err(BoxError::Setting(format!(
+                "the number of features must be even and from 2 to 4096, not {}",
+                options.features
+            )));
+        }
+        let search = options.search;
+        if !(search.candidates >= 1 && search.candidates <= search.pool && search.pool <= 1 << 20) {
+            return Err(BoxError::Setting(format!(
+                "the acquisition scores 1 to {} candidates a round from a pool of at most 2^20: {} from {} will not do",
+                search.pool, search.candidates, search.pool
+            )));
+        }
+        if let Lengthscale::Fixed(l) = options.lengthscale
+            && !(l.is_finite() && l > 0.0)
+        {
+            return Err(BoxError::Setting(format!(
+                "the lengthscale must be a positive number (in units of the box's side), not {l}"
+            )));
+        }
+        let epsilon = match settings.epsilon {
+            None => None,
+            Some(e) => Some(ldp_core::Epsilon::new(e).map_err(|_| {
+                setting("epsilon must be a positive finite number (the ε of every report), or None for raw rewards")
+            })?),
+        };
+        // The constants of the finite-set learner, from the same public settings (a 1 × 1 prior:
+        // λ, the levels and δ do not depend on the domain).
+        let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
+        let public = Public {
+            report_epsilon: epsilon,
+            constants: settings.constants,
+            ..Public::new(settings.horizon)
+        };
+        let problem = problem(DMatrix::identity(1, 1), bounds, &public)
+            .map_err(|e| BoxError::Setting(e.to_string()))?;
+        let levels = if spec == SEED000_ALGORITHMS[1] {
+            Some(GpUcb::tgp_ucb(&problem, settings.constants).map_err(|e| BoxError::Setting(e.to_string()))?)
+        } else {
+            None
+        };
+        // Noiseless raw rewards (R = 0, no ε) would give λ = 0: a jitter keeps A ⪰ λI invertible.
+        let lambda = problem.lambda.max(1e-6 * b * b);
+        let d = lower.len();
+        let hyper = match options.lengthscale {
+            Lengthscale::Fitted => {
+                Hyperparameters { lengthscales: vec![(d as f64 / 6.0).sqrt(); d], signal: b }
+            }
+            Lengthscale::Fixed(l) => Hyperparameters { lengthscales: vec![l; d], signal: 1.0 },
+        };
+        let mut rng = SimRng::seed_from_u64(derive_seed(settings.seed, 0, 3));
+        let gp = FeatureGp::new(d, options.features / 2, lambda, hyper, &mut rng);
+        let pool = Pool::new(&gp, d, search.pool, pool_seed(settings.seed, 0));
+        Ok(Self {
+            name: spec.label(private),
+            lower,
+            upper,
+            gp,
+            levels,
+            options,
+            bound: b,
+            delta: problem.delta,
+            horizon: settings.horizon,
+            seed: settings.seed,
+            asked: None,
+            pool,
+            next_fit: FIRST_FIT,
+            fits: 0,
+        })
+    }
+
+    /// The learner's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// d, the box's dimension.
+    pub fn dimension(&self) -> usize {
+        self.lower.len()
+    }
+
+    /// The reports told so far.
+    pub fn num_reports(&self) -> usize {
+        self.gp.num_reports()
+    }
+
+    /// β_t for round t (see the module documentation).
+    pub fn beta(&self, t: usize) -> f64 {
+        let d = self.dimension() as f64;
+        let t = t.max(1) as f64;
+        let pi2 = std::f64::consts::PI * std::f64::consts::PI;
+        let log_domain = d * (d * t * t).ln();
+        crate::bo::calibrated::KAPPA * (2.0 * (log_domain + (t * t * pi2 / (6.0 * self.delta)).ln())).sqrt()
+    }
+
+    /// The truncation level b_t of round t (∞ for GP-UCB).
+    pub fn level(&self, t: usize) -> f64 {
+        self.levels.as_ref().map_or(f64::INFINITY, |l| l.level(t))
+    }
+
+    fn to_unit(&self, x: &[f64]) -> Vec<f64> {
+        x.iter().zip(self.lower.iter().zip(&self.upper)).map(|(v, (lo, hi))| (v - lo) / (hi - lo)).collect()
+    }
+
+    fn to_box(&self, u: &[f64]) -> Vec<f64> {
+        u.iter()
+            .zip(self.lower.iter().zip(&self.upper))
+            .map(|(v, (lo, hi))| (lo + v * (hi - lo)).clamp(*lo, *hi))
+            .collect()
+    }
+
+    /// The point to measure next: a point of the box (within its bounds, clamped). Asked again
+    /// before [`tell`](Self::tell), it gives the same point.
+    pub fn ask(&mut self) -> Vec<f64> {
+        if let Some(u) = &self.asked {
+            return self.to_box(u);
+        }
+        let t = self.gp.num_reports() + 1;
+        let u = if t <= initial_design(self.dimension()) {
+            // The opening design: the pool's first Sobol points, spread over the box.
+            self.pool.point(t - 1)
+        } else {
+            let beta = self.beta(t);
+            acquisition::maximise(&self.gp, &mut self.pool, beta, self.options.search)
+        };
+        let x = self.to_box(&u);
+        self.asked = Some(u);
+        x
+    }
+
+    /// The report the device released for `point` (any point of the box, normally the one
+    /// [`ask`](Self::ask) gave). A refused point or report changes nothing.
+    pub fn tell(&mut self, point: &[f64], report: f64) -> Result<(), BoxError> {
+        check_point(point, &self.lower, &self.upper)?;
+        if !report.is_finite() {
+            return Err(BoxError::NonFiniteReport);
+        }
+        let t = self.gp.num_reports() + 1;
+        let y = if report.abs() <= self.level(t) { report } else { 0.0 };
+        let u: Vec<f64> = self.to_unit(point).iter().map(|v| v.clamp(0.0, 1.0)).collect();
+        self.gp.observe(&u, y);
+        self.asked = None;
+        if t >= self.next_fit {
+            self.refit();
+            self.next_fit = self.next_fit.saturating_mul(2);
+        }
+        Ok(())
+    }
+
+    /// Re-fits the kernel (when fitted) and rebuilds the posterior from every report.
+    fn refit(&mut self) {
+        let before = self.gp.clone();
+        let result = match self.options.lengthscale {
+            Lengthscale::Fitted => {
+                let hyper = fit::fit(&self.gp, self.bound);
+                self.gp.set_hyperparameters(hyper)
+            }
+            Lengthscale::Fixed(_) => self.gp.rebuild(),
+        };
+        // A failed rebuild (non-finite arithmetic only) keeps the rank-one-updated posterior.
+        if result.is_err() {
+            self.gp = before;
+        }
+        self.fits += 1;
+        let seed = pool_seed(self.seed, self.fits);
+        self.pool = Pool::new(&self.gp, self.dimension(), self.options.search.pool, seed);
+    }
+
+    /// The told point of best posterior mean (ties: the earliest told), in the box's
+    /// coordinates; the box's centre before any report. O(t m d).
+    pub fn recommend(&self) -> Vec<f64> {
+        let d = self.dimension();
+        let points = self.gp.points();
+        if points.is_empty() {
+            return self.lower.iter().zip(&self.upper).map(|(lo, hi)| 0.5 * (lo + hi)).collect();
+        }
+        let t = self.gp.num_reports();
+        let best = crate::bo::argmax(t, |k| self.gp.mean(&points[k * d..(k + 1) * d]));
+        self.to_box(&points[best * d..(best + 1) * d])
+    }
+
+    /// (μ_t(x), σ²_t(x)) at a point of the box: the posterior of the reports as the learner
+    /// used them (TGP-UCB: truncated).
+    pub fn posterior(&self, x: &[f64]) -> Result<(f64, f64), BoxError> {
+        check_point(x, &self.lower, &self.upper)?;
+        Ok(self.gp.predict(&self.to_unit(x)))
+    }
+
+    /// The kernel's lengthscales in the box's units (one a coordinate) and its signal scale s.
+    pub fn lengthscales(&self) -> (Vec<f64>, f64) {
+        let h = self.gp.hyperparameters();
+        let l =
+            h.lengthscales.iter().zip(self.lower.iter().zip(&self.upper)).map(|(l, (lo, hi))| l * (hi - lo));
+        (l.collect(), h.signal)
+    }
+
+    /// How many times the kernel has been fitted (or, fixed, the posterior rebuilt).
+    pub fn fits(&self) -> usize {
+        self.fits
+    }
+
+    /// The constants the learner derived, by name.
+    pub fn constants(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("lambda", self.gp.lambda()),
+            ("delta", self.delta),
+            ("kappa", crate::bo::calibrated::KAPPA),
+            ("beta_1", self.beta(1)),
+            ("beta_T", self.beta(self.horizon)),
+            ("level_1", self.level(1)),
+            ("level_T", self.level(self.horizon)),
+            ("features", self.gp.num_features() as f64),
+        ]
+    }
+}
+
+/// The rounds of the opening design: max(8, 2(d + 1)) Sobol points (Ax and BoTorch open with
+/// 2(d + 1) or so), so the first fit reads reports spread over the box rather than the corners
+/// and edges an uninformed UCB tends to.
+pub fn initial_design(d: usize) -> usize {
+    (2 * (d + 1)).max(8)
+}
+
+/// The Sobol scramble of the candidate pool after `fits` fits.
+fn pool_seed(seed: u64, fits: usize) -> u32 {
+    derive_seed(seed, fits as u64, 7) as u32
+}
+
+fn find_learner(algorithm: &str, private: bool) -> Result<AlgorithmSpec, BoxError> {
+    if let Some(spec) = box_learners().into_iter().find(|a| names_learner(algorithm, a.label(private))) {
+        return Ok(spec);
+    }
+    let refused =
+        crate::optimizer::learners().into_iter().find(|a| names_learner(algorithm, a.label(private)));
+    match refused {
+        Some(spec) => {
+            let why = if spec == SEED000_ALGORITHMS[2] {
+                "its Nyström dictionary is sampled from a finite set of actions (seed 000 Alg. 3), and a box has none"
+            } else if spec == SEED000_ALGORITHMS[3] {
+                "its median-of-means epochs are implemented over a finite set's posterior (not yet on a box)"
+            } else {
+                "it is a K-armed learner, keeping statistics per action, and a box has infinitely many"
+            };
+            Err(BoxError::NotOnABox { learner: spec.label(private), why })
+        }
+        None => Err(BoxError::UnknownLearner {
+            name: algorithm.to_string(),
+            valid: box_learners().iter().map(|a| a.label(private)).collect(),
+        }),
+    }
+}
+
+fn check_box(lower: &[f64], upper: &[f64]) -> Result<(), BoxError> {
+    if lower.len() != upper.len() {
+        return Err(BoxError::BoundsLength { lower: lower.len(), upper: upper.len() });
+    }
+    if lower.is_empty() || lower.len() > MAX_DIMENSION {
+        return Err(BoxError::Dimension(lower.len()));
+    }
+    for (index, (&lo, &hi)) in lower.iter().zip(upper).enumerate() {
+        if !(lo.is_finite() && hi.is_finite()) {
+            return Err(BoxError::NonFiniteBound { index });
+        }
+        // A width that overflows is as unusable as an empty one.
+        if !(lo < hi && (hi - lo).is_finite()) {
+            return Err(BoxError::EmptyOrInverted { index, lower: lo, upper: hi });
+        }
+    }
+    Ok(())
+}
+
+fn check_point(x: &[f64], lower: &[f64], upper: &[f64]) -> Result<(), BoxError> {
+    if x.len() != lower.len() {
+        return Err(BoxError::PointDimension { expected: lower.len(), found: x.len() });
+    }
+    if let Some(index) = x.iter().position(|v| !v.is_finite()) {
+        return Err(BoxError::NonFinitePoint { index });
+    }
+    for (index, (&value, (&lower, &upper))) in x.iter().zip(lower.iter().zip(upper)).enumerate() {
+        if !(lower..=upper).contains(&value) {
+            return Err(BoxError::OutsideBox { index, value, lower, upper });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
