@@ -12,7 +12,7 @@ use host_sim::run::executor::{Executor, Progress};
 use host_sim::run::output::{Writer, summary_table};
 use host_sim::run::results::AlgorithmResult;
 use ldp_core::Epsilon;
-use ldp_learn::bo::{SEED000_ALGORITHMS, UCB1};
+use ldp_learn::bo::{UCB1, ZHOU_TAN_ALGORITHMS};
 use ldp_learn::env::{Noise, Objective, shared};
 use ldp_learn::gp::SquaredExponential;
 
@@ -35,7 +35,7 @@ pub fn run(out: &Path, trials: usize, horizon: usize) -> Result<Vec<AlgorithmRes
         trials,
         horizon,
         epsilon: Some(Epsilon::new(1.0)?), // every report is ε-LDP, privatised by the in-process device
-        algorithms: vec![SEED000_ALGORITHMS[3], UCB1], // LDP-MoMA-GP-UCB and the UCB1 baseline
+        algorithms: vec![ZHOU_TAN_ALGORITHMS[3], UCB1], // LDP-MoMA-GP-UCB and the UCB1 baseline
         ..RunConfig::default()
     };
     let task = Loop { config: config.clone(), factory: shared(env) };

@@ -36,7 +36,7 @@ use serde::Serialize;
 use crate::experiments::experiment_env;
 use crate::experiments::runner::problem_for;
 use crate::run::settings::RunConfig;
-use ldp_learn::bo::SEED000_ALGORITHMS;
+use ldp_learn::bo::ZHOU_TAN_ALGORITHMS;
 use ldp_learn::env::{Environment, SimRng};
 use ldp_learn::optimizer::Optimizer;
 use ldp_learn::policy::Constants;
@@ -455,7 +455,7 @@ fn throughput<L: Link + Send>(
 fn policy_cost(env: &dyn Environment, epsilon: Epsilon, rounds: usize) -> Result<PolicyCost, BenchError> {
     let config = RunConfig { epsilon: Some(epsilon), horizon: rounds, ..RunConfig::default() };
     let problem = problem_for(env, &config).map_err(|e| BenchError::Settings(e.to_string()))?;
-    let mut policy = Optimizer::from_problem(SEED000_ALGORITHMS[1], &problem, Constants::Practical, 0)
+    let mut policy = Optimizer::from_problem(ZHOU_TAN_ALGORITHMS[1], &problem, Constants::Practical, 0)
         .map_err(|e| BenchError::Settings(e.to_string()))?;
     let mut rng = <SimRng as rand_core::SeedableRng>::seed_from_u64(0);
     let mut times = Vec::with_capacity(rounds);

@@ -10,7 +10,7 @@
 
 use host_sim::experiments::runner::{RunConfig, problem_from};
 use ldp_core::Epsilon;
-use ldp_learn::bo::SEED000_ALGORITHMS;
+use ldp_learn::bo::ZHOU_TAN_ALGORITHMS;
 use ldp_learn::env::{Prior, RewardBounds};
 use ldp_learn::policy::Constants;
 use nalgebra::DMatrix;
@@ -25,7 +25,7 @@ fn arms_played(prior: Prior, level: f64, rounds: usize) -> Vec<(String, Vec<usiz
     let bounds = RewardBounds { b: 1.0, r: Some(9.0), alpha: 1.0, v: 1.0, c: 1.0 };
     let covariance = prior.apply(&DMatrix::identity(ARMS, ARMS));
     let problem = problem_from(covariance, bounds, &config).unwrap();
-    SEED000_ALGORITHMS
+    ZHOU_TAN_ALGORITHMS
         .iter()
         .map(|spec| {
             let mut policy = (spec.build)(&problem, Constants::Calibrated, 7).unwrap();

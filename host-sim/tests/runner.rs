@@ -4,7 +4,7 @@
 use host_sim::experiments;
 use host_sim::experiments::runner::{AlgorithmResult, RunConfig, run};
 use host_sim::run::output::summary_table;
-use ldp_learn::bo::SEED000_ALGORITHMS;
+use ldp_learn::bo::ZHOU_TAN_ALGORITHMS;
 use ldp_learn::policy::Constants;
 
 fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
@@ -18,7 +18,7 @@ fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
         delta: 0.1,
         beta_scale: 1.0,
         constants: Constants::Practical,
-        algorithms: SEED000_ALGORITHMS.to_vec(),
+        algorithms: ZHOU_TAN_ALGORITHMS.to_vec(),
         central: false,
         device: host_sim::experiments::runner::DeviceKind::InProcess,
         select: Vec::new(),

@@ -6,7 +6,7 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
-use ldp_learn::bo::SEED000_ALGORITHMS;
+use ldp_learn::bo::ZHOU_TAN_ALGORITHMS;
 use ldp_learn::env::{Environment, Noise, SimRng, SyntheticKernel, SyntheticRkhs};
 use ldp_learn::gp::{FinitePosterior, SquaredExponential};
 use ldp_learn::optimizer::{Domain, Optimizer, Settings};
@@ -59,7 +59,7 @@ fn trials(c: &mut Criterion) {
     for horizon in [1000, 10_000] {
         let mut group = c.benchmark_group(format!("fig2a_trial_T{horizon}"));
         group.sample_size(10);
-        for algo in SEED000_ALGORITHMS {
+        for algo in ZHOU_TAN_ALGORITHMS {
             group.bench_function(algo.private_name, |b| b.iter(|| trial(&env, algo, horizon)));
         }
         group.finish();

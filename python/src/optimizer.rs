@@ -323,6 +323,8 @@ impl Optimizer {
             Domain::Points { points, .. } => points.len(),
             Domain::Arms(k) => *k,
             Domain::Covariance(m) => m.nrows(),
+            // Not built above: a box is driven by `BoxOptimizer`, not yet offered in Python.
+            Domain::Box { .. } => 0,
         };
         let inner = ask_tell::Optimizer::new(algorithm, domain, settings).map_err(|e| {
             let raw = eps.is_none() && algorithm.trim().to_lowercase().starts_with("ldp-");

@@ -11,7 +11,7 @@ use crate::experiments::dubey::{
 };
 use crate::run::results::AlgorithmResult;
 
-use super::{BANDIT_T, EXPERTS_T, FIG2A_LONG, Outcome, Planned, SEED000_CALIBRATED, TABLE1_PAPER};
+use super::{BANDIT_T, EXPERTS_T, FIG2A_LONG, Outcome, Planned, TABLE1_PAPER, ZHOU_TAN_CALIBRATED};
 
 /// A claim and its verdict.
 #[derive(Clone, Debug, PartialEq)]
@@ -263,14 +263,14 @@ impl Claims<'_> {
     }
 }
 
-pub(crate) const SEED000_LDP: [&str; 6] = ["fig2a", "fig2b", "fig2c", "fig3a", "fig3b", "fig3c"];
-pub(crate) const SEED000_RAW: [&str; 3] = ["fig2d", "fig2e", "fig2f"];
+pub(crate) const ZHOU_TAN_LDP: [&str; 6] = ["fig2a", "fig2b", "fig2c", "fig3a", "fig3b", "fig3c"];
+pub(crate) const ZHOU_TAN_RAW: [&str; 3] = ["fig2d", "fig2e", "fig2f"];
 pub(crate) const DATA_TABLES: [&str; 6] = ["fig2b", "fig2c", "fig2e", "fig2f", "fig3b", "fig3c"];
 pub(crate) const LDP_LEARNERS: [&str; 3] = ["LDP-TGP-UCB", "LDP-ATA-GP-UCB", "LDP-MoMA-GP-UCB"];
 pub(crate) const RAW_LEARNERS: [&str; 3] = ["TGP-UCB", "ATA-GP-UCB", "MoMA-GP-UCB"];
 
 pub(crate) fn calibrated_key(figure: &str) -> &'static str {
-    SEED000_CALIBRATED.iter().find(|(f, _)| *f == figure).map_or("", |(_, k)| k)
+    ZHOU_TAN_CALIBRATED.iter().find(|(f, _)| *f == figure).map_or("", |(_, k)| k)
 }
 
 /// The claims of the four seeds (SPEC §2.4), as the papers state them, and issue #13's targets,
@@ -284,10 +284,10 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
     let mut c = Claims { by, planned, out: Vec::new() };
     // Seed 000 §5: "MoMA-GP-UCB (or LDP-MoMA-GP-UCB) tends to empirically outperform the other
     // two algorithms in both non-private and private settings."
-    for e in SEED000_LDP {
+    for e in ZHOU_TAN_LDP {
         c.lowest(e, "LDP-MoMA-GP-UCB", &LDP_LEARNERS, "seed 000 §5, Fig. 2–3");
     }
-    for e in SEED000_RAW {
+    for e in ZHOU_TAN_RAW {
         c.lowest(e, "MoMA-GP-UCB", &RAW_LEARNERS, "seed 000 §5, Fig. 2");
     }
     // ε: light sensor at 0.5 (fig2b) and 1 (fig3b); stocks at 0.5 (fig3c) and 1 (fig2c).
@@ -305,13 +305,13 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
     c.below_uniform(calibrated_key("fig2a"), &LDP_LEARNERS, 0.6, "issue #13 target (T = 1000)");
     c.below_uniform(calibrated_key("fig2a"), &["GP-UCB"], 0.3, "issue #13 target (T = 1000)");
     c.below_uniform(FIG2A_LONG, &LDP_LEARNERS, 0.25, "issue #13 target (T = 10⁴)");
-    for e in SEED000_RAW {
+    for e in ZHOU_TAN_RAW {
         let mut learners = vec!["GP-UCB"];
         learners.extend(RAW_LEARNERS);
         c.below_uniform(calibrated_key(e), &learners, 0.6, "issue #13 target");
     }
     for e in DATA_TABLES {
-        let learners: Vec<&str> = if SEED000_RAW.contains(&e) {
+        let learners: Vec<&str> = if ZHOU_TAN_RAW.contains(&e) {
             ["GP-UCB"].into_iter().chain(RAW_LEARNERS).collect()
         } else {
             ["GP-UCB"].into_iter().chain(LDP_LEARNERS).collect()

@@ -65,7 +65,7 @@ impl Planned {
 
 /// Seed 000's nine figures and the keys of their runs with the calibrated constants (issue
 /// #13's targets are about those); the figures' own keys run Zhou & Tan's recipe.
-const SEED000_CALIBRATED: [(&str, &str); 9] = [
+const ZHOU_TAN_CALIBRATED: [(&str, &str); 9] = [
     ("fig2a", "fig2a-calibrated"),
     ("fig2b", "fig2b-calibrated"),
     ("fig2c", "fig2c-calibrated"),
@@ -111,7 +111,7 @@ pub fn plan(quick: bool) -> Vec<Planned> {
         let at = |key| Planned::at(key, e.name, e.default_trials, e.default_horizon);
         match e.name {
             "custom" => {} // the user's data: nothing of a paper's
-            name if SEED000_CALIBRATED.iter().any(|(n, _)| *n == name) => {
+            name if ZHOU_TAN_CALIBRATED.iter().any(|(n, _)| *n == name) => {
                 let table = matches!(e.env, EnvKind::LightSensor | EnvKind::Stocks);
                 planned.push(Planned {
                     constants: Constants::Practical,
@@ -135,7 +135,7 @@ pub fn plan(quick: bool) -> Vec<Planned> {
             _ => planned.push(at(e.name)),
         }
     }
-    for (name, key) in SEED000_CALIBRATED {
+    for (name, key) in ZHOU_TAN_CALIBRATED {
         if let Some(e) = experiments::find(name) {
             planned.push(Planned::at(key, name, e.default_trials, e.default_horizon));
         }

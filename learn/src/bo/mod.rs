@@ -16,7 +16,7 @@ pub mod ucb1;
 
 /// The four learners of Zhou & Tan (Zhou & Tan), in table order. GP-UCB on privatised reports is
 /// the plain baseline, not one of the paper's LDP algorithms, so it keeps its name.
-pub const SEED000_ALGORITHMS: [AlgorithmSpec; 4] = [
+pub const ZHOU_TAN_ALGORITHMS: [AlgorithmSpec; 4] = [
     AlgorithmSpec {
         name: "GP-UCB",
         private_name: "GP-UCB",
@@ -45,7 +45,7 @@ pub const UCB1: AlgorithmSpec =
 
 /// The learners of every Zhou & Tan experiment: the four of Zhou & Tan and the [`UCB1`] baseline.
 pub const GP_EXPERIMENT_ALGORITHMS: [AlgorithmSpec; 5] =
-    [SEED000_ALGORITHMS[0], SEED000_ALGORITHMS[1], SEED000_ALGORITHMS[2], SEED000_ALGORITHMS[3], UCB1];
+    [ZHOU_TAN_ALGORITHMS[0], ZHOU_TAN_ALGORITHMS[1], ZHOU_TAN_ALGORITHMS[2], ZHOU_TAN_ALGORITHMS[3], UCB1];
 
 /// Index of the largest `score(i)` for i in 0..n (first on ties; NaN scores lose): `ldp-core`'s.
 pub use ldp_core::bandit::argmax;

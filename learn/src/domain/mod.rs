@@ -76,10 +76,11 @@
 use nalgebra::DMatrix;
 use rand_core::SeedableRng;
 
-use crate::bo::gp_ucb::{Constants, GpUcb};
-use crate::bo::{AlgorithmSpec, SEED000_ALGORITHMS, names_learner};
+use crate::bo::ZHOU_TAN_ALGORITHMS;
+use crate::bo::gp_ucb::GpUcb;
 use crate::env::{RewardBounds, SimRng};
 use crate::optimizer::{Domain, Settings};
+use crate::policy::{AlgorithmSpec, Constants, names_learner};
 use crate::rules::{Public, derive_seed, problem};
 
 pub mod acquisition;
@@ -277,7 +278,7 @@ pub struct BoxOptimizer {
 
 /// The learners that run on a box.
 fn box_learners() -> [AlgorithmSpec; 2] {
-    [SEED000_ALGORITHMS[0], SEED000_ALGORITHMS[1]]
+    [ZHOU_TAN_ALGORITHMS[0], ZHOU_TAN_ALGORITHMS[1]]
 }
 
 impl BoxOptimizer {
@@ -352,7 +353,7 @@ impl BoxOptimizer {
         };
         let problem = problem(DMatrix::identity(1, 1), bounds, &public)
             .map_err(|e| BoxError::Setting(e.to_string()))?;
-        let levels = if spec == SEED000_ALGORITHMS[1] {
+        let levels = if spec == ZHOU_TAN_ALGORITHMS[1] {
             Some(GpUcb::tgp_ucb(&problem, settings.constants).map_err(|e| BoxError::Setting(e.to_string()))?)
         } else {
             None
@@ -552,9 +553,9 @@ fn find_learner(algorithm: &str, private: bool) -> Result<AlgorithmSpec, BoxErro
         crate::optimizer::learners().into_iter().find(|a| names_learner(algorithm, a.label(private)));
     match refused {
         Some(spec) => {
-            let why = if spec == SEED000_ALGORITHMS[2] {
+            let why = if spec == ZHOU_TAN_ALGORITHMS[2] {
                 "its Nyström dictionary is sampled from a finite set of actions (seed 000 Alg. 3), and a box has none"
-            } else if spec == SEED000_ALGORITHMS[3] {
+            } else if spec == ZHOU_TAN_ALGORITHMS[3] {
                 "its median-of-means epochs are implemented over a finite set's posterior (not yet on a box)"
             } else {
                 "it is a K-armed learner, keeping statistics per action, and a box has infinitely many"
