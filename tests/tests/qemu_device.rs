@@ -294,3 +294,35 @@ fn a_restarted_device_draws_fresh_noise() {
     assert_eq!(state.len(), 128 + 40, "two record slots and the configuration");
     let _ = std::fs::remove_dir_all(&workdir);
 }
+
+/// A test that builds the firmware while another test's QEMU loads it never shows that QEMU a
+/// partial image: `build_firmware` puts the image in place by a rename, never by rewriting the
+/// file a reader may hold (a truncated image boots to "Lockup ... HardFault" at PC 0). Here a
+/// reader reads the image over and over while the image is put in place again and again.
+#[test]
+fn a_firmware_image_put_in_place_again_is_never_read_partial() {
+    let Some(elf) = common::firmware(&[]) else { return };
+    let whole = std::fs::read(&elf).unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (elf, done) = (elf.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut partial = 0usize;
+            let mut reads = 0usize;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(bytes) = std::fs::read(&elf) {
+                    reads += 1;
+                    partial += usize::from(bytes.len() != whole.len());
+                }
+            }
+            (partial, reads)
+        })
+    };
+    for _ in 0..40 {
+        assert_eq!(ldp_link::transport::build_firmware(&[]).unwrap(), elf);
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (partial, reads) = reader.join().unwrap();
+    assert!(reads > 0);
+    assert_eq!(partial, 0, "{partial} of {reads} reads saw a partial image");
+}

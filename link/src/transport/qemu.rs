@@ -272,8 +272,18 @@ pub fn build_firmware(features: &[&str]) -> Result<PathBuf, FirmwareError> {
         [] => "ldp-firmware-example".to_string(),
         f => format!("ldp-firmware-example+{}", f.join("+")),
     };
+    // Copied beside it and renamed into place: a QEMU of another test (or process) may be
+    // loading the image at this moment, and `fs::copy` onto it would truncate it first (QEMU
+    // then boots a partial image: "Lockup: can't escalate 3 to HardFault" at PC 0). A rename
+    // is atomic; a reader keeps the image it opened.
     let copy = image.with_file_name(format!("{name}.elf"));
-    std::fs::copy(&image, &copy).map_err(|e| FirmwareError::Cargo(format!("{}: {e}", copy.display())))?;
+    let partial = image.with_file_name(format!("{name}.elf.{}.partial", std::process::id()));
+    std::fs::copy(&image, &partial)
+        .and_then(|_| std::fs::rename(&partial, &copy))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            FirmwareError::Cargo(format!("{}: {e}", copy.display()))
+        })?;
     Ok(copy)
 }
 
