@@ -350,29 +350,30 @@ fn a_version_2_frame_is_unsupported() {
 /// version 3's golden query, seq 2, and its hello request.
 #[test]
 fn a_version_3_frame_is_unsupported() {
-    let query = unhex(
+    assert_unsupported(&[
         "03 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
          F0 C9 6A 2C E7 F0 6B 8E 18 AD 45 2E 1F 54 64 5B CE 69 21 86",
-    );
-    assert_eq!(Repr::from_bytes(&query, &auth()), Err(DecodeError::UnsupportedVersion));
-    let hello = unhex("03 01 01 00 00 00 E2 47 18 9B E4 BE 8E 1C B7 41 B8 3D AC 5C D6 5D 53 E2 86 09");
-    assert_eq!(Repr::from_bytes(&hello, &auth()), Err(DecodeError::UnsupportedVersion));
+        "03 01 01 00 00 00 E2 47 18 9B E4 BE 8E 1C B7 41 B8 3D AC 5C D6 5D 53 E2 86 09",
+    ]);
+}
+
+/// Each frame (in hex) is refused as of an unsupported version.
+fn assert_unsupported(frames: &[&str]) {
+    for hex in frames {
+        assert_eq!(Repr::from_bytes(&unhex(hex), &auth()), Err(DecodeError::UnsupportedVersion), "{hex}");
+    }
 }
 
 /// A version-4 frame (tags without the device's conversation number) is answered
 /// "unsupported version": version 4's golden query, seq 2, and its hello request.
 #[test]
 fn a_version_4_frame_is_unsupported() {
-    let query = unhex(
+    assert_unsupported(&[
         "04 02 02 00 00 00 01 00 00 00 03 00 00 00 00 00 00 00 00 00 E0 3F 00 00 00 00 00 00 00 00 \
          D6 0C 34 FE 68 96 D0 52 B6 66 28 4C F0 44 E3 52 AC 8C 05 D2",
-    );
-    assert_eq!(Repr::from_bytes(&query, &auth()), Err(DecodeError::UnsupportedVersion));
-    let hello = unhex(
         "04 01 01 00 00 00 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 47 08 56 26 25 7B 77 7F \
          74 CD 98 80 7A 2F 14 90 C8 06 37 A5",
-    );
-    assert_eq!(Repr::from_bytes(&hello, &auth()), Err(DecodeError::UnsupportedVersion));
+    ]);
 }
 
 /// The link key of seed material `[0x11; 32]` (HMAC-SHA256(seed, "ldp-bo link key v1")), and

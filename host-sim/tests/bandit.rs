@@ -11,7 +11,7 @@ use host_sim::experiments::bandit::{
     BANDIT_EXPERIMENTS, DP_RSE, DP_RUCB, EXP3, ExpertsAlgorithm, KArmedEnv, LDP_RSE_S3, PRIVATE_EXP3,
     ParetoInstance, ROBUST_UCB, pareto_factory, run_experts_with, sweep_epsilons,
 };
-use host_sim::experiments::runner::{self, AlgorithmResult, DeviceKind, RunConfig, problem_for};
+use host_sim::experiments::runner::{self, AlgorithmResult, RunConfig, problem_for};
 use ldp_core::Epsilon;
 use ldp_core::bandit::{HeavyTail, LdpRobustSe, PRACTICAL_LDP_RSE_KAPPA, RseParams};
 use ldp_learn::policy::Constants;
@@ -31,19 +31,11 @@ fn config(
         seed: 2024,
         threads: None,
         epsilon: epsilon.map(|e| Epsilon::new(e).unwrap()),
-        lambda: 1.0,
-        delta: 0.1,
-        beta_scale: 1.0,
         constants: Constants::Practical,
         algorithms: algorithms.to_vec(),
         central,
-        device: DeviceKind::InProcess,
-        select: Vec::new(),
-        fleet: None,
-        problem: None,
-        feed: false,
-        prior: None,
-        device_ledger_dir: None,
+        // The in-process device, λ = 1, δ = 0.1, no fleet, table or prior.
+        ..RunConfig::default()
     }
 }
 

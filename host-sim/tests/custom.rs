@@ -83,6 +83,60 @@ fn csv_arms_with_missing_cells_run_every_gp_learner_and_record_the_problem() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `custom` with `--arms`, or `--coords`, given `text` on a pipe (`/dev/stdin`): the file
+/// reads as `text` once and as nothing ever after.
+#[cfg(target_os = "linux")]
+fn custom_piped(args: &[&str], text: &str) -> (bool, String, String) {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_host-sim"))
+        .args([&["run", "custom", "--quiet"], args].concat())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap(); // and closed: then EOF
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// A run reads and parses its files once, and an ε sweep shares them: a table or coordinates
+/// on a pipe (whose second read finds nothing) run a whole sweep, to the results the same
+/// files on disk give. Before, the table was read once more for each run of the sweep (twice
+/// for a single run) and the coordinates once for each, so the second read found an empty file.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_reads_its_files_once_so_a_sweep_runs_from_a_pipe() {
+    let d = dir("pipe");
+    let arms = write(&d, "arms.csv", ARMS);
+    let points = "arm,x,y\nnorth,0,1\nsouth,0,-1\neast,1,0\nwest,-1,0\n";
+    let coords = write(&d, "coords.csv", points);
+    let sweep = ["--eps", "0.5,2", "--trials", "2", "--horizon", "30"];
+    let out = |name: &str| d.join(name).to_string_lossy().into_owned();
+    let results = |name: &str| std::fs::read_to_string(d.join(name).join("sweep.csv")).unwrap();
+
+    let (ok, _, err) = custom(&arms, &out("disk"), &[&sweep[..], &["--coords", &coords]].concat());
+    assert!(ok, "{err}");
+    let (ok, _, err) = custom(&arms, &out("disk-z"), &sweep);
+    assert!(ok, "{err}");
+
+    let (ok, _, err) =
+        custom_piped(&[&sweep[..], &["--arms", "/dev/stdin", "--out", &out("arms-piped")]].concat(), ARMS);
+    assert!(ok, "the table on a pipe: {err}");
+    assert_eq!(results("arms-piped"), results("disk-z"));
+    let coords_piped = out("coords-piped");
+    let piped = [&sweep[..], &["--arms", &arms, "--coords", "/dev/stdin", "--out", &coords_piped]].concat();
+    let (ok, _, err) = custom_piped(&piped, points);
+    assert!(ok, "the coordinates on a pipe: {err}");
+    assert_eq!(results("coords-piped"), results("disk"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn coordinates_bandit_family_and_an_eps_sweep() {
     let d = dir("coords");

@@ -13,7 +13,7 @@ use host_sim::experiments::dubey::{
     EnvChoice, PAPER_TABLE1, Privacy, TABLE1_ALPHAS, Variant, monotone_in_alpha, run_variants,
     table1_comparison,
 };
-use host_sim::experiments::runner::{AlgorithmResult, DeviceKind, RunConfig};
+use host_sim::experiments::runner::{AlgorithmResult, RunConfig};
 use ldp_core::features::FeatureMap;
 use ldp_learn::env::SimRng;
 use ldp_learn::policy::Constants;
@@ -26,19 +26,11 @@ fn config(trials: usize, horizon: usize, threads: usize) -> RunConfig {
         seed: 3,
         threads: Some(threads),
         epsilon: None,
-        lambda: 1.0,
-        delta: 0.1,
-        beta_scale: 1.0,
         constants: Constants::Practical,
         algorithms: Vec::new(),
         central: true,
-        device: DeviceKind::InProcess,
-        select: Vec::new(),
-        fleet: None,
-        problem: None,
-        feed: false,
-        prior: None,
-        device_ledger_dir: None,
+        // The in-process device, λ = 1, δ = 0.1, no fleet, table or prior.
+        ..RunConfig::default()
     }
 }
 

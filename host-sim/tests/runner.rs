@@ -14,19 +14,11 @@ fn small(threads: usize, epsilon: Option<f64>) -> RunConfig {
         seed: 7,
         threads: Some(threads),
         epsilon: epsilon.map(|e| ldp_core::Epsilon::new(e).unwrap()),
-        lambda: 1.0,
-        delta: 0.1,
-        beta_scale: 1.0,
         constants: Constants::Practical,
         algorithms: ZHOU_TAN_ALGORITHMS.to_vec(),
         central: false,
-        device: host_sim::experiments::runner::DeviceKind::InProcess,
-        select: Vec::new(),
-        fleet: None,
-        problem: None,
-        feed: false,
-        prior: None,
-        device_ledger_dir: None,
+        // The in-process device, λ = 1, δ = 0.1, no fleet, table or prior.
+        ..RunConfig::default()
     }
 }
 

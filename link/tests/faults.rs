@@ -11,6 +11,8 @@ use ldp_link::transport::{Faults, FaultyLink, Link, LoopbackLink};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
+use crate::common::released_values;
+
 const ROUNDS: u32 = 400;
 
 fn device() -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
@@ -24,27 +26,17 @@ fn device() -> LoopbackLink<MemoryStore, SimulatedSensor<ChaCha20Rng>> {
     LoopbackLink::new(DeviceApp::new(reporter, source, 9))
 }
 
-fn play<L: Link>(client: &mut WireClient<L>) -> Vec<f64> {
-    let eps = Epsilon::new(1.0).unwrap();
-    (0..ROUNDS)
-        .map(|t| match client.query(t, t % 100, eps, None) {
-            Ok(Ok(report)) => report.release.value(),
-            other => panic!("round {t}: {other:?}"),
-        })
-        .collect()
-}
-
 #[test]
 fn faulty_link_loses_nothing_and_counts_nothing_twice() {
     let clean_device = device();
     let auth = clean_device.auth();
-    let clean = play(&mut WireClient::new(clean_device, auth));
+    let clean = released_values(&mut WireClient::new(clean_device, auth), ROUNDS);
 
     let faults = Faults { drop: 0.10, corrupt: 0.05, duplicate: 0.05, reorder: 0.05 };
     let mut client = WireClient::new(FaultyLink::new(device(), faults, 77), auth);
     client.timeout = Duration::from_millis(1);
     client.tries = 50;
-    let noisy = play(&mut client);
+    let noisy = released_values(&mut client, ROUNDS);
     let link = client.link();
     let counts = link.counts;
     eprintln!(

@@ -24,7 +24,7 @@ use ldp_link::transport::Link;
 
 use crate::common::{
     Dev, HELLO_REQUEST, QUERY, REPORT, Replayer, Reprovisioned, TOTAL, Tap, Tapped, boot, boot_as,
-    device_answer, device_with, eps, msg_type, mutated, raw_frame, spent,
+    device_answer, device_with, eps, hello_in, msg_type, mutated, raw_frame, spent,
 };
 
 /// A truncation level the host accepts (finite, positive) and every device refuses as a bad
@@ -144,19 +144,10 @@ impl Link for RogueLink {
             self.inbound.extend(framed(Repr::new(seq, message), &key_holder));
             return Ok(());
         }
-        self.inner.send(bytes)?;
-        let mut reply = Vec::new();
-        while let Some(b) = self.inner.recv_byte(Duration::ZERO)? {
-            reply.push(b);
-        }
-        let mut reader = StreamReader::new();
+        let reply = device_answer(&mut self.inner, bytes)?;
         let answer = Auth { nonce: self.nonce, ..self.device }.answering(&tag);
-        for &b in &reply {
-            if let Some(Ok(frame)) = reader.push(b)
-                && let Ok(Repr { message: Message::Hello(h), .. }) = Repr::parse(&frame, &answer)
-            {
-                (self.session, self.conversation) = (h.session, h.conversation);
-            }
+        if let Some(hello) = hello_in(&reply, &answer) {
+            (self.session, self.conversation) = hello;
         }
         self.inbound.extend(reply);
         Ok(())

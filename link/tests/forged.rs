@@ -21,6 +21,8 @@ use ldp_link::transport::{Link, LoopbackLink};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
+use crate::common::{device_answer, hello_in, released_values};
+
 const ROUNDS: u32 = 50;
 const SEED: [u8; 32] = [4; 32];
 const ID: u64 = 9;
@@ -73,6 +75,23 @@ struct Attacked<L> {
     inbound: VecDeque<u8>,
     last_genuine: Option<Vec<u8>>,
     reader: StreamReader,
+}
+
+impl<L> Attacked<L> {
+    /// `inner` with `attack` in it, before any hello: `device` is the device's own key.
+    fn on(inner: L, attack: Attack, device: Auth) -> Self {
+        Attacked {
+            inner,
+            attack,
+            device,
+            session: 0,
+            nonce: [0; 16],
+            conversation: 0,
+            inbound: VecDeque::new(),
+            last_genuine: None,
+            reader: StreamReader::new(),
+        }
+    }
 }
 
 fn framed(repr: Repr, auth: &Auth) -> Vec<u8> {
@@ -180,20 +199,11 @@ impl<L: Link> Link for Attacked<L> {
                 self.inbound.extend(f);
             }
         }
-        self.inner.send(bytes)?;
         // The genuine reply, read off the link after the forgeries (and kept for a replay).
-        let mut reply = Vec::new();
-        while let Some(b) = self.inner.recv_byte(Duration::ZERO)? {
-            reply.push(b);
-        }
-        let mut reader = StreamReader::new();
+        let reply = device_answer(&mut self.inner, bytes)?;
         let answer = Auth { nonce: self.nonce, ..self.device }.answering(&tag);
-        for &b in &reply {
-            if let Some(Ok(frame)) = reader.push(b)
-                && let Ok(Repr { message: Message::Hello(h), .. }) = Repr::parse(&frame, &answer)
-            {
-                (self.session, self.conversation) = (h.session, h.conversation);
-            }
+        if let Some(hello) = hello_in(&reply, &answer) {
+            (self.session, self.conversation) = hello;
         }
         if query {
             self.last_genuine = Some(reply.clone());
@@ -207,22 +217,12 @@ impl<L: Link> Link for Attacked<L> {
     }
 }
 
-fn play<L: Link>(client: &mut WireClient<L>) -> Vec<f64> {
-    let eps = Epsilon::new(1.0).unwrap();
-    (0..ROUNDS)
-        .map(|t| match client.query(t, t % 100, eps, None) {
-            Ok(Ok(report)) => report.release.value(),
-            other => panic!("round {t}: {other:?}"),
-        })
-        .collect()
-}
-
 #[test]
 fn every_forged_replayed_or_impossible_report_is_dropped_and_counted() {
     let clean_link = device();
     let auth = clean_link.auth();
     assert_eq!(auth, Auth::new(LinkKey::from_seed(&SEED), ID), "the key is the seed's");
-    let clean = play(&mut WireClient::new(clean_link, auth));
+    let clean = released_values(&mut WireClient::new(clean_link, auth), ROUNDS);
     for attack in [
         Attack::Forged,
         Attack::Infinite,
@@ -232,23 +232,13 @@ fn every_forged_replayed_or_impossible_report_is_dropped_and_counted() {
         Attack::WrongEpsilon,
         Attack::BudgetRose,
     ] {
-        let link = Attacked {
-            inner: device(),
-            attack,
-            device: auth,
-            session: 0,
-            nonce: [0; 16],
-            conversation: 0,
-            inbound: VecDeque::new(),
-            last_genuine: None,
-            reader: StreamReader::new(),
-        };
+        let link = Attacked::on(device(), attack, auth);
         let mut client = WireClient::new(link, auth);
         // The loopback answers at once, and with no byte waiting the client stops waiting
         // whatever the timeout: a long one only keeps a stalled (loaded) machine from counting
         // a resend. With 1 ms, one run under load resent once.
         client.timeout = Duration::from_secs(3600);
-        let got = play(&mut client);
+        let got = released_values(&mut client, ROUNDS);
         assert_eq!(got, clean, "{attack:?}: the learner took only the device's reports");
         let spent = client.link().inner.app().reporter().accountant().spent();
         assert_eq!(spent, f64::from(ROUNDS), "{attack:?}: one ε per round");
@@ -278,17 +268,7 @@ fn every_forged_replayed_or_impossible_report_is_dropped_and_counted() {
 #[test]
 fn a_member_refusing_every_query_as_malformed_does_not_end_a_fleet_run() {
     let auth = device().auth();
-    let attacked = |attack| Attacked {
-        inner: device(),
-        attack,
-        device: auth,
-        session: 0,
-        nonce: [0; 16],
-        conversation: 0,
-        inbound: VecDeque::new(),
-        last_genuine: None,
-        reader: StreamReader::new(),
-    };
+    let attacked = |attack| Attacked::on(device(), attack, auth);
     let member = |link: Attacked<_>, auth| {
         let mut client = WireClient::new(link, auth);
         client.timeout = Duration::from_secs(3600);

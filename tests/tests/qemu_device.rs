@@ -10,7 +10,7 @@ use std::time::Instant;
 
 mod common;
 
-use host_sim::experiments::runner::{DeviceKind, RunConfig, problem_for};
+use host_sim::experiments::runner::{RunConfig, problem_for};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::Refusal;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
@@ -37,19 +37,11 @@ fn config() -> RunConfig {
         seed: 0,
         threads: Some(1),
         epsilon: Some(ldp_core::Epsilon::new(1.0).unwrap()),
-        lambda: 1.0,
-        delta: 0.1,
-        beta_scale: 1.0,
         constants: Constants::Practical,
         algorithms: vec![],
         central: false,
-        device: DeviceKind::InProcess,
-        select: Vec::new(),
-        fleet: None,
-        problem: None,
-        feed: false,
-        prior: None,
-        device_ledger_dir: None,
+        // The in-process device, λ = 1, δ = 0.1, no fleet, table or prior.
+        ..RunConfig::default()
     }
 }
 

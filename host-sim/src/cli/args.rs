@@ -397,6 +397,14 @@ pub(crate) struct LiveArgs {
 
 /// `--eps`: one ε, a comma-separated list, or `none`; in a TOML file a number, a list of
 /// numbers or that text.
+///
+/// Not a clap `value_parser`, and neither are `--device` and `--shard` (text checked in
+/// `cli::run`): clap would check them while it reads the command line, in the order they are
+/// written and before anything else, so a refused command would say another thing than it
+/// does: `run nosuch --eps abc` names the unknown experiment, `run custom --eps abc` the missing
+/// `--arms`, and `run fig2a --shard 3/2 --eps abc` (or `--device bogus`) the ε (the device),
+/// whatever the order; clap's own wording and exit code 2 aside. A TOML file's values go the
+/// same way as the command line's.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct EpsArg(pub(crate) String);
 

@@ -67,8 +67,10 @@ pub(crate) fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> 
     let args = cli.or(settings);
     let name = args.experiment.clone().ok_or(Usage::NoExperiment)?;
     let experiment = experiments::find(&name).ok_or(Usage::UnknownExperiment(name))?;
-    // The arms read from the user's table, once for a sweep, for the user to check.
-    if let Some(files) = problem_files(&args, experiment)?
+    // The user's files, read and parsed once for the run or the whole sweep (every ε's run
+    // shares them), and what was read from the table, for the user to check.
+    let problem = problem_files(&args, experiment)?;
+    if let Some(files) = &problem
         && !args.quiet
     {
         eprint!("{}", files.report);
@@ -78,7 +80,7 @@ pub(crate) fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> 
         None => vec![experiment.epsilon],
     };
     if values.len() == 1 {
-        return run_one(&args, experiment, values[0], merge_from, true).map(|_| ());
+        return run_one(&args, experiment, problem, values[0], merge_from, true).map(|_| ());
     }
     if args.shard.is_some() || !merge_from.is_empty() {
         return Err(Usage::SweepSharded.into());
@@ -94,7 +96,7 @@ pub(crate) fn run(cli: RunArgs, merge_from: &[PathBuf]) -> Result<(), CliError> 
         let one =
             RunArgs { eps: Some(EpsArg(e.clone())), out: Some(base.join(format!("eps{e}"))), ..args.clone() };
         // A sweep's JSON is one document, printed at the end.
-        let results = run_one(&one, experiment, epsilon, &[], !json)?;
+        let results = run_one(&one, experiment, problem.clone(), epsilon, &[], !json)?;
         let trials = results.first().map_or(1, |r| r.finals.len());
         let number = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
         for row in output::table_rows(&results, trials).iter().filter(|r| !r.reference) {
@@ -244,15 +246,16 @@ pub(crate) fn device_refusal(e: DeviceRefusal) -> CliError {
     }
 }
 
-/// One run of `experiment` at `epsilon`; its results unless it was a shard.
+/// One run of `experiment` on `problem` (`custom`'s files, as [`problem_files`] read them) at
+/// `epsilon`; its results unless it was a shard.
 pub(crate) fn run_one(
     args: &RunArgs,
     experiment: &'static experiments::Experiment,
+    problem: Option<ProblemFiles>,
     epsilon: Option<ldp_core::Epsilon>,
     merge_from: &[PathBuf],
     print_table: bool,
 ) -> Result<Vec<AlgorithmResult>, CliError> {
-    let problem = problem_files(args, experiment)?;
     let constants = constants_of(args.constants.unwrap_or(ConstantsArg::Calibrated));
     let algorithms = match (&problem, args.family) {
         (Some(files), Some(FamilyArg::Bandit)) => {

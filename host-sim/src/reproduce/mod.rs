@@ -378,16 +378,11 @@ mod tests {
         };
         // Within each run, the cost at T/10 equals the cost at T (curves [f/2, f]): the old check
         // (late < early) failed at any T.
+        let experts_t50000 = || {
+            run("agarwal-experts-T50000", "agarwal-experts", 50_000, "Hedge", "Private-Hedge", 100.0, 1_000.0)
+        };
         let verdicts = claims(&[
-            run(
-                "agarwal-experts-T50000",
-                "agarwal-experts",
-                50_000,
-                "Hedge",
-                "Private-Hedge",
-                100.0,
-                1_000.0,
-            ),
+            experts_t50000(),
             run(
                 "agarwal-experts-T500000",
                 "agarwal-experts",
@@ -412,15 +407,7 @@ mod tests {
         // One T of the claim's (the quick plan's): not decided; T = 5000 is not in the claim.
         let verdicts = claims(&[
             run("agarwal-experts", "agarwal-experts", 5_000, "Hedge", "Private-Hedge", 300.0, 3_000.0),
-            run(
-                "agarwal-experts-T50000",
-                "agarwal-experts",
-                50_000,
-                "Hedge",
-                "Private-Hedge",
-                100.0,
-                1_000.0,
-            ),
+            experts_t50000(),
         ]);
         assert_eq!(verdict(&verdicts, "agarwal-experts", "Private-Hedge eps=1").holds, None);
         // The plans: one run per T; Tao et al. at 10⁶ in the full plan; every key its own directory.

@@ -602,6 +602,11 @@ pub fn render_table(results: &[AlgorithmResult], trials: usize, format: TableFor
 mod tests {
     use super::*;
 
+    /// Device `id` left out of a job: nothing known spent, no report, nothing dropped.
+    fn left_out(id: u64) -> MemberRecord {
+        MemberRecord { id, spent: 0.0, reports: 0, skipped: 0, dropped: Default::default(), left_out: true }
+    }
+
     /// A ledger keeps each member's dropped replies by reason; one written before wire format 3
     /// (four columns) still reads, with none dropped.
     #[test]
@@ -611,14 +616,7 @@ mod tests {
         let dropped =
             ldp_link::client::Dropped { bad_tag: 31, replayed: 2, budget_rose: 1, ..Default::default() };
         let record = MemberRecord { id: 7, spent: 1.5, reports: 3, skipped: 0, dropped, left_out: false };
-        let absent = MemberRecord {
-            id: 9,
-            spent: 0.0,
-            reports: 0,
-            dropped: Default::default(),
-            left_out: true,
-            ..record
-        };
+        let absent = left_out(9);
         write_ledger(&dir, 0, 1, &[record, absent]).unwrap();
         // What the device left out spent is unknown: an empty cell, never 0.
         let text = fs::read_to_string(dir.join("trial0-learner1.csv")).unwrap();
@@ -676,14 +674,7 @@ mod tests {
         assert!(json.get("left_out").is_none(), "no device left out: {json}");
         assert!(fleet_summary(&dir, &config).unwrap().is_none());
         // A keyed device left out of a job is named, and not counted as having spent 0.
-        let absent = MemberRecord {
-            id: 9,
-            spent: 0.0,
-            reports: 0,
-            dropped: Default::default(),
-            left_out: true,
-            ..record
-        };
+        let absent = left_out(9);
         write_ledger(&dir.join(DEVICE_LEDGER_DIR), 1, 1, &[record, absent]).unwrap();
         let json = serde_json::to_value(device_summary(&dir, &config).unwrap().expect("a summary")).unwrap();
         assert_eq!(json["left_out"], serde_json::json!([9]));

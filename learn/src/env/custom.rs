@@ -3,6 +3,7 @@
 //! real-data recipe ([`RealData`]), with the user's constants in place of the derived ones.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use nalgebra::DMatrix;
 use serde::Serialize;
@@ -37,10 +38,21 @@ pub struct ProblemFiles {
     /// What the reader made of the arms file (`run.json` keeps it beside the settings).
     #[serde(skip)]
     pub report: ReadReport,
-    /// The table read from the bytes fingerprinted in `arms_fnv` (read once: the file is not
-    /// read again, so the run uses exactly the table it fingerprinted).
+    /// The files as read and parsed, once: the table from the bytes fingerprinted in
+    /// `arms_fnv` and the coordinates. Neither file is read again, and a clone shares them (an
+    /// ε sweep's runs use the very table and points its first run read).
     #[serde(skip)]
+    parsed: Arc<Parsed>,
+}
+
+/// What [`ProblemFiles::new`] read from the files.
+#[derive(Debug, PartialEq)]
+struct Parsed {
+    /// The arms file's table.
     table: Table,
+    /// The arms' points in the coordinates file, or why they cannot be used (refused when
+    /// the environment is built, as before the points were read up front).
+    points: Option<Result<Vec<Vec<f64>>, TableError>>,
 }
 
 fn is_default(read: &ReadOptions) -> bool {
@@ -88,8 +100,8 @@ pub struct Overrides {
 }
 
 impl ProblemFiles {
-    /// The problem of `arms` (read now, to fingerprint it), with a prior from `coords` and
-    /// `kernel` when given.
+    /// The problem of `arms` (read and parsed now, to fingerprint it), with a prior from
+    /// `coords` (read now too) and `kernel` when given.
     pub fn new(
         arms: PathBuf,
         coords: Option<PathBuf>,
@@ -103,21 +115,23 @@ impl ProblemFiles {
         report.shift = shift_of(&table.observations(0).map_err(in_arms)?);
         // With coordinates the kernel is always recorded, the default one if none was chosen.
         let kernel = kernel.or_else(|| coords.as_ref().map(|_| KernelChoice::default()));
-        Ok(Self { arms_fnv: fnv1a(&bytes), arms, coords, kernel, overrides, read, report, table })
+        let points = coords.as_ref().map(|path| read_coordinates(path, &table.names));
+        let parsed = Arc::new(Parsed { table, points });
+        Ok(Self { arms_fnv: fnv1a(&bytes), arms, coords, kernel, overrides, read, report, parsed })
     }
 
     /// The environment the files describe, with the user's constants in place of the derived
     /// ones.
     pub fn environment(&self) -> Result<RealData, TableError> {
-        let table = &self.table;
+        let table = &self.parsed.table;
         let in_arms = |problem| TableError { path: self.arms.clone(), problem };
-        let covariance = match &self.coords {
-            None => table.zscore_covariance().map_err(in_arms)?,
-            Some(path) => {
-                let points = read_coordinates(path, &table.names)?;
-                kernel_prior(&points, self.kernel.unwrap_or_default())
+        let covariance = match (&self.coords, &self.parsed.points) {
+            (Some(path), Some(points)) => {
+                let points = points.as_ref().map_err(Clone::clone)?;
+                kernel_prior(points, self.kernel.unwrap_or_default())
                     .map_err(|problem| TableError { path: path.clone(), problem })?
             }
+            _ => table.zscore_covariance().map_err(in_arms)?,
         };
         let name = self.arms.file_stem().map_or("custom".into(), |s| s.to_string_lossy().into_owned());
         let env = environment(table, &name, covariance).map_err(in_arms)?;

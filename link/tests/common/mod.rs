@@ -111,14 +111,40 @@ pub fn is_report(bytes: &[u8]) -> bool {
     msg_type(bytes) == Some(REPORT)
 }
 
-/// Every byte the device sends for `bytes`.
-pub fn device_answer(dev: &mut Dev, bytes: &[u8]) -> io::Result<Vec<u8>> {
+/// Every byte the device on `dev` sends for `bytes`.
+pub fn device_answer<L: Link>(dev: &mut L, bytes: &[u8]) -> io::Result<Vec<u8>> {
     dev.send(bytes)?;
     let mut out = Vec::new();
     while let Some(b) = dev.recv_byte(Duration::ZERO)? {
         out.push(b);
     }
     Ok(out)
+}
+
+/// The session and conversation of the (last) hello in `reply` that `answer` authenticates: the
+/// device's key answering the request's tag, under the learner's nonce (neither is secret).
+pub fn hello_in(reply: &[u8], answer: &Auth) -> Option<(u64, u32)> {
+    let mut reader = StreamReader::new();
+    let mut hello = None;
+    for &b in reply {
+        if let Some(Ok(frame)) = reader.push(b)
+            && let Ok(Repr { message: Message::Hello(h), .. }) = Repr::parse(&frame, answer)
+        {
+            hello = Some((h.session, h.conversation));
+        }
+    }
+    hello
+}
+
+/// The released values of `rounds` queries at ε = 1 (round t asks arm t mod 100); any refusal
+/// or error fails the test.
+pub fn released_values<L: Link>(client: &mut WireClient<L>, rounds: u32) -> Vec<f64> {
+    (0..rounds)
+        .map(|t| match client.query(t, t % 100, eps(), None) {
+            Ok(Ok(report)) => report.release.value(),
+            other => panic!("round {t}: {other:?}"),
+        })
+        .collect()
 }
 
 /// Device `id` (its seed material and sensor world from `id`), B = R = `bound`, 1 ε per
