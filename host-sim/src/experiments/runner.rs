@@ -416,7 +416,7 @@ impl MqttRun {
         routing: Routing,
         seed: u64,
     ) -> Result<Self, RunError> {
-        let mqtt = |e| RunError::Device(DeviceError::Mqtt(e));
+        let mqtt = RunError::Mqtt;
         let url = BrokerUrl::parse(url).map_err(mqtt)?;
         let keys = learner_keys()?;
         let connection =

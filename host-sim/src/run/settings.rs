@@ -18,6 +18,7 @@ use ldp_learn::rules::Public;
 pub use ldp_learn::rules::derive_seed;
 use ldp_link::device::DeviceError;
 use ldp_link::fleet::Routing;
+use ldp_link::mqtt::MqttError;
 
 /// Which device answers the learner's queries in a private run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -238,6 +239,8 @@ pub enum RunError {
     Environment(EnvError),
     /// The device refused or could not be configured.
     Device(DeviceError),
+    /// A fleet over MQTT could not be reached or assembled.
+    Mqtt(MqttError),
     /// A policy failed.
     Policy(PolicyError),
     /// A setting the run cannot use.
@@ -291,6 +294,7 @@ impl std::fmt::Display for RunError {
         match self {
             Self::Environment(e) => write!(f, "{e}"),
             Self::Device(e) => write!(f, "{e}"),
+            Self::Mqtt(e) => write!(f, "{e}"),
             Self::Policy(e) => write!(f, "learner: {e}"),
             Self::Config(e) => write!(f, "{e}"),
             Self::Learner { label, source } => write!(f, "{label}: {source}"),
