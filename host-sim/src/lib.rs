@@ -42,6 +42,18 @@
 //! - the `host-sim` binary (`src/main.rs`, `src/cli/`): the arguments, one file per command
 //!   family, and the errors in the words of the flags.
 //!
+//! ## Features
+//!
+//! All on by default, so `cargo run`, `cargo test`, clippy and the docs see the whole crate:
+//! `cli` (the `host-sim` command: clap, indicatif's progress bar, toml; it needs the others),
+//! `audit` ([`audit`]: statrs),
+//! `plots` (plotters: [`run::plot`], and what writes figures: a run's files, [`run::pipeline`],
+//! the reproduction, live runs) and `network` (a board on a serial port, a fleet over MQTT, the
+//! fleet's benchmark: ldp-link's `serial` and `mqtt`, with tokio). The Python package takes the
+//! library without them: the experiments, the executor and the summary table. A run that asks
+//! such a build for a device it lacks is refused as
+//! [`run::settings::ConfigError::DeviceNotBuilt`].
+//!
 //! ## What it is not
 //!
 //! No learner lives here, nor any device code: a learner's constants come from
@@ -55,10 +67,14 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::float_cmp))]
 
+#[cfg(feature = "audit")]
 pub mod audit;
 pub mod experiments;
+#[cfg(feature = "network")]
 pub mod fleet_bench;
+#[cfg(feature = "plots")]
 pub mod live;
 pub mod privatise;
+#[cfg(feature = "plots")]
 pub mod reproduce;
 pub mod run;

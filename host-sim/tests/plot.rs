@@ -360,7 +360,7 @@ fn titles_name_a_sweeps_grid_and_show_no_directories() {
     let fig = experiments::find("fig2a").unwrap();
     assert_eq!(fig.privacy_note(fig.epsilon), "eps = 1");
     assert_eq!(fig.privacy_note(None), "non-private");
-    assert_eq!(host_sim::run::plot::shown_name(Path::new("/home/someone/data/prices.csv")), "prices.csv");
+    assert_eq!(host_sim::run::files::shown_name(Path::new("/home/someone/data/prices.csv")), "prices.csv");
 }
 
 #[test]

@@ -13,7 +13,6 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
 use crate::client::{LinkError, WireClient};
-use crate::mqtt::error::MqttError;
 use crate::transport::Link;
 use ldp_core::TruncationLevel;
 use ldp_core::wire::{Query, Refusal};
@@ -43,8 +42,6 @@ pub enum DeviceError {
     /// The environment has no bound R on its noise, so CTL(ε) cannot be configured: use a bounded
     /// noise model for private experiments (Zhou & Tan §4.5 covers sub-Weibull noise).
     UnboundedNoise,
-    /// A fleet over MQTT could not be reached or assembled.
-    Mqtt(MqttError),
     /// No member of a fleet has budget left for the round (or none answers).
     FleetExhausted {
         /// The round (1-based).
@@ -65,7 +62,6 @@ impl std::fmt::Display for DeviceError {
             Self::Connect { target, source } => write!(f, "cannot connect to {target}: {source}"),
             Self::ArmOutOfWire(arm) => write!(f, "arm {arm} does not fit the wire's 32-bit action"),
             Self::Config(e) => write!(f, "device configuration: {e}"),
-            Self::Mqtt(e) => write!(f, "{e}"),
             Self::FleetExhausted { round, devices, user_budget } => write!(
                 f,
                 "the fleet's budget is exhausted at round {round}: none of its {devices} devices (each with a lifetime budget of at most {user_budget} eps) has budget left or answers; use more devices (--device fleet:N), a larger --user-budget, or a shorter --horizon"

@@ -40,6 +40,14 @@
 //!  └── bridge.rs          a serial board on the broker
 //! ```
 //!
+//! ## Features
+//!
+//! `mqtt` (the [`mqtt`] and [`bridge`] modules: rumqttc, with tokio) and `serial`
+//! ([`transport::SerialLink`]: serialport) are on by default; `mqtt-tls` adds `mqtts://` URLs,
+//! `clap` the fleet's routing as a value enum for host-sim's command line. Without the first
+//! two, as the Python package builds it, the crate keeps the in-process, loopback, TCP and
+//! QEMU devices and the fleet in process.
+//!
 //! ## What it is not
 //!
 //! It privatises nothing: every release is made by `ldp-core` on the device (or, in a
@@ -58,11 +66,13 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::float_cmp))]
 
+#[cfg(feature = "mqtt")]
 pub mod bridge;
 pub mod client;
 pub mod connect;
 pub mod device;
 pub mod fleet;
 pub mod keys;
+#[cfg(feature = "mqtt")]
 pub mod mqtt;
 pub mod transport;

@@ -5,10 +5,10 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use ldp_learn::policy::PolicyError;
-use ldp_learn::policy::Constants;
 use ldp_learn::env::custom::{KernelChoice, KernelName};
 use ldp_learn::optimizer::{self as ask_tell, Domain, OptimizerError, Settings};
+use ldp_learn::policy::Constants;
+use ldp_learn::policy::PolicyError;
 use nalgebra::DMatrix;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};

@@ -9,14 +9,14 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ldp_learn::env::{EnvError, Prior};
-use host_sim::run::executor::{Executor, Job, Observer};
 use host_sim::experiments::{self as registry, EnvKind};
+use host_sim::run::executor::{Executor, Job, Observer};
 use host_sim::run::output::{UCB1_LABEL, table_rows};
-use host_sim::run::results::AlgorithmResult;
 use host_sim::run::request::{self, RequestError, RunRequest, Settled};
+use host_sim::run::results::AlgorithmResult;
 use host_sim::run::settings::{RunConfig, RunError};
 use ldp_core::Epsilon;
+use ldp_learn::env::{EnvError, Prior};
 use numpy::PyArray1;
 use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;

@@ -28,17 +28,16 @@ pub mod dubey;
 pub mod runner;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 pub use crate::experiments::definition::{EnvFactory, EnvKind, Experiment, TaskBuilder, listed_epsilon};
 use crate::experiments::runner::Loop;
 use crate::run::executor::{Select, Task};
-use crate::run::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
-use ldp_core::Epsilon;
+use crate::run::settings::{ConfigError, DeviceKind, RunConfig, RunError};
 use ldp_learn::bo::GP_EXPERIMENT_ALGORITHMS;
 use ldp_learn::env::{
     EnvError, Environment, Noise, RealData, SimRng, SyntheticKernel, SyntheticRkhs, shared,
 };
+#[cfg(feature = "network")]
 use ldp_link::mqtt::MqttError;
 use rand_core::SeedableRng;
 
@@ -213,12 +212,13 @@ pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, Env
 /// The environment of trial `trial` of experiment `name` (seeded as a run seeded `seed` seeds
 /// it), with the experiment's ε: what `host-sim fleet devices` serves. Refuses non-private
 /// experiments and those whose environment is the user's table or another family's.
+#[cfg(feature = "network")]
 pub fn experiment_env(
     name: &str,
     seed: u64,
     trial: u64,
     data: Option<&Path>,
-) -> Result<(Arc<dyn Environment>, Epsilon), MqttError> {
+) -> Result<(std::sync::Arc<dyn Environment>, ldp_core::Epsilon), MqttError> {
     let bad = |reason| MqttError::Experiment { name: name.to_string(), reason };
     let experiment = all().find(|e| e.name == name).ok_or(bad("no such experiment (host-sim list)"))?;
     let epsilon = experiment.epsilon.ok_or(bad("it is non-private; pick a private (LDP) experiment"))?;
@@ -233,6 +233,6 @@ pub fn experiment_env(
         _ => {}
     }
     let factory = env_factory(experiment.env, data).map_err(MqttError::Environment)?;
-    let env = factory(derive_seed(seed, trial, 0)).map_err(MqttError::Environment)?;
-    Ok((Arc::from(env), epsilon))
+    let env = factory(crate::run::settings::derive_seed(seed, trial, 0)).map_err(MqttError::Environment)?;
+    Ok((std::sync::Arc::from(env), epsilon))
 }

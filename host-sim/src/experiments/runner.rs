@@ -24,9 +24,10 @@ use ldp_link::connect::keyed_client;
 use ldp_link::device::{
     Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, WireDevice, device_config,
 };
-use ldp_link::fleet::{self, Fleet, Member, Routing};
-use ldp_link::mqtt::{BrokerUrl, FleetWait, MqttFleet, MqttLink};
-use ldp_link::transport::{Link, QemuDevice, SerialLink, TcpLink};
+use ldp_link::fleet::{self, Fleet};
+#[cfg(feature = "network")]
+use ldp_link::transport::SerialLink;
+use ldp_link::transport::{Link, QemuDevice, TcpLink};
 
 use crate::run::checkpoint::Checkpoint;
 use crate::run::executor::{Executor, Progress, Task};
@@ -35,6 +36,10 @@ pub use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform
 pub use crate::run::settings::{
     ConfigError, DeviceKind, RunConfig, RunError, default_firmware_elf, derive_seed, run_id,
 };
+
+/// A fleet over an MQTT broker as a run's device (with the `network` feature).
+#[cfg(feature = "network")]
+mod mqtt;
 
 /// Builds trial environments from trial seeds.
 pub type MakeEnv = dyn Fn(u64) -> Result<Box<dyn Environment>, EnvError> + Sync;
@@ -159,6 +164,7 @@ fn trial_parts<'a>(
             let qemu = QemuWire::start(env, elf, eps, config, trial_seed, algo_index)?;
             feed_if(config, qemu.device, env, world_seed, qemu.qemu)
         }
+        #[cfg(feature = "network")]
         (Some(eps), DeviceKind::Serial { path }) => {
             let auth = single_device_auth()?;
             let link = SerialLink::open(path)
@@ -180,10 +186,16 @@ fn trial_parts<'a>(
                 fleet::in_process(env, trial_seed, devices, eps, budget).map_err(RunError::Device)?;
             Box::new(Fleet::new(members, eps, spec.routing, derive_seed(trial_seed, algo_index, 4)))
         }
+        #[cfg(feature = "network")]
         (Some(eps), DeviceKind::Mqtt { url }) => {
-            let spec = config.fleet.clone().unwrap_or_default();
-            Box::new(MqttRun::connect(env, url, eps, spec.routing, derive_seed(trial_seed, algo_index, 4))?)
+            let (spec, seed) =
+                (config.fleet.clone().unwrap_or_default(), derive_seed(trial_seed, algo_index, 4));
+            Box::new(mqtt::MqttRun::connect(env, url, eps, spec.routing, seed)?)
         }
+        #[cfg(not(feature = "network"))]
+        (Some(_), DeviceKind::Serial { .. }) => return Err(ConfigError::DeviceNotBuilt("serial port").into()),
+        #[cfg(not(feature = "network"))]
+        (Some(_), DeviceKind::Mqtt { .. }) => return Err(ConfigError::DeviceNotBuilt("MQTT client").into()),
         (None, DeviceKind::InProcess) => Box::new(RawDevice::new(env, world_seed)),
         (None, _) => return Err(ConfigError::DeviceWithoutPrivacy.into()),
     };
@@ -398,83 +410,6 @@ fn check_bounds(env: &dyn Environment, hello: &Hello) -> Result<(), RunError> {
         return Err(ConfigError::DeviceBounds { device_b: b, device_r: r, b: bounds.b, r: bounds.r }.into());
     }
     Ok(())
-}
-
-/// The devices on an MQTT broker as one fleet for one job: every device whose hello is on the
-/// broker, each checked against the environment's B and R. The connection lives as long as
-/// the job.
-struct MqttRun {
-    fleet: Fleet<MqttLink>,
-    _connection: MqttFleet,
-}
-
-impl MqttRun {
-    fn connect(
-        env: &dyn Environment,
-        url: &str,
-        epsilon: Epsilon,
-        routing: Routing,
-        seed: u64,
-    ) -> Result<Self, RunError> {
-        let mqtt = |e| RunError::Device(DeviceError::Mqtt(e));
-        let url = BrokerUrl::parse(url).map_err(mqtt)?;
-        let keys = learner_keys()?;
-        let connection =
-            MqttFleet::connect(&url, FleetWait { devices: None, patience: FLEET_PATIENCE }, &keys)
-                .map_err(mqtt)?;
-        let mut members = Vec::new();
-        let mut silent: Vec<(u64, LinkError)> = Vec::new();
-        for (_, link) in connection.members() {
-            // The retained hello only says the device is there: its own, authenticated hello
-            // gives the configuration checked here, its session and where its numbers go on.
-            let auth = link.auth();
-            let mut client = keyed_client(link, auth, keys_origin(auth.device_id).as_deref());
-            match client.hello() {
-                Ok(hello) => {
-                    check_bounds(env, &hello)?;
-                    members.push(Member::new(client).map_err(|e| RunError::Device(DeviceError::Link(e)))?);
-                }
-                // A retained hello outlives a killed device process, and anyone who may
-                // publish it can leave one: one device that does not answer is left out of
-                // the run, not the end of it.
-                Err(e @ (LinkError::Io(_) | LinkError::Encode)) => {
-                    return Err(RunError::Device(DeviceError::Link(e)));
-                }
-                Err(e) => silent.push((auth.device_id, e)),
-            }
-        }
-        if members.is_empty()
-            && let Some((_, e)) = silent.pop()
-        {
-            return Err(RunError::Device(DeviceError::Link(e)));
-        }
-        // Every device the learner holds a key for and does not use is named in the job's
-        // ledger and run.json: a run on 1 of 100 keyed devices does not read as a 1-device fleet.
-        let left_out: Vec<u64> =
-            keys.keys().copied().filter(|id| !members.iter().any(|m: &Member<_>| m.id() == *id)).collect();
-        for id in &left_out {
-            let why = silent
-                .iter()
-                .find(|(s, _)| s == id)
-                .map_or("it showed no hello".to_string(), |(_, e)| e.to_string());
-            eprintln!("device {id} is left out of this run (the learner holds its key): {why}");
-        }
-        let fleet = Fleet::new(members, epsilon, routing, seed).with_left_out(left_out);
-        Ok(Self { fleet, _connection: connection })
-    }
-}
-
-/// How long a run waits for an MQTT fleet's first hellos.
-const FLEET_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
-
-impl Device for MqttRun {
-    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
-        self.fleet.query(arm, level)
-    }
-
-    fn ledger(&self) -> Option<Vec<MemberRecord>> {
-        Some(self.fleet.ledger())
-    }
 }
 
 /// A wire device as the learner's device: fed with `env`'s rewards (hardware in the loop) when

@@ -13,7 +13,6 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::run::checkpoint::Checkpoint;
@@ -405,36 +404,62 @@ impl Open {
     }
 }
 
-/// The progress bar: one step per computed job.
-pub struct Progress {
-    bar: ProgressBar,
+pub use progress::Progress;
+
+/// The progress bar: one step per computed job (indicatif's, with the `cli` feature).
+#[cfg(feature = "cli")]
+mod progress {
+    use indicatif::{ProgressBar, ProgressStyle};
+
+    use super::{Job, Observer, RunError};
+
+    /// The progress bar on standard error.
+    pub struct Progress {
+        bar: ProgressBar,
+    }
+
+    impl Progress {
+        /// A progress bar on standard error, hidden unless `show`.
+        pub fn new(show: bool) -> Self {
+            let bar = if show { ProgressBar::new(0) } else { ProgressBar::hidden() };
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} trial×algorithm runs, eta {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            Self { bar }
+        }
+    }
+
+    impl Observer for Progress {
+        fn started(&self, todo: usize, _done: usize) {
+            self.bar.set_length(todo as u64);
+        }
+        fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64) -> Result<(), RunError> {
+            self.bar.inc(1);
+            Ok(())
+        }
+        fn jobs_ended(&self) {
+            self.bar.finish_and_clear();
+        }
+    }
 }
 
-impl Progress {
-    /// A progress bar on standard error, hidden unless `show`.
-    pub fn new(show: bool) -> Self {
-        let bar = if show { ProgressBar::new(0) } else { ProgressBar::hidden() };
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:40}] {pos}/{len} trial×algorithm runs, eta {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        Self { bar }
-    }
-}
+/// Without the `cli` feature (as the Python package builds the library) no bar is drawn.
+#[cfg(not(feature = "cli"))]
+mod progress {
+    /// No progress bar: this build has no indicatif, so nothing is shown.
+    pub struct Progress;
 
-impl Observer for Progress {
-    fn started(&self, todo: usize, _done: usize) {
-        self.bar.set_length(todo as u64);
+    impl Progress {
+        /// Nothing is shown, whatever `show` asks.
+        pub fn new(_show: bool) -> Self {
+            Self
+        }
     }
-    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64) -> Result<(), RunError> {
-        self.bar.inc(1);
-        Ok(())
-    }
-    fn jobs_ended(&self) {
-        self.bar.finish_and_clear();
-    }
+
+    impl super::Observer for Progress {}
 }
 
 impl Observer for Checkpoint {

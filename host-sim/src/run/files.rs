@@ -1,5 +1,6 @@
 //! Files written whole or not at all (`write_whole`), the names of the ledger directories
-//! inside an output directory, and the error of writing or reading results ([`OutputError`]).
+//! inside an output directory, the error of writing or reading results ([`OutputError`]), and
+//! a file as a title shows it ([`shown_name`]).
 //! Imports nothing of the crate: the checkpoint, the settings and every writer of results
 //! stand on it.
 
@@ -11,6 +12,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub const LEDGER_DIR: &str = "fleet";
 /// The ledger directory of a run on one device on the wire (QEMU, serial, TCP).
 pub const DEVICE_LEDGER_DIR: &str = "device-ledgers";
+
+/// A file as a title shows it: its name without the directories (a title is no place for an
+/// absolute path); the path as given if it has no name.
+pub fn shown_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
 
 /// Writing results failed (the files of [`crate::run::output`]), or reading them back to redraw a
 /// plot ([`crate::run::plot::replot`]).

@@ -8,7 +8,9 @@ pub mod checkpoint;
 pub mod executor;
 pub mod files;
 pub mod output;
+#[cfg(feature = "plots")]
 pub mod pipeline;
+#[cfg(feature = "plots")]
 pub mod plot;
 pub mod request;
 pub mod results;

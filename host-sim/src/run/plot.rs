@@ -236,12 +236,6 @@ fn write_regret_figures(
     Ok(files)
 }
 
-/// A file as a title shows it: its name without the directories (a title is no place for an
-/// absolute path); the path as given if it has no name.
-pub fn shown_name(path: &Path) -> String {
-    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
-}
-
 /// The rounds (0-based indices) a curve of `horizon` rounds is drawn through: evenly spaced,
 /// at most [`MAX_PLOTTED_ROUNDS`], always the first and the last.
 pub fn plotted_rounds(horizon: usize) -> Vec<usize> {

@@ -170,7 +170,7 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
     let noise = request.noise.map_or(String::new(), |n| format!(", {n} noise"));
     let title = match &config.problem {
         // The file's name, not its path: a title is no place for a home directory.
-        Some(files) => format!("your data: {} ({privacy})", crate::run::plot::shown_name(&files.arms)),
+        Some(files) => format!("your data: {} ({privacy})", crate::run::files::shown_name(&files.arms)),
         None if privacy.is_empty() && noise.is_empty() => experiment.description.to_string(),
         None => format!("{} ({privacy}{noise})", experiment.description),
     };

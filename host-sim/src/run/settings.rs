@@ -18,6 +18,8 @@ use ldp_learn::rules::Public;
 pub use ldp_learn::rules::derive_seed;
 use ldp_link::device::DeviceError;
 use ldp_link::fleet::Routing;
+#[cfg(feature = "network")]
+use ldp_link::mqtt::MqttError;
 
 /// Which device answers the learner's queries in a private run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -238,6 +240,9 @@ pub enum RunError {
     Environment(EnvError),
     /// The device refused or could not be configured.
     Device(DeviceError),
+    /// A fleet over MQTT could not be reached or assembled.
+    #[cfg(feature = "network")]
+    Mqtt(MqttError),
     /// A policy failed.
     Policy(PolicyError),
     /// A setting the run cannot use.
@@ -291,6 +296,8 @@ impl std::fmt::Display for RunError {
         match self {
             Self::Environment(e) => write!(f, "{e}"),
             Self::Device(e) => write!(f, "{e}"),
+            #[cfg(feature = "network")]
+            Self::Mqtt(e) => write!(f, "{e}"),
             Self::Policy(e) => write!(f, "learner: {e}"),
             Self::Config(e) => write!(f, "{e}"),
             Self::Learner { label, source } => write!(f, "{label}: {source}"),
@@ -375,6 +382,9 @@ pub enum ConfigError {
     UnknownDevice(String),
     /// `fleet:N` with N not a whole number ≥ 1.
     FleetSize(String),
+    /// A device this build has no code for (a board on a serial port, a fleet over MQTT):
+    /// host-sim was built without its `network` feature, as the Python package builds it.
+    DeviceNotBuilt(&'static str),
     /// A broker URL with a user or password in it.
     CredentialsInUrl,
     /// The experiment's jobs do not all query a device that privatises, so a fleet cannot
@@ -446,6 +456,10 @@ impl std::fmt::Display for ConfigError {
             Self::UnknownDevice(text) => write!(
                 f,
                 "unknown --device '{text}': use in-process, qemu, qemu:ELF, serial:PATH, tcp:HOST:PORT, fleet:N or mqtt://HOST:PORT"
+            ),
+            Self::DeviceNotBuilt(what) => write!(
+                f,
+                "this build has no {what}: it was built without host-sim's `network` feature (as the Python package is); run it with the host-sim command"
             ),
             Self::FleetSize(n) => {
                 write!(

@@ -19,6 +19,7 @@ use std::time::Duration;
 mod faulty;
 mod loopback;
 mod qemu;
+#[cfg(feature = "serial")]
 mod serial;
 mod tcp;
 
@@ -27,6 +28,7 @@ pub use loopback::LoopbackLink;
 pub use qemu::{
     BOARD_MARKER, FirmwareError, QEMU_DEVICE_ID, QemuDevice, STATE_FILE, board_auth, build_firmware,
 };
+#[cfg(feature = "serial")]
 pub use serial::SerialLink;
 pub use tcp::TcpLink;
 

@@ -278,12 +278,10 @@ pub fn build_firmware(features: &[&str]) -> Result<PathBuf, FirmwareError> {
     // is atomic; a reader keeps the image it opened.
     let copy = image.with_file_name(format!("{name}.elf"));
     let partial = image.with_file_name(format!("{name}.elf.{}.partial", std::process::id()));
-    std::fs::copy(&image, &partial)
-        .and_then(|_| std::fs::rename(&partial, &copy))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&partial);
-            FirmwareError::Cargo(format!("{}: {e}", copy.display()))
-        })?;
+    std::fs::copy(&image, &partial).and_then(|_| std::fs::rename(&partial, &copy)).map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        FirmwareError::Cargo(format!("{}: {e}", copy.display()))
+    })?;
     Ok(copy)
 }
 
