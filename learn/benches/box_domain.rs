@@ -12,8 +12,9 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ldp_core::{Bound, Epsilon, LaplaceMechanism};
+use ldp_learn::domain::BoxOptimizer;
 use ldp_learn::env::SimRng;
-use ldp_learn::optimizer::{BoxOptimizer, Domain, Settings};
+use ldp_learn::optimizer::{Domain, Settings};
 use rand::RngExt;
 use rand_core::SeedableRng;
 use std::hint::black_box;

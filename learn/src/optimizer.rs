@@ -32,7 +32,9 @@ use crate::env::table::TableError;
 use crate::policy::{AlgorithmSpec, Constants, Policy, PolicyError, Problem};
 use crate::rules::{Public, derive_seed, problem};
 
-pub use crate::domain::{BoxError, BoxOptimizer, BoxOptions, Lengthscale, Search};
+/// Why [`Optimizer`] refuses a box ([`crate::domain::BoxError::NotIndexed`] says the same).
+pub(crate) const NOT_INDEXED: &str =
+    "a box's actions are points, not indices: drive it with BoxOptimizer::new (its ask() returns a point)";
 
 /// Every learner [`Optimizer::new`] builds by name: Zhou & Tan's GP learners, UCB1 and the
 /// K-armed learners of `custom --family bandit` (private names, as `host-sim list` prints them).
@@ -57,7 +59,7 @@ pub enum Domain {
     /// Your own prior covariance over the actions (symmetric, positive semi-definite).
     Covariance(DMatrix<f64>),
     /// The box `[lower₁, upper₁] × … × [lower_d, upper_d]` (d ≤ 20): its actions are points,
-    /// so it is driven by [`BoxOptimizer`] (`ask()` returns a point), not by [`Optimizer`].
+    /// so it is driven by [`BoxOptimizer`](crate::domain::BoxOptimizer) (`ask()` returns a point), not by [`Optimizer`].
     Box {
         /// The lower bound of each coordinate.
         lower: Vec<f64>,
@@ -88,7 +90,7 @@ impl Domain {
             Self::Arms(0) => Err(OptimizerError::Setting("the domain has no arms: give at least one".into())),
             Self::Arms(k) => Ok(DMatrix::identity(*k, *k)),
             Self::Covariance(m) => Ok(m.clone()),
-            Self::Box { .. } => Err(OptimizerError::Setting(BoxError::NotIndexed.to_string())),
+            Self::Box { .. } => Err(OptimizerError::Setting(NOT_INDEXED.to_string())),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! for points and told points.
 //!
 //! ```
-//! use ldp_learn::optimizer::{BoxOptimizer, Domain, Settings};
+//! use ldp_learn::domain::BoxOptimizer;
+//! use ldp_learn::optimizer::{Domain, Settings};
 //!
 //! // Two continuous knobs; the learner sees only ε = 1 private reports of a noisy reward.
 //! let domain = Domain::Box { lower: vec![-5.0, 0.0], upper: vec![10.0, 15.0] };
@@ -15,7 +16,7 @@
 //!     opt.tell(&x, report)?;
 //! }
 //! println!("best so far: {:?}", opt.recommend()); // the told point of best posterior mean
-//! # Ok::<(), ldp_learn::optimizer::BoxError>(())
+//! # Ok::<(), ldp_learn::domain::BoxError>(())
 //! ```
 //!
 //! # The API
@@ -213,9 +214,7 @@ impl std::fmt::Display for BoxError {
             Self::NotABox => f.write_str(
                 "BoxOptimizer takes a box (Domain::Box { lower, upper }); for points, arms or a covariance use Optimizer",
             ),
-            Self::NotIndexed => f.write_str(
-                "a box's actions are points, not indices: drive it with BoxOptimizer::new (its ask() returns a point)",
-            ),
+            Self::NotIndexed => f.write_str(crate::optimizer::NOT_INDEXED),
             Self::BoundsLength { lower, upper } => write!(
                 f,
                 "the box's lower bounds have {lower} coordinates and its upper bounds {upper}: give one (lower, upper) pair a coordinate"
