@@ -567,10 +567,8 @@ mod tests {
         concentrated[53] = 200;
         concentrated[20] = 100;
         let mut rng = SimRng::seed_from_u64(38);
-        let mut gaussian = || {
-            let (u1, u2): (f64, f64) = (rng.random(), rng.random());
-            (-2.0 * (1.0 - u1).ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-        };
+        let mut gaussian =
+            || -> f64 { rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng) };
         let mut noise_rng = SimRng::seed_from_u64(39);
         let mut noise = || {
             let (u, w): (f64, f64) = (noise_rng.random::<f64>() - 0.5, noise_rng.random());
