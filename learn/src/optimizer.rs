@@ -176,11 +176,50 @@ impl std::fmt::Display for OptimizerError {
 
 impl std::error::Error for OptimizerError {}
 
+/// An action [`Optimizer::ask_batch`] gave: the index into the domain, and the truncation
+/// level the device applies to its reward before its noise (Tao et al.'s LDP-RSE), or `None`
+/// for the device's clamp to B + R.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Asked {
+    /// The action to measure.
+    pub action: usize,
+    /// The device's level for its report.
+    pub device_level: Option<f64>,
+}
+
+/// An action asked and not yet given to the learner.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    action: usize,
+    level: Option<f64>,
+    /// Its report, once told: it waits here until every action asked before it is told (or
+    /// forgotten), so the learner is given its reports in the order it asked.
+    report: Option<f64>,
+    /// Forgotten by a learner that follows a schedule: to be asked again (it keeps its place).
+    again: bool,
+}
+
+/// A stand-in report for `action` while its real one is pending: the learner's posterior mean
+/// there, else the mean report of the action so far (0 before any).
+fn stand_in(shadow: &dyn Policy, action: usize, sums: &[f64], pulls: &[u64]) -> f64 {
+    if let Some(means) = shadow.posterior_means() {
+        return means.get(action).copied().unwrap_or(0.0);
+    }
+    match pulls.get(action) {
+        Some(&n) if n > 0 => sums[action] / n as f64,
+        _ => 0.0,
+    }
+}
+
 /// A learner driven by ask/tell. See the [module documentation](self).
 pub struct Optimizer {
     policy: Box<dyn Policy>,
     name: &'static str,
-    asked: Option<usize>,
+    /// The actions asked and not yet given to the learner, in the order asked.
+    pending: std::collections::VecDeque<Slot>,
+    /// The learner told every pending action (its report, or a stand-in): what chooses the
+    /// next action while some are pending. `None` until needed, and after any change.
+    shadow: Option<Box<dyn Policy>>,
     pulls: Vec<u64>,
     sums: Vec<f64>,
 }
@@ -259,7 +298,8 @@ impl Optimizer {
         Ok(Self {
             policy,
             name: spec.label(private),
-            asked: None,
+            pending: std::collections::VecDeque::new(),
+            shadow: None,
             pulls: vec![0; arms],
             sums: vec![0.0; arms],
         })
@@ -271,27 +311,174 @@ impl Optimizer {
     }
 
     /// The action to measure next (an index into the domain). Asked again before
-    /// [`tell`](Self::tell), it gives the same action.
+    /// [`tell`](Self::tell), it gives the same action: with actions pending (from
+    /// [`ask_batch`](Self::ask_batch)), the earliest of them not yet told.
     pub fn ask(&mut self) -> usize {
-        *self.asked.get_or_insert_with(|| self.policy.select())
+        if let Some(slot) = self.pending.iter().find(|s| s.report.is_none()) {
+            return slot.action;
+        }
+        // Nothing awaits a report, so nothing is pending: the learner itself chooses.
+        let action = self.policy.select();
+        self.pending.push_back(Slot {
+            action,
+            level: self.policy.device_level(),
+            report: None,
+            again: false,
+        });
+        action
     }
 
     /// The truncation level the learner asks the device to apply before its noise for the
-    /// action just asked (Tao et al.'s LDP-RSE), or `None` for the device's clamp to B + R.
+    /// action [`ask`](Self::ask) gives (Tao et al.'s LDP-RSE), or `None` for the device's clamp
+    /// to B + R. A batch's actions carry their own ([`Asked::device_level`]).
     pub fn device_level(&self) -> Option<f64> {
-        self.policy.device_level()
+        match self.pending.iter().find(|s| s.report.is_none()) {
+            Some(slot) => slot.level,
+            None => self.policy.device_level(),
+        }
     }
 
-    /// The report the device released for the action [`ask`](Self::ask) gave.
+    /// `q` more actions to measure at once, whatever is already pending; tell their reports
+    /// in any order, as they arrive. With nothing pending and `q = 1` it is [`ask`](Self::ask)'s
+    /// action, bit for bit.
+    ///
+    /// Each action after the first is chosen by the learner as if every pending action had
+    /// been told a stand-in report: its own estimate of that action's mean (a GP learner's
+    /// posterior mean; a K-armed learner's mean report so far, 0 before any). For the GP
+    /// learners this is GP-BUCB (Desautels, Krause & Burdick, JMLR 2014): the posterior mean
+    /// is unchanged and the variance shrinks as the pending reports will shrink it, so a batch
+    /// spreads over the actions the learner is unsure of; the real reports then replace the
+    /// stand-ins. For UCB1, LDP-UCB and Robust-UCB it counts the pending measurements of each
+    /// action in its confidence width. The real reports are given to the learner in the order
+    /// the actions were asked (a report told early waits for those before it).
+    ///
+    /// Fewer than `q` come back when the learner cannot choose further without reports:
+    /// LDP-RSE's batch stops at the end of its epoch (the eliminations need the epoch's
+    /// reports), and a learner that cannot be copied ([`Policy::fork`]) is asked one action at
+    /// a time.
+    pub fn ask_batch(&mut self, q: usize) -> Vec<Asked> {
+        let mut out = Vec::with_capacity(q.min(1 << 16));
+        for slot in self.pending.iter_mut().filter(|s| s.again) {
+            if out.len() == q {
+                return out;
+            }
+            slot.again = false;
+            out.push(Asked { action: slot.action, device_level: slot.level });
+        }
+        while out.len() < q {
+            let (action, level) = if self.pending.is_empty() {
+                (self.policy.select(), self.policy.device_level())
+            } else {
+                if self.shadow.is_none() {
+                    self.shadow = self.build_shadow();
+                }
+                let Some(shadow) = self.shadow.as_mut() else { break };
+                if shadow.schedule() != self.policy.schedule() {
+                    break;
+                }
+                let action = shadow.select();
+                let level = shadow.device_level();
+                let y = stand_in(shadow.as_ref(), action, &self.sums, &self.pulls);
+                if shadow.observe(action, y).is_err() && shadow.observe(action, 0.0).is_err() {
+                    self.shadow = None;
+                    break;
+                }
+                (action, level)
+            };
+            self.pending.push_back(Slot { action, level, report: None, again: false });
+            out.push(Asked { action, device_level: level });
+        }
+        out
+    }
+
+    /// The learner told every pending action (its report if told, else a stand-in), or
+    /// `None` if the learner cannot be copied or refuses a stand-in.
+    fn build_shadow(&self) -> Option<Box<dyn Policy>> {
+        let mut shadow = self.policy.fork()?;
+        for slot in &self.pending {
+            let y = match slot.report {
+                Some(report) => report,
+                None => stand_in(shadow.as_ref(), slot.action, &self.sums, &self.pulls),
+            };
+            if shadow.observe(slot.action, y).is_err() {
+                shadow.observe(slot.action, 0.0).ok()?;
+            }
+        }
+        Some(shadow)
+    }
+
+    /// The actions asked whose reports have not been told, in the order asked (with
+    /// repeats: an action asked twice is pending twice).
+    pub fn pending(&self) -> Vec<usize> {
+        self.pending.iter().filter(|s| s.report.is_none()).map(|s| s.action).collect()
+    }
+
+    /// The report the device released for an action asked ([`ask`](Self::ask) or
+    /// [`ask_batch`](Self::ask_batch); the earliest pending one of that action). A refused
+    /// report changes nothing.
     pub fn tell(&mut self, action: usize, report: f64) -> Result<(), OptimizerError> {
-        if self.asked != Some(action) {
-            return Err(OptimizerError::NotAsked { told: action, asked: self.asked });
+        let Some(i) = self.pending.iter().position(|s| s.action == action && s.report.is_none()) else {
+            let asked = self.pending.iter().find(|s| s.report.is_none()).map(|s| s.action);
+            return Err(OptimizerError::NotAsked { told: action, asked });
+        };
+        if i > 0 {
+            // It waits for the actions asked before it; the learner checks it then.
+            if !report.is_finite() {
+                return Err(OptimizerError::Report(PolicyError::NonFiniteReport));
+            }
+            self.pending[i].report = Some(report);
+            self.shadow = None;
+            return Ok(());
         }
         self.policy.observe(action, report).map_err(OptimizerError::Report)?;
-        self.asked = None;
+        self.pending.pop_front();
+        self.record(action, report);
+        self.drain()
+    }
+
+    /// Abandons an action asked whose report will never come (the earliest pending one of
+    /// that action): the learner is never told of it. A learner that follows a schedule
+    /// (LDP-RSE) needs that measurement: the action is asked again, first, by the next
+    /// [`ask`](Self::ask) or [`ask_batch`](Self::ask_batch).
+    pub fn forget(&mut self, action: usize) -> Result<(), OptimizerError> {
+        let Some(i) = self.pending.iter().position(|s| s.action == action && s.report.is_none()) else {
+            let asked = self.pending.iter().find(|s| s.report.is_none()).map(|s| s.action);
+            return Err(OptimizerError::NotAsked { told: action, asked });
+        };
+        self.shadow = None;
+        if self.policy.schedule().is_some() {
+            self.pending[i].again = true;
+            return Ok(());
+        }
+        self.pending.remove(i);
+        self.drain()
+    }
+
+    /// Gives the learner the reports that were waiting for the actions asked before them. A
+    /// waiting report the learner refuses (it can only be LDP-RSE's, out of its mechanism's
+    /// range) is dropped, its action asked again, and the refusal returned.
+    fn drain(&mut self) -> Result<(), OptimizerError> {
+        self.shadow = None;
+        while let Some(&Slot { action, report: Some(report), .. }) = self.pending.front() {
+            if let Err(e) = self.policy.observe(action, report) {
+                if let Some(front) = self.pending.front_mut() {
+                    front.report = None;
+                    front.again = true;
+                }
+                if self.policy.schedule().is_none() {
+                    self.pending.pop_front();
+                }
+                return Err(OptimizerError::Report(e));
+            }
+            self.pending.pop_front();
+            self.record(action, report);
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, action: usize, report: f64) {
         self.pulls[action] += 1;
         self.sums[action] += report;
-        Ok(())
     }
 
     /// The action to recommend now, by what the learner keeps:
@@ -481,5 +668,221 @@ mod tests {
         }
         let most = (0..3).max_by(|&i, &j| ucb1.pulls()[i].cmp(&ucb1.pulls()[j]).then(j.cmp(&i))).unwrap();
         assert_eq!(ucb1.recommend(), most);
+    }
+
+    fn line_points(n: usize) -> Vec<Vec<f64>> {
+        (0..n).map(|i| vec![i as f64 / (n - 1) as f64]).collect()
+    }
+
+    /// Every learner the optimiser offers, by name, on `arms` arms (points of a line for the GP
+    /// learners).
+    fn every_learner(arms: usize, seed: u64) -> Vec<Optimizer> {
+        let settings = Settings { horizon: 300, seed, ..Settings::default() };
+        learners()
+            .iter()
+            .map(|spec| {
+                Optimizer::with_spec(*spec, Domain::points(line_points(arms)), settings)
+                    .unwrap_or_else(|e| panic!("{}: {e}", spec.label(true)))
+            })
+            .collect()
+    }
+
+    /// A batch of one with nothing pending is ask()'s action, bit for bit, for every learner:
+    /// the same reports give the same actions and the same posterior.
+    #[test]
+    fn a_batch_of_one_is_the_sequential_learner() {
+        let env = env();
+        for (mut one, mut batch) in every_learner(12, 3).into_iter().zip(every_learner(12, 3)) {
+            let mut world = SimRng::seed_from_u64(11);
+            for _ in 0..150 {
+                let a = one.ask();
+                let level = one.device_level();
+                let asked = batch.ask_batch(1);
+                assert_eq!(asked, vec![Asked { action: a, device_level: level }], "{}", one.name());
+                let report = env.sample(a, &mut world);
+                one.tell(a, report).unwrap();
+                batch.tell(a, report).unwrap();
+            }
+            assert_eq!(one.pulls(), batch.pulls(), "{}", one.name());
+            assert_eq!(one.posterior_means(), batch.posterior_means(), "{}", one.name());
+        }
+    }
+
+    /// Reports told in any order are given to the learner in the order asked: shuffled tells
+    /// leave the same learner as tells in order (same next batch, same posterior).
+    #[test]
+    fn reports_told_in_any_order_reach_the_learner_in_ask_order() {
+        let env = env();
+        for (mut ordered, mut shuffled) in every_learner(12, 5).into_iter().zip(every_learner(12, 5)) {
+            let mut world = SimRng::seed_from_u64(2);
+            let mut order = SimRng::seed_from_u64(9);
+            for _ in 0..20 {
+                let a = ordered.ask_batch(7);
+                let b = shuffled.ask_batch(7);
+                assert_eq!(a, b, "{}", ordered.name());
+                let reports: Vec<f64> = a.iter().map(|x| env.sample(x.action, &mut world)).collect();
+                for (x, &r) in a.iter().zip(&reports) {
+                    ordered.tell(x.action, r).unwrap();
+                }
+                let mut idx: Vec<usize> = (0..a.len()).collect();
+                for i in (1..idx.len()).rev() {
+                    idx.swap(i, order.random_range(0..=i));
+                }
+                // tell() gives a report to the earliest pending ask of its action: the k-th tell
+                // of an action carries the report of its k-th ask.
+                let mut next_of: std::collections::HashMap<usize, Vec<f64>> = Default::default();
+                for (x, &r) in a.iter().zip(&reports) {
+                    next_of.entry(x.action).or_default().push(r);
+                }
+                let mut used: std::collections::HashMap<usize, usize> = Default::default();
+                for &i in &idx {
+                    let action = a[i].action;
+                    let k = used.entry(action).or_default();
+                    shuffled.tell(action, next_of[&action][*k]).unwrap();
+                    *k += 1;
+                }
+                assert!(shuffled.pending().is_empty() && ordered.pending().is_empty());
+            }
+            assert_eq!(ordered.pulls(), shuffled.pulls(), "{}", ordered.name());
+            assert_eq!(ordered.posterior_means(), shuffled.posterior_means(), "{}", ordered.name());
+            assert_eq!(ordered.ask_batch(5), shuffled.ask_batch(5), "{}", ordered.name());
+        }
+    }
+
+    /// GP-BUCB: the learner's posterior mean is not moved by the pending actions' stand-ins,
+    /// while their variance is, so a GP learner's batch spreads over the line instead of
+    /// repeating its best UCB action; without stand-ins (copies of the learner that are told
+    /// nothing) every member would be the same action.
+    #[test]
+    fn a_gp_batch_keeps_the_mean_and_spreads_its_actions() {
+        let env = env();
+        for name in ["gp-ucb", "ldp-tgp-ucb"] {
+            let settings = Settings { horizon: 300, seed: 1, ..Settings::default() };
+            let mut opt = Optimizer::new(name, Domain::points(line_points(40)), settings).unwrap();
+            let mut world = SimRng::seed_from_u64(4);
+            for _ in 0..10 {
+                let a = opt.ask();
+                opt.tell(a, env.sample(a * 11 / 39, &mut world)).unwrap();
+            }
+            let means = opt.posterior_means().unwrap().to_vec();
+            let batch = opt.ask_batch(8);
+            let shadow = opt.build_shadow().unwrap();
+            let shadow_means = shadow.posterior_means().unwrap();
+            for (m, s) in means.iter().zip(shadow_means.iter()) {
+                assert!((m - s).abs() <= 1e-9 * (1.0 + m.abs()), "{name}: {m} vs {s}");
+            }
+            let mut distinct: Vec<usize> = batch.iter().map(|x| x.action).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            // Under ε = 1 the report noise variance λ is about 9 against a prior variance of 1:
+            // one pending report takes little variance, so a batch may repeat an action.
+            assert!(distinct.len() >= 3, "{name}: {batch:?}");
+            let mut copy = opt.policy.fork().unwrap();
+            let first = copy.select();
+            assert!((0..8).all(|_| copy.select() == first), "copies told nothing repeat their action");
+        }
+    }
+
+    /// UCB1 counts pending measurements: on two arms after one report each, a batch of 40
+    /// splits between them (each pending pull narrows its arm's width), where a learner blind
+    /// to pending pulls would give all 40 to the same arm.
+    #[test]
+    fn a_k_armed_batch_counts_pending_pulls() {
+        let mut opt = Optimizer::new("ucb1", Domain::Arms(2), Settings::default()).unwrap();
+        for report in [0.2, 0.1] {
+            let a = opt.ask();
+            opt.tell(a, report).unwrap();
+        }
+        let batch = opt.ask_batch(40);
+        let first = batch.iter().filter(|x| x.action == 0).count();
+        assert_eq!(batch.len(), 40);
+        assert!((10..=30).contains(&first), "{first} of 40 to arm 0");
+        assert_eq!(opt.pending().len(), 40);
+    }
+
+    /// LDP-RSE's batch stops at its epoch's end (the next epoch's arms depend on its reports),
+    /// each action carrying its epoch's device level; a forgotten action is asked again, first,
+    /// in its place; once its reports are in, the next epoch is asked.
+    #[test]
+    fn an_elimination_batch_stops_at_its_epoch_and_asks_a_forgotten_action_again() {
+        let settings = Settings { horizon: 10_000, ..Settings::default() };
+        let mut opt = Optimizer::new("ldp-rse", Domain::Arms(4), settings).unwrap();
+        let level = opt.device_level();
+        let epoch = opt.ask_batch(1000);
+        assert!(!epoch.is_empty() && epoch.len() < 1000, "{}", epoch.len());
+        assert!(epoch.iter().all(|x| x.device_level == level));
+        assert!(opt.ask_batch(5).is_empty(), "nothing more before the epoch's reports");
+        let lost = epoch[1].action;
+        opt.forget(lost).unwrap();
+        assert_eq!(opt.ask_batch(3), vec![epoch[1]], "the forgotten pull, asked again in its place");
+        for x in &epoch {
+            opt.tell(x.action, 0.1 * x.action as f64).unwrap();
+        }
+        assert!(opt.pending().is_empty());
+        assert!(!opt.ask_batch(1000).is_empty(), "the next epoch");
+    }
+
+    /// A forgotten action of a learner free of schedules is never told to it: forgetting one of
+    /// a batch and telling the rest leaves the learner told only those reports.
+    #[test]
+    fn a_forgotten_action_is_never_told() {
+        let env = env();
+        let settings = Settings { horizon: 300, seed: 2, ..Settings::default() };
+        let mut opt = Optimizer::new("ldp-tgp-ucb", Domain::points(line_points(12)), settings).unwrap();
+        let mut plain = Optimizer::new("ldp-tgp-ucb", Domain::points(line_points(12)), settings).unwrap();
+        let mut world = SimRng::seed_from_u64(8);
+        let batch = opt.ask_batch(4);
+        opt.forget(batch[0].action).unwrap();
+        assert!(opt.forget(99).is_err());
+        for x in &batch[1..] {
+            let r = env.sample(x.action, &mut world);
+            opt.tell(x.action, r).unwrap();
+            plain.ask();
+            plain.pending.clear();
+            plain.pending.push_back(Slot { action: x.action, level: None, report: None, again: false });
+            plain.tell(x.action, r).unwrap();
+        }
+        assert!(opt.pending().is_empty());
+        assert_eq!(opt.pulls(), plain.pulls());
+        assert_eq!(opt.posterior_means(), plain.posterior_means());
+        assert!(matches!(opt.tell(batch[0].action, 0.1), Err(OptimizerError::NotAsked { .. })));
+    }
+
+    /// A report told early for a later action of a batch is checked at once (finite), waits,
+    /// and a report for no pending action is refused naming the earliest one pending.
+    #[test]
+    fn a_waiting_report_is_checked_and_a_stray_one_refused() {
+        let mut opt = Optimizer::new("gp-ucb", Domain::Arms(5), Settings::default()).unwrap();
+        let batch = opt.ask_batch(3);
+        let last = batch[2].action;
+        assert!(matches!(
+            opt.tell(last, f64::NAN),
+            Err(OptimizerError::Report(PolicyError::NonFiniteReport))
+        ));
+        opt.tell(last, 0.3).unwrap();
+        assert_eq!(opt.pending().len(), 2);
+        assert_eq!(opt.posterior_means().unwrap().iter().filter(|&&m| m != 0.0).count(), 0, "still waiting");
+        let stray = (0..5).find(|a| !batch.iter().any(|x| x.action == *a)).unwrap();
+        assert_eq!(
+            opt.tell(stray, 0.1),
+            Err(OptimizerError::NotAsked { told: stray, asked: Some(batch[0].action) })
+        );
+        assert_eq!(opt.ask(), batch[0].action, "ask() gives the earliest pending action");
+    }
+
+    /// Batches learn: GP-UCB asked 10 at a time (1000 raw reports of 12 actions) recommends
+    /// the best action or next to it, as the sequential learner does.
+    #[test]
+    fn a_batched_learner_finds_the_best_action() {
+        let env = env();
+        let settings = Settings { epsilon: None, horizon: 1000, noise_bound: 0.5, ..Settings::default() };
+        let mut opt = Optimizer::new("gp-ucb", Domain::points(line_points(12)), settings).unwrap();
+        let mut world = SimRng::seed_from_u64(7);
+        for _ in 0..100 {
+            for x in opt.ask_batch(10) {
+                opt.tell(x.action, env.sample(x.action, &mut world)).unwrap();
+            }
+        }
+        assert!([6, 7].contains(&opt.recommend()), "{} {:?}", opt.recommend(), opt.pulls());
     }
 }

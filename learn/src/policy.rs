@@ -169,6 +169,21 @@ pub trait Policy: Send {
     fn posterior_means(&self) -> Option<&DVector<f64>> {
         None
     }
+    /// A copy of the learner in its current state, for choosing actions while reports are
+    /// pending ([`crate::optimizer::Optimizer::ask_batch`]: the copy is told stand-in reports
+    /// and asked, the learner itself only the real reports). `None` (the default): the learner
+    /// must see each report before its next choice, and is asked one action at a time.
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        None
+    }
+    /// For a learner whose actions follow a schedule it fixes from reports (successive
+    /// elimination: each epoch plays the surviving arms a set number of times), a number that
+    /// changes whenever it takes such a decision (its epoch, and whether it has committed);
+    /// a batch of actions never runs past a change, since the decision needs the real
+    /// reports. `None` (the default): any arm may be told in any order.
+    fn schedule(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A learner could not use a report.

@@ -125,6 +125,10 @@ impl LdpUcb {
 }
 
 impl Policy for LdpUcb {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn select(&mut self) -> usize {
         if let Some(&a) = self.order.iter().find(|&&a| self.counts[a] == 0) {
             return a;

@@ -117,6 +117,23 @@ trait KArmed: Send {
     fn derived_constants(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// [`Policy::fork`]'s copy of the core learner: `None` for a learner that cannot be copied
+    /// or that must draw its arm (`choose`) before every report (EXP3).
+    fn fork(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
+    /// [`Policy::schedule`].
+    fn schedule(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// [`Policy::schedule`] of an elimination learner: its epoch τ, and whether it has committed.
+fn elimination_mark(tau: u32, committed: Option<usize>) -> Option<u64> {
+    Some(u64::from(tau) * 2 + u64::from(committed.is_some()))
 }
 
 /// The [`Policy`] of every core K-armed learner: it owns the seeded generator (a learner that
@@ -131,7 +148,7 @@ fn adapt<C: KArmed + 'static>(core: C, seed: u64) -> Result<Box<dyn Policy>, Pol
     Ok(Box::new(Adapter { core, rng: ChaCha20Rng::seed_from_u64(seed) }))
 }
 
-impl<C: KArmed> Policy for Adapter<C> {
+impl<C: KArmed + 'static> Policy for Adapter<C> {
     fn select(&mut self) -> usize {
         self.core.choose(&mut self.rng)
     }
@@ -153,9 +170,19 @@ impl<C: KArmed> Policy for Adapter<C> {
     fn constants(&self) -> Vec<(&'static str, f64)> {
         self.core.derived_constants()
     }
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        let core = self.core.fork()?;
+        Some(Box::new(Adapter { core, rng: self.rng.clone() }))
+    }
+    fn schedule(&self) -> Option<u64> {
+        self.core.schedule()
+    }
 }
 
 impl KArmed for RobustUcb<MAX_ARMS> {
+    fn fork(&self) -> Option<Self> {
+        Some(self.clone())
+    }
     fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
         self.select()
     }
@@ -174,6 +201,12 @@ impl KArmed for DpRobustUcb<MAX_ARMS, HOST_TREE_LEVELS> {
 }
 
 impl KArmed for DpRobustSe<MAX_ARMS> {
+    fn fork(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+    fn schedule(&self) -> Option<u64> {
+        elimination_mark(self.tau(), self.committed())
+    }
     fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
         self.select()
     }
@@ -183,6 +216,12 @@ impl KArmed for DpRobustSe<MAX_ARMS> {
 }
 
 impl KArmed for LdpRobustSe<MAX_ARMS> {
+    fn fork(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+    fn schedule(&self) -> Option<u64> {
+        elimination_mark(self.tau(), self.committed())
+    }
     fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
         self.select()
     }
@@ -228,6 +267,9 @@ fn rule_constants(rule: &Rule, first_level: f64) -> Vec<(&'static str, f64)> {
 }
 
 impl KArmed for CalibratedRobustUcb<MAX_ARMS> {
+    fn fork(&self) -> Option<Self> {
+        Some(self.clone())
+    }
     fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
         self.select()
     }
@@ -252,6 +294,12 @@ impl KArmed for CalibratedDpRobustUcb<MAX_ARMS, HOST_TREE_LEVELS> {
 }
 
 impl KArmed for CalibratedDpRobustSe<MAX_ARMS> {
+    fn fork(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+    fn schedule(&self) -> Option<u64> {
+        elimination_mark(self.tau(), self.committed())
+    }
     fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
         self.select()
     }
@@ -264,6 +312,12 @@ impl KArmed for CalibratedDpRobustSe<MAX_ARMS> {
 }
 
 impl KArmed for CalibratedLdpRobustSe<MAX_ARMS> {
+    fn fork(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+    fn schedule(&self) -> Option<u64> {
+        elimination_mark(self.tau(), self.committed())
+    }
     fn choose(&mut self, _: &mut ChaCha20Rng) -> usize {
         self.select()
     }

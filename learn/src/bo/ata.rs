@@ -554,6 +554,10 @@ impl AtaGpUcb {
 }
 
 impl Policy for AtaGpUcb {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn select(&mut self) -> usize {
         self.next
     }

@@ -135,6 +135,10 @@ impl GpUcb {
 }
 
 impl Policy for GpUcb {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn select(&mut self) -> usize {
         let beta = self.beta_scale * self.beta(self.posterior.num_observations() + 1);
         ucb_arm(self.posterior.means(), &self.posterior.variances(), beta, self.tie_order.as_deref())

@@ -321,6 +321,10 @@ impl MomaGpUcb {
 }
 
 impl Policy for MomaGpUcb {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        Some(Box::new(self.clone()))
+    }
+
     /// The running epoch's arm until it has k reports; then the UCB arm of the last update.
     fn select(&mut self) -> usize {
         if self.current.is_empty() { self.next } else { self.current_arm }

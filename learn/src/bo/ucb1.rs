@@ -32,6 +32,10 @@ impl Ucb1 {
 }
 
 impl Policy for Ucb1 {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn select(&mut self) -> usize {
         if let Some(unplayed) = self.counts.iter().position(|&c| c == 0) {
             return unplayed;
