@@ -33,6 +33,11 @@
 //! A point told need not be the one asked (a measured point nearby, or an initial design of
 //! your own): any point of the box is accepted, and the next `ask` searches afresh.
 //!
+//! Many points can be in flight: [`ask_batch`](BoxOptimizer::ask_batch) gives q at once
+//! (GP-BUCB: each chosen as if the pending ones had been told their posterior mean), their
+//! reports are told in any order, and [`forget`](BoxOptimizer::forget) abandons one whose
+//! report will never come.
+//!
 //! # Which learners
 //!
 //! - **GP-UCB** and **(LDP-)TGP-UCB**: on every box. TGP-UCB truncates each report once at
@@ -199,6 +204,8 @@ pub enum BoxError {
     },
     /// A report that is NaN or infinite.
     NonFiniteReport,
+    /// [`BoxOptimizer::forget`] of a point that is not pending.
+    NotPending,
 }
 
 impl std::fmt::Display for BoxError {
@@ -250,6 +257,9 @@ impl std::fmt::Display for BoxError {
                 "told a point outside the box: coordinate {index} is {value}, not within [{lower}, {upper}]"
             ),
             Self::NonFiniteReport => f.write_str("a report was NaN or infinite: the device must never send one"),
+            Self::NotPending => {
+                f.write_str("forgot a point that is not pending: give a point ask() or ask_batch() returned and not yet told")
+            }
         }
     }
 }
@@ -269,7 +279,11 @@ pub struct BoxOptimizer {
     delta: f64,
     horizon: usize,
     seed: u64,
-    asked: Option<Vec<f64>>,
+    /// The points asked and not yet told, in the box's coordinates, in the order asked.
+    pending: Vec<Vec<f64>>,
+    /// The posterior told every pending point at its posterior mean: what chooses the next
+    /// point while some are pending. `None` until needed, and after any change.
+    shadow: Option<FeatureGp>,
     pool: Pool,
     next_fit: usize,
     fits: usize,
@@ -380,7 +394,8 @@ impl BoxOptimizer {
             delta: problem.delta,
             horizon: settings.horizon,
             seed: settings.seed,
-            asked: None,
+            pending: Vec::new(),
+            shadow: None,
             pool,
             next_fit: FIRST_FIT,
             fits: 0,
@@ -428,26 +443,80 @@ impl BoxOptimizer {
     }
 
     /// The point to measure next: a point of the box (within its bounds, clamped). Asked again
-    /// before [`tell`](Self::tell), it gives the same point.
+    /// before [`tell`](Self::tell), it gives the same point: with points pending (from
+    /// [`ask_batch`](Self::ask_batch)), the earliest of them.
     pub fn ask(&mut self) -> Vec<f64> {
-        if let Some(u) = &self.asked {
-            return self.to_box(u);
+        match self.pending.first() {
+            Some(x) => x.clone(),
+            None => self.ask_batch(1).swap_remove(0),
         }
-        let t = self.gp.num_reports() + 1;
-        let u = if t <= initial_design(self.dimension()) {
-            // The opening design: the pool's first Sobol points, spread over the box.
-            self.pool.point(t - 1)
-        } else {
-            let beta = self.beta(t);
-            acquisition::maximise(&self.gp, &mut self.pool, beta, self.options.search)
-        };
-        let x = self.to_box(&u);
-        self.asked = Some(u);
-        x
     }
 
-    /// The report the device released for `point` (any point of the box, normally the one
-    /// [`ask`](Self::ask) gave). A refused point or report changes nothing.
+    /// `q` more points to measure at once, whatever is already pending; tell their reports in
+    /// any order, as they arrive. With nothing pending and `q = 1` it is [`ask`](Self::ask)'s
+    /// point, bit for bit.
+    ///
+    /// Each point after the first is chosen by GP-BUCB's rule (Desautels, Krause & Burdick,
+    /// JMLR 2014): the acquisition of a posterior told every pending point at its posterior
+    /// mean (a stand-in that leaves the mean as it is, but for the shift of the plug-in prior
+    /// mean, while the variance shrinks as the real reports will shrink it), with β of the
+    /// reports actually told. The opening design's Sobol points are handed out in order.
+    pub fn ask_batch(&mut self, q: usize) -> Vec<Vec<f64>> {
+        let mut out = Vec::with_capacity(q.min(1 << 16));
+        let told = self.gp.num_reports();
+        let beta = self.beta(told + 1);
+        for _ in 0..q {
+            let t = told + self.pending.len() + 1;
+            let u = if t <= initial_design(self.dimension()) {
+                // The opening design: the pool's first Sobol points, spread over the box.
+                self.shadow = None;
+                self.pool.point(t - 1)
+            } else if self.pending.is_empty() {
+                acquisition::maximise(&self.gp, &mut self.pool, beta, self.options.search)
+            } else {
+                let mut shadow = match self.shadow.take() {
+                    Some(shadow) => shadow,
+                    None => {
+                        let mut shadow = self.gp.clone();
+                        for x in &self.pending {
+                            let u = self.to_unit(x);
+                            let mean = shadow.mean(&u);
+                            shadow.observe(&u, mean);
+                        }
+                        shadow
+                    }
+                };
+                let u = acquisition::maximise(&shadow, &mut self.pool, beta, self.options.search);
+                let mean = shadow.mean(&u);
+                shadow.observe(&u, mean);
+                self.shadow = Some(shadow);
+                u
+            };
+            let x = self.to_box(&u);
+            self.pending.push(x.clone());
+            out.push(x);
+        }
+        out
+    }
+
+    /// The points asked and not yet told, in the order asked.
+    pub fn pending(&self) -> &[Vec<f64>] {
+        &self.pending
+    }
+
+    /// Abandons a point asked whose report will never come (the earliest pending one equal to
+    /// `point`): the learner is never told of it.
+    pub fn forget(&mut self, point: &[f64]) -> Result<(), BoxError> {
+        let i = self.pending.iter().position(|x| x == point).ok_or(BoxError::NotPending)?;
+        self.pending.remove(i);
+        self.shadow = None;
+        Ok(())
+    }
+
+    /// The report the device released for `point` (any point of the box, normally one
+    /// [`ask`](Self::ask) or [`ask_batch`](Self::ask_batch) gave). It answers the earliest
+    /// pending ask of that point; a point asked by none (a measured point near one asked)
+    /// answers the earliest pending ask. A refused point or report changes nothing.
     pub fn tell(&mut self, point: &[f64], report: f64) -> Result<(), BoxError> {
         check_point(point, &self.lower, &self.upper)?;
         if !report.is_finite() {
@@ -457,7 +526,11 @@ impl BoxOptimizer {
         let y = if report.abs() <= self.level(t) { report } else { 0.0 };
         let u: Vec<f64> = self.to_unit(point).iter().map(|v| v.clamp(0.0, 1.0)).collect();
         self.gp.observe(&u, y);
-        self.asked = None;
+        if !self.pending.is_empty() {
+            let i = self.pending.iter().position(|x| x == point).unwrap_or(0);
+            self.pending.remove(i);
+        }
+        self.shadow = None;
         if t >= self.next_fit {
             self.refit();
             self.next_fit = self.next_fit.saturating_mul(2);

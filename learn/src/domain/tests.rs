@@ -286,3 +286,54 @@ fn learns_a_bump_better_than_uniform_search_at_epsilon_one() {
     let simple = runs.iter().map(|r| r.1).sum::<f64>() / runs.len() as f64;
     assert!(mean <= 0.95 && simple <= 0.6, "{runs:?}");
 }
+
+/// A batch of one with nothing pending is ask()'s point, bit for bit: the same reports give
+/// the same points and kernel.
+#[test]
+fn a_batch_of_one_is_the_sequential_box_learner() {
+    let settings = Settings { horizon: 60, seed: 5, ..Settings::default() };
+    let sequential = run("ldp-tgp-ucb", settings, 60);
+    let domain = Domain::Box { lower: vec![-2.0, 0.0, 1.0], upper: vec![3.0, 1.0, 4.0] };
+    let mut opt = BoxOptimizer::new("ldp-tgp-ucb", domain, settings).unwrap();
+    let mut world = SimRng::seed_from_u64(settings.seed ^ 99);
+    let mut asked = Vec::new();
+    for _ in 0..60 {
+        let x = opt.ask_batch(1).swap_remove(0);
+        opt.tell(&x, (x[0] - x[2]).sin() + world.random_range(-1.0..1.0)).unwrap();
+        asked.push(x);
+    }
+    assert_eq!(sequential, (asked, opt.recommend(), opt.lengthscales()));
+}
+
+/// GP-BUCB on a box: past the opening design, a batch's points are distinct points of the
+/// box (each pending point's stand-in shrinks the variance near it), told in any order; a
+/// forgotten point is never told; a point told that none asked answers the earliest ask.
+#[test]
+fn a_box_batch_spreads_and_takes_reports_in_any_order() {
+    let domain = Domain::Box { lower: vec![-2.0, 0.0], upper: vec![3.0, 1.0] };
+    let mut opt = BoxOptimizer::new("gp-ucb", domain, raw(200, 3)).unwrap();
+    let mut world = SimRng::seed_from_u64(17);
+    for _ in 0..20 {
+        let x = opt.ask();
+        opt.tell(&x, bump(&x) + world.random_range(-1.0..=1.0)).unwrap();
+    }
+    let batch = opt.ask_batch(6);
+    assert_eq!(opt.pending(), &batch[..]);
+    for (i, x) in batch.iter().enumerate() {
+        assert!(x[0] >= -2.0 && x[0] <= 3.0 && x[1] >= 0.0 && x[1] <= 1.0, "{x:?}");
+        for y in &batch[..i] {
+            let gap = ((x[0] - y[0]) / 5.0).hypot(x[1] - y[1]);
+            assert!(gap > 1e-3, "a repeated point: {x:?} {y:?}");
+        }
+    }
+    assert_eq!(opt.forget(&[9.0, 9.0]), Err(BoxError::NotPending));
+    opt.forget(&batch[2]).unwrap();
+    for x in batch.iter().rev().filter(|x| *x != &batch[2]) {
+        opt.tell(x, bump(x)).unwrap();
+    }
+    assert!(opt.pending().is_empty());
+    assert_eq!(opt.num_reports(), 25);
+    let again = opt.ask_batch(2);
+    opt.tell(&[0.0, 0.5], 0.2).unwrap();
+    assert_eq!(opt.pending(), &again[1..], "a point none asked answers the earliest ask");
+}
