@@ -29,6 +29,8 @@ fn bad_input_gives_a_one_line_error() {
         &["run", "fig2b", "--noise", "pareto", "--out", &out],
         &["run", "fig2a", "--noise", "student-t", "--out", &out],
         &["run", "fig2a", "--beta-scale", "-1", "--out", &out],
+        &["run", "fig2a", "--batch", "0", "--out", &out],
+        &["run", "tao-s1", "--batch", "4", "--out", &out], // a sweep asks one action at a time
         &["run", "fig2d", "--device", "qemu", "--out", &out], // non-private: no device to feed
         &["run", "device", "--device", "usb", "--out", &out],
         &["fleet", "bridge", "--broker", "http://x", "--tcp", "127.0.0.1:1"],

@@ -287,6 +287,10 @@ fn request_error(e: RequestError) -> PyErr {
             "prior and coordinates both set the prior: drop one of them".to_string()
         }
         RequestError::BetaScale(value) => format!("beta_scale must be a finite number >= 0, got {value}"),
+        // Not reached: Python's run() has no batch.
+        RequestError::BatchZero | RequestError::BatchOwnTask(_) => {
+            "batch must be at least 1, on an experiment run as one learner loop".to_string()
+        }
         RequestError::UnknownNoise(name) => {
             format!("unknown noise '{name}': use uniform, student-t, pareto or gaussian")
         }

@@ -488,7 +488,7 @@ pub(crate) struct RunArgs {
     pub(crate) experiment: Option<String>,
     /// TOML file with any of these settings as keys (experiment, trials, horizon, eps, seed,
     /// threads, out, data, constants, noise, device, routing, user_budget, beta_scale,
-    /// algorithms, arms, delimiter, label_column, columns, long, minimise, coords, kernel,
+    /// batch, algorithms, arms, delimiter, label_column, columns, long, minimise, coords, kernel,
     /// lengthscale, prior, family, bound, noise_bound, moment, noise_moment); unknown keys are
     /// refused.
     #[arg(long)]
@@ -610,6 +610,10 @@ pub(crate) struct RunArgs {
     /// Multiply every algorithm's β_t by this (exploration scale) [default: 1].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) beta_scale: Option<f64>,
+    /// Each learner asks this many actions at once and is told their reports only when all
+    /// are in (GP-BUCB for the GP learners, pending counts for the K-armed ones) [default: 1].
+    #[arg(long)]
+    pub(crate) batch: Option<usize>,
     /// Run only shard i of n (0 <= i < n) of the (trial, learner) jobs, e.g. on n machines or as a
     /// Slurm job array (--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT with --array=0-(n-1));
     /// `host-sim merge` combines the shards' --out directories [default --out:
@@ -676,6 +680,7 @@ impl RunArgs {
             routing: self.routing.or(file.routing),
             user_budget: self.user_budget.or(file.user_budget),
             beta_scale: self.beta_scale.or(file.beta_scale),
+            batch: self.batch.or(file.batch),
             format: self.format.or(file.format),
             log_log: self.log_log || file.log_log,
             shard: self.shard,

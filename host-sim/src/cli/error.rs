@@ -163,6 +163,10 @@ pub enum Usage {
     UnknownNoise(String),
     /// `--noise` for a non-synthetic experiment.
     NoiseNotSynthetic(&'static str),
+    /// `--batch 0`.
+    BatchZero,
+    /// `--batch` above 1 for an experiment with its own task.
+    BatchOwnTask(&'static str),
     /// A private run with unbounded noise.
     UnboundedPrivate,
     /// Shards of different runs.
@@ -301,6 +305,11 @@ impl std::fmt::Display for Usage {
             Self::NoiseNotSynthetic(name) => {
                 write!(f, "--noise applies to synthetic experiments only, not {name}")
             }
+            Self::BatchZero => f.write_str("--batch must be at least 1 (the actions a learner asks at once)"),
+            Self::BatchOwnTask(name) => write!(
+                f,
+                "--batch applies to experiments run as one learner loop (fig2a–fig3c, the device experiment, custom); {name} runs its own task, one action at a time"
+            ),
             Self::UnboundedPrivate => {
                 f.write_str("a private run needs bounded noise (CTL clamps to B + R): use --noise uniform")
             }

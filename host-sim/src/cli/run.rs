@@ -226,6 +226,8 @@ pub(crate) fn request_error(e: RequestError) -> CliError {
         RequestError::BetaScale(value) => {
             Usage::Number { flag: "--beta-scale", value, sign: Sign::NonNegative }.into()
         }
+        RequestError::BatchZero => Usage::BatchZero.into(),
+        RequestError::BatchOwnTask(name) => Usage::BatchOwnTask(name).into(),
         RequestError::UnknownNoise(name) => Usage::UnknownNoise(name).into(),
         RequestError::NoiseNotSynthetic(name) => Usage::NoiseNotSynthetic(name).into(),
         RequestError::UnboundedPrivate => Usage::UnboundedPrivate.into(),
@@ -278,6 +280,7 @@ pub(crate) fn run_one(
         threads: args.threads,
         constants,
         beta_scale: args.beta_scale,
+        batch: args.batch,
         prior: args.prior,
         coords: args.coords.is_some(),
         noise: noise_name.as_deref(),

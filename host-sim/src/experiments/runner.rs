@@ -118,12 +118,20 @@ pub fn run_trial_recorded(
     let mut total = 0.0;
     let mut curve = Vec::with_capacity(config.horizon);
     let mut rounds = || {
-        for _ in 0..config.horizon {
-            let arm = learner.ask();
-            let report = device.query(arm, learner.device_level()).map_err(RunError::Device)?;
-            learner.tell(arm, report).map_err(learner_error)?;
-            total += best - env.mean(arm);
-            curve.push(total);
+        // q actions asked, then their q reports told (q = 1: ask, query, tell).
+        let q = config.batch.max(1);
+        let mut reports = Vec::with_capacity(q.min(config.horizon));
+        while curve.len() < config.horizon {
+            let asked = learner.ask_batch(q.min(config.horizon - curve.len()));
+            reports.clear();
+            for x in &asked {
+                reports.push(device.query(x.action, x.device_level).map_err(RunError::Device)?);
+            }
+            for (x, &report) in asked.iter().zip(&reports) {
+                learner.tell(x.action, report).map_err(learner_error)?;
+                total += best - env.mean(x.action);
+                curve.push(total);
+            }
         }
         Ok(())
     };

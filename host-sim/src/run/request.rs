@@ -38,6 +38,8 @@ pub struct RunRequest<'a> {
     pub constants: Constants,
     /// Multiplies every learner's β_t.
     pub beta_scale: Option<f64>,
+    /// q, the actions a learner asks at once (`None`: one at a time).
+    pub batch: Option<usize>,
     /// The prior over a data table's arms.
     pub prior: Option<Prior>,
     /// Whether the arms' coordinates were given (`custom --coords`: the kernel over them is the
@@ -65,6 +67,7 @@ impl<'a> RunRequest<'a> {
             threads: None,
             constants: Constants::Calibrated,
             beta_scale: None,
+            batch: None,
             prior: None,
             coords: false,
             noise: None,
@@ -100,6 +103,11 @@ pub enum RequestError {
     PriorWithCoords,
     /// β's scale is not a finite number ≥ 0.
     BetaScale(f64),
+    /// A batch of no actions.
+    BatchZero,
+    /// A batch for an experiment that is not one learner loop over its environment (a sweep
+    /// or full-information experts: its own task asks one action at a time).
+    BatchOwnTask(&'static str),
     /// No noise has that name.
     UnknownNoise(String),
     /// A noise for an experiment that is not synthetic.
@@ -111,7 +119,7 @@ pub enum RequestError {
 }
 
 /// The run `request` asks for, refusing settings it cannot be run with. Its checks, in order:
-/// ε, the prior, β's scale, the noise, trials and horizon.
+/// ε, the prior, β's scale, the batch, the noise, trials and horizon.
 pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
     let experiment = request.experiment;
     let name = experiment.name;
@@ -139,6 +147,7 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
         threads: request.threads,
         epsilon,
         beta_scale: request.beta_scale.unwrap_or(defaults.beta_scale),
+        batch: request.batch.unwrap_or(1),
         constants: request.constants,
         device: DeviceKind::InProcess,
         algorithms: request.algorithms.unwrap_or_else(|| defaults.algorithms.clone()),
@@ -148,6 +157,12 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
     };
     if !(config.beta_scale.is_finite() && config.beta_scale >= 0.0) {
         return Err(RequestError::BetaScale(config.beta_scale));
+    }
+    match config.batch {
+        0 => return Err(RequestError::BatchZero),
+        1 => {}
+        _ if experiment.own_task.is_some() => return Err(RequestError::BatchOwnTask(name)),
+        _ => {}
     }
     let mut env = experiment.env;
     if let Some(noise_name) = request.noise {

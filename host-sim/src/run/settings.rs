@@ -136,6 +136,11 @@ pub struct RunConfig {
     /// Calibrated (the default), practical or paper constants.
     #[serde(serialize_with = "ser_constants")]
     pub constants: Constants,
+    /// q, the actions each learner asks at once before it is told their reports
+    /// ([`Optimizer::ask_batch`](ldp_learn::optimizer::Optimizer::ask_batch)); 1 (the default,
+    /// not recorded) asks one at a time.
+    #[serde(skip_serializing_if = "is_one")]
+    pub batch: usize,
     /// The algorithms to compare.
     pub algorithms: Vec<AlgorithmSpec>,
     /// The device for private runs.
@@ -183,6 +188,7 @@ impl Default for RunConfig {
             delta: 0.1,
             beta_scale: 1.0,
             constants: Constants::Calibrated,
+            batch: 1,
             algorithms: ldp_learn::bo::GP_EXPERIMENT_ALGORITHMS.to_vec(),
             device: DeviceKind::InProcess,
             select: Vec::new(),
@@ -218,6 +224,10 @@ impl RunConfig {
             c: overrides.c,
         }
     }
+}
+
+fn is_one(q: &usize) -> bool {
+    *q == 1
 }
 
 fn ser_constants<S: serde::Serializer>(c: &Constants, s: S) -> Result<S::Ok, S::Error> {
