@@ -263,6 +263,11 @@ impl Optimizer {
                 setting("epsilon must be a positive finite number (the ε of every report), or None for raw rewards")
             })?),
         };
+        if let Domain::Points { points, kernel } = &domain
+            && points.len() > crate::domain::points::LARGE_SET
+        {
+            return Self::large_set(spec, points, *kernel, settings, epsilon);
+        }
         let prior = domain.prior()?;
         // For private reports v and c are derived from B, R and ε; these are the raw rewards'.
         let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
@@ -279,6 +284,82 @@ impl Optimizer {
                 Some(crate::bo::tie_order(problem.num_arms(), derive_seed(settings.seed, 0, 5)));
         }
         Self::from_problem(spec, &problem, settings.constants, derive_seed(settings.seed, 0, 3))
+    }
+
+    /// GP-UCB or (LDP-)TGP-UCB over more than [`LARGE_SET`](crate::domain::points::LARGE_SET)
+    /// points, without |D| × |D| matrices ([`crate::domain::points`]).
+    fn large_set(
+        spec: AlgorithmSpec,
+        points: &[Vec<f64>],
+        kernel: KernelChoice,
+        settings: Settings,
+        epsilon: Option<ldp_core::Epsilon>,
+    ) -> Result<Self, OptimizerError> {
+        use crate::bo::ZHOU_TAN_ALGORITHMS;
+        let n = points.len();
+        let private = epsilon.is_some();
+        let setting = |why: String| OptimizerError::Setting(why);
+        if spec != ZHOU_TAN_ALGORITHMS[0] && spec != ZHOU_TAN_ALGORITHMS[1] {
+            return Err(setting(format!(
+                "{} does not run on {n} points: above {} points only GP-UCB and LDP-TGP-UCB run (their posterior needs no |D| × |D| matrix; ATA and MoMA keep a dictionary over the set, and the K-armed learners play every action once first)",
+                spec.label(private),
+                crate::domain::points::LARGE_SET
+            )));
+        }
+        if kernel.name != crate::env::custom::KernelName::Se {
+            return Err(setting(format!(
+                "above {} points the kernel is the squared exponential (its random features): drop the Matérn kernel",
+                crate::domain::points::LARGE_SET
+            )));
+        }
+        if let Some(l) = kernel.lengthscale
+            && !(l.is_finite() && l > 0.0)
+        {
+            return Err(setting(format!("the lengthscale must be a positive number, not {l}")));
+        }
+        if settings.constants != Constants::Calibrated {
+            return Err(setting(format!(
+                "above {} points only the calibrated constants are offered (the practical and paper constants are for the exact posterior)",
+                crate::domain::points::LARGE_SET
+            )));
+        }
+        crate::domain::points::check_points(points).map_err(setting)?;
+        let (b, r) = (settings.bound, settings.noise_bound);
+        let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
+        let public = Public {
+            report_epsilon: epsilon,
+            constants: settings.constants,
+            ..Public::new(settings.horizon)
+        };
+        // λ, δ and the levels do not depend on the domain: a 1 × 1 prior gives them.
+        let problem =
+            problem(DMatrix::identity(1, 1), bounds, &public).map_err(|e| setting(e.to_string()))?;
+        let levels = if spec == ZHOU_TAN_ALGORITHMS[1] {
+            Some(
+                crate::bo::gp_ucb::GpUcb::tgp_ucb(&problem, settings.constants)
+                    .map_err(OptimizerError::Report)?,
+            )
+        } else {
+            None
+        };
+        let policy = crate::domain::points::PointSetGp::new(
+            points,
+            problem.lambda.max(1e-6 * b * b),
+            problem.delta,
+            b,
+            problem.beta_scale,
+            levels,
+            kernel.lengthscale,
+            derive_seed(settings.seed, 0, 3),
+        );
+        Ok(Self {
+            policy: Box::new(policy),
+            name: spec.label(private),
+            pending: std::collections::VecDeque::new(),
+            shadow: None,
+            pulls: vec![0; n],
+            sums: vec![0.0; n],
+        })
     }
 
     /// The learner `spec` for a [`Problem`] you derived yourself (the experiment loop's way:
@@ -496,6 +577,9 @@ impl Optimizer {
     ///
     /// Before any report it is action 0.
     pub fn recommend(&self) -> usize {
+        if let Some(best) = self.policy.recommend() {
+            return best;
+        }
         if let Some(means) = self.policy.posterior_means() {
             return crate::bo::argmax(means.len(), |i| means[i]);
         }

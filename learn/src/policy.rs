@@ -169,6 +169,13 @@ pub trait Policy: Send {
     fn posterior_means(&self) -> Option<&DVector<f64>> {
         None
     }
+    /// The action the learner recommends from what it keeps, for a learner that keeps no
+    /// posterior mean of every arm ([`posterior_means`](Self::posterior_means)) but has its own
+    /// rule (a large point set's: the told action of best posterior mean); `None` (the
+    /// default) otherwise.
+    fn recommend(&self) -> Option<usize> {
+        None
+    }
     /// A copy of the learner in its current state, for choosing actions while reports are
     /// pending ([`crate::optimizer::Optimizer::ask_batch`]: the copy is told stand-in reports
     /// and asked, the learner itself only the real reports). `None` (the default): the learner

@@ -92,6 +92,7 @@ use crate::rules::{Public, derive_seed, problem};
 pub mod acquisition;
 pub mod feature_gp;
 pub mod fit;
+pub mod points;
 
 pub use acquisition::{Pool, Search};
 use feature_gp::{FeatureGp, Hyperparameters};
