@@ -18,7 +18,8 @@
 //! - The first max(8, 2(d + 1)) actions are points of the set in a random order (the opening
 //!   design); then each round scores [`CANDIDATES`] points — the next ones of a random
 //!   permutation of the set, so that every point is scored once every |D|/512 rounds — plus the
-//!   [`ELITE`] best of the previous round and the told point of best mean, and plays the best
+//!   [`ELITE`] best of the previous round and the told point of best mean among the last 128,
+//!   and plays the best
 //!   of μ + β σ: **O((C + E) (m² + m d))** a round, with β_t the calibrated finite-set schedule
 //!   over |D| actions ([`crate::bo::calibrated::beta`]).
 //!
@@ -48,6 +49,9 @@ pub const CANDIDATES: usize = 512;
 
 /// The best candidates of a round scored again the next round.
 pub const ELITE: usize = 16;
+
+/// The told points among which each round's incumbent (best mean) is sought, as on a box.
+const INCUMBENT_WINDOW: usize = 128;
 
 /// The random features of the surrogate.
 pub const FEATURES: usize = 128;
@@ -194,17 +198,19 @@ impl PointSetGp {
         out
     }
 
-    /// The told action of best posterior mean (ties: the earliest told).
-    fn best_told(&self) -> Option<usize> {
-        if self.told.is_empty() {
+    /// The told action of best posterior mean among the last `window` told (ties: the
+    /// earliest): O(window · m d).
+    fn best_told(&self, window: usize) -> Option<usize> {
+        let recent = &self.told[self.told.len().saturating_sub(window)..];
+        if recent.is_empty() {
             return None;
         }
-        let mut points = Vec::with_capacity(self.told.len() * self.d);
-        for &a in &self.told {
+        let mut points = Vec::with_capacity(recent.len() * self.d);
+        for &a in recent {
             points.extend_from_slice(self.point(a));
         }
         let means = self.gp.means_many(&points);
-        Some(self.told[crate::bo::argmax(means.len(), |i| means[i])])
+        Some(recent[crate::bo::argmax(means.len(), |i| means[i])])
     }
 
     fn refit(&mut self) {
@@ -229,7 +235,7 @@ impl Policy for PointSetGp {
         }
         let mut candidates = self.next_slice(CANDIDATES);
         candidates.extend(self.elite.iter().copied());
-        if let Some(best) = self.best_told() {
+        if let Some(best) = self.best_told(INCUMBENT_WINDOW) {
             candidates.push(best);
         }
         candidates.sort_unstable();
@@ -277,8 +283,9 @@ impl Policy for PointSetGp {
         ]
     }
 
+    /// The told action of best posterior mean (ties: the earliest told): O(t m d).
     fn recommend(&self) -> Option<usize> {
-        self.best_told()
+        self.best_told(usize::MAX)
     }
 
     fn fork(&self) -> Option<Box<dyn Policy>> {
