@@ -10,7 +10,8 @@ issue #36 is <= 20 us). A round is about 2 ms of learner work, so on a busy mach
 difference is mostly noise; the calls' own cost is measured apart, as the fastest of 9 batches
 of 10^4 calls with little learner work (ask() again before tell, and posterior(x), which reads a
 point as tell does). The two sides must ask the same points (their checksums are compared). A
-benchmark, not a test: run it on a quiet machine.
+benchmark, not a test: run it on a quiet machine. OPENBLAS_NUM_THREADS=1 before it shows the
+share of numpy's OpenBLAS thread (docs/testing.md).
 """
 
 import pathlib
