@@ -5,7 +5,7 @@ Type stubs of the native module (maturin ships them with ``py.typed``).
 """
 
 import os
-from typing import Any, Dict, List, Optional, Sequence, Union, final
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -118,7 +118,8 @@ class Reporter:
 class Optimizer:
     """A learner driven by ask/tell on the device's releases. It never privatises: tell it what
     the device released at eps, never the raw measurement. Actions are indices into the domain
-    (``points[i]`` is action i's point)."""
+    (``points[i]`` is action i's point), or with ``bounds`` points of a box (float64 arrays of
+    length d)."""
 
     def __new__(
         cls,
@@ -135,23 +136,41 @@ class Optimizer:
         lengthscale: Optional[float] = None,
         arms: Optional[int] = None,
         covariance: Optional[npt.ArrayLike] = None,
+        bounds: Optional[npt.ArrayLike] = None,
     ) -> "Optimizer": ...
-    def ask(self) -> int:
-        """The action to measure next (an index into the domain); the same until ``tell``."""
-    def tell(self, action: int, report: float) -> None:
-        """The device's release for the action ``ask`` returned."""
-    def recommend(self) -> int:
-        """The most measured action (ties: the higher mean report, then the lower index)."""
+    def ask(self) -> Union[int, npt.NDArray[np.float64]]:
+        """The action to measure next (an index into the domain; with bounds a point of the
+        box); the same until ``tell``."""
+    def tell(self, action: Union[int, npt.ArrayLike], report: float) -> None:
+        """The device's release for the action ``ask`` returned (with bounds: for the point
+        measured, a point of the box)."""
+    def recommend(self) -> Union[int, npt.NDArray[np.float64]]:
+        """The most measured action (ties: the higher mean report, then the lower index); with
+        bounds the told point of best posterior mean."""
+    def posterior(self, x: npt.ArrayLike) -> Tuple[float, float]:
+        """With bounds: the posterior (mean, variance) at the point x of the box."""
     @property
     def algorithm(self) -> str: ...
     @property
-    def n_actions(self) -> int: ...
+    def n_actions(self) -> int:
+        """The number of actions (AttributeError with bounds: a box has infinitely many)."""
     @property
     def points(self) -> Optional[npt.NDArray[np.float64]]: ...
     @property
-    def pulls(self) -> npt.NDArray[np.uint64]: ...
+    def bounds(self) -> Optional[npt.NDArray[np.float64]]: ...
+    @property
+    def dimension(self) -> Optional[int]: ...
+    @property
+    def pulls(self) -> npt.NDArray[np.uint64]:
+        """Reports told per action (AttributeError with bounds)."""
     @property
     def told(self) -> int: ...
+    @property
+    def lengthscales(self) -> Tuple[npt.NDArray[np.float64], float]:
+        """With bounds: the kernel's lengthscales (in the box's units) and signal scale."""
+    @property
+    def fits(self) -> int:
+        """With bounds: how many times the kernel has been fitted."""
     @property
     def device_level(self) -> Optional[float]: ...
     @property

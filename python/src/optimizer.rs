@@ -5,13 +5,15 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use ldp_learn::domain::{BoxError, BoxOptimizer, BoxOptions, Lengthscale};
 use ldp_learn::env::custom::{KernelChoice, KernelName};
 use ldp_learn::optimizer::{self as ask_tell, Domain, OptimizerError, Settings};
 use ldp_learn::policy::Constants;
 use ldp_learn::policy::PolicyError;
 use nalgebra::DMatrix;
 use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt};
 
@@ -59,9 +61,19 @@ fn refused(e: OptimizerError) -> PyErr {
     }
 }
 
-/// A 2-D array of finite floats, one row per action, from an array-like; with `column`, a 1-D
-/// one is a column (n points of dimension 1).
-fn read_rows(value: &Bound<'_, PyAny>, what: &str, column: bool) -> PyResult<Vec<Vec<f64>>> {
+/// The box learner's refusal as the exception of its kind, with ldp-learn's message.
+fn box_refused(e: BoxError) -> PyErr {
+    let message = e.to_string();
+    match e {
+        BoxError::PointDimension { .. } | BoxError::OutsideBox { .. } => InvalidValue::new_err(message),
+        BoxError::NonFinitePoint { .. } | BoxError::NonFiniteReport => NonFiniteValue::new_err(message),
+        _ => InvalidParameter::new_err(format!("invalid setting: {message}")),
+    }
+}
+
+/// An array-like as a float64 numpy array, refused if it is a masked array or not of floats or
+/// ints; `give` says what to pass instead.
+fn float_array<'py>(value: &Bound<'py, PyAny>, what: &str, give: &str) -> PyResult<Bound<'py, PyAny>> {
     let numpy = value.py().import("numpy")?;
     if value.is_instance(&numpy.getattr("ma")?.getattr("MaskedArray")?)? {
         return Err(InvalidValue::new_err(format!(
@@ -70,7 +82,7 @@ fn read_rows(value: &Bound<'_, PyAny>, what: &str, column: bool) -> PyResult<Vec
     }
     let array = numpy.call_method1("asarray", (value,)).map_err(|_| {
         InvalidValue::new_err(format!(
-            "{what} cannot be read as an array of numbers (a ragged list, or an object numpy cannot convert): give a 2-D float array, one row per action"
+            "{what} cannot be read as an array of numbers (a ragged list, or an object numpy cannot convert): give {give}"
         ))
     })?;
     let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
@@ -79,7 +91,13 @@ fn read_rows(value: &Bound<'_, PyAny>, what: &str, column: bool) -> PyResult<Vec
             "{what} must be an array of floats or ints, not of numpy dtype kind '{kind}'"
         )));
     }
-    let mut array = numpy.call_method1("asarray", (array, "float64"))?;
+    numpy.call_method1("asarray", (array, "float64"))
+}
+
+/// A 2-D array of finite floats, one row per action, from an array-like; with `column`, a 1-D
+/// one is a column (n points of dimension 1).
+fn read_rows(value: &Bound<'_, PyAny>, what: &str, column: bool) -> PyResult<Vec<Vec<f64>>> {
+    let mut array = float_array(value, what, "a 2-D float array, one row per action")?;
     let ndim: usize = array.getattr("ndim")?.extract()?;
     if ndim == 1 && column {
         array = array.call_method1("reshape", (-1, 1))?;
@@ -97,6 +115,47 @@ fn read_rows(value: &Bound<'_, PyAny>, what: &str, column: bool) -> PyResult<Vec
         )));
     }
     Ok(view.outer_iter().map(|row| row.to_vec()).collect())
+}
+
+/// A box's bounds, (lower, upper) pairs one a coordinate (shape (d, 2)), as the lower and the
+/// upper bounds; their values are checked by ldp-learn (finite, lower < upper, 1 <= d <= 20).
+fn read_bounds(value: &Bound<'_, PyAny>) -> PyResult<(Vec<f64>, Vec<f64>)> {
+    let give = "(lower, upper) pairs, one a coordinate: bounds=[(0.0, 1.0), (-5.0, 5.0)]";
+    let array = float_array(value, "bounds", give)?;
+    let shape: Vec<usize> = array.getattr("shape")?.extract()?;
+    let size: usize = array.getattr("size")?.extract()?;
+    if size == 0 {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    if !(shape.len() == 2 && shape[1] == 2) {
+        return Err(InvalidValue::new_err(format!(
+            "bounds must be {give}; their shape is {shape:?}, not (d, 2)"
+        )));
+    }
+    let array: PyReadonlyArray2<'_, f64> = array.extract()?;
+    let view = array.as_array();
+    Ok((view.column(0).to_vec(), view.column(1).to_vec()))
+}
+
+/// A point of a box: a 1-D array-like of floats or ints (a float or int for d = 1); its length
+/// and values are checked by ldp-learn.
+fn read_point(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<f64>> {
+    // A float64 array as ask() returns it: no conversion (most of tell's own time otherwise).
+    if let Ok(array) = value.extract::<PyReadonlyArray1<'_, f64>>() {
+        let numpy = value.py().import("numpy")?;
+        if !value.is_instance(&numpy.getattr("ma")?.getattr("MaskedArray")?)? {
+            return Ok(array.as_array().to_vec());
+        }
+    }
+    let array = float_array(value, what, "the point as d floats, as ask() returns it")?;
+    let ndim: usize = array.getattr("ndim")?.extract()?;
+    if ndim > 1 {
+        return Err(InvalidValue::new_err(format!(
+            "{what} must be a 1-D array of the box's d coordinates; it has {ndim} dimensions"
+        )));
+    }
+    let array: PyReadonlyArray1<'_, f64> = array.call_method1("reshape", (-1,))?.extract()?;
+    Ok(array.as_array().to_vec())
 }
 
 /// A count of arms: an int >= 1, not a bool.
@@ -129,7 +188,7 @@ fn read_arms(value: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// ----------
 /// points : array_like of float, shape (n, d) or (n,), optional
 ///     The actions' points, one row per action (a 1-D array: n points on a line). The prior is
-///     `kernel` over them. Give exactly one of points, arms and covariance.
+///     `kernel` over them. Give exactly one of points, arms, covariance and bounds.
 /// algorithm : str
 ///     The learner, as `ldp_bo.learners()` names it (any case; the "LDP-" prefix optional):
 ///     LDP-TGP-UCB (default), GP-UCB, LDP-ATA-GP-UCB, LDP-MoMA-GP-UCB, UCB1, and the K-armed
@@ -155,21 +214,33 @@ fn read_arms(value: &Bound<'_, PyAny>) -> PyResult<usize> {
 ///     With points: "se" (squared exponential, default) or "matern" (nu = 5/2).
 /// lengthscale : float or None
 ///     With points: the kernel's lengthscale (default: the median distance between two points).
+///     With bounds: every coordinate's lengthscale in units of the box's side there (0.2: a
+///     fifth of its width), never fitted (default: fitted to the reports after 16 of them and
+///     at every doubling, by maximum marginal likelihood).
 /// arms : int, keyword only
 ///     k actions with no known structure (independent arms, identity prior).
 /// covariance : array_like of float, shape (k, k), keyword only
 ///     Your own prior covariance over k actions (symmetric, non-negative diagonal).
+/// bounds : array_like of float, shape (d, 2), keyword only
+///     A box of d continuous knobs (1 <= d <= 20), one (lower, upper) pair a coordinate with
+///     lower < upper. Runs GP-UCB or LDP-TGP-UCB (calibrated constants only); the other
+///     learners are refused, saying why.
 ///
 /// Actions are indices 0..n-1 into the domain: `ask()` returns an int, `tell(action, report)`
-/// takes it back, `recommend()` returns one; `points[action]` is its point.
+/// takes it back, `recommend()` returns one; `points[action]` is its point. With bounds they
+/// are points: `ask()` returns a float64 array of length d within the bounds, `tell(x,
+/// report)` takes the point measured (any point of the box), `recommend()` returns the told
+/// point of best posterior mean; `posterior(x)`, `lengthscales` and `fits` describe the
+/// learner's model.
 ///
 /// Raises
 /// ------
 /// InvalidParameter
 ///     An unknown algorithm (the message lists the names), an invalid setting, or a domain the
-///     learner cannot use.
+///     learner cannot use (an empty, inverted or non-finite box, d above 20, a learner that
+///     cannot run on a box).
 /// InvalidValue, NonFiniteValue
-///     points or covariance are not a 2-D array of finite numbers.
+///     points or covariance are not a 2-D array of finite numbers; bounds are not (d, 2).
 ///
 /// Examples
 /// --------
@@ -182,21 +253,63 @@ fn read_arms(value: &Bound<'_, PyAny>) -> PyResult<usize> {
 /// ...     y = 1 - abs(points[i] - 0.7)            # your measurement (with its noise)
 /// ...     opt.tell(i, dev.report(y, eps=1.0))     # the device's release, never y itself
 /// >>> best = points[opt.recommend()]
+///
+/// Two continuous knobs:
+///
+/// >>> opt = ldp_bo.Optimizer(bounds=[(0.0, 1.0), (-5.0, 5.0)], eps=1.0, horizon=50, seed=3)
+/// >>> dev = ldp_bo.Reporter.for_reports(50, 1.0, bound=1.0, noise_bound=1.0)
+/// >>> x = opt.ask()                            # array([x0, x1]) within the bounds
+/// >>> opt.tell(x, dev.report(0.5, eps=1.0))   # the device's release at x
 #[pyclass(module = "ldp_bo")]
 pub(crate) struct Optimizer {
-    inner: Mutex<ask_tell::Optimizer>,
+    inner: Mutex<Learner>,
     points: Option<Vec<Vec<f64>>>,
+    /// A box's lower and upper bounds.
+    bounds: Option<(Vec<f64>, Vec<f64>)>,
     actions: usize,
     settings: Settings,
 }
 
+/// The Rust learner: over a finite set of actions (indices), or over a box (points).
+enum Learner {
+    Indexed(ask_tell::Optimizer),
+    Box(Box<BoxOptimizer>),
+}
+
+/// What `ask` returns: an index, or a point of a box.
+enum Asked {
+    Index(usize),
+    Point(Vec<f64>),
+}
+
+/// The refusal of an index domain's attribute on a box, or a box's on an index domain.
+fn not_on(this: &str, what: &str) -> PyErr {
+    PyAttributeError::new_err(format!("{what} is not defined on {this}"))
+}
+
 impl Optimizer {
-    fn lock(&self) -> PyResult<MutexGuard<'_, ask_tell::Optimizer>> {
+    fn lock(&self) -> PyResult<MutexGuard<'_, Learner>> {
         self.inner.lock().map_err(|_| {
             LdpError::new_err(
                 "this Optimizer stopped in an internal error and cannot be used: make a new one (and please report it)",
             )
         })
+    }
+
+    /// Runs `f` on the index learner; on a box, an AttributeError naming `what`.
+    fn indexed<T>(&self, what: &str, f: impl FnOnce(&mut ask_tell::Optimizer) -> T) -> PyResult<T> {
+        match &mut *self.lock()? {
+            Learner::Indexed(inner) => Ok(f(inner)),
+            Learner::Box(_) => Err(not_on("a box (its actions are points, not indices)", what)),
+        }
+    }
+
+    /// Runs `f` on the box learner; on an index domain, an AttributeError naming `what`.
+    fn on_box<T>(&self, what: &str, f: impl FnOnce(&mut BoxOptimizer) -> T) -> PyResult<T> {
+        match &mut *self.lock()? {
+            Learner::Box(inner) => Ok(f(inner)),
+            Learner::Indexed(_) => Err(not_on("points, arms or a covariance (only with bounds=)", what)),
+        }
     }
 
     /// `action` as an index of the domain: an int (or numpy integer) in 0..n, not a bool.
@@ -229,8 +342,8 @@ impl Optimizer {
     #[new]
     #[pyo3(signature = (
         points=None, algorithm="ldp-tgp-ucb", *, eps=Some(1.0), bound=1.0, noise_bound=1.0, horizon=1000,
-        constants="calibrated", seed=None, kernel=None, lengthscale=None, arms=None, covariance=None
-    ), text_signature = "(points=None, algorithm='ldp-tgp-ucb', *, eps=1.0, bound=1.0, noise_bound=1.0, horizon=1000, constants='calibrated', seed=None, kernel=None, lengthscale=None, arms=None, covariance=None)")]
+        constants="calibrated", seed=None, kernel=None, lengthscale=None, arms=None, covariance=None, bounds=None
+    ), text_signature = "(points=None, algorithm='ldp-tgp-ucb', *, eps=1.0, bound=1.0, noise_bound=1.0, horizon=1000, constants='calibrated', seed=None, kernel=None, lengthscale=None, arms=None, covariance=None, bounds=None)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         points: Option<&Bound<'_, PyAny>>,
@@ -245,6 +358,7 @@ impl Optimizer {
         lengthscale: Option<f64>,
         arms: Option<&Bound<'_, PyAny>>,
         covariance: Option<&Bound<'_, PyAny>>,
+        bounds: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let seed = match crate::read_seed(seed)? {
             Some(seed) => seed,
@@ -266,13 +380,15 @@ impl Optimizer {
             constants: constants_named(constants)?,
             seed,
         };
-        if (kernel.is_some() || lengthscale.is_some()) && points.is_none() {
+        if (kernel.is_some() || lengthscale.is_some()) && points.is_none() && bounds.is_none() {
             return Err(InvalidParameter::new_err(
                 "invalid setting: kernel and lengthscale make the prior over points: give points, or drop them",
             ));
         }
-        let (domain, rows) = match (points, arms, covariance) {
-            (Some(points), None, None) => {
+        // With eps=None the learners' names have no "LDP-": say so when one is given one.
+        let raw = eps.is_none() && algorithm.trim().to_lowercase().starts_with("ldp-");
+        let (domain, rows, n) = match (points, arms, covariance, bounds) {
+            (Some(points), None, None, None) => {
                 let name = match kernel.map(|k| k.trim().to_lowercase()) {
                     None => KernelName::Se,
                     Some(k) if k == "se" => KernelName::Se,
@@ -300,10 +416,14 @@ impl Optimizer {
                     ));
                 }
                 let kernel = KernelChoice { name, lengthscale };
-                (Domain::Points { points: rows.clone(), kernel }, Some(rows))
+                let n = rows.len();
+                (Domain::Points { points: rows.clone(), kernel }, Some(rows), n)
             }
-            (None, Some(arms), None) => (Domain::Arms(read_arms(arms)?), None),
-            (None, None, Some(covariance)) => {
+            (None, Some(arms), None, None) => {
+                let k = read_arms(arms)?;
+                (Domain::Arms(k), None, k)
+            }
+            (None, None, Some(covariance), None) => {
                 let rows = read_rows(covariance, "covariance", false)?;
                 let (k, cols) = (rows.len(), rows.first().map_or(0, Vec::len));
                 if k != cols {
@@ -311,23 +431,34 @@ impl Optimizer {
                         "covariance must be square (k x k, one row and column per action), got {k} x {cols}"
                     )));
                 }
-                (Domain::Covariance(DMatrix::from_fn(k, k, |i, j| rows[i][j])), None)
+                (Domain::Covariance(DMatrix::from_fn(k, k, |i, j| rows[i][j])), None, k)
+            }
+            (None, None, None, Some(bounds)) => {
+                if kernel.is_some() {
+                    return Err(InvalidParameter::new_err(
+                        "invalid setting: a box's kernel is the squared exponential, its lengthscales fitted to the reports unless lengthscale= fixes them: drop kernel",
+                    ));
+                }
+                let (lower, upper) = read_bounds(bounds)?;
+                let lengthscale = lengthscale.map_or(Lengthscale::Fitted, Lengthscale::Fixed);
+                let options = BoxOptions { lengthscale, ..BoxOptions::default() };
+                let domain = Domain::Box { lower: lower.clone(), upper: upper.clone() };
+                let inner = BoxOptimizer::with_options(algorithm, domain, settings, options).map_err(|e| match e {
+                    BoxError::UnknownLearner { .. } if raw => InvalidParameter::new_err(format!(
+                        "invalid setting: {e} (eps=None: the learners see raw rewards and their names have no LDP-)"
+                    )),
+                    e => box_refused(e),
+                })?;
+                let inner = Mutex::new(Learner::Box(Box::new(inner)));
+                return Ok(Self { inner, points: None, bounds: Some((lower, upper)), actions: 0, settings });
             }
             _ => {
                 return Err(InvalidParameter::new_err(
-                    "invalid setting: give exactly one domain: points (one row per action), arms=k (independent actions) or covariance=K (your prior over the actions)",
+                    "invalid setting: give exactly one domain: points (one row per action), arms=k (independent actions), covariance=K (your prior over the actions) or bounds=[(lower, upper), ...] (a box of continuous knobs)",
                 ));
             }
         };
-        let n = match &domain {
-            Domain::Points { points, .. } => points.len(),
-            Domain::Arms(k) => *k,
-            Domain::Covariance(m) => m.nrows(),
-            // Not built above: a box is driven by `BoxOptimizer`, not yet offered in Python.
-            Domain::Box { .. } => 0,
-        };
         let inner = ask_tell::Optimizer::new(algorithm, domain, settings).map_err(|e| {
-            let raw = eps.is_none() && algorithm.trim().to_lowercase().starts_with("ldp-");
             match e {
                 OptimizerError::UnknownLearner { .. } if raw => InvalidParameter::new_err(format!(
                     "invalid setting: {e} (eps=None: the learners see raw rewards and their names have no LDP-)"
@@ -342,46 +473,86 @@ impl Optimizer {
             }
         })?;
         let actions = inner.pulls().len();
-        Ok(Self { inner: Mutex::new(inner), points: rows, actions, settings })
+        Ok(Self { inner: Mutex::new(Learner::Indexed(inner)), points: rows, bounds: None, actions, settings })
     }
 
     /// The action to measure next: an index into the domain (0 to n-1; `points[i]` is its
-    /// point). Asked again before `tell`, it returns the same action.
-    fn ask(&self, py: Python<'_>) -> PyResult<usize> {
-        py.detach(|| self.lock().map(|mut inner| inner.ask()))
+    /// point), or with bounds a point of the box (a float64 array of length d, within the
+    /// bounds). Asked again before `tell`, it returns the same action.
+    fn ask<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        // The lock is taken and released without the GIL (a thread waiting for it holds none).
+        let asked: PyResult<Asked> = py.detach(|| {
+            Ok(match &mut *self.lock()? {
+                Learner::Indexed(inner) => Asked::Index(inner.ask()),
+                Learner::Box(inner) => Asked::Point(inner.ask()),
+            })
+        });
+        match asked? {
+            Asked::Index(i) => Ok(i.into_pyobject(py)?.into_any()),
+            Asked::Point(x) => Ok(x.into_pyarray(py).into_any()),
+        }
     }
 
     /// Tell the learner the device's release for the action `ask()` returned.
     ///
-    /// `action` is the int `ask()` returned; `report` the device's release at eps for it (a
-    /// float). Raises NotAsked for another action than the one asked for (or before any ask),
-    /// InvalidValue for an action outside the domain or a report that is not a real number,
-    /// NonFiniteValue for a NaN or infinite report; the learner is unchanged then.
+    /// `action` is the int `ask()` returned, or with bounds the point measured (an array or
+    /// sequence of d floats within the bounds, normally the one `ask()` returned); `report` the
+    /// device's release at eps for it (a float). Raises NotAsked for another action than the
+    /// one asked for (or before any ask), InvalidValue for an action outside the domain (a
+    /// point outside the box or of another length) or a report that is not a real number,
+    /// NonFiniteValue for a NaN or infinite report or point; the learner is unchanged then.
     fn tell(&self, py: Python<'_>, action: &Bound<'_, PyAny>, report: &Bound<'_, PyAny>) -> PyResult<()> {
+        if self.bounds.is_some() {
+            let point = read_point(action, "the point")?;
+            let report = crate::real(report, "the report", "nothing was told")?;
+            return py.detach(|| match &mut *self.lock()? {
+                Learner::Box(inner) => inner.tell(&point, report).map_err(box_refused),
+                Learner::Indexed(_) => Err(LdpError::new_err("internal error: a box without its learner")),
+            });
+        }
         let action = self.action(action)?;
         let report = crate::real(report, "the report", "nothing was told")?;
-        py.detach(|| self.lock()?.tell(action, report).map_err(refused))
+        py.detach(|| match &mut *self.lock()? {
+            Learner::Indexed(inner) => inner.tell(action, report).map_err(refused),
+            Learner::Box(_) => Err(LdpError::new_err("internal error: an index domain without its learner")),
+        })
     }
 
     /// The action to recommend now: the most measured one (ties: the higher mean report, then
-    /// the lower index). Action 0 before any report.
-    fn recommend(&self) -> PyResult<usize> {
-        Ok(self.lock()?.recommend())
+    /// the lower index); action 0 before any report. With bounds: the told point of best
+    /// posterior mean (ties: the earliest told), the box's centre before any report.
+    fn recommend<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &*self.lock()? {
+            Learner::Indexed(inner) => Ok(inner.recommend().into_pyobject(py)?.into_any()),
+            Learner::Box(inner) => Ok(inner.recommend().into_pyarray(py).into_any()),
+        }
+    }
+
+    /// With bounds: the posterior (mean, variance) at the point x of the box, of the reports as
+    /// the learner used them (LDP-TGP-UCB: truncated). InvalidValue or NonFiniteValue for a
+    /// point outside the box, of another length or not finite.
+    fn posterior(&self, x: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
+        let point = read_point(x, "the point")?;
+        self.on_box("posterior", |inner| inner.posterior(&point))?.map_err(box_refused)
     }
 
     /// The learner's name, e.g. "LDP-TGP-UCB".
     #[getter]
     fn algorithm(&self) -> PyResult<&'static str> {
-        Ok(self.lock()?.name())
+        Ok(match &*self.lock()? {
+            Learner::Indexed(inner) => inner.name(),
+            Learner::Box(inner) => inner.name(),
+        })
     }
 
-    /// The number of actions n.
+    /// The number of actions n (not defined with bounds: a box has infinitely many).
     #[getter]
-    fn n_actions(&self) -> usize {
-        self.actions
+    fn n_actions(&self) -> PyResult<usize> {
+        self.indexed("n_actions", |_| self.actions)
     }
 
-    /// The actions' points (a copy, shape (n, d)), or None for a domain of arms or a covariance.
+    /// The actions' points (a copy, shape (n, d)), or None for a domain of arms, a covariance
+    /// or a box.
     #[getter]
     fn points<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
         let Some(rows) = &self.points else { return Ok(None) };
@@ -390,31 +561,76 @@ impl Optimizer {
         Ok(Some(array.into_pyarray(py)))
     }
 
-    /// How often each action has been told a report (uint64, length n).
+    /// The box's bounds (a copy, shape (d, 2): lower, upper), or None without bounds.
+    #[getter]
+    fn bounds<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+        let Some((lower, upper)) = &self.bounds else { return Ok(None) };
+        let array =
+            Array2::from_shape_fn((lower.len(), 2), |(i, j)| if j == 0 { lower[i] } else { upper[i] });
+        Ok(Some(array.into_pyarray(py)))
+    }
+
+    /// d, the dimension of the box or of the points; None for arms or a covariance.
+    #[getter]
+    fn dimension(&self) -> Option<usize> {
+        match (&self.bounds, &self.points) {
+            (Some((lower, _)), _) => Some(lower.len()),
+            (None, Some(rows)) => rows.first().map(Vec::len),
+            (None, None) => None,
+        }
+    }
+
+    /// How often each action has been told a report (uint64, length n; not defined with
+    /// bounds).
     #[getter]
     fn pulls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        Ok(PyArray1::from_slice(py, self.lock()?.pulls()))
+        self.indexed("pulls", |inner| PyArray1::from_slice(py, inner.pulls()))
     }
 
     /// The number of reports told so far.
     #[getter]
     fn told(&self) -> PyResult<u64> {
-        Ok(self.lock()?.pulls().iter().sum())
+        Ok(match &*self.lock()? {
+            Learner::Indexed(inner) => inner.pulls().iter().sum(),
+            Learner::Box(inner) => inner.num_reports() as u64,
+        })
+    }
+
+    /// With bounds: the kernel's lengthscales (float64, one a coordinate, in the box's units)
+    /// and its signal scale, as fitted to the reports so far (or as fixed by lengthscale=).
+    #[getter]
+    fn lengthscales<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyArray1<f64>>, f64)> {
+        let (l, s) = self.on_box("lengthscales", |inner| inner.lengthscales())?;
+        Ok((l.into_pyarray(py), s))
+    }
+
+    /// With bounds: how many times the kernel has been fitted (after 16 reports, then at every
+    /// doubling; with a fixed lengthscale, the posterior rebuilt).
+    #[getter]
+    fn fits(&self) -> PyResult<usize> {
+        self.on_box("fits", |inner| inner.fits())
     }
 
     /// The truncation level the learner asks the device to apply before its noise for the
     /// action just asked (LDP-RSE: pass it to `Reporter.report(..., level=...)`), or None for
-    /// the device's clamp to bound + noise_bound.
+    /// the device's clamp to bound + noise_bound (every box learner).
     #[getter]
     fn device_level(&self) -> PyResult<Option<f64>> {
-        Ok(self.lock()?.device_level())
+        Ok(match &*self.lock()? {
+            Learner::Indexed(inner) => inner.device_level(),
+            Learner::Box(_) => None,
+        })
     }
 
     /// The constants the learner derived from the settings, by name (as run.json lists them).
     #[getter]
     fn constants<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let constants = match &*self.lock()? {
+            Learner::Indexed(inner) => inner.constants(),
+            Learner::Box(inner) => inner.constants(),
+        };
         let dict = PyDict::new(py);
-        for (name, value) in self.lock()?.constants() {
+        for (name, value) in constants {
             dict.set_item(name, value)?;
         }
         Ok(dict)
@@ -442,14 +658,20 @@ impl Optimizer {
     }
 
     fn __repr__(&self) -> PyResult<String> {
-        let inner = self.lock()?;
         let eps = self.settings.epsilon.map_or("None".to_string(), |e| format!("{e:?}"));
+        let (name, domain, told) = match &*self.lock()? {
+            Learner::Indexed(inner) => {
+                (inner.name(), format!("{} actions", self.actions), inner.pulls().iter().sum::<u64>())
+            }
+            Learner::Box(inner) => (
+                inner.name(),
+                format!("a box of {} coordinates", inner.dimension()),
+                inner.num_reports() as u64,
+            ),
+        };
         Ok(format!(
-            "Optimizer({:?}, {} actions, eps={eps}, horizon={}, told={})",
-            inner.name(),
-            self.actions,
-            self.settings.horizon,
-            inner.pulls().iter().sum::<u64>()
+            "Optimizer({name:?}, {domain}, eps={eps}, horizon={}, told={told})",
+            self.settings.horizon
         ))
     }
 }
