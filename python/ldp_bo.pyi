@@ -138,12 +138,19 @@ class Optimizer:
         covariance: Optional[npt.ArrayLike] = None,
         bounds: Optional[npt.ArrayLike] = None,
     ) -> "Optimizer": ...
-    def ask(self) -> Union[int, npt.NDArray[np.float64]]:
+    def ask(self, q: Optional[int] = None) -> Union[int, npt.NDArray[np.float64], npt.NDArray[np.int64]]:
         """The action to measure next (an index into the domain; with bounds a point of the
-        box); the same until ``tell``."""
-    def tell(self, action: Union[int, npt.ArrayLike], report: float) -> None:
-        """The device's release for the action ``ask`` returned (with bounds: for the point
-        measured, a point of the box)."""
+        box); the same until ``tell``. With q: q more actions at once (an int64 array; with
+        bounds a (q, d) array), chosen as if the pending ones had been told their posterior
+        mean (GP-BUCB)."""
+    def tell(self, action: Union[int, npt.ArrayLike], report: Union[float, npt.ArrayLike]) -> None:
+        """The device's release for an action asked (with bounds: for the point measured, a
+        point of the box); arrays of actions and reports tell several, in any order."""
+    def forget(self, action: Union[int, npt.ArrayLike]) -> None:
+        """Abandon an action asked whose report will never come (NotAsked if not pending)."""
+    @property
+    def pending(self) -> Union[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The actions asked and not yet told, in the order asked."""
     def recommend(self) -> Union[int, npt.NDArray[np.float64]]:
         """The most measured action (ties: the higher mean report, then the lower index); with
         bounds the told point of best posterior mean."""

@@ -335,10 +335,123 @@ impl Optimizer {
             ))),
         }
     }
+
+    /// `ask(q)`.
+    fn ask_batch<'py>(&self, py: Python<'py>, q: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let q = match q.extract::<usize>() {
+            Ok(n) if n >= 1 && !q.is_instance_of::<PyBool>() => n,
+            _ => {
+                return Err(InvalidParameter::new_err(
+                    "invalid setting: q must be an int >= 1 (the actions to ask at once), or left out for one",
+                ));
+            }
+        };
+        match &mut *self.lock()? {
+            Learner::Indexed(inner) => {
+                let actions: Vec<i64> = inner.ask_batch(q).iter().map(|a| a.action as i64).collect();
+                Ok(actions.into_pyarray(py).into_any())
+            }
+            Learner::Box(inner) => {
+                let points = inner.ask_batch(q);
+                let d = inner.dimension();
+                let array = Array2::from_shape_fn((points.len(), d), |(i, j)| points[i][j]);
+                Ok(array.into_pyarray(py).into_any())
+            }
+        }
+    }
+
+    /// `tell(actions, reports)`: every report and action is read and checked first; a refusal
+    /// by the learner stops at that action, the ones before it told.
+    fn tell_many(
+        &self,
+        py: Python<'_>,
+        actions: &Bound<'_, PyAny>,
+        reports: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let reports = float_array(reports, "the reports", "a 1-D float array, one report per action")?;
+        let ndim: usize = reports.getattr("ndim")?.extract()?;
+        if ndim != 1 {
+            return Err(InvalidValue::new_err(format!(
+                "the reports must be a 1-D array, one per action; they have {ndim} dimensions; nothing was told"
+            )));
+        }
+        let reports: Vec<f64> = reports.extract::<PyReadonlyArray1<'_, f64>>()?.as_array().to_vec();
+        if let Some(i) = reports.iter().position(|r| !r.is_finite()) {
+            return Err(NonFiniteValue::new_err(format!(
+                "report {i} is NaN or infinite: the device must never send one; nothing was told"
+            )));
+        }
+        let mismatch = |n: usize| {
+            InvalidValue::new_err(format!(
+                "{n} actions and {} reports: give one report per action; nothing was told",
+                reports.len()
+            ))
+        };
+        if self.bounds.is_some() {
+            let points = read_rows(actions, "the points", false)?;
+            if points.len() != reports.len() {
+                return Err(mismatch(points.len()));
+            }
+            return py.detach(|| match &mut *self.lock()? {
+                Learner::Box(inner) => {
+                    points.iter().zip(&reports).try_for_each(|(x, &r)| inner.tell(x, r).map_err(box_refused))
+                }
+                Learner::Indexed(_) => Err(LdpError::new_err("internal error: a box without its learner")),
+            });
+        }
+        let items: Vec<Bound<'_, PyAny>> = actions.try_iter()?.collect::<PyResult<_>>()?;
+        let actions: Vec<usize> = items.iter().map(|a| self.action(a)).collect::<PyResult<_>>()?;
+        if actions.len() != reports.len() {
+            return Err(mismatch(actions.len()));
+        }
+        py.detach(|| match &mut *self.lock()? {
+            Learner::Indexed(inner) => {
+                actions.iter().zip(&reports).try_for_each(|(&a, &r)| inner.tell(a, r).map_err(refused))
+            }
+            Learner::Box(_) => Err(LdpError::new_err("internal error: an index domain without its learner")),
+        })
+    }
 }
 
 #[pymethods]
 impl Optimizer {
+    /// Abandon an action asked whose report will never come (the earliest pending one of that
+    /// action; with bounds a point ask() returned): the learner is never told of it. LDP-RSE,
+    /// which needs every measurement of its epoch, asks it again first. Raises NotAsked if it
+    /// is not pending.
+    fn forget(&self, action: &Bound<'_, PyAny>) -> PyResult<()> {
+        if self.bounds.is_some() {
+            let point = read_point(action, "the point")?;
+            return match &mut *self.lock()? {
+                Learner::Box(inner) => inner.forget(&point).map_err(|e| NotAsked::new_err(e.to_string())),
+                Learner::Indexed(_) => Err(LdpError::new_err("internal error: a box without its learner")),
+            };
+        }
+        let action = self.action(action)?;
+        match &mut *self.lock()? {
+            Learner::Indexed(inner) => inner.forget(action).map_err(refused),
+            Learner::Box(_) => Err(LdpError::new_err("internal error: an index domain without its learner")),
+        }
+    }
+
+    /// The actions asked whose reports have not been told, in the order asked (an int64
+    /// array; with bounds a (p, d) float64 array).
+    #[getter]
+    fn pending<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &*self.lock()? {
+            Learner::Indexed(inner) => {
+                let actions: Vec<i64> = inner.pending().iter().map(|&a| a as i64).collect();
+                Ok(actions.into_pyarray(py).into_any())
+            }
+            Learner::Box(inner) => {
+                let points = inner.pending();
+                let d = inner.dimension();
+                let array = Array2::from_shape_fn((points.len(), d), |(i, j)| points[i][j]);
+                Ok(array.into_pyarray(py).into_any())
+            }
+        }
+    }
+
     #[new]
     #[pyo3(signature = (
         points=None, algorithm="ldp-tgp-ucb", *, eps=Some(1.0), bound=1.0, noise_bound=1.0, horizon=1000,
@@ -479,7 +592,18 @@ impl Optimizer {
     /// The action to measure next: an index into the domain (0 to n-1; `points[i]` is its
     /// point), or with bounds a point of the box (a float64 array of length d, within the
     /// bounds). Asked again before `tell`, it returns the same action.
-    fn ask<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    ///
+    /// With q (an int >= 1): q more actions to measure at once, whatever is pending, as an
+    /// int64 array (with bounds a float64 array of shape (q, d)); tell their reports in any
+    /// order as they arrive (`tell(actions, reports)` takes arrays). Each is chosen as if the
+    /// pending ones had been told their posterior mean (GP-BUCB; the K-armed learners count
+    /// pending measurements). LDP-RSE returns fewer at the end of its epoch. q=1 with nothing
+    /// pending is ask()'s action.
+    #[pyo3(signature = (q=None))]
+    fn ask<'py>(&self, py: Python<'py>, q: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(q) = q {
+            return self.ask_batch(py, q);
+        }
         // The lock is taken and released without the GIL (a thread waiting for it holds none).
         let asked: PyResult<Asked> = py.detach(|| {
             Ok(match &mut *self.lock()? {
@@ -493,7 +617,9 @@ impl Optimizer {
         }
     }
 
-    /// Tell the learner the device's release for the action `ask()` returned.
+    /// Tell the learner the device's releases for actions asked: `tell(action, report)` for one,
+    /// `tell(actions, reports)` for several (an int array and a float array of the same
+    /// length; with bounds a (q, d) array of points), in any order.
     ///
     /// `action` is the int `ask()` returned, or with bounds the point measured (an array or
     /// sequence of d floats within the bounds, normally the one `ask()` returned); `report` the
@@ -502,6 +628,20 @@ impl Optimizer {
     /// point outside the box or of another length) or a report that is not a real number,
     /// NonFiniteValue for a NaN or infinite report or point; the learner is unchanged then.
     fn tell(&self, py: Python<'_>, action: &Bound<'_, PyAny>, report: &Bound<'_, PyAny>) -> PyResult<()> {
+        // Several at once: an array of reports with an array of actions (with bounds, a 2-D
+        // array of points). Anything else is one report, refused below if it is not a number.
+        let numpy = py.import("numpy")?;
+        let ndim = |value: &Bound<'_, PyAny>| -> PyResult<usize> {
+            if value.is_instance_of::<pyo3::types::PyFloat>() || value.is_instance_of::<PyInt>() {
+                return Ok(0);
+            }
+            // A ragged or odd object is left to the one-report path's refusal.
+            Ok(numpy.call_method1("ndim", (value,)).and_then(|n| n.extract::<usize>()).unwrap_or(0))
+        };
+        let actions_ndim = if self.bounds.is_some() { 2 } else { 1 };
+        if ndim(report)? >= 1 && ndim(action)? == actions_ndim {
+            return self.tell_many(py, action, report);
+        }
         if self.bounds.is_some() {
             let point = read_point(action, "the point")?;
             let report = crate::real(report, "the report", "nothing was told")?;
