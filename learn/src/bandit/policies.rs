@@ -217,7 +217,7 @@ impl KArmed for DpRobustSe<MAX_ARMS> {
 
 impl KArmed for LdpRobustSe<MAX_ARMS> {
     fn fork(&self) -> Option<Self> {
-        Some(self.clone())
+        Some(*self)
     }
     fn schedule(&self) -> Option<u64> {
         elimination_mark(self.tau(), self.committed())
@@ -313,7 +313,7 @@ impl KArmed for CalibratedDpRobustSe<MAX_ARMS> {
 
 impl KArmed for CalibratedLdpRobustSe<MAX_ARMS> {
     fn fork(&self) -> Option<Self> {
-        Some(self.clone())
+        Some(*self)
     }
     fn schedule(&self) -> Option<u64> {
         elimination_mark(self.tau(), self.committed())
