@@ -87,6 +87,7 @@ use crate::rules::{Public, derive_seed, problem};
 pub mod acquisition;
 pub mod feature_gp;
 pub mod fit;
+pub mod functions;
 
 pub use acquisition::{Pool, Search};
 use feature_gp::{FeatureGp, Hyperparameters};
