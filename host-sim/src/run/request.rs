@@ -92,7 +92,7 @@ pub struct Settled {
 pub enum RequestError {
     /// ε was given to a non-private experiment.
     EpsNonPrivate(&'static str),
-    /// No ε (`--eps none`) for a private experiment other than `custom`.
+    /// No ε (`--eps none`) for a private experiment other than `custom` and the box experiments.
     EpsNone(&'static str),
     /// A prior for an experiment whose prior is its kernel.
     PriorNotTable(&'static str),
@@ -117,7 +117,7 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
     let name = experiment.name;
     let epsilon = match (experiment.epsilon, request.epsilon) {
         (None, Some(_)) => return Err(RequestError::EpsNonPrivate(name)),
-        (Some(_), None) if request.problem.is_none() => {
+        (Some(_), None) if request.problem.is_none() && !matches!(experiment.env, EnvKind::Box) => {
             // Python has no `none`: it always passes the experiment's own ε.
             return Err(RequestError::EpsNone(name));
         }
