@@ -39,20 +39,25 @@ use crate::experiments::definition::{EnvKind, Experiment, listed_epsilon};
 use crate::run::executor::Task;
 use crate::run::results::{AlgorithmResult, with_uniform};
 use crate::run::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
+use ldp_learn::bo::ZHOU_TAN_ALGORITHMS;
 use ldp_learn::domain::functions::TestFunction;
 use ldp_learn::domain::{BoxError, BoxOptimizer};
 use ldp_learn::env::{Noise, SimRng};
 use ldp_learn::optimizer::Settings;
+use ldp_learn::policy::AlgorithmSpec;
 use ldp_link::device::{DeviceError, simulated_reporter};
 
-/// The learners of a box experiment, by the names [`BoxOptimizer`] takes.
-pub const BOX_LEARNERS: [&str; 2] = ["GP-UCB", "TGP-UCB"];
+/// The learners of a box experiment: GP-UCB and (LDP-)TGP-UCB.
+pub const BOX_LEARNERS: [AlgorithmSpec; 2] = [ZHOU_TAN_ALGORITHMS[0], ZHOU_TAN_ALGORITHMS[1]];
 
 /// B of every box experiment: the rewards are rescaled to [−1, 1].
 pub const BOX_BOUND: f64 = 1.0;
 
-/// The reward noise: U[−1, 1] (R = 1), as the finite-set LDP experiments'.
-pub const BOX_NOISE: Noise = Noise::PAPER_LDP;
+/// R of every box experiment.
+pub const BOX_NOISE_BOUND: f64 = 1.0;
+
+/// The reward noise: U[−R, R] = U[−1, 1], as the finite-set LDP experiments'.
+pub const BOX_NOISE: Noise = Noise::Uniform { r: BOX_NOISE_BOUND };
 
 const fn box_experiment(
     name: &'static str,
@@ -171,12 +176,13 @@ impl BoxTask {
         let settings = Settings {
             epsilon: self.config.epsilon.map(Epsilon::get),
             bound: BOX_BOUND,
-            noise_bound: BOX_NOISE.bound().unwrap_or(1.0),
+            noise_bound: BOX_NOISE_BOUND,
             horizon: self.config.horizon,
             constants: self.config.constants,
             seed: derive_seed(trial_seed, learner as u64, 3),
         };
-        BoxOptimizer::new(BOX_LEARNERS[learner % BOX_LEARNERS.len()], self.function.domain(), settings)
+        let spec = BOX_LEARNERS.get(learner).ok_or(RunError::NoSuchJob { trial: 0, learner })?;
+        BoxOptimizer::new(spec.label(self.config.epsilon.is_some()), self.function.domain(), settings)
             .map_err(|e| self.error(learner, e))
     }
 
@@ -196,7 +202,7 @@ impl BoxTask {
         let total = Epsilon::new(eps.get() * self.config.horizon.max(1) as f64).map_err(c)?;
         let config = DeviceConfig {
             b: Bound::new(BOX_BOUND).map_err(c)?,
-            r: Bound::new(BOX_NOISE.bound().unwrap_or(1.0)).map_err(c)?,
+            r: Bound::new(BOX_NOISE_BOUND).map_err(c)?,
             policy: BudgetPolicy::new(eps, total).map_err(c)?,
         };
         let eps = config.policy.per_report_limit();
@@ -209,10 +215,7 @@ impl BoxTask {
 impl Task for BoxTask {
     fn labels(&self) -> Vec<String> {
         let private = self.config.epsilon.is_some();
-        BOX_LEARNERS
-            .iter()
-            .map(|n| if private && *n == "TGP-UCB" { "LDP-TGP-UCB" } else { n }.to_string())
-            .collect()
+        BOX_LEARNERS.iter().map(|a| a.label(private).to_string()).collect()
     }
 
     fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError> {
@@ -258,7 +261,7 @@ impl Task for BoxTask {
                 ("f_star".to_string(), self.best),
                 ("mean_reward_uniform".to_string(), self.mean),
                 ("bound_B".to_string(), BOX_BOUND),
-                ("noise_bound_R".to_string(), BOX_NOISE.bound().unwrap_or(1.0)),
+                ("noise_bound_R".to_string(), BOX_NOISE_BOUND),
             ];
             constants.extend(
                 self.learner(trial0, learner)?.constants().into_iter().map(|(k, v)| (k.to_string(), v)),
