@@ -308,7 +308,7 @@ impl std::fmt::Display for Usage {
             Self::BatchZero => f.write_str("--batch must be at least 1 (the actions a learner asks at once)"),
             Self::BatchOwnTask(name) => write!(
                 f,
-                "--batch applies to experiments run as one learner loop (fig2a–fig3c, the device experiment, custom); {name} runs its own task, one action at a time"
+                "--batch applies to experiments run as one learner loop (fig2a–fig3c, the device experiment, custom, the box experiments); {name} runs its own task, one action at a time"
             ),
             Self::UnboundedPrivate => {
                 f.write_str("a private run needs bounded noise (CTL clamps to B + R): use --noise uniform")

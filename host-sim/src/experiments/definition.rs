@@ -45,6 +45,9 @@ pub enum EnvKind {
     Table,
     /// An environment family defined elsewhere: given the data directory, its per-trial factory.
     Custom(fn(Option<&Path>) -> Result<EnvFactory, EnvError>),
+    /// A continuous box ([`crate::experiments::boxes`]): the experiment's own task holds its
+    /// function; there are no arms. Runs private or, with `--eps none`, non-private.
+    Box,
 }
 
 /// Builds the [`Task`] of an experiment that is not one bandit loop over its environment: a
@@ -83,10 +86,16 @@ impl Experiment {
     pub fn privacy_note(&self, epsilon: Option<Epsilon>) -> String {
         match epsilon {
             None => "non-private".to_string(),
-            Some(_) if self.own_task.is_some() && epsilon == self.epsilon => String::new(),
-            Some(e) if self.own_task.is_some() => format!("eps = {e} only"),
+            // A box experiment's own task is one run at one ε, not a sweep.
+            Some(_) if self.sweeps() && epsilon == self.epsilon => String::new(),
+            Some(e) if self.sweeps() => format!("eps = {e} only"),
             Some(e) => format!("eps = {e}"),
         }
+    }
+
+    /// Whether its own task sweeps a grid of privacy levels (every own task but a box's).
+    fn sweeps(&self) -> bool {
+        self.own_task.is_some() && !matches!(self.env, EnvKind::Box)
     }
 
     /// The settings of a plain `host-sim run <name>`: the experiment's trials, horizon, ε and

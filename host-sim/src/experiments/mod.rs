@@ -23,6 +23,7 @@
 //! Synthetic runs draw a new f for every trial (Zhou & Tan §5.2: hence the wide error bars).
 
 pub mod bandit;
+pub mod boxes;
 pub mod definition;
 pub mod dubey;
 pub mod runner;
@@ -136,6 +137,7 @@ pub fn all() -> impl Iterator<Item = &'static Experiment> {
         .iter()
         .chain(crate::experiments::bandit::BANDIT_EXPERIMENTS.iter())
         .chain(crate::experiments::dubey::DUBEY_EXPERIMENTS.iter())
+        .chain(crate::experiments::boxes::BOX_EXPERIMENTS.iter())
 }
 
 /// The task of a run of `experiment` on `env` (its own, or with another noise): the
@@ -172,6 +174,9 @@ pub fn task(
     Ok(Box::new(Select::new(task, &config.select)?))
 }
 
+/// Why a box experiment has no finite-armed environment.
+const NO_ARMS: &str = "its domain is a continuous box, with no arms for a device to serve";
+
 /// Builds the environment factory; `data` is the directory of the real data sets.
 pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, EnvError> {
     let default = ldp_learn::env::data::default_dir();
@@ -202,6 +207,7 @@ pub fn env_factory(kind: EnvKind, data: Option<&Path>) -> Result<EnvFactory, Env
         EnvKind::Sensor => shared(ldp_learn::env::SensorEnv::new(SENSOR_ARMS, SENSOR_NOISE_BOUND)?),
         EnvKind::Custom(factory) => factory(data)?,
         EnvKind::Table => return Err(EnvError::NoArmsFile),
+        EnvKind::Box => return Err(EnvError::Family(NO_ARMS.into())),
         EnvKind::Stocks => {
             let env = RealData::stocks(need_data("stocks_adjclose.csv")?).map_err(EnvError::RealData)?;
             shared(env)
@@ -230,6 +236,7 @@ pub fn experiment_env(
             return Err(bad("its environment is your own table (run custom), not a device's world"));
         }
         EnvKind::Custom(_) => return Err(bad("its environment belongs to another family")),
+        EnvKind::Box => return Err(bad(NO_ARMS)),
         _ => {}
     }
     let factory = env_factory(experiment.env, data).map_err(MqttError::Environment)?;

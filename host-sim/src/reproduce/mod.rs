@@ -110,7 +110,9 @@ pub fn plan(quick: bool) -> Vec<Planned> {
     for e in experiments::all() {
         let at = |key| Planned::at(key, e.name, e.default_trials, e.default_horizon);
         match e.name {
-            "custom" => {} // the user's data: nothing of a paper's
+            // The user's data, and the box experiments (#36): no paper's claim.
+            "custom" => {}
+            _ if matches!(e.env, EnvKind::Box) => {}
             name if ZHOU_TAN_CALIBRATED.iter().any(|(n, _)| *n == name) => {
                 let table = matches!(e.env, EnvKind::LightSensor | EnvKind::Stocks);
                 planned.push(Planned {

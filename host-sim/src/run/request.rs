@@ -95,7 +95,7 @@ pub struct Settled {
 pub enum RequestError {
     /// ε was given to a non-private experiment.
     EpsNonPrivate(&'static str),
-    /// No ε (`--eps none`) for a private experiment other than `custom`.
+    /// No ε (`--eps none`) for a private experiment other than `custom` and the box experiments.
     EpsNone(&'static str),
     /// A prior for an experiment whose prior is its kernel.
     PriorNotTable(&'static str),
@@ -125,7 +125,7 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
     let name = experiment.name;
     let epsilon = match (experiment.epsilon, request.epsilon) {
         (None, Some(_)) => return Err(RequestError::EpsNonPrivate(name)),
-        (Some(_), None) if request.problem.is_none() => {
+        (Some(_), None) if request.problem.is_none() && !matches!(experiment.env, EnvKind::Box) => {
             // Python has no `none`: it always passes the experiment's own ε.
             return Err(RequestError::EpsNone(name));
         }
@@ -161,7 +161,9 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
     match config.batch {
         0 => return Err(RequestError::BatchZero),
         1 => {}
-        _ if experiment.own_task.is_some() => return Err(RequestError::BatchOwnTask(name)),
+        _ if experiment.own_task.is_some() && !matches!(experiment.env, EnvKind::Box) => {
+            return Err(RequestError::BatchOwnTask(name));
+        }
         _ => {}
     }
     let mut env = experiment.env;

@@ -92,6 +92,7 @@ use crate::rules::{Public, derive_seed, problem};
 pub mod acquisition;
 pub mod feature_gp;
 pub mod fit;
+pub mod functions;
 pub mod points;
 
 pub use acquisition::{Pool, Search};
@@ -627,7 +628,7 @@ fn find_learner(algorithm: &str, private: bool) -> Result<AlgorithmSpec, BoxErro
     match refused {
         Some(spec) => {
             let why = if spec == ZHOU_TAN_ALGORITHMS[2] {
-                "its Nyström dictionary is sampled from a finite set of actions (seed 000 Alg. 3), and a box has none"
+                "its Nyström dictionary is sampled from a finite set of actions (Zhou & Tan Alg. 3), and a box has none"
             } else if spec == ZHOU_TAN_ALGORITHMS[3] {
                 "its median-of-means epochs are implemented over a finite set's posterior (not yet on a box)"
             } else {
