@@ -31,6 +31,9 @@ fn bad_input_gives_a_one_line_error() {
         &["run", "fig2a", "--beta-scale", "-1", "--out", &out],
         &["run", "fig2a", "--batch", "0", "--out", &out],
         &["run", "tao-s1", "--batch", "4", "--out", &out], // a sweep asks one action at a time
+        &["run", "fig2a", "--in-flight", "0", "--out", &out],
+        &["run", "fig2a", "--batch", "2", "--in-flight", "2", "--out", &out],
+        &["run", "box-branin", "--in-flight", "4", "--out", &out],
         &["run", "fig2d", "--device", "qemu", "--out", &out], // non-private: no device to feed
         &["run", "device", "--device", "usb", "--out", &out],
         &["fleet", "bridge", "--broker", "http://x", "--tcp", "127.0.0.1:1"],

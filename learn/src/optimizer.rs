@@ -220,6 +220,10 @@ pub struct Optimizer {
     /// The learner told every pending action (its report, or a stand-in): what chooses the
     /// next action while some are pending. `None` until needed, and after any change.
     shadow: Option<Box<dyn Policy>>,
+    /// The learner chooses by its mean and a copy's variances
+    /// ([`Policy::select_with_variances`]): the copy needs only the points asked, so it is
+    /// kept while reports arrive (rebuilt only when an action is forgotten).
+    variance_shadow: bool,
     pulls: Vec<u64>,
     sums: Vec<f64>,
 }
@@ -353,6 +357,7 @@ impl Optimizer {
             derive_seed(settings.seed, 0, 3),
         );
         Ok(Self {
+            variance_shadow: false,
             policy: Box::new(policy),
             name: spec.label(private),
             pending: std::collections::VecDeque::new(),
@@ -374,6 +379,7 @@ impl Optimizer {
         policy_seed: u64,
     ) -> Result<Self, OptimizerError> {
         let policy = (spec.build)(problem, constants, policy_seed).map_err(OptimizerError::Report)?;
+        let variance_shadow = policy.posterior_variances().is_some();
         let arms = problem.num_arms();
         let private = problem.privacy.is_some() || problem.central_epsilon.is_some();
         Ok(Self {
@@ -381,6 +387,7 @@ impl Optimizer {
             name: spec.label(private),
             pending: std::collections::VecDeque::new(),
             shadow: None,
+            variance_shadow,
             pulls: vec![0; arms],
             sums: vec![0.0; arms],
         })
@@ -448,6 +455,7 @@ impl Optimizer {
         }
         while out.len() < q {
             let (action, level) = if self.pending.is_empty() {
+                self.shadow = None;
                 (self.policy.select(), self.policy.device_level())
             } else {
                 if self.shadow.is_none() {
@@ -457,8 +465,14 @@ impl Optimizer {
                 if shadow.schedule() != self.policy.schedule() {
                     break;
                 }
-                let action = shadow.select();
-                let level = shadow.device_level();
+                let given = match self.variance_shadow {
+                    true => shadow.posterior_variances().and_then(|v| self.policy.select_with_variances(&v)),
+                    false => None,
+                };
+                let (action, level) = match given {
+                    Some(action) => (action, self.policy.device_level()),
+                    None => (shadow.select(), shadow.device_level()),
+                };
                 let y = stand_in(shadow.as_ref(), action, &self.sums, &self.pulls);
                 if shadow.observe(action, y).is_err() && shadow.observe(action, 0.0).is_err() {
                     self.shadow = None;
@@ -508,7 +522,9 @@ impl Optimizer {
                 return Err(OptimizerError::Report(PolicyError::NonFiniteReport));
             }
             self.pending[i].report = Some(report);
-            self.shadow = None;
+            if !self.variance_shadow {
+                self.shadow = None;
+            }
             return Ok(());
         }
         self.policy.observe(action, report).map_err(OptimizerError::Report)?;
@@ -539,9 +555,12 @@ impl Optimizer {
     /// waiting report the learner refuses (it can only be LDP-RSE's, out of its mechanism's
     /// range) is dropped, its action asked again, and the refusal returned.
     fn drain(&mut self) -> Result<(), OptimizerError> {
-        self.shadow = None;
+        if !self.variance_shadow {
+            self.shadow = None;
+        }
         while let Some(&Slot { action, report: Some(report), .. }) = self.pending.front() {
             if let Err(e) = self.policy.observe(action, report) {
+                self.shadow = None;
                 if let Some(front) = self.pending.front_mut() {
                     front.report = None;
                     front.again = true;
@@ -553,6 +572,9 @@ impl Optimizer {
             }
             self.pending.pop_front();
             self.record(action, report);
+        }
+        if self.pending.is_empty() {
+            self.shadow = None;
         }
         Ok(())
     }
@@ -968,5 +990,62 @@ mod tests {
             }
         }
         assert!([6, 7].contains(&opt.recommend()), "{} {:?}", opt.recommend(), opt.pulls());
+    }
+
+    /// GP-BUCB against a naive solve, with reports arriving while others are pending: every
+    /// action asked while some are pending is the argmax of μ_t + β_{t+1} σ, μ_t the posterior
+    /// mean of the t reports received and σ² the posterior variance given every point selected
+    /// (received or pending), both solved afresh from the prior covariance.
+    #[test]
+    fn gp_bucb_matches_a_naive_solve_while_reports_arrive() {
+        let points = line_points(15);
+        let k = gram_matrix(&SquaredExponential::new(0.25).unwrap(), &points).unwrap();
+        let f = |x: f64| 0.6 - (x - 0.3).abs();
+        let settings = Settings { epsilon: None, horizon: 200, noise_bound: 0.5, ..Settings::default() };
+        let mut opt = Optimizer::new("gp-ucb", Domain::Covariance(k.clone()), settings).unwrap();
+        let lambda = opt.constants().iter().find(|c| c.0 == "lambda").unwrap().1;
+        let delta = opt.constants().iter().find(|c| c.0 == "delta").unwrap().1;
+        let mut world = SimRng::seed_from_u64(3);
+        let (mut told, mut ys): (Vec<usize>, Vec<f64>) = (Vec::new(), Vec::new());
+        let mut in_flight: std::collections::VecDeque<usize> =
+            opt.ask_batch(5).iter().map(|x| x.action).collect();
+        let mut checked = 0;
+        for _ in 0..40 {
+            // The oldest report arrives, then one more action is asked.
+            let a = in_flight.pop_front().unwrap();
+            let y = f(points[a][0]) + world.random_range(-0.5..=0.5);
+            opt.tell(a, y).unwrap();
+            told.push(a);
+            ys.push(y);
+            let next = opt.ask_batch(1)[0].action;
+            // Naive: μ from the reports received, σ² given the received and pending points.
+            let solve = |xs: &[usize]| {
+                let n = xs.len();
+                let kxx = DMatrix::from_fn(n, n, |i, j| k[(xs[i], xs[j])]) + DMatrix::identity(n, n) * lambda;
+                kxx.cholesky().unwrap()
+            };
+            let chol = solve(&told);
+            let w = chol.solve(&DVector::from_vec(ys.clone()));
+            let mut selected = told.clone();
+            selected.extend(in_flight.iter().copied());
+            let chol_all = solve(&selected);
+            let t = told.len();
+            let beta = crate::bo::calibrated::beta(15, t + 1, delta);
+            let score = |x: usize| {
+                let mean: f64 = (0..t).map(|i| k[(x, told[i])] * w[i]).sum();
+                let kx = DVector::from_fn(selected.len(), |i, _| k[(x, selected[i])]);
+                let var = (k[(x, x)] - kx.dot(&chol_all.solve(&kx))).max(0.0);
+                mean + beta * var.sqrt()
+            };
+            let best = (0..15).map(score).fold(f64::NEG_INFINITY, f64::max);
+            assert!(
+                (score(next) - best).abs() <= 1e-9 * (1.0 + best.abs()),
+                "action {next}: {} vs {best}",
+                score(next)
+            );
+            in_flight.push_back(next);
+            checked += 1;
+        }
+        assert_eq!(checked, 40);
     }
 }

@@ -183,6 +183,21 @@ pub trait Policy: Send {
     fn fork(&self) -> Option<Box<dyn Policy>> {
         None
     }
+    /// The posterior variance of every arm, for a learner that chooses by its posterior mean
+    /// and variance alone ([`select_with_variances`](Self::select_with_variances)); `None` (the
+    /// default) otherwise.
+    fn posterior_variances(&self) -> Option<DVector<f64>> {
+        None
+    }
+    /// The arm this learner would choose with its own mean and confidence width but the
+    /// variances `variances` (a copy's that was also told the pending actions: GP-BUCB's rule,
+    /// the variance of every selected point with the mean of the reports received); `None`
+    /// (the default) for a learner that does not choose that way. A batch's copy then only
+    /// ever needs the pending points, never the reports: it is kept while reports arrive.
+    fn select_with_variances(&mut self, variances: &DVector<f64>) -> Option<usize> {
+        let _ = variances;
+        None
+    }
     /// For a learner whose actions follow a schedule it fixes from reports (successive
     /// elimination: each epoch plays the surviving arms a set number of times), a number that
     /// changes whenever it takes such a decision (its epoch, and whether it has committed);

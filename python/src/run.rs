@@ -288,7 +288,7 @@ fn request_error(e: RequestError) -> PyErr {
         }
         RequestError::BetaScale(value) => format!("beta_scale must be a finite number >= 0, got {value}"),
         // Not reached: Python's run() has no batch.
-        RequestError::BatchZero | RequestError::BatchOwnTask(_) => {
+        RequestError::BatchZero | RequestError::BatchAndInFlight | RequestError::BatchOwnTask(_) => {
             "batch must be at least 1, on an experiment run as one learner loop".to_string()
         }
         RequestError::UnknownNoise(name) => {

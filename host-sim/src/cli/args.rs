@@ -488,7 +488,7 @@ pub(crate) struct RunArgs {
     pub(crate) experiment: Option<String>,
     /// TOML file with any of these settings as keys (experiment, trials, horizon, eps, seed,
     /// threads, out, data, constants, noise, device, routing, user_budget, beta_scale,
-    /// batch, algorithms, arms, delimiter, label_column, columns, long, minimise, coords, kernel,
+    /// batch, in_flight, algorithms, arms, delimiter, label_column, columns, long, minimise, coords, kernel,
     /// lengthscale, prior, family, bound, noise_bound, moment, noise_moment); unknown keys are
     /// refused.
     #[arg(long)]
@@ -614,6 +614,11 @@ pub(crate) struct RunArgs {
     /// are in (GP-BUCB for the GP learners, pending counts for the K-armed ones) [default: 1].
     #[arg(long)]
     pub(crate) batch: Option<usize>,
+    /// Keep this many queries outstanding: the learner asks whenever fewer are, and is told each
+    /// report as it arrives, oldest first (each chosen as if the outstanding ones had been told
+    /// their posterior mean) [default: 1].
+    #[arg(long)]
+    pub(crate) in_flight: Option<usize>,
     /// Run only shard i of n (0 <= i < n) of the (trial, learner) jobs, e.g. on n machines or as a
     /// Slurm job array (--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT with --array=0-(n-1));
     /// `host-sim merge` combines the shards' --out directories [default --out:
@@ -681,6 +686,7 @@ impl RunArgs {
             user_budget: self.user_budget.or(file.user_budget),
             beta_scale: self.beta_scale.or(file.beta_scale),
             batch: self.batch.or(file.batch),
+            in_flight: self.in_flight.or(file.in_flight),
             format: self.format.or(file.format),
             log_log: self.log_log || file.log_log,
             shard: self.shard,

@@ -163,8 +163,10 @@ pub enum Usage {
     UnknownNoise(String),
     /// `--noise` for a non-synthetic experiment.
     NoiseNotSynthetic(&'static str),
-    /// `--batch 0`.
+    /// `--batch 0` or `--in-flight 0`.
     BatchZero,
+    /// `--batch` and `--in-flight` both above 1.
+    BatchAndInFlight,
     /// `--batch` above 1 for an experiment with its own task.
     BatchOwnTask(&'static str),
     /// A private run with unbounded noise.
@@ -305,10 +307,15 @@ impl std::fmt::Display for Usage {
             Self::NoiseNotSynthetic(name) => {
                 write!(f, "--noise applies to synthetic experiments only, not {name}")
             }
-            Self::BatchZero => f.write_str("--batch must be at least 1 (the actions a learner asks at once)"),
+            Self::BatchZero => f.write_str(
+                "--batch and --in-flight must be at least 1 (the actions a learner asks at once, the queries outstanding)",
+            ),
+            Self::BatchAndInFlight => f.write_str(
+                "--batch and --in-flight are two ways to keep queries outstanding: give one of them",
+            ),
             Self::BatchOwnTask(name) => write!(
                 f,
-                "--batch applies to experiments run as one learner loop (fig2a–fig3c, the device experiment, custom, the box experiments); {name} runs its own task, one action at a time"
+                "--batch and --in-flight apply to experiments run as one learner loop (fig2a–fig3c, the device experiment, custom; --batch also the box experiments); {name} runs its own task, one action at a time"
             ),
             Self::UnboundedPrivate => {
                 f.write_str("a private run needs bounded noise (CTL clamps to B + R): use --noise uniform")

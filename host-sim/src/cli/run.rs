@@ -227,6 +227,7 @@ pub(crate) fn request_error(e: RequestError) -> CliError {
             Usage::Number { flag: "--beta-scale", value, sign: Sign::NonNegative }.into()
         }
         RequestError::BatchZero => Usage::BatchZero.into(),
+        RequestError::BatchAndInFlight => Usage::BatchAndInFlight.into(),
         RequestError::BatchOwnTask(name) => Usage::BatchOwnTask(name).into(),
         RequestError::UnknownNoise(name) => Usage::UnknownNoise(name).into(),
         RequestError::NoiseNotSynthetic(name) => Usage::NoiseNotSynthetic(name).into(),
@@ -281,6 +282,7 @@ pub(crate) fn run_one(
         constants,
         beta_scale: args.beta_scale,
         batch: args.batch,
+        in_flight: args.in_flight,
         prior: args.prior,
         coords: args.coords.is_some(),
         noise: noise_name.as_deref(),

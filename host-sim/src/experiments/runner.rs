@@ -118,6 +118,26 @@ pub fn run_trial_recorded(
     let mut total = 0.0;
     let mut curve = Vec::with_capacity(config.horizon);
     let mut rounds = || {
+        if config.in_flight > 1 {
+            // Up to N queries outstanding; the oldest report arrives, is told, and the next
+            // action is asked.
+            let mut flight = std::collections::VecDeque::with_capacity(config.in_flight);
+            while curve.len() < config.horizon {
+                while flight.len() < config.in_flight && curve.len() + flight.len() < config.horizon {
+                    // Empty only when LDP-RSE's epoch is all outstanding.
+                    let Some(x) = learner.ask_batch(1).pop() else { break };
+                    flight.push_back((
+                        x.action,
+                        device.query(x.action, x.device_level).map_err(RunError::Device)?,
+                    ));
+                }
+                let Some((arm, report)) = flight.pop_front() else { break };
+                learner.tell(arm, report).map_err(learner_error)?;
+                total += best - env.mean(arm);
+                curve.push(total);
+            }
+            return Ok(());
+        }
         // q actions asked, then their q reports told (q = 1: ask, query, tell).
         let q = config.batch.max(1);
         let mut reports = Vec::with_capacity(q.min(config.horizon));

@@ -40,6 +40,8 @@ pub struct RunRequest<'a> {
     pub beta_scale: Option<f64>,
     /// q, the actions a learner asks at once (`None`: one at a time).
     pub batch: Option<usize>,
+    /// N, the queries kept outstanding (`None`: one).
+    pub in_flight: Option<usize>,
     /// The prior over a data table's arms.
     pub prior: Option<Prior>,
     /// Whether the arms' coordinates were given (`custom --coords`: the kernel over them is the
@@ -68,6 +70,7 @@ impl<'a> RunRequest<'a> {
             constants: Constants::Calibrated,
             beta_scale: None,
             batch: None,
+            in_flight: None,
             prior: None,
             coords: false,
             noise: None,
@@ -103,8 +106,10 @@ pub enum RequestError {
     PriorWithCoords,
     /// β's scale is not a finite number ≥ 0.
     BetaScale(f64),
-    /// A batch of no actions.
+    /// A batch of no actions, or no query in flight.
     BatchZero,
+    /// Both a batch and queries in flight.
+    BatchAndInFlight,
     /// A batch for an experiment that is not one learner loop over its environment (a sweep
     /// or full-information experts: its own task asks one action at a time).
     BatchOwnTask(&'static str),
@@ -148,6 +153,7 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
         epsilon,
         beta_scale: request.beta_scale.unwrap_or(defaults.beta_scale),
         batch: request.batch.unwrap_or(1),
+        in_flight: request.in_flight.unwrap_or(1),
         constants: request.constants,
         device: DeviceKind::InProcess,
         algorithms: request.algorithms.unwrap_or_else(|| defaults.algorithms.clone()),
@@ -158,12 +164,13 @@ pub fn settle(request: RunRequest<'_>) -> Result<Settled, RequestError> {
     if !(config.beta_scale.is_finite() && config.beta_scale >= 0.0) {
         return Err(RequestError::BetaScale(config.beta_scale));
     }
-    match config.batch {
-        0 => return Err(RequestError::BatchZero),
-        1 => {}
-        _ if experiment.own_task.is_some() && !matches!(experiment.env, EnvKind::Box) => {
-            return Err(RequestError::BatchOwnTask(name));
-        }
+    match (config.batch, config.in_flight) {
+        (0, _) | (_, 0) => return Err(RequestError::BatchZero),
+        (1, 1) => {}
+        (q, n) if q > 1 && n > 1 => return Err(RequestError::BatchAndInFlight),
+        // A box's task takes batches; queries in flight only the learner loop.
+        (_, 1) if matches!(experiment.env, EnvKind::Box) => {}
+        _ if experiment.own_task.is_some() => return Err(RequestError::BatchOwnTask(name)),
         _ => {}
     }
     let mut env = experiment.env;

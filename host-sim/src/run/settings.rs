@@ -141,6 +141,11 @@ pub struct RunConfig {
     /// not recorded) asks one at a time.
     #[serde(skip_serializing_if = "is_one")]
     pub batch: usize,
+    /// N, the queries kept outstanding (`--in-flight`): the learner asks whenever fewer than N
+    /// are, and is told each report as it arrives, oldest first; 1 (the default, not
+    /// recorded) asks one at a time.
+    #[serde(skip_serializing_if = "is_one")]
+    pub in_flight: usize,
     /// The algorithms to compare.
     pub algorithms: Vec<AlgorithmSpec>,
     /// The device for private runs.
@@ -189,6 +194,7 @@ impl Default for RunConfig {
             beta_scale: 1.0,
             constants: Constants::Calibrated,
             batch: 1,
+            in_flight: 1,
             algorithms: ldp_learn::bo::GP_EXPERIMENT_ALGORITHMS.to_vec(),
             device: DeviceKind::InProcess,
             select: Vec::new(),

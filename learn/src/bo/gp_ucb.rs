@@ -165,6 +165,20 @@ impl Policy for GpUcb {
         Some(self.posterior.means())
     }
 
+    fn posterior_variances(&self) -> Option<DVector<f64>> {
+        Some(self.posterior.variances())
+    }
+
+    /// GP-BUCB: the mean of the reports received, β of the round they make, the variances
+    /// given (those of every point selected).
+    fn select_with_variances(&mut self, variances: &DVector<f64>) -> Option<usize> {
+        if variances.len() != self.posterior.len() {
+            return None;
+        }
+        let beta = self.beta_scale * self.beta(self.posterior.num_observations() + 1);
+        Some(ucb_arm(self.posterior.means(), variances, beta, self.tie_order.as_deref()))
+    }
+
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {
         check_report(arm, self.posterior.len(), report)?;
         // This is round t = (reports so far) + 1; the posterior counts every report (its
