@@ -16,6 +16,11 @@
 //! # Ok::<(), ldp_learn::optimizer::OptimizerError>(())
 //! ```
 //!
+//! Many actions can be in flight: [`Optimizer::ask_batch`] asks q at once, their reports are
+//! told in any order, [`Optimizer::forget`] abandons one (docs/batches.md). Above
+//! [`LARGE_SET`](crate::domain::points::LARGE_SET) points a point set is learned without
+//! |D| × |D| matrices ([`crate::domain::points`]).
+//!
 //! [`Optimizer::new`] derives every constant from public settings only ([`Settings`]: B, R, ε,
 //! T, the constants mode, a seed) and the domain's prior ([`Domain`]); it never needs f. The
 //! reports must be what the device released: the optimiser does not privatise (in a
