@@ -14,6 +14,7 @@ use host_sim::experiments::dubey::{
     table1_comparison,
 };
 use host_sim::experiments::runner::{AlgorithmResult, RunConfig};
+use host_sim::run::executor::Executor;
 use ldp_core::features::FeatureMap;
 use ldp_learn::env::SimRng;
 use ldp_learn::policy::Constants;
@@ -271,6 +272,26 @@ fn the_noise_generator_is_rand_chachas_chacha20_word_for_word() {
                     assert_eq!(a, b, "seed {seed} step {step}");
                 }
             }
+        }
+    }
+}
+
+/// Issue #38: Table 1 shows UCB1 and GP-UCB on the exact posterior beside the QFF learner, on
+/// the same candidates in every trial (their uniform-play reference is the benchmark's own).
+#[test]
+fn table1_shows_ucb1_and_exact_gp_ucb_on_each_benchmark() {
+    let e = experiments::find("dubey-table1").unwrap();
+    let mut c = config(2, 30, 2);
+    c.epsilon = Some(ldp_core::Epsilon::new(10.0).unwrap());
+    let task = (e.own_task.unwrap())(&c).unwrap();
+    let results = Executor::new(&c).results(task.as_ref()).unwrap();
+    for name in ["camel", "styb", "mw"] {
+        let uniform = results.iter().find(|r| r.label == format!("uniform play {name}")).unwrap();
+        for learner in ["UCB1", "GP-UCB", "non-private", "JDP alpha=10"] {
+            let r = results.iter().find(|r| r.label == format!("{name} {learner}")).unwrap();
+            assert_eq!(r.finals.len(), 2, "{}", r.label);
+            assert!(r.finals.iter().all(|f| f.is_finite() && *f >= 0.0), "{}", r.label);
+            assert_eq!(r.uniform_finals, uniform.finals, "{}", r.label);
         }
     }
 }
