@@ -21,7 +21,8 @@
 //! B√(3Λ)`. On the §6.1 environment (B = 1 by construction) JDP learns within T = 1024 and
 //! regret falls steadily as α or β grows. On the benchmarks the width uses B = 1 as §6 states,
 //! although the functions' norms in our feature spaces are 4–11 ([`run::rkhs_norm_estimate`]):
-//! the published setting, whatever it does to the regret (see `docs/results.md`). Local JDP
+//! the published setting, whatever it does to the regret (see `docs/table1.md`: at T = 10⁴ it
+//! leaves the styb and mw learners locked onto wrong candidates in some trials). Local JDP
 //! adds t noise matrices instead of `popcount(t)`, so its shift grows like `√t` (Lemma 6) and
 //! it trails JDP.
 //!
