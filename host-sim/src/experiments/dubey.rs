@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `dubey-alpha` | §6.1, JDP at α ∈ {0.1, 0.5, 1, 10}, β = 0.1, plus non-private (Fig. 1) | T = 1024, 20 trials |
 //! | `dubey-beta` | §6.1, JDP at β ∈ {0.01, 0.1, 0.5, 0.99}, α = 1 (Fig. 2) | T = 1024, 20 trials |
-//! | `dubey-table1` | camel / styb / mw: non-private and JDP at α ∈ {10, 1, 0.1}, β = 0.1 (Table 1) | T = 10 000, 10 trials |
+//! | `dubey-table1` | camel / styb / mw: non-private and JDP at α ∈ {10, 1, 0.1}, β = 0.1 (Table 1), with UCB1 and exact GP-UCB beside ([`TABLE1_BASELINES`]) | T = 10 000, 10 trials |
 //! | `dubey-local` | §6.1: non-private, JDP and local JDP at α ∈ {1, 10}, β = 0.1 | T = 1024, 20 trials |
 //!
 //! Privacy parameters follow the neighbouring family's convention: `--eps` restricts an α
@@ -17,7 +17,8 @@
 //! `--eps` sets α. Seed 003's α, β are our (ε, δ); the confidence parameter ζ is the run's
 //! `delta` (0.1), λ its `lambda` (1). `--constants paper` uses Theorem 1 unscaled with the
 //! features' measured error and the Lemma 3/6 shift; `--beta-scale` multiplies the width.
-//! `dubey-table1` also prints our Table 1 beside the seed's ([`table1_comparison`]).
+//! `dubey-table1` also prints our Table 1 beside the seed's ([`table1_comparison`]); every
+//! choice of its setting, with the paper's sentence behind it, is in `docs/table1.md`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -26,12 +27,14 @@ use ldp_core::Epsilon;
 use rand_core::SeedableRng;
 
 use crate::experiments::definition::{EnvKind, Experiment, listed_epsilon};
+use crate::experiments::runner::run_trial;
 use crate::run::executor::{Executor, Task};
 use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
-use crate::run::settings::{ConfigError, DeviceKind, RunConfig, RunError};
+use crate::run::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
+use ldp_learn::bo::{UCB1, ZHOU_TAN_ALGORITHMS};
 use ldp_learn::env::EnvFactory;
 use ldp_learn::env::{Environment, SimRng};
-use ldp_learn::policy::PolicyError;
+use ldp_learn::policy::{AlgorithmSpec, PolicyError};
 
 pub use ldp_learn::dubey::*;
 
@@ -51,6 +54,10 @@ pub const LISTED_ALPHA: f64 = 1.0;
 /// 0.1; columns camel, styb, mw.
 pub const PAPER_TABLE1: [[f64; 3]; 4] =
     [[519.0, 885.0, 901.0], [775.0, 1667.0, 1558.0], [1029.0, 2680.0, 2883.0], [3324.0, 4493.0, 5002.0]];
+/// The non-private baselines shown beside Table 1's rows on each benchmark, over the same
+/// candidates: UCB1 (ignores the kernel) and GP-UCB on the exact posterior of the learner's
+/// kernel (no features), both non-private, with the run's constants.
+pub const TABLE1_BASELINES: [AlgorithmSpec; 2] = [UCB1, ZHOU_TAN_ALGORITHMS[0]];
 /// The benchmarks of Table 1, in column order.
 pub const TABLE1_BENCHMARKS: [BenchmarkKind; 3] =
     [BenchmarkKind::Camelback, BenchmarkKind::StyblinskiTang, BenchmarkKind::Michalewicz];
@@ -115,7 +122,11 @@ pub fn table1_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
         variants.push(non_private(env, &prefix));
         variants.extend(alphas.iter().map(|&a| jdp(env, &prefix, a, DEFAULT_BETA)));
     }
-    Ok(Box::new(Variants::new(config, variants)?.printing_table1()))
+    let baselines = TABLE1_BENCHMARKS
+        .iter()
+        .flat_map(|&kind| TABLE1_BASELINES.map(|algorithm| Baseline { kind, algorithm }))
+        .collect();
+    Ok(Box::new(Variants::new(config, variants)?.with_baselines(baselines).printing_table1()))
 }
 
 /// `dubey-local`: non-private, and JDP and local JDP at each α of the sweep (β = 0.1), on
@@ -176,6 +187,26 @@ pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: us
                 _ => {
                     let _ = write!(out, " – | {p:.0} | – |");
                 }
+            }
+        }
+        out.push('\n');
+    }
+    for name in TABLE1_BASELINES.map(|a| a.name) {
+        let _ = write!(out, "| {name} (non-private baseline) |");
+        for kind in TABLE1_BENCHMARKS {
+            let label = format!("{} {name}", kind.name());
+            match results.iter().find(|r| r.label == label) {
+                Some(r) if !r.finals.is_empty() => {
+                    let n = r.finals.len() as f64;
+                    let m = r.finals.iter().sum::<f64>() / n;
+                    let sd = if n > 1.0 {
+                        (r.finals.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+                    } else {
+                        0.0
+                    };
+                    let _ = write!(out, " {m:.0} ± {:.0} | – | – |", sd / n.sqrt());
+                }
+                _ => out.push_str(" – | – | – |"),
             }
         }
         out.push('\n');
@@ -264,7 +295,25 @@ pub struct Variants {
     config: RunConfig,
     settings: Settings,
     variants: Vec<Variant>,
+    baselines: Vec<Baseline>,
     table1: bool,
+}
+
+/// A non-private baseline learner of the bandit loop ([`run_trial`]) on a benchmark's
+/// candidates, each trial on the same candidate set as the trial's variants (labelled
+/// `<benchmark> <learner>`, after the variants).
+#[derive(Clone, Copy, Debug)]
+pub struct Baseline {
+    /// The benchmark.
+    pub kind: BenchmarkKind,
+    /// The learner.
+    pub algorithm: AlgorithmSpec,
+}
+
+impl Baseline {
+    fn label(&self) -> String {
+        format!("{} {}", self.kind.name(), self.algorithm.name)
+    }
 }
 
 impl Variants {
@@ -283,7 +332,25 @@ impl Variants {
             constants: config.constants,
             beta_scale: config.beta_scale,
         };
-        Ok(Self { config: config.clone(), settings, variants, table1: false })
+        Ok(Self { config: config.clone(), settings, variants, baselines: Vec::new(), table1: false })
+    }
+
+    /// Adds `baselines` after the variants.
+    pub fn with_baselines(mut self, baselines: Vec<Baseline>) -> Self {
+        self.baselines = baselines;
+        self
+    }
+
+    /// One trial of a baseline: the bandit loop, non-private, on the benchmark instance of the
+    /// trial's variants ([`JobSeeds::env`]).
+    fn baseline_job(&self, trial: usize, index: usize, baseline: &Baseline) -> Result<Vec<f64>, RunError> {
+        let seeds = JobSeeds::new(self.config.seed, trial, index);
+        let env = Benchmark::new(baseline.kind, &mut SimRng::seed_from_u64(seeds.env))
+            .map_err(|e| into_run_error(DubeyError::Env(e), &baseline.label()))?;
+        let config =
+            RunConfig { epsilon: None, central: true, algorithms: Vec::new(), ..self.config.clone() };
+        let trial_seed = derive_seed(self.config.seed, trial as u64, 0);
+        run_trial(&env, &baseline.algorithm, &config, trial_seed, index as u64)
     }
 
     /// Prints [`table1_comparison`] to stderr when the run finishes.
@@ -295,22 +362,38 @@ impl Variants {
 
 impl Task for Variants {
     fn labels(&self) -> Vec<String> {
-        self.variants.iter().map(|v| v.label.clone()).collect()
+        self.variants
+            .iter()
+            .map(|v| v.label.clone())
+            .chain(self.baselines.iter().map(Baseline::label))
+            .collect()
     }
 
     fn job(&self, trial: usize, v: usize) -> Result<Vec<f64>, RunError> {
-        let variant = &self.variants[v];
-        run_variant(variant, &self.settings, JobSeeds::new(self.config.seed, trial, v))
-            .map_err(|e| into_run_error(e, &variant.label))
+        match self.variants.get(v) {
+            Some(variant) => run_variant(variant, &self.settings, JobSeeds::new(self.config.seed, trial, v))
+                .map_err(|e| into_run_error(e, &variant.label)),
+            None => match self.baselines.get(v.saturating_sub(self.variants.len())) {
+                Some(baseline) => self.baseline_job(trial, v, baseline),
+                None => Err(RunError::NoSuchJob { trial, learner: v }),
+            },
+        }
     }
 
     /// One uniform-play row per environment, in order of first use.
     fn finish(&self, mut results: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
-        let (config, variants) = (&self.config, &self.variants);
+        let config = &self.config;
+        // The environment of every row, variants then baselines.
+        let row_envs: Vec<EnvChoice> = self
+            .variants
+            .iter()
+            .map(|v| v.env)
+            .chain(self.baselines.iter().map(|b| EnvChoice::Benchmark(b.kind)))
+            .collect();
         let mut envs: Vec<EnvChoice> = Vec::new();
-        for v in variants {
-            if !envs.contains(&v.env) {
-                envs.push(v.env);
+        for &env in &row_envs {
+            if !envs.contains(&env) {
+                envs.push(env);
             }
         }
         for &env in &envs {
@@ -326,8 +409,8 @@ impl Task for Variants {
             let mut reference = aggregate(label, &curves, 0.0);
             reference.reference = true;
             reference.uniform_finals = reference.finals.clone();
-            for (r, v) in results.iter_mut().zip(variants) {
-                if v.env == env {
+            for (r, row_env) in results.iter_mut().zip(&row_envs) {
+                if *row_env == env {
                     r.uniform_finals = reference.finals.clone();
                 }
             }

@@ -439,6 +439,39 @@ mod tests {
         }
     }
 
+    /// Issue #38: Table 1's twelve cells are each compared with the paper's, and "a consistent
+    /// increase in regret as α is reduced" is judged at each step (non-private → α = 10 → α = 1
+    /// → α = 0.1), so one step that goes the wrong way is seen even when the ends are apart.
+    #[test]
+    fn table1_judges_all_twelve_cells_and_each_alpha_step() {
+        // camel: 100 → 300 → 200 → 900: the ends are apart, the step α = 10 → 1 falls.
+        let finals = [[100.0, 110.0], [300.0, 310.0], [200.0, 210.0], [900.0, 910.0]];
+        let mut rows = Vec::new();
+        for kind in TABLE1_BENCHMARKS {
+            for (row, label) in ["non-private".to_string()]
+                .into_iter()
+                .chain(TABLE1_ALPHAS.iter().map(|a| format!("JDP alpha={a}")))
+                .enumerate()
+            {
+                rows.push(fake_u(&format!("{} {label}", kind.name()), &finals[row], 0.0));
+            }
+        }
+        let mut full = outcome("dubey-table1", "dubey-table1", 10_000, rows);
+        full.planned.trials = 10;
+        let verdicts = claims(&[full]);
+        let cells: Vec<&Verdict> =
+            verdicts.iter().filter(|v| v.claim.contains("within 2× of the paper's")).collect();
+        assert_eq!(cells.len(), 12);
+        let step = |from: &str, to: &str| {
+            verdict(&verdicts, "dubey-table1", &format!("camel: regret rises from {from} to {to}")).holds
+        };
+        assert_eq!(step("non-private", "JDP alpha=10"), Some(true));
+        assert_eq!(step("JDP alpha=10", "JDP alpha=1"), Some(false));
+        assert_eq!(step("JDP alpha=1", "JDP alpha=0.1"), Some(true));
+        // Non-private camel at 105 against the paper's 519: not within 2×.
+        assert_eq!(verdict(&verdicts, "dubey-table1", "camel non-private within 2×").holds, Some(false));
+    }
+
     /// Issue #26, point 4: Table 1's "within 2×" is judged at the paper's T and trials only.
     #[test]
     fn table1_within_2x_only_at_the_papers_horizon() {
@@ -476,6 +509,6 @@ mod tests {
         let verdicts = claims(&[full]);
         let v = verdict(&verdicts, "dubey-table1", "mw JDP alpha=10 within 2×");
         assert_eq!(v.holds, Some(false), "{v:?}");
-        assert_eq!(diagnosis(v).map(|d| d.cause), Some(Cause::PaperConstants), "{v:?}");
+        assert_eq!(diagnosis(v).map(|d| d.cause), Some(Cause::Constant), "{v:?}");
     }
 }

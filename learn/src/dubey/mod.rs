@@ -17,11 +17,12 @@
 //! # What limits the private runs
 //!
 //! The privacy noise lives on an `(F+1) × (F+1)` matrix, so Lemma 3's shift `2Λ` grows like
-//! `σ√F` (hundreds to thousands at F = 64–144), and Theorem 1's width carries `B√λ_max ≈
+//! `σ√F` (hundreds to thousands at F = 64–260), and Theorem 1's width carries `B√λ_max ≈
 //! B√(3Λ)`. On the §6.1 environment (B = 1 by construction) JDP learns within T = 1024 and
 //! regret falls steadily as α or β grows. On the benchmarks the width uses B = 1 as §6 states,
-//! although the functions' norms in our feature spaces are 4–10 ([`run::rkhs_norm_estimate`]):
-//! the published setting, whatever it does to the regret (see `docs/results.md`). Local JDP
+//! although the functions' norms in our feature spaces are 4–11 ([`run::rkhs_norm_estimate`]):
+//! the published setting, whatever it does to the regret (see `docs/table1.md`: at T = 10⁴ it
+//! leaves the styb and mw learners locked onto wrong candidates in some trials). Local JDP
 //! adds t noise matrices instead of `popcount(t)`, so its shift grows like `√t` (Lemma 6) and
 //! it trails JDP.
 //!

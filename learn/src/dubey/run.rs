@@ -30,13 +30,29 @@ pub type RkhsFeatures = Qff<2, 6, 144>;
 /// QFF of `camel`: 2-D, 4 frequencies per coordinate, F = 64; measured error ≈ 5.4e-3 at
 /// l = 0.35.
 pub type CamelFeatures = Qff<2, 4, 64>;
-/// Additive QFF of `styb`: 20 one-coordinate blocks of 3 frequencies, F = 120 (frequencies up
-/// to 11 rad per unit: enough for the two wells of each coordinate); measured error ≈ 0.2 at
-/// l = 0.3, i.e. the learner's kernel is the features' own.
-pub type StybFeatures = AdditiveQff<20, 20, 1, 3, 120>;
-/// Additive QFF of `mw`: 10 one-coordinate blocks of 6 frequencies, F = 120; measured error
-/// ≈ 0.1 at l = 0.2 (Michalewicz's ridges are far narrower than any affordable lengthscale).
-pub type MwFeatures = AdditiveQff<10, 10, 1, 6, 120>;
+/// Additive QFF of `styb`: 20 one-coordinate blocks of 6 frequencies (a 12-node rule), F = 240.
+/// Dubey's Remark 2 asks for more nodes per coordinate than `ν⁻²` (`1/0.3² ≈ 11.1` at our
+/// l = 0.3) for the error of Theorem 2 to decay: 12 is the smallest even count above it
+/// ([`remark2_nodes`]). Measured error ([`measured_error`]) ≈ 1.9e-4. (Before issue #38: 3
+/// frequencies, a 6-node rule, F = 120, measured error 0.2, which left the learner with
+/// linear regret, see `docs/table1.md`.)
+pub type StybFeatures = AdditiveQff<20, 20, 1, 6, 240>;
+/// Additive QFF of `mw`: 10 one-coordinate blocks of 13 frequencies (a 26-node rule), F = 260:
+/// Remark 2's `ν⁻² = 1/0.2² = 25` nodes per coordinate, exceeded ([`remark2_nodes`]).
+/// Measured error ≈ 2.4e-8. (Before issue #38: 6 frequencies, F = 120, error 0.1.)
+pub type MwFeatures = AdditiveQff<10, 10, 1, 13, 260>;
+
+/// The smallest even number of quadrature nodes per coordinate above `1/l²` (Dubey, Remark 2:
+/// "we can simply select m > ν⁻² to ensure decay", ν the smallest lengthscale on the unit
+/// cube); even because our rule merges each `±s` pair into one frequency (`ldp_core::features`).
+pub fn remark2_nodes(lengthscale: f64) -> usize {
+    let bound = 1.0 / (lengthscale * lengthscale);
+    let mut nodes = 2;
+    while (nodes as f64) <= bound {
+        nodes += 2;
+    }
+    nodes
+}
 
 /// Ridge of [`rkhs_norm_estimate`].
 pub const NORM_ESTIMATE_RIDGE: f64 = 0.1;
@@ -45,7 +61,7 @@ pub const NORM_ESTIMATE_RIDGE: f64 = 0.1;
 /// [`NORM_ESTIMATE_RIDGE`]) of the true means in the learner's feature space — the norm of
 /// Lemma 1's proximal function μ̂, which Theorem 1 assumes known. Seed 003's own environment
 /// has B = 1 by construction; the benchmarks, normalised to [−1, 1], have ‖θ̂‖ ≈ 4 (camel),
-/// 4–6 (mw) and 7–10 (styb) in our feature spaces. The learner uses B = 1 as §6 states (an
+/// 4–6 (mw) and 7–11 (styb) in our feature spaces. The learner uses B = 1 as §6 states (an
 /// earlier version used this estimate, an oracle the paper does not give). (A smaller ridge
 /// interpolates the features' misfit and inflates the norm; a larger one shrinks it.)
 pub fn rkhs_norm_estimate<const D: usize, const F: usize, M: FeatureMap<D, F>>(
