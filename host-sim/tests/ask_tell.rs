@@ -6,7 +6,7 @@ use host_sim::experiments::runner::{RunConfig, derive_seed, run_trial};
 use ldp_learn::env::{Environment, Noise, Objective};
 use ldp_learn::gp::SquaredExponential;
 use ldp_learn::optimizer::{Domain, Optimizer, Settings, learners};
-use ldp_learn::policy::Constants;
+use ldp_learn::policy::{AlgorithmSpec, Constants};
 use ldp_link::device::{Device, InProcessDevice};
 
 fn env() -> Objective {
@@ -16,32 +16,48 @@ fn env() -> Objective {
     Objective::new("line", points, f, &kernel, Noise::uniform(0.5).unwrap()).unwrap()
 }
 
+/// The loop's run of `spec` on `env` under `config` (ε = 1, trial seed `seed`), and the same
+/// learner and in-process device for driving them by hand.
+fn by_hand<'a>(
+    env: &'a Objective,
+    spec: AlgorithmSpec,
+    config: &RunConfig,
+    seed: u64,
+) -> (Vec<f64>, Optimizer, InProcessDevice<'a>) {
+    let looped = run_trial(env, &spec, config, seed, 0).unwrap();
+    let bounds = env.bounds();
+    let settings = Settings {
+        epsilon: Some(1.0),
+        bound: bounds.b,
+        noise_bound: bounds.r.unwrap(),
+        horizon: config.horizon,
+        constants: Constants::Calibrated,
+        seed,
+    };
+    let domain = Domain::Covariance(env.prior_covariance().clone());
+    let opt = Optimizer::with_spec(spec, domain, settings).unwrap();
+    let eps = config.local_epsilon().unwrap();
+    let device =
+        InProcessDevice::new(env, eps, config.horizon, derive_seed(seed, 0, 1), derive_seed(seed, 0, 2))
+            .unwrap();
+    (looped, opt, device)
+}
+
+/// ε = 1 runs of `horizon` rounds.
+fn private(horizon: usize) -> RunConfig {
+    RunConfig {
+        horizon,
+        epsilon: Some(ldp_core::Epsilon::new(1.0).unwrap()),
+        prior: None,
+        ..RunConfig::default()
+    }
+}
+
 #[test]
 fn ask_tell_equals_the_bandit_loop() {
     let env = env();
-    let bounds = env.bounds();
-    let seed = 41;
     for spec in learners() {
-        let config = RunConfig {
-            horizon: 60,
-            epsilon: Some(ldp_core::Epsilon::new(1.0).unwrap()),
-            prior: None,
-            ..RunConfig::default()
-        };
-        let looped = run_trial(&env, &spec, &config, seed, 0).unwrap();
-        let settings = Settings {
-            epsilon: Some(1.0),
-            bound: bounds.b,
-            noise_bound: bounds.r.unwrap(),
-            horizon: 60,
-            constants: Constants::Calibrated,
-            seed,
-        };
-        let domain = Domain::Covariance(env.prior_covariance().clone());
-        let mut opt = Optimizer::with_spec(spec, domain, settings).unwrap();
-        let eps = config.local_epsilon().unwrap();
-        let mut device =
-            InProcessDevice::new(&env, eps, 60, derive_seed(seed, 0, 1), derive_seed(seed, 0, 2)).unwrap();
+        let (looped, mut opt, mut device) = by_hand(&env, spec, &private(60), 41);
         let (mut total, mut curve) = (0.0, Vec::new());
         for _ in 0..60 {
             let arm = opt.ask();
@@ -61,33 +77,11 @@ fn ask_tell_equals_the_bandit_loop() {
 #[test]
 fn a_batch_run_is_ask_batch_then_tell() {
     let env = env();
-    let bounds = env.bounds();
-    let seed = 43;
     let (horizon, q) = (60, 7);
     for spec in learners() {
-        let config = RunConfig {
-            horizon,
-            batch: q,
-            epsilon: Some(ldp_core::Epsilon::new(1.0).unwrap()),
-            prior: None,
-            ..RunConfig::default()
-        };
-        let looped = run_trial(&env, &spec, &config, seed, 0).unwrap();
-        let sequential = run_trial(&env, &spec, &RunConfig { batch: 1, ..config.clone() }, seed, 0).unwrap();
-        let settings = Settings {
-            epsilon: Some(1.0),
-            bound: bounds.b,
-            noise_bound: bounds.r.unwrap(),
-            horizon,
-            constants: Constants::Calibrated,
-            seed,
-        };
-        let domain = Domain::Covariance(env.prior_covariance().clone());
-        let mut opt = Optimizer::with_spec(spec, domain, settings).unwrap();
-        let eps = config.local_epsilon().unwrap();
-        let mut device =
-            InProcessDevice::new(&env, eps, horizon, derive_seed(seed, 0, 1), derive_seed(seed, 0, 2))
-                .unwrap();
+        let config = RunConfig { batch: q, ..private(horizon) };
+        let (looped, mut opt, mut device) = by_hand(&env, spec, &config, 43);
+        let sequential = run_trial(&env, &spec, &private(horizon), 43, 0).unwrap();
         let (mut total, mut curve) = (0.0, Vec::new());
         while curve.len() < horizon {
             let asked = opt.ask_batch(q.min(horizon - curve.len()));
@@ -114,32 +108,10 @@ fn a_batch_run_is_ask_batch_then_tell() {
 #[test]
 fn an_in_flight_run_tells_the_oldest_report_before_each_ask() {
     let env = env();
-    let bounds = env.bounds();
-    let seed = 44;
     let (horizon, n) = (60, 5);
     for spec in learners() {
-        let config = RunConfig {
-            horizon,
-            in_flight: n,
-            epsilon: Some(ldp_core::Epsilon::new(1.0).unwrap()),
-            prior: None,
-            ..RunConfig::default()
-        };
-        let looped = run_trial(&env, &spec, &config, seed, 0).unwrap();
-        let settings = Settings {
-            epsilon: Some(1.0),
-            bound: bounds.b,
-            noise_bound: bounds.r.unwrap(),
-            horizon,
-            constants: Constants::Calibrated,
-            seed,
-        };
-        let domain = Domain::Covariance(env.prior_covariance().clone());
-        let mut opt = Optimizer::with_spec(spec, domain, settings).unwrap();
-        let eps = config.local_epsilon().unwrap();
-        let mut device =
-            InProcessDevice::new(&env, eps, horizon, derive_seed(seed, 0, 1), derive_seed(seed, 0, 2))
-                .unwrap();
+        let config = RunConfig { in_flight: n, ..private(horizon) };
+        let (looped, mut opt, mut device) = by_hand(&env, spec, &config, 44);
         let (mut total, mut curve) = (0.0, Vec::new());
         let mut flight = std::collections::VecDeque::new();
         while curve.len() < horizon {

@@ -161,6 +161,15 @@ pub fn monotone_in_alpha(results: &[AlgorithmResult], name: &str) -> Option<bool
     Some(rows.windows(2).all(|w| w[0] <= w[1]))
 }
 
+/// The mean of `finals` and its standard error (0 for one trial).
+fn mean_se(finals: &[f64]) -> (f64, f64) {
+    let n = finals.len() as f64;
+    let m = finals.iter().sum::<f64>() / n;
+    let sd =
+        if n > 1.0 { (finals.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
+    (m, sd / n.sqrt())
+}
+
 /// Our Table 1 beside Dubey's, as Markdown: mean final cumulative regret (± standard
 /// error) per benchmark and privacy level, and whether each column is monotone in α.
 pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: usize) -> String {
@@ -175,14 +184,8 @@ pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: us
             let label = format!("{} {row}", kind.name());
             match results.iter().find(|r| r.label == label) {
                 Some(r) if !r.finals.is_empty() => {
-                    let n = r.finals.len() as f64;
-                    let m = r.finals.iter().sum::<f64>() / n;
-                    let sd = if n > 1.0 {
-                        (r.finals.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-                    } else {
-                        0.0
-                    };
-                    let _ = write!(out, " {m:.0} ± {:.0} | {p:.0} | {:.2} |", sd / n.sqrt(), m / p);
+                    let (m, se) = mean_se(&r.finals);
+                    let _ = write!(out, " {m:.0} ± {se:.0} | {p:.0} | {:.2} |", m / p);
                 }
                 _ => {
                     let _ = write!(out, " – | {p:.0} | – |");
@@ -197,14 +200,8 @@ pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: us
             let label = format!("{} {name}", kind.name());
             match results.iter().find(|r| r.label == label) {
                 Some(r) if !r.finals.is_empty() => {
-                    let n = r.finals.len() as f64;
-                    let m = r.finals.iter().sum::<f64>() / n;
-                    let sd = if n > 1.0 {
-                        (r.finals.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-                    } else {
-                        0.0
-                    };
-                    let _ = write!(out, " {m:.0} ± {:.0} | – | – |", sd / n.sqrt());
+                    let (m, se) = mean_se(&r.finals);
+                    let _ = write!(out, " {m:.0} ± {se:.0} | – | – |");
                 }
                 _ => out.push_str(" – | – | – |"),
             }
