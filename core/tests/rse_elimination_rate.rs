@@ -9,7 +9,7 @@
 //! which κ·err_τ < Δ.
 //!
 //! Under LDP, err_τ ∝ D_τ and R_τ ∝ D_τ^{−2(1+v)/v}, so N(Δ) grows as Δ^{−2(1+v)/v} (times
-//! a log factor): elimination needs D_τ ≤ Δ. Seed 004's Lemma 13 takes the first τ with
+//! a log factor): elimination needs D_τ ≤ Δ. Tao et al.'s Lemma 13 takes the first τ with
 //! D_τ² ≤ Δ, which gives Δ^{−(1+v)/v}, and Theorem 7's rate follows from that step; Zhou &
 //! Zhang (NeurIPS 2024, "Locally Private and Robust Multi-Armed Bandits") identify the flaw,
 //! and the corrected instance-independent rate is Õ((K/ε²)^{v/(2(1+v))} T^{(2+v)/(2(1+v))}).

@@ -133,6 +133,73 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// B, R and T checked, in the user's words; `over` names what B bounds f over ("the
+    /// actions", "the box").
+    pub(crate) fn check(&self, over: &str) -> Result<(), String> {
+        let (b, r) = (self.bound, self.noise_bound);
+        if !(b.is_finite() && b > 0.0) {
+            return Err(format!("the bound B must be a positive number (a bound on |f| over {over})"));
+        }
+        if !(r.is_finite() && r >= 0.0) {
+            return Err("the noise bound R must be zero or a positive number (a bound on |y − f|)".into());
+        }
+        if self.horizon == 0 {
+            return Err("the horizon T must be at least 1 (the number of reports you will tell)".into());
+        }
+        Ok(())
+    }
+
+    /// ε of the reports as the mechanism's type, or what is wrong with it.
+    pub(crate) fn report_epsilon(&self) -> Result<Option<ldp_core::Epsilon>, String> {
+        self.epsilon
+            .map(|e| {
+                ldp_core::Epsilon::new(e).map_err(|_| {
+                    "epsilon must be a positive finite number (the ε of every report), or None for raw rewards"
+                        .to_string()
+                })
+            })
+            .transpose()
+    }
+}
+
+/// The constants of a learner that keeps no prior over its domain (a box, a large point set),
+/// from the public settings alone: a 1 × 1 prior gives them, since none depends on the domain.
+pub(crate) struct DomainFree {
+    /// λ, kept away from 0 (noiseless raw rewards: R = 0, no ε) so that A ⪰ λI stays invertible.
+    pub lambda: f64,
+    /// δ of β.
+    pub delta: f64,
+    /// β's multiplier.
+    pub beta_scale: f64,
+    /// TGP-UCB's truncation levels, as the finite-set learner derives them; `None` for GP-UCB.
+    pub levels: Option<crate::bo::gp_ucb::GpUcb>,
+}
+
+/// [`DomainFree`] for `spec` (GP-UCB or (LDP-)TGP-UCB) under `settings` and the checked ε.
+pub(crate) fn domain_free(
+    spec: AlgorithmSpec,
+    settings: &Settings,
+    epsilon: Option<ldp_core::Epsilon>,
+) -> Result<DomainFree, String> {
+    let (b, r) = (settings.bound, settings.noise_bound);
+    let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
+    let public =
+        Public { report_epsilon: epsilon, constants: settings.constants, ..Public::new(settings.horizon) };
+    let problem = problem(DMatrix::identity(1, 1), bounds, &public).map_err(|e| e.to_string())?;
+    let levels = if spec == crate::bo::ZHOU_TAN_ALGORITHMS[1] {
+        Some(crate::bo::gp_ucb::GpUcb::tgp_ucb(&problem, settings.constants).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    Ok(DomainFree {
+        lambda: problem.lambda.max(1e-6 * b * b),
+        delta: problem.delta,
+        beta_scale: problem.beta_scale,
+        levels,
+    })
+}
+
 /// What [`Optimizer`] refuses, in the user's words.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OptimizerError {
@@ -255,23 +322,9 @@ impl Optimizer {
         domain: Domain,
         settings: Settings,
     ) -> Result<Self, OptimizerError> {
-        let setting = |what: &str| OptimizerError::Setting(what.to_string());
+        settings.check("the actions").map_err(OptimizerError::Setting)?;
+        let epsilon = settings.report_epsilon().map_err(OptimizerError::Setting)?;
         let (b, r) = (settings.bound, settings.noise_bound);
-        if !(b.is_finite() && b > 0.0) {
-            return Err(setting("the bound B must be a positive number (a bound on |f| over the actions)"));
-        }
-        if !(r.is_finite() && r >= 0.0) {
-            return Err(setting("the noise bound R must be zero or a positive number (a bound on |y − f|)"));
-        }
-        if settings.horizon == 0 {
-            return Err(setting("the horizon T must be at least 1 (the number of reports you will tell)"));
-        }
-        let epsilon = match settings.epsilon {
-            None => None,
-            Some(e) => Some(ldp_core::Epsilon::new(e).map_err(|_| {
-                setting("epsilon must be a positive finite number (the ε of every report), or None for raw rewards")
-            })?),
-        };
         if let Domain::Points { points, kernel } = &domain
             && points.len() > crate::domain::points::LARGE_SET
         {
@@ -333,31 +386,14 @@ impl Optimizer {
             )));
         }
         crate::domain::points::check_points(points).map_err(setting)?;
-        let (b, r) = (settings.bound, settings.noise_bound);
-        let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
-        let public = Public {
-            report_epsilon: epsilon,
-            constants: settings.constants,
-            ..Public::new(settings.horizon)
-        };
-        // λ, δ and the levels do not depend on the domain: a 1 × 1 prior gives them.
-        let problem =
-            problem(DMatrix::identity(1, 1), bounds, &public).map_err(|e| setting(e.to_string()))?;
-        let levels = if spec == ZHOU_TAN_ALGORITHMS[1] {
-            Some(
-                crate::bo::gp_ucb::GpUcb::tgp_ucb(&problem, settings.constants)
-                    .map_err(OptimizerError::Report)?,
-            )
-        } else {
-            None
-        };
+        let constants = domain_free(spec, &settings, epsilon).map_err(setting)?;
         let policy = crate::domain::points::PointSetGp::new(
             points,
-            problem.lambda.max(1e-6 * b * b),
-            problem.delta,
-            b,
-            problem.beta_scale,
-            levels,
+            constants.lambda,
+            constants.delta,
+            settings.bound,
+            constants.beta_scale,
+            constants.levels,
             kernel.lengthscale,
             derive_seed(settings.seed, 0, 3),
         );
@@ -517,10 +553,7 @@ impl Optimizer {
     /// [`ask_batch`](Self::ask_batch); the earliest pending one of that action). A refused
     /// report changes nothing.
     pub fn tell(&mut self, action: usize, report: f64) -> Result<(), OptimizerError> {
-        let Some(i) = self.pending.iter().position(|s| s.action == action && s.report.is_none()) else {
-            let asked = self.pending.iter().find(|s| s.report.is_none()).map(|s| s.action);
-            return Err(OptimizerError::NotAsked { told: action, asked });
-        };
+        let i = self.pending_slot(action)?;
         if i > 0 {
             // It waits for the actions asked before it; the learner checks it then.
             if !report.is_finite() {
@@ -543,10 +576,7 @@ impl Optimizer {
     /// (LDP-RSE) needs that measurement: the action is asked again, first, by the next
     /// [`ask`](Self::ask) or [`ask_batch`](Self::ask_batch).
     pub fn forget(&mut self, action: usize) -> Result<(), OptimizerError> {
-        let Some(i) = self.pending.iter().position(|s| s.action == action && s.report.is_none()) else {
-            let asked = self.pending.iter().find(|s| s.report.is_none()).map(|s| s.action);
-            return Err(OptimizerError::NotAsked { told: action, asked });
-        };
+        let i = self.pending_slot(action)?;
         self.shadow = None;
         if self.policy.schedule().is_some() {
             self.pending[i].again = true;
@@ -582,6 +612,15 @@ impl Optimizer {
             self.shadow = None;
         }
         Ok(())
+    }
+
+    /// The earliest pending ask of `action` not yet told, or the refusal naming the earliest
+    /// pending one.
+    fn pending_slot(&self, action: usize) -> Result<usize, OptimizerError> {
+        self.pending.iter().position(|s| s.action == action && s.report.is_none()).ok_or_else(|| {
+            let asked = self.pending.iter().find(|s| s.report.is_none()).map(|s| s.action);
+            OptimizerError::NotAsked { told: action, asked }
+        })
     }
 
     fn record(&mut self, action: usize, report: f64) {

@@ -552,7 +552,7 @@ impl<const K: usize> DpRobustSe<K> {
 ///
 /// Its regret is not the one Tao et al.'s Theorem 7 states (and calls optimal): that theorem does
 /// not follow from its Lemma 13 (elimination needs `D_τ ≤ Δ`, the proof uses `D_τ² ≤ Δ`), so an
-/// arm of gap Δ costs `Δ^{−2(1+v)/v}` pulls and the rate is
+/// arm of gap Δ is scheduled `Δ^{−2(1+v)/v}` pulls before it is removed and the rate is
 /// `Õ((K/ε²)^{v/(2(1+v))} T^{(2+v)/(2(1+v))})` (Zhou & Zhang, NeurIPS 2024, "Locally Private
 /// and Robust Multi-Armed Bandits"; details at [`ldp_rse_epoch_with`]).
 ///

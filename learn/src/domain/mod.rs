@@ -79,15 +79,14 @@
 //! and 10, peak memory 29, 31 and 34 MiB; over T = 1000 (criterion, `benches/box_domain.rs`)
 //! 1.7, 2.3 and 2.2 ms a round, the fits weighing more in a short run.
 
-use nalgebra::DMatrix;
 use rand_core::SeedableRng;
 
 use crate::bo::ZHOU_TAN_ALGORITHMS;
 use crate::bo::gp_ucb::GpUcb;
-use crate::env::{RewardBounds, SimRng};
+use crate::env::SimRng;
 use crate::optimizer::{Domain, Settings};
 use crate::policy::{AlgorithmSpec, Constants, names_learner};
-use crate::rules::{Public, derive_seed, problem};
+use crate::rules::derive_seed;
 
 pub mod acquisition;
 pub mod feature_gp;
@@ -317,16 +316,7 @@ impl BoxOptimizer {
         };
         check_box(&lower, &upper)?;
         let setting = |what: &str| BoxError::Setting(what.to_string());
-        let (b, r) = (settings.bound, settings.noise_bound);
-        if !(b.is_finite() && b > 0.0) {
-            return Err(setting("the bound B must be a positive number (a bound on |f| over the box)"));
-        }
-        if !(r.is_finite() && r >= 0.0) {
-            return Err(setting("the noise bound R must be zero or a positive number (a bound on |y − f|)"));
-        }
-        if settings.horizon == 0 {
-            return Err(setting("the horizon T must be at least 1 (the number of reports you will tell)"));
-        }
+        settings.check("the box").map_err(BoxError::Setting)?;
         if settings.constants != Constants::Calibrated {
             return Err(setting(
                 "a box takes the calibrated constants only (the practical and paper constants are for finite sets)",
@@ -352,29 +342,9 @@ impl BoxOptimizer {
                 "the lengthscale must be a positive number (in units of the box's side), not {l}"
             )));
         }
-        let epsilon = match settings.epsilon {
-            None => None,
-            Some(e) => Some(ldp_core::Epsilon::new(e).map_err(|_| {
-                setting("epsilon must be a positive finite number (the ε of every report), or None for raw rewards")
-            })?),
-        };
-        // The constants of the finite-set learner, from the same public settings (a 1 × 1 prior:
-        // λ, the levels and δ do not depend on the domain).
-        let bounds = RewardBounds { b, r: Some(r), alpha: 1.0, v: b * b + r * r, c: r * r };
-        let public = Public {
-            report_epsilon: epsilon,
-            constants: settings.constants,
-            ..Public::new(settings.horizon)
-        };
-        let problem = problem(DMatrix::identity(1, 1), bounds, &public)
-            .map_err(|e| BoxError::Setting(e.to_string()))?;
-        let levels = if spec == ZHOU_TAN_ALGORITHMS[1] {
-            Some(GpUcb::tgp_ucb(&problem, settings.constants).map_err(|e| BoxError::Setting(e.to_string()))?)
-        } else {
-            None
-        };
-        // Noiseless raw rewards (R = 0, no ε) would give λ = 0: a jitter keeps A ⪰ λI invertible.
-        let lambda = problem.lambda.max(1e-6 * b * b);
+        let epsilon = settings.report_epsilon().map_err(BoxError::Setting)?;
+        let constants = crate::optimizer::domain_free(spec, &settings, epsilon).map_err(BoxError::Setting)?;
+        let (b, lambda) = (settings.bound, constants.lambda);
         let d = lower.len();
         let hyper = match options.lengthscale {
             Lengthscale::Fitted => {
@@ -390,10 +360,10 @@ impl BoxOptimizer {
             lower,
             upper,
             gp,
-            levels,
+            levels: constants.levels,
             options,
             bound: b,
-            delta: problem.delta,
+            delta: constants.delta,
             horizon: settings.horizon,
             seed: settings.seed,
             pending: Vec::new(),

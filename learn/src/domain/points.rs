@@ -8,7 +8,7 @@
 //! - The points are mapped to the unit cube by their bounding box (a coordinate where every
 //!   point agrees sits at ½), and the posterior is the box learner's GP in m = 128 random
 //!   Fourier features ([`super::feature_gp`]): **O(m² + m d)** a report, memory
-//!   **8(|D| d + 2|D|) + O(m² + t d)** bytes (the points, the learner's visiting order, and the
+//!   **8|D| d + 20|D| + O(m² + t d)** bytes (the points, the learner's visiting order, and the
 //!   optimiser's per-action counts). Nothing is |D| × |D| or |D| × m.
 //! - The kernel (squared exponential, a lengthscale per coordinate, a signal scale) is fitted to
 //!   the released reports by maximum marginal likelihood after 16 reports and at every doubling,
