@@ -337,17 +337,19 @@ fn in_memory(
     let env: &dyn Environment = env.as_ref();
     let waited = Arc::new(AtomicU64::new(0));
     let build = || in_process(env, n as u64, n, eps, budget).map_err(BenchError::Device);
+    // A new member's client is its own (no query in flight holds it): `into_client` gives it.
     let members = build()?
         .into_iter()
-        .map(|m| {
-            let auth = *m.client().auth();
-            let link = TimedLink { inner: m.into_client().into_link(), waited_ns: Arc::clone(&waited) };
+        .filter_map(Member::into_client)
+        .map(|client| {
+            let auth = *client.auth();
+            let link = TimedLink { inner: client.into_link(), waited_ns: Arc::clone(&waited) };
             Member::new(WireClient::new(link, auth)).map_err(BenchError::Link)
         })
         .collect::<Result<Vec<_>, BenchError>>()?;
     let setup_s = setup.elapsed().as_secs_f64();
     let (mut row, resends) = sequential(spec, members, eps, &waited)?;
-    let clients: Vec<_> = build()?.into_iter().map(Member::into_client).collect();
+    let clients: Vec<_> = build()?.into_iter().filter_map(Member::into_client).collect();
     let inflight = spec.inflight.min(n);
     let (queries, reports_per_s, burst_resends) = throughput(clients, inflight, burst_queries(spec, n), eps)?;
     row.mode = "in-process";

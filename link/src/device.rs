@@ -42,6 +42,8 @@ pub enum DeviceError {
     /// The environment has no bound R on its noise, so CTL(ε) cannot be configured: use a bounded
     /// noise model for private experiments (Zhou & Tan §4.5 covers sub-Weibull noise).
     UnboundedNoise,
+    /// A ticket the device did not give, or whose report was collected already.
+    UnknownTicket(u64),
     /// No member of a fleet has budget left for the round (or none answers).
     FleetExhausted {
         /// The round (1-based).
@@ -62,6 +64,12 @@ impl std::fmt::Display for DeviceError {
             Self::Connect { target, source } => write!(f, "cannot connect to {target}: {source}"),
             Self::ArmOutOfWire(arm) => write!(f, "arm {arm} does not fit the wire's 32-bit action"),
             Self::Config(e) => write!(f, "device configuration: {e}"),
+            Self::UnknownTicket(t) => {
+                write!(
+                    f,
+                    "no query in flight has ticket {t} (it was never submitted, or its report was collected)"
+                )
+            }
             Self::FleetExhausted { round, devices, user_budget } => write!(
                 f,
                 "the fleet's budget is exhausted at round {round}: none of its {devices} devices (each with a lifetime budget of at most {user_budget} eps) has budget left or answers; use more devices (--device fleet:N), a larger --user-budget, or a shorter --horizon"
@@ -85,6 +93,31 @@ pub trait Device {
     fn ledger(&self) -> Option<Vec<MemberRecord>> {
         None
     }
+
+    /// Sends a query for `arm` and, where this device can have several queries outstanding at
+    /// once ([`crate::fleet::InFlightFleet`]), returns without waiting for its report:
+    /// [`Device::collect`] gives it. Every other device answers here and now ([`Submitted::Answered`]).
+    fn submit(&mut self, arm: usize, level: Option<f64>) -> Result<Submitted, DeviceError> {
+        self.query(arm, level).map(Submitted::Answered)
+    }
+
+    /// The report of the query `ticket` names ([`Device::submit`]), waiting for it.
+    fn collect(&mut self, ticket: u64) -> Result<f64, DeviceError> {
+        Err(DeviceError::UnknownTicket(ticket))
+    }
+
+    /// Waits for every query still outstanding and drops their reports, so that the ledger
+    /// counts what they spent (a run that stops with queries in flight).
+    fn drain(&mut self) {}
+}
+
+/// A submitted query ([`Device::submit`]): its report, or the ticket to collect it with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Submitted {
+    /// The device answered at once.
+    Answered(f64),
+    /// In flight: [`Device::collect`] with this ticket gives the report.
+    Pending(u64),
 }
 
 /// What one member of a fleet spent in a job, as the device showed it in its last

@@ -19,6 +19,7 @@ use std::borrow::Borrow;
 use std::fs::OpenOptions;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use ldp_core::Epsilon;
 use ldp_core::device::RewardSource;
@@ -434,7 +435,14 @@ impl LogMedium for FileMedium {
 /// One device of a fleet, from the learner's side.
 pub struct Member<L> {
     id: u64,
-    client: WireClient<L>,
+    /// Locked by whoever queries it: the fleet's thread, or one of an [`InFlightFleet`]'s
+    /// workers while the member's query is in flight.
+    client: Arc<Mutex<WireClient<L>>>,
+    /// A query of an [`InFlightFleet`] is outstanding at it: not asked again until it settles.
+    busy: bool,
+    /// The replies its client had dropped when its last query settled (the ledger's figure
+    /// while someone holds the client).
+    dropped_replies: Dropped,
     round: u32,
     total: f64,
     remaining: f64,
@@ -444,8 +452,6 @@ pub struct Member<L> {
     benched_until: u64,
     /// Cannot serve this fleet's queries (its limits, its state, its arms): never asked again.
     dropped: bool,
-    /// The last fleet round it was asked in (each member is asked at most once a round).
-    asked_in: u64,
     backoff: u64,
     /// The configuration of the hello it joined with (its client refuses any other later).
     config: ldp_core::DeviceConfig,
@@ -465,14 +471,15 @@ impl<L: Link> Member<L> {
         Ok(Self {
             id: client.auth().device_id,
             remaining: client.budget_shown(),
-            client,
+            dropped_replies: client.dropped,
+            client: Arc::new(Mutex::new(client)),
+            busy: false,
             round: 0,
             total: config.policy.total().get(),
             reports: 0,
             skipped: 0,
             benched_until: 0,
             dropped: false,
-            asked_in: 0,
             backoff: 0,
             config,
         })
@@ -489,20 +496,22 @@ impl<L: Link> Member<L> {
         self.config
     }
 
-    /// The protocol client (link statistics).
-    pub fn client(&self) -> &WireClient<L> {
-        &self.client
+    /// The protocol client (link statistics); waits while a query of the member is in flight.
+    /// Release it before querying the fleet again (the borrow checker sees to it).
+    pub fn client(&self) -> MutexGuard<'_, WireClient<L>> {
+        lock(&self.client)
     }
 
     /// The protocol client, to change its `timeout` and `tries` during a run (the routing
     /// state stays the fleet's).
-    pub fn client_mut(&mut self) -> &mut WireClient<L> {
-        &mut self.client
+    pub fn client_mut(&mut self) -> MutexGuard<'_, WireClient<L>> {
+        lock(&self.client)
     }
 
-    /// Gives the protocol client back (e.g. to query the device directly).
-    pub fn into_client(self) -> WireClient<L> {
-        self.client
+    /// Gives the protocol client back (e.g. to query the device directly); `None` while a query
+    /// of an [`InFlightFleet`] still holds it (settle or drain the fleet first).
+    pub fn into_client(self) -> Option<WireClient<L>> {
+        Arc::try_unwrap(self.client).ok().map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner))
     }
 
     fn can_pay(&self, epsilon: Epsilon) -> bool {
@@ -568,7 +577,9 @@ impl<L: Link> Fleet<L> {
                 spent: (m.total - m.remaining).max(0.0),
                 reports: m.reports,
                 skipped: m.skipped,
-                dropped: m.client.dropped,
+                // Never waits: a client held (by a query in flight, or by whoever holds
+                // `Member::client`) shows what it had dropped when its last query settled.
+                dropped: m.client.try_lock().map_or(m.dropped_replies, |c| c.dropped),
                 left_out: false,
             })
             .chain(self.left_out.iter().map(|&id| MemberRecord {
@@ -582,15 +593,16 @@ impl<L: Link> Fleet<L> {
             .collect()
     }
 
-    /// The member to ask next among those not yet asked this round: one with budget left and
-    /// not benched, or, if there is none, one with budget left.
-    fn pick(&mut self) -> Option<usize> {
+    /// The member to ask next for a round that has asked those in `tried`: one with budget
+    /// left, not benched and no query in flight, or, if there is none, one with budget left and
+    /// no query in flight.
+    fn pick(&mut self, tried: &[usize]) -> Option<usize> {
         let (eps, round) = (self.epsilon, self.round);
         let n = self.members.len();
         for rested in [true, false] {
             let ok = |i: usize| {
                 let m = &self.members[i];
-                m.asked_in != round && m.can_pay(eps) && (!rested || m.benched_until <= round)
+                !m.busy && !tried.contains(&i) && m.can_pay(eps) && (!rested || m.benched_until <= round)
             };
             match self.routing {
                 Routing::RoundRobin => {
@@ -609,6 +621,144 @@ impl<L: Link> Fleet<L> {
         }
         None
     }
+
+    /// A new round's query for `arm`: its wire action and level, checked as the learner can
+    /// judge them itself. A device releases through the mechanism its report is checked against
+    /// (`check_report`), so where that mechanism cannot be built the device is not asked, and
+    /// the round's error, if no one answers, is that refusal. A member's own parameter refusal
+    /// of a query whose mechanism exists is that member's fault, never the run's error (review
+    /// 10: a member holding its own key decided it; a bad query went to every member, offline
+    /// ones too, and each honest refusal counted as a skip). A truncation level's mechanism is
+    /// the same for every device; the clamp's depends on a device's B and R, taken from the
+    /// hello it joined with (a later hello showing others is refused by its client; review 11):
+    /// [`Fleet::start`].
+    fn open_round(&mut self, arm: usize, level: Option<f64>) -> Result<Round, DeviceError> {
+        let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
+        let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
+        if let Some(level) = level {
+            LaplaceMechanism::truncated(self.epsilon, level)
+                .map_err(|e| DeviceError::Refusal(Refusal::Param(e)))?;
+        }
+        self.round += 1;
+        Ok(Round { number: self.round, action, level, tried: Vec::new(), bad_query: None })
+    }
+
+    /// Member `i` taken for `round`: its query's sequence number, or `None` if the query's
+    /// mechanism cannot be built for its B and R (the round's error if no one answers).
+    fn start(&mut self, i: usize, round: &mut Round) -> Option<u32> {
+        round.tried.push(i);
+        let m = &mut self.members[i];
+        if round.level.is_none()
+            && let Err(e) = LaplaceMechanism::ctl(self.epsilon, m.config.b, m.config.r)
+        {
+            round.bad_query = Some(Refusal::Param(e));
+            return None;
+        }
+        m.round = m.round.wrapping_add(1);
+        Some(m.round)
+    }
+
+    /// What member `i`'s answer (or silence) to round `round`'s query does: `Some` ends the
+    /// round with a report or the run's error, `None` asks another member.
+    fn settle(&mut self, i: usize, round: u64, outcome: Outcome) -> Option<Result<f64, DeviceError>> {
+        let n = self.members.len() as u64;
+        let m = &mut self.members[i];
+        // What the device showed it has left in any authenticated frame, a closing hello
+        // included: a report the link swallowed is spent all the same.
+        {
+            let client = lock(&m.client);
+            m.remaining = m.remaining.min(client.budget_shown());
+            m.dropped_replies = client.dropped;
+        }
+        match outcome {
+            Ok(Ok(report)) => {
+                // A device's budget never comes back: a stale figure is not believed.
+                m.remaining = m.remaining.min(report.budget_remaining);
+                m.reports += 1;
+                m.backoff = 0;
+                return Some(Ok(report.release.value()));
+            }
+            Ok(Err(Refusal::BudgetExhausted { remaining, .. })) => m.remaining = remaining.min(m.remaining),
+            // This device cannot serve this query at all (its limits, its state, its action
+            // set): not asked again; another may.
+            Ok(Err(
+                Refusal::AboveDeviceLimit { .. }
+                | Refusal::BelowDeviceFloor { .. }
+                | Refusal::CorruptState
+                | Refusal::UnsupportedVersion
+                | Refusal::Malformed,
+            )) => m.dropped = true,
+            // Silent, failing its store, answering nonsense, refusing the query's parameters,
+            // or its frames failing authentication (a wrong key, or another learner or a
+            // replayed hello request took its conversation: one member's trouble, not the
+            // run's), or answering in another wire version (read before the tag, so whoever
+            // carries its frames can say so without its key; review 14): skipped for this
+            // round and asked again after a backoff of one pass over the fleet, doubling up to
+            // 64.
+            Ok(Err(_))
+            | Err(
+                LinkError::Timeout { .. }
+                | LinkError::Io(_)
+                | LinkError::Unexpected(_)
+                | LinkError::BadTags { .. }
+                | LinkError::KeyRefused
+                | LinkError::SpentUnanswered { .. }
+                | LinkError::Version { .. },
+            ) => {
+                m.skipped += 1;
+                m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
+                m.benched_until = round + m.backoff;
+            }
+            // Its configuration changed under its key: never asked again.
+            Err(LinkError::ConfigChanged { .. }) => m.dropped = true,
+            Err(e) => return Some(Err(DeviceError::Link(e))),
+        }
+        None
+    }
+
+    /// Asks members in turn, here and now, until one answers `round` (each member at most once
+    /// a round: the loop ends); `None` if no member is left to ask.
+    fn ask_here(&mut self, round: &mut Round) -> Option<Result<f64, DeviceError>> {
+        while let Some(i) = self.pick(&round.tried) {
+            let Some(seq) = self.start(i, round) else { continue };
+            let outcome = lock(&self.members[i].client).query(seq, round.action, self.epsilon, round.level);
+            if let Some(result) = self.settle(i, round.number, outcome) {
+                return Some(result);
+            }
+        }
+        None
+    }
+
+    /// The error of a round no member answered: the refusal of its query, or the fleet's
+    /// exhausted budget.
+    fn unanswered(&self, round: Round) -> DeviceError {
+        if let Some(refusal) = round.bad_query {
+            return DeviceError::Refusal(refusal);
+        }
+        let budgets = self.members.iter().map(|m| m.total).fold(0.0, f64::max);
+        DeviceError::FleetExhausted { round: round.number, devices: self.members.len(), user_budget: budgets }
+    }
+}
+
+/// One round of a fleet: its query, the members asked so far, and the refusal to give if no
+/// one answers.
+#[derive(Default)]
+struct Round {
+    /// Its number (1-based), for backoffs and errors.
+    number: u64,
+    action: u32,
+    level: Option<TruncationLevel>,
+    tried: Vec<usize>,
+    bad_query: Option<Refusal>,
+}
+
+/// A member's answer to a query, or why there was none.
+type Outcome = Result<Result<ldp_core::Report, Refusal>, LinkError>;
+
+/// The lock on a member's client; a worker that panicked holding it left it whole (a query
+/// either ran to its end or was abandoned like a lost one).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl<L: Link> Device for Fleet<L> {
@@ -617,115 +767,33 @@ impl<L: Link> Device for Fleet<L> {
     }
 
     fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
-        let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
-        let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
-        self.round += 1;
-        let n = self.members.len() as u64;
-        // The query's parameters as the learner can judge them itself: a device releases
-        // through the mechanism its report is checked against (`check_report`), so where that
-        // mechanism cannot be built the device is not asked, and the round's error, if no one
-        // answers, is that refusal. A member's own parameter refusal of a query whose
-        // mechanism exists is that member's fault, never the run's error (review 10: a member
-        // holding its own key decided it; a bad query went to every member, offline ones
-        // too, and each honest refusal counted as a skip).
-        // A truncation level's mechanism is the same for every device; the clamp's depends on
-        // a device's B and R, taken from the hello it joined with (a later hello showing others
-        // is refused by its client; review 11).
-        if let Some(level) = level {
-            LaplaceMechanism::truncated(self.epsilon, level)
-                .map_err(|e| DeviceError::Refusal(Refusal::Param(e)))?;
-        }
-        let mut bad_query = None;
-        // Each member is asked at most once per round: the loop ends.
-        while let Some(i) = self.pick() {
-            let m = &mut self.members[i];
-            m.asked_in = self.round;
-            if level.is_none()
-                && let Err(e) = LaplaceMechanism::ctl(self.epsilon, m.config.b, m.config.r)
-            {
-                bad_query = Some(Refusal::Param(e));
-                continue;
-            }
-            m.round = m.round.wrapping_add(1);
-            let outcome = m.client.query(m.round, action, self.epsilon, level);
-            // What the device showed it has left in any authenticated frame, a closing hello
-            // included: a report the link swallowed is spent all the same.
-            m.remaining = m.remaining.min(m.client.budget_shown());
-            match outcome {
-                Ok(Ok(report)) => {
-                    // A device's budget never comes back: a stale figure is not believed.
-                    m.remaining = m.remaining.min(report.budget_remaining);
-                    m.reports += 1;
-                    m.backoff = 0;
-                    return Ok(report.release.value());
-                }
-                Ok(Err(Refusal::BudgetExhausted { remaining, .. })) => {
-                    m.remaining = remaining.min(m.remaining)
-                }
-                // This device cannot serve this query at all (its limits, its state, its action
-                // set): not asked again; another may.
-                Ok(Err(
-                    Refusal::AboveDeviceLimit { .. }
-                    | Refusal::BelowDeviceFloor { .. }
-                    | Refusal::CorruptState
-                    | Refusal::UnsupportedVersion
-                    | Refusal::Malformed,
-                )) => m.dropped = true,
-                // Silent, failing its store, answering nonsense, refusing the query's
-                // parameters, or its frames failing authentication (a wrong key, or another
-                // learner or a replayed hello request took its conversation: one member's
-                // trouble, not the run's), or answering in another wire version (read before
-                // the tag, so whoever carries its frames can say so without its key; review
-                // 14): skipped for this round and asked again after a backoff of one pass over
-                // the fleet, doubling up to 64.
-                Ok(Err(_))
-                | Err(
-                    LinkError::Timeout { .. }
-                    | LinkError::Io(_)
-                    | LinkError::Unexpected(_)
-                    | LinkError::BadTags { .. }
-                    | LinkError::KeyRefused
-                    | LinkError::SpentUnanswered { .. }
-                    | LinkError::Version { .. },
-                ) => {
-                    m.skipped += 1;
-                    m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
-                    m.benched_until = self.round + m.backoff;
-                }
-                // Its configuration changed under its key: never asked again.
-                Err(LinkError::ConfigChanged { .. }) => m.dropped = true,
-                Err(e) => return Err(DeviceError::Link(e)),
-            }
-        }
-        if let Some(refusal) = bad_query {
-            return Err(DeviceError::Refusal(refusal));
-        }
-        let budgets = self.members.iter().map(|m| m.total).fold(0.0, f64::max);
-        Err(DeviceError::FleetExhausted {
-            round: self.round,
-            devices: self.members.len(),
-            user_budget: budgets,
-        })
+        let mut round = self.open_round(arm, level)?;
+        self.ask_here(&mut round).unwrap_or_else(|| Err(self.unanswered(round)))
     }
 }
 
+mod in_flight;
+pub use in_flight::InFlightFleet;
+
 /// The in-process fleet of one trial: `devices` simulated users with ids 1 to `devices`, member
 /// `id` the device application over `env` keyed with [`MemberSeeds::simulated`]`(trial_seed, id)`,
-/// per-report limit `epsilon` and lifetime budget `user_budget`.
-pub fn in_process<'a>(
-    env: &'a dyn Environment,
+/// per-report limit `epsilon` and lifetime budget `user_budget`. `env` is a reference to the
+/// environment, or an `Arc` of it for members that outlive the caller's borrow (an
+/// [`InFlightFleet`]'s).
+pub fn in_process<'e, E: Borrow<dyn Environment + 'e> + Clone>(
+    env: E,
     trial_seed: u64,
     devices: usize,
     epsilon: Epsilon,
     user_budget: f64,
-) -> Result<Vec<Member<SimLink<'a>>>, DeviceError> {
-    let config = device_config(env, epsilon, user_budget)?;
+) -> Result<Vec<Member<MemberLink<E>>>, DeviceError> {
+    let config = device_config(env.borrow(), epsilon, user_budget)?;
     (1..=devices as u64)
         .map(|id| {
             let seeds = MemberSeeds::simulated(trial_seed, id);
             let reporter = Reporter::open(config, MemoryStore::provisioned(seeds.material), seeds.entropy)
                 .map_err(|e| DeviceError::Refused(ReportError::Budget(e)))?;
-            let app = DeviceApp::new(reporter, EnvSource::new(env, seeds.world), id);
+            let app = DeviceApp::new(reporter, EnvSource::new(env.clone(), seeds.world), id);
             let link = LoopbackLink::new(app);
             let auth = link.auth();
             Member::new(WireClient::new(link, auth)).map_err(DeviceError::Link)
@@ -733,8 +801,11 @@ pub fn in_process<'a>(
         .collect()
 }
 
+/// The link to an in-process fleet member over the environment `E` (a reference, or an `Arc`).
+pub type MemberLink<E> = LoopbackLink<MemoryStore, EnvSource<E>>;
+
 /// The link to an in-process fleet member.
-pub type SimLink<'a> = LoopbackLink<MemoryStore, EnvSource<&'a dyn Environment>>;
+pub type SimLink<'a> = MemberLink<&'a dyn Environment>;
 
 #[cfg(test)]
 mod tests {
@@ -831,8 +902,9 @@ mod tests {
             .into_iter()
             .map(|m| {
                 // Greeted over the device's link; member 2's link is then cut for good.
-                let auth = *m.client.auth();
-                let mut client = WireClient::new(Either::Sim(Box::new(m.client.into_link())), auth);
+                let old = m.into_client().expect("no query in flight");
+                let auth = *old.auth();
+                let mut client = WireClient::new(Either::Sim(Box::new(old.into_link())), auth);
                 client.hello().expect("hello");
                 if auth.device_id == 2 {
                     client.replace_link(Either::Dead);
@@ -882,8 +954,9 @@ mod tests {
                     .into_iter()
                     .map(|m| {
                         // Greeted over the device's link; members 2 to 4 are then cut for good.
-                        let auth = *m.client.auth();
-                        let link = Either::Sim(Box::new(m.client.into_link()));
+                        let old = m.into_client().expect("no query in flight");
+                        let auth = *old.auth();
+                        let link = Either::Sim(Box::new(old.into_link()));
                         let mut client = WireClient::new(Switched { on: on.clone(), link }, auth);
                         on.set(true);
                         client.hello().expect("hello");

@@ -333,9 +333,11 @@ fn a_member_re_greeting_with_unbuildable_bounds_does_not_decide_the_runs_error()
     let round2 = fleet.query(0, None);
     assert!(matches!(round2, Err(DeviceError::FleetExhausted { .. })), "round 2: {round2:?}");
     // The rogue's closing hello of round 2 said B = 0; its client refused it (the fix).
-    let rogue = fleet.members()[1].client();
-    assert_eq!(rogue.greeting().map(|h| h.config.b.get()), None, "a changed configuration was taken");
-    assert!(rogue.dropped.malformed > 0, "{:?}", rogue.dropped);
+    {
+        let rogue = fleet.members()[1].client();
+        assert_eq!(rogue.greeting().map(|h| h.config.b.get()), None, "a changed configuration was taken");
+        assert!(rogue.dropped.malformed > 0, "{:?}", rogue.dropped);
+    }
     let round3 = fleet.query(0, None);
     assert!(
         matches!(round3, Err(DeviceError::FleetExhausted { .. })),
@@ -677,8 +679,9 @@ fn two_members(attack: Attack) -> (Fleet<Mitm>, Rc<Cell<bool>>) {
     (fleet, armed)
 }
 
-fn device_of(fleet: &Fleet<Mitm>, i: usize) -> &Dev {
-    &fleet.members()[i].client().link().inner
+/// What member `i`'s device has spent, as it counts.
+fn device_spent(fleet: &Fleet<Mitm>, i: usize) -> f64 {
+    spent(&fleet.members()[i].client().link().inner)
 }
 
 /// Runs `attack` on member 1's query of round 3 and returns the fleet, round 3's outcome and
@@ -690,11 +693,11 @@ fn attacked_round(attack: Attack) -> (Fleet<Mitm>, Result<f64, DeviceError>, f64
     // A second conversation of member 1 (as after a stale refusal), so that its first hello
     // request, replayed, takes the device to another nonce.
     fleet.members_mut()[0].client_mut().hello().unwrap();
-    let before = spent(device_of(&fleet, 0));
+    let before = device_spent(&fleet, 0);
     armed.set(true);
     let got = fleet.query(0, None); // round 3: member 1, attacked
     armed.set(false);
-    let spent = spent(device_of(&fleet, 0)) - before;
+    let spent = device_spent(&fleet, 0) - before;
     (fleet, got, spent)
 }
 
@@ -766,7 +769,7 @@ fn a_fleet_ledger_counts_the_budget_a_closing_hello_showed_spent() {
     let (fleet, got, spent) = attacked_round(Attack::DropReport);
     assert!(got.is_ok(), "{got:?}");
     assert_eq!(spent, 1.0, "the device answered and charged the swallowed query");
-    let device_spent = crate::common::spent(device_of(&fleet, 0));
+    let device_spent = device_spent(&fleet, 0);
     let shown = TOTAL - fleet.members()[0].client().budget_shown();
     let ledger = fleet.ledger();
     println!(

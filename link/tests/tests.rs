@@ -8,6 +8,7 @@ mod faults;
 mod fleet_members;
 mod floods;
 mod forged;
+mod in_flight;
 mod key_and_boot_files;
 mod mutated_copies;
 mod replay;

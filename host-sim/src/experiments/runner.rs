@@ -22,7 +22,8 @@ use ldp_learn::rules::{self, ProblemError};
 use ldp_link::client::LinkError;
 use ldp_link::connect::keyed_client;
 use ldp_link::device::{
-    Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, WireDevice, device_config,
+    Device, DeviceError, FedWireDevice, InProcessDevice, MemberRecord, RawDevice, Submitted, WireDevice,
+    device_config,
 };
 use ldp_link::fleet::{self, Fleet};
 #[cfg(feature = "network")]
@@ -121,6 +122,8 @@ pub fn run_trial_recorded(
         if config.in_flight > 1 {
             // Up to N queries outstanding; the oldest report arrives, is told, and the next
             // action is asked.
+            // A device that can have several queries outstanding (a fleet over MQTT) sends
+            // each at once; any other answers it on submission.
             let mut flight = std::collections::VecDeque::with_capacity(config.in_flight);
             while curve.len() < config.horizon {
                 while flight.len() < config.in_flight && curve.len() + flight.len() < config.horizon {
@@ -128,10 +131,14 @@ pub fn run_trial_recorded(
                     let Some(x) = learner.ask_batch(1).pop() else { break };
                     flight.push_back((
                         x.action,
-                        device.query(x.action, x.device_level).map_err(RunError::Device)?,
+                        device.submit(x.action, x.device_level).map_err(RunError::Device)?,
                     ));
                 }
-                let Some((arm, report)) = flight.pop_front() else { break };
+                let Some((arm, submitted)) = flight.pop_front() else { break };
+                let report = match submitted {
+                    Submitted::Answered(report) => report,
+                    Submitted::Pending(ticket) => device.collect(ticket).map_err(RunError::Device)?,
+                };
                 learner.tell(arm, report).map_err(learner_error)?;
                 total += best - env.mean(arm);
                 curve.push(total);
@@ -156,6 +163,8 @@ pub fn run_trial_recorded(
         Ok(())
     };
     let outcome = rounds();
+    // Queries still in flight when the loop stopped are waited for, so the ledger counts them.
+    device.drain();
     Trial { curve: outcome.map(|()| curve), ledger: device.ledger() }
 }
 
@@ -218,7 +227,7 @@ fn trial_parts<'a>(
         (Some(eps), DeviceKind::Mqtt { url }) => {
             let (spec, seed) =
                 (config.fleet.clone().unwrap_or_default(), derive_seed(trial_seed, algo_index, 4));
-            Box::new(mqtt::MqttRun::connect(env, url, eps, spec.routing, seed)?)
+            Box::new(mqtt::MqttRun::connect(env, url, eps, spec.routing, seed, config.in_flight)?)
         }
         #[cfg(not(feature = "network"))]
         (Some(_), DeviceKind::Serial { .. }) => return Err(ConfigError::DeviceNotBuilt("serial port").into()),

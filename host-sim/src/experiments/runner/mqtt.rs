@@ -4,18 +4,19 @@ use ldp_core::Epsilon;
 use ldp_learn::env::Environment;
 use ldp_link::client::LinkError;
 use ldp_link::connect::keyed_client;
-use ldp_link::device::{Device, DeviceError, MemberRecord};
-use ldp_link::fleet::{Fleet, Member, Routing};
-use ldp_link::mqtt::{BrokerUrl, FleetWait, MqttFleet, MqttLink};
+use ldp_link::device::{Device, DeviceError, MemberRecord, Submitted};
+use ldp_link::fleet::{Fleet, InFlightFleet, Member, Routing};
+use ldp_link::mqtt::{BrokerUrl, FleetWait, MqttFleet};
 
 use super::{check_bounds, keys_origin, learner_keys};
 use crate::run::settings::RunError;
 
 /// The devices on an MQTT broker as one fleet for one job: every device whose hello is on the
 /// broker, each checked against the environment's B and R. The connection lives as long as
-/// the job.
+/// the job. With more than one query in flight (`--in-flight N`), N queries wait for their
+/// replies at once, at distinct devices ([`InFlightFleet`]).
 pub(super) struct MqttRun {
-    fleet: Fleet<MqttLink>,
+    fleet: Box<dyn Device>,
     _connection: MqttFleet,
 }
 
@@ -26,6 +27,7 @@ impl MqttRun {
         epsilon: Epsilon,
         routing: Routing,
         seed: u64,
+        in_flight: usize,
     ) -> Result<Self, RunError> {
         let mqtt = RunError::Mqtt;
         let url = BrokerUrl::parse(url).map_err(mqtt)?;
@@ -71,6 +73,14 @@ impl MqttRun {
             eprintln!("device {id} is left out of this run (the learner holds its key): {why}");
         }
         let fleet = Fleet::new(members, epsilon, routing, seed).with_left_out(left_out);
+        let fleet: Box<dyn Device> = if in_flight > 1 {
+            let workers = InFlightFleet::new(fleet, in_flight).map_err(|source| {
+                RunError::Device(DeviceError::Connect { target: "the fleet's query threads".into(), source })
+            })?;
+            Box::new(workers)
+        } else {
+            Box::new(fleet)
+        };
         Ok(Self { fleet, _connection: connection })
     }
 }
@@ -84,6 +94,18 @@ impl Device for MqttRun {
     }
 
     fn ledger(&self) -> Option<Vec<MemberRecord>> {
-        Some(self.fleet.ledger())
+        self.fleet.ledger()
+    }
+
+    fn submit(&mut self, arm: usize, level: Option<f64>) -> Result<Submitted, DeviceError> {
+        self.fleet.submit(arm, level)
+    }
+
+    fn collect(&mut self, ticket: u64) -> Result<f64, DeviceError> {
+        self.fleet.collect(ticket)
+    }
+
+    fn drain(&mut self) {
+        self.fleet.drain()
     }
 }

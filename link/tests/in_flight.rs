@@ -1,0 +1,232 @@
+//! A fleet with queries in flight is the sequential fleet, only concurrent: its queries are
+//! outstanding at distinct members at once, and, collected in submission order with round-robin
+//! routing, it gives the sequential fleet's reports and ledger bit for bit, with as many
+//! members as queries in flight or fewer; a silent member's rounds go to the others; a fleet
+//! drained with queries outstanding counts what they spent.
+
+use std::io;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use ldp_core::Epsilon;
+use ldp_learn::env::{Environment, SensorEnv};
+use ldp_link::client::WireClient;
+use ldp_link::device::{Device, DeviceError, MemberRecord, Submitted};
+use ldp_link::fleet::{Fleet, InFlightFleet, Member, MemberLink, Routing, in_process};
+use ldp_link::transport::Link;
+
+type Sim = MemberLink<Arc<dyn Environment>>;
+
+fn env() -> Arc<dyn Environment> {
+    Arc::new(SensorEnv::new(10, 1.0).expect("a sensor environment"))
+}
+
+fn eps() -> Epsilon {
+    Epsilon::new(1.0).expect("ε")
+}
+
+fn members(env: &Arc<dyn Environment>, n: usize, budget: f64) -> Vec<Member<Sim>> {
+    in_process(Arc::clone(env), 42, n, eps(), budget).expect("members")
+}
+
+/// `rounds` queries with up to `in_flight` outstanding, each collected (oldest first) before
+/// the next is submitted once `in_flight` are out: the run loop of `host-sim run --in-flight`.
+fn pipelined(device: &mut dyn Device, rounds: usize, in_flight: usize) -> Result<Vec<u64>, DeviceError> {
+    let mut out = Vec::new();
+    let mut flight = std::collections::VecDeque::new();
+    for t in 0..rounds {
+        if flight.len() == in_flight {
+            out.push(collected(device, flight.pop_front())?);
+        }
+        flight.push_back(device.submit(t % 10, None)?);
+    }
+    while let Some(s) = flight.pop_front() {
+        out.push(collected(device, Some(s))?);
+    }
+    Ok(out)
+}
+
+fn collected(device: &mut dyn Device, s: Option<Submitted>) -> Result<u64, DeviceError> {
+    match s {
+        Some(Submitted::Answered(v)) => Ok(v.to_bits()),
+        Some(Submitted::Pending(t)) => device.collect(t).map(f64::to_bits),
+        None => Err(DeviceError::UnknownTicket(u64::MAX)),
+    }
+}
+
+fn spent(ledger: &[MemberRecord]) -> Vec<(u64, u64, u64, u64)> {
+    ledger.iter().map(|r| (r.id, r.spent.to_bits(), r.reports, r.skipped)).collect()
+}
+
+#[test]
+fn in_flight_queries_give_the_sequential_fleets_reports_and_ledger() {
+    let env = env();
+    for (size, in_flight) in [(20, 8), (3, 8), (8, 8), (5, 1)] {
+        let mut sequential = Fleet::new(members(&env, size, 50.0), eps(), Routing::RoundRobin, 7);
+        let expected: Vec<u64> =
+            (0..60).map(|t| sequential.query(t % 10, None).expect("a report").to_bits()).collect();
+        let fleet = Fleet::new(members(&env, size, 50.0), eps(), Routing::RoundRobin, 7);
+        let mut concurrent = InFlightFleet::new(fleet, in_flight).expect("workers");
+        let got = pipelined(&mut concurrent, 60, in_flight).expect("every round answered");
+        assert_eq!(got, expected, "{size} members, {in_flight} in flight");
+        assert_eq!(
+            spent(&concurrent.ledger().expect("a ledger")),
+            spent(&sequential.ledger()),
+            "{size} members, {in_flight} in flight"
+        );
+    }
+}
+
+/// Queries sent over the gated links, and how many must be out before any reply is read.
+type Gate = Arc<(Mutex<(usize, usize)>, Condvar)>;
+
+/// A member's link whose replies wait until the gate's count of queries is out (or 30 s have
+/// passed, then a reply is withheld: the member looks silent).
+struct Gated {
+    inner: Sim,
+    gate: Gate,
+}
+
+impl Link for Gated {
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let (state, cv) = &*self.gate;
+        state.lock().expect("gate").0 += 1;
+        cv.notify_all();
+        self.inner.send(bytes)
+    }
+
+    fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+        let (state, cv) = &*self.gate;
+        let until = Instant::now() + Duration::from_secs(30);
+        let mut s = state.lock().expect("gate");
+        while s.0 < s.1 {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            s = cv.wait_timeout(s, left).expect("gate").0;
+        }
+        drop(s);
+        self.inner.recv_byte(timeout)
+    }
+}
+
+/// `m` on a new client over `link(m's link)`, greeted, trying once or `tries` times.
+fn relinked<L: Link>(m: Member<Sim>, tries: u32, link: impl FnOnce(Sim, u64) -> L) -> Member<L> {
+    let client = m.into_client().expect("no query in flight");
+    let auth = *client.auth();
+    let mut client = WireClient::new(link(client.into_link(), auth.device_id), auth);
+    client.hello().expect("hello");
+    client.tries = tries;
+    client.timeout = Duration::from_millis(5);
+    Member::new(client).expect("member")
+}
+
+#[test]
+fn queries_in_flight_are_outstanding_at_distinct_members_at_once() {
+    // Each reply waits until 8 queries are out: only a fleet that sends 8 before it waits for
+    // any reply gets them all without a member falling silent.
+    let env = env();
+    let gate: Gate = Arc::new((Mutex::new((0, 0)), Condvar::new()));
+    let gated: Vec<Member<Gated>> = members(&env, 8, 50.0)
+        .into_iter()
+        .map(|m| relinked(m, 1, |inner, _| Gated { inner, gate: Arc::clone(&gate) }))
+        .collect();
+    {
+        let mut s = gate.0.lock().expect("gate");
+        s.1 = s.0 + 8;
+    }
+    let mut concurrent =
+        InFlightFleet::new(Fleet::new(gated, eps(), Routing::RoundRobin, 0), 8).expect("workers");
+    let tickets: Vec<Submitted> = (0..8).map(|t| concurrent.submit(t, None).expect("sent")).collect();
+    for s in tickets {
+        collected(&mut concurrent, Some(s)).expect("a report");
+    }
+    let ledger = concurrent.ledger().expect("ledger");
+    assert!(ledger.iter().all(|r| r.reports == 1 && r.skipped == 0), "{ledger:?}");
+}
+
+/// A member's link, cut for good when `dead` (frames vanish, nothing comes back).
+struct Cut {
+    inner: Sim,
+    dead: bool,
+}
+
+impl Link for Cut {
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.dead { Ok(()) } else { self.inner.send(bytes) }
+    }
+
+    fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
+        if self.dead { Ok(None) } else { self.inner.recv_byte(timeout) }
+    }
+}
+
+#[test]
+fn a_silent_members_rounds_in_flight_go_to_the_others() {
+    let env = env();
+    let fleet: Vec<Member<Cut>> = members(&env, 6, 50.0)
+        .into_iter()
+        .map(|m| relinked(m, 2, |inner, _| Cut { inner, dead: false }))
+        .collect();
+    let mut fleet = Fleet::new(fleet, eps(), Routing::RoundRobin, 0);
+    // Greeted, then member 2's link is cut.
+    let cut = fleet.members_mut()[1].client_mut().replace_link(Cut { inner: placeholder(&env), dead: true });
+    drop(cut);
+    let mut concurrent = InFlightFleet::new(fleet, 4).expect("workers");
+    let reports = pipelined(&mut concurrent, 40, 4).expect("every round answered");
+    assert_eq!(reports.len(), 40);
+    let ledger = concurrent.ledger().expect("ledger");
+    assert_eq!(ledger[1].reports, 0, "{ledger:?}");
+    assert!((1..=4).contains(&ledger[1].skipped), "asked, then benched: {ledger:?}");
+    assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), 40);
+    for r in &ledger {
+        assert!((r.spent - r.reports as f64).abs() < 1e-9, "each report charged once: {r:?}");
+    }
+}
+
+/// Another in-process device's link, to stand behind a cut one.
+fn placeholder(env: &Arc<dyn Environment>) -> Sim {
+    members(env, 1, 1.0).pop().and_then(Member::into_client).expect("a member").into_link()
+}
+
+#[test]
+fn a_drained_fleet_counts_what_its_outstanding_queries_spent() {
+    let env = env();
+    let mut concurrent =
+        InFlightFleet::new(Fleet::new(members(&env, 10, 50.0), eps(), Routing::RoundRobin, 0), 8)
+            .expect("workers");
+    for t in 0..5 {
+        assert!(matches!(concurrent.submit(t, None), Ok(Submitted::Pending(_))));
+    }
+    concurrent.drain();
+    let ledger = concurrent.ledger().expect("ledger");
+    assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), 5, "{ledger:?}");
+    assert!((ledger.iter().map(|r| r.spent).sum::<f64>() - 5.0).abs() < 1e-9, "{ledger:?}");
+    assert!(
+        matches!(concurrent.collect(0), Err(DeviceError::UnknownTicket(0))),
+        "drained reports are dropped"
+    );
+    let fleet = concurrent.into_fleet();
+    assert!(fleet.members().iter().all(|m| m.client().greeting().is_some()));
+}
+
+#[test]
+fn an_exhausted_fleet_in_flight_fails_at_the_round_the_sequential_one_does() {
+    let env = env();
+    let mut sequential = Fleet::new(members(&env, 3, 2.0), eps(), Routing::RoundRobin, 0);
+    let seq = pipelined(&mut sequential, 8, 1);
+    let mut concurrent =
+        InFlightFleet::new(Fleet::new(members(&env, 3, 2.0), eps(), Routing::RoundRobin, 0), 4)
+            .expect("workers");
+    let got = pipelined(&mut concurrent, 8, 4);
+    for outcome in [seq, got] {
+        match outcome {
+            Err(DeviceError::FleetExhausted { round: 7, devices: 3, .. }) => {}
+            other => panic!("expected the fleet exhausted at round 7, got {other:?}"),
+        }
+    }
+    concurrent.drain();
+    let ledger = concurrent.ledger().expect("ledger");
+    assert_eq!(spent(&ledger), spent(&sequential.ledger()));
+}
