@@ -38,7 +38,7 @@ pub fn run(out: &Path, trials: usize, horizon: usize) -> Result<Vec<AlgorithmRes
         algorithms: vec![ZHOU_TAN_ALGORITHMS[3], UCB1], // LDP-MoMA-GP-UCB and the UCB1 baseline
         ..RunConfig::default()
     };
-    let task = Loop { config: config.clone(), factory: shared(env) };
+    let task = Loop::new(config.clone(), shared(env));
     let (progress, files) =
         (Progress::new(true), Writer::new(out, "own-objective", "two bumps, eps = 1", &config));
     Ok(Executor::new(&config).observe(&progress).observe(&files).results(&task)?)

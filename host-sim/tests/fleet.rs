@@ -77,13 +77,42 @@ fn a_resumed_fleet_run_is_byte_identical() {
     }
     let without_seconds = |p: PathBuf| {
         let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        // Timings: the seconds and the reports told per second of the loops.
         for r in v["results"].as_array_mut().unwrap() {
             r["seconds"] = 0.into();
+            r["reports_per_s"] = 0.into();
         }
         v
     };
     assert_eq!(without_seconds(a.join("run.json")), without_seconds(b.join("run.json")));
     let _ = (std::fs::remove_dir_all(&a), std::fs::remove_dir_all(&b));
+}
+
+#[test]
+fn a_fleet_run_records_the_reports_told_per_second_of_its_loops() {
+    let (fleet, plain) = (dir("rate"), dir("rate-plain"));
+    let (ok, _, err) = run(&fleet, &["--in-flight", "4"]);
+    assert!(ok, "{err}");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fleet.join("run.json")).unwrap()).unwrap();
+    assert_eq!(record["config"]["in_flight"], 4);
+    for r in record["results"].as_array().unwrap() {
+        let rate = &r["reports_per_s"];
+        if r["reference"] == true {
+            assert!(rate.is_null(), "uniform play is told nothing: {r}");
+        } else {
+            // 2 trials × 205 reports in at most the job's seconds.
+            let (rate, seconds) = (rate.as_f64().unwrap(), r["seconds"].as_f64().unwrap());
+            assert!(rate.is_finite() && rate * seconds >= 410.0 * 0.999, "{r}");
+        }
+    }
+    // A run on the in-process device, one query at a time, records none (its run.json as before).
+    let out = plain.to_string_lossy();
+    let (ok, _, err) = host_sim(&["run", "device", "--trials", "1", "--horizon", "20", "--quiet", "--out", &out]);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(plain.join("run.json")).unwrap();
+    assert!(!text.contains("reports_per_s"), "{text}");
+    let _ = (std::fs::remove_dir_all(&fleet), std::fs::remove_dir_all(&plain));
 }
 
 #[test]

@@ -126,7 +126,7 @@ impl Sweep {
                     algorithms: point.algorithms,
                     ..config.clone()
                 };
-                (point.suffix, Loop { config: sub, factory: point.factory })
+                (point.suffix, Loop::new(sub, point.factory))
             })
             .collect();
         Self { points }

@@ -155,7 +155,7 @@ pub fn task(
                 (EnvKind::Table, Some(files)) => files.factory(),
                 _ => env_factory(env, data),
             };
-            Box::new(Loop { config: config.clone(), factory: factory.map_err(RunError::Environment)? })
+            Box::new(Loop::new(config.clone(), factory.map_err(RunError::Environment)?))
         }
     };
     if matches!(config.device, DeviceKind::Fleet { .. } | DeviceKind::Mqtt { .. }) && !task.fleet_ready() {

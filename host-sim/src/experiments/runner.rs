@@ -101,6 +101,9 @@ pub struct Trial {
     pub curve: Result<Vec<f64>, RunError>,
     /// A fleet's or a device's ledger, once the devices were reached.
     pub ledger: Option<Vec<MemberRecord>>,
+    /// Seconds of the ask-query-tell loop (the learner and its devices built, the devices
+    /// reached: set-up excluded).
+    pub loop_seconds: f64,
 }
 
 /// [`run_trial_with_ledger`], keeping the ledger of a trial that failed.
@@ -113,8 +116,9 @@ pub fn run_trial_recorded(
 ) -> Trial {
     let (mut learner, mut device) = match trial_parts(env, algorithm, config, trial_seed, algo_index) {
         Ok(parts) => parts,
-        Err(e) => return Trial { curve: Err(e), ledger: None },
+        Err(e) => return Trial { curve: Err(e), ledger: None, loop_seconds: 0.0 },
     };
+    let start = std::time::Instant::now();
     let best = env.best_mean();
     let mut total = 0.0;
     let mut curve = Vec::with_capacity(config.horizon);
@@ -165,7 +169,8 @@ pub fn run_trial_recorded(
     let outcome = rounds();
     // Queries still in flight when the loop stopped are waited for, so the ledger counts them.
     device.drain();
-    Trial { curve: outcome.map(|()| curve), ledger: device.ledger() }
+    let loop_seconds = start.elapsed().as_secs_f64();
+    Trial { curve: outcome.map(|()| curve), ledger: device.ledger(), loop_seconds }
 }
 
 /// A trial's learner and the device it queries.
@@ -257,6 +262,30 @@ pub struct LoopTask<'a> {
     pub config: &'a RunConfig,
     /// The trial environments.
     pub make_env: &'a MakeEnv,
+    /// Where each learner's loop time and reports are summed (`reports_per_s`), if anywhere.
+    pub clock: Option<&'a LoopClock>,
+}
+
+/// Each learner's reports told and seconds of its loops, summed over the jobs run in this
+/// process (a resumed job's are not known): `run.json`'s `reports_per_s`.
+#[derive(Default)]
+pub struct LoopClock(std::sync::Mutex<Vec<(f64, u64)>>);
+
+impl LoopClock {
+    fn add(&self, learner: usize, seconds: f64, reports: usize) {
+        let mut sums = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if sums.len() <= learner {
+            sums.resize(learner + 1, (0.0, 0));
+        }
+        sums[learner].0 += seconds;
+        sums[learner].1 += reports as u64;
+    }
+
+    /// Learner `learner`'s reports per second of its loops; `None` if none was timed.
+    pub fn reports_per_s(&self, learner: usize) -> Option<f64> {
+        let sums = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        sums.get(learner).filter(|(s, n)| *s > 0.0 && *n > 0).map(|(s, n)| *n as f64 / s)
+    }
 }
 
 impl LoopTask<'_> {
@@ -271,8 +300,11 @@ impl LoopTask<'_> {
         let config = self.config;
         let trial_seed = derive_seed(config.seed, trial as u64, 0);
         let env = (self.make_env)(trial_seed).map_err(RunError::Environment)?;
-        let Trial { curve, ledger } =
+        let Trial { curve, ledger, loop_seconds } =
             run_trial_recorded(env.as_ref(), &config.algorithms[learner], config, trial_seed, learner as u64);
+        if let (Some(clock), Ok(curve)) = (self.clock, &curve) {
+            clock.add(learner, loop_seconds, curve.len());
+        }
         let ledger_dir = match &config.fleet {
             Some(fleet) => fleet.ledger_dir.as_deref(),
             None => config.device_ledger_dir.as_deref(),
@@ -319,6 +351,10 @@ impl Task for LoopTask<'_> {
         let config = self.config;
         for (a, r) in rows.iter_mut().enumerate() {
             r.constants = derived_constants(config, self.make_env, a)?;
+            // Recorded where the throughput is the point: a device's, a fleet's, batches.
+            if config.in_flight > 1 || config.batch > 1 || !matches!(config.device, DeviceKind::InProcess) {
+                r.reports_per_s = self.clock.and_then(|c| c.reports_per_s(a));
+            }
         }
         with_uniform(config, rows, |trial| {
             let env =
@@ -334,12 +370,19 @@ pub struct Loop {
     pub config: RunConfig,
     /// The trial environments.
     pub factory: EnvFactory,
+    /// Each learner's loop time.
+    pub clock: LoopClock,
 }
 
 impl Loop {
+    /// The loop of `config` over the environments of `factory`.
+    pub fn new(config: RunConfig, factory: EnvFactory) -> Self {
+        Self { config, factory, clock: LoopClock::default() }
+    }
+
     /// The loop as a task.
     pub fn task(&self) -> LoopTask<'_> {
-        LoopTask { config: &self.config, make_env: self.factory.as_ref() }
+        LoopTask { config: &self.config, make_env: self.factory.as_ref(), clock: Some(&self.clock) }
     }
 }
 
@@ -371,7 +414,7 @@ pub fn run(
     if let Some(c) = checkpoint {
         executor = executor.checkpoint(c);
     }
-    executor.results(&LoopTask { config, make_env })
+    executor.results(&LoopTask { config, make_env, clock: None })
 }
 
 /// The problem's and algorithm `a`'s policy's constants in trial 0.

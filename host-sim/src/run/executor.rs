@@ -105,6 +105,7 @@ impl Task for Select {
                     uniform_finals: Vec::new(),
                     reference: false,
                     constants: Vec::new(),
+                    reports_per_s: None,
                 }),
             })
             .collect::<Result<Vec<_>, _>>()?;

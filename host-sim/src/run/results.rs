@@ -28,6 +28,10 @@ pub struct AlgorithmResult {
     /// The constants the learner derived in trial 0 (the problem's B, R, v, c, λ, 𝓛 and the
     /// policy's own, see [`Policy::constants`](ldp_learn::policy::Policy::constants)), for `run.json`.
     pub constants: Vec<(String, f64)>,
+    /// Reports told to the learner per second of its loops (set-up excluded), for runs on a
+    /// device or fleet, in batches or with queries in flight; `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reports_per_s: Option<f64>,
 }
 
 impl AlgorithmResult {
@@ -150,6 +154,7 @@ pub fn aggregate<C: AsRef<[f64]>>(label: String, curves: &[C], seconds: f64) -> 
         uniform_finals: Vec::new(),
         reference: false,
         constants: Vec::new(),
+        reports_per_s: None,
     }
 }
 

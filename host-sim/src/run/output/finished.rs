@@ -153,6 +153,9 @@ struct Summary<'a> {
     constants: serde_json::Map<String, serde_json::Value>,
     finals: &'a [f64],
     seconds: f64,
+    /// Reports told per second of the learner's loops (set-up excluded), where recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reports_per_s: Option<f64>,
 }
 
 /// Writes all files into `dir` (created if needed), the plots with linear axes, and returns
@@ -237,6 +240,7 @@ pub fn write_all_with(
                 constants: r.constants.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect(),
                 finals: &r.finals,
                 seconds: r.seconds,
+                reports_per_s: r.reports_per_s,
             })
             .collect(),
     };
