@@ -34,15 +34,16 @@ use ldp_core::Epsilon;
 use serde::Serialize;
 
 use crate::experiments::experiment_env;
-use crate::experiments::runner::problem_for;
+use crate::experiments::runner::{in_flight_loop, problem_for};
 use crate::run::settings::RunConfig;
 use ldp_learn::bo::ZHOU_TAN_ALGORITHMS;
 use ldp_learn::env::{Environment, SimRng};
 use ldp_learn::optimizer::Optimizer;
 use ldp_learn::policy::Constants;
 use ldp_link::client::{LinkError, WireClient};
+use ldp_link::device::Submitted;
 use ldp_link::device::{Device, DeviceError};
-use ldp_link::fleet::{Fleet, Member, Routing, in_process};
+use ldp_link::fleet::{Fleet, InFlightFleet, Member, Routing, in_process};
 use ldp_link::mqtt::{BrokerUrl, DevicesSpec, FleetWait, MqttError, MqttFleet, Seeds, ServeStats};
 use ldp_link::transport::Link;
 
@@ -50,6 +51,10 @@ use ldp_link::transport::Link;
 /// no query repeats an earlier one with the same sequence number (the device would answer it
 /// from its reply cache without a new report).
 const BURST_ROUND_BASE: u32 = 1 << 24;
+/// A sequential round's p50 over MQTT at or above this (ms) is taken for Nagle's algorithm
+/// delaying each small frame until the previous one's delayed acknowledgement (40 ms on Linux);
+/// with `set_tcp_nodelay` a round on one machine takes a few ms.
+const NAGLE_P50_MS: f64 = 30.0;
 /// The longest wait for a fleet's hellos.
 const HELLO_PATIENCE: Duration = Duration::from_secs(120);
 
@@ -70,6 +75,8 @@ pub struct BenchSpec {
     pub queries: Option<usize>,
     /// Also measure in process (always, without a broker).
     pub in_process: bool,
+    /// Also measure learning ([`Learning`]).
+    pub learn: bool,
 }
 
 /// One fleet size's measurements.
@@ -103,6 +110,23 @@ pub struct BenchRow {
     pub late_replies: u64,
     /// Seconds to boot the devices and collect their hellos.
     pub setup_s: f64,
+    /// With `--learn`: the learning phase.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learning: Option<Learning>,
+}
+
+/// A learner told every report of `queries` queries, `inflight` of them waiting at distinct
+/// devices at once (an [`InFlightFleet`] over MQTT; in process the sequential fleet, whose
+/// devices answer at once): LDP-TGP-UCB asks, the oldest report is told before each ask, as
+/// `host-sim run --in-flight` does.
+#[derive(Clone, Debug, Serialize)]
+pub struct Learning {
+    /// Reports told to the learner.
+    pub reports: usize,
+    /// Reports told per second of the phase.
+    pub reports_per_s: f64,
+    /// The learner's `ask` and `tell` time over the phase's time.
+    pub learner_share: f64,
 }
 
 /// The GP learner's own cost per round.
@@ -260,7 +284,7 @@ fn over_mqtt(
     // The devices wrote their keys when they were provisioned (`ldp_link::keys`).
     let result = ldp_link::keys::read(&dir)
         .map_err(|e| BenchError::Settings(e.to_string()))
-        .and_then(|keys| measure_mqtt(spec, url, n, first_id, eps, setup, &keys));
+        .and_then(|keys| measure_mqtt(spec, url, n, first_id, (env.as_ref(), eps), setup, &keys));
     stop.store(true, Ordering::Relaxed);
     let served: Result<ServeStats, MqttError> = serving.join().unwrap_or_else(|_| {
         Err(MqttError::Device { id: first_id, reason: "the devices' thread panicked".into() })
@@ -276,7 +300,7 @@ fn measure_mqtt(
     url: &BrokerUrl,
     n: usize,
     first_id: u64,
-    eps: Epsilon,
+    (env, eps): (&dyn Environment, Epsilon),
     setup: Instant,
     keys: &ldp_link::keys::Keys,
 ) -> Result<BenchRow, BenchError> {
@@ -318,6 +342,21 @@ fn measure_mqtt(
     let (queries, reports_per_s, burst_resends) =
         throughput(clients, spec.inflight.min(n), burst_queries(spec, n), eps)?;
     resends += burst_resends;
+    if spec.learn {
+        // The sequence numbers go on from the throughput phase's, in a new conversation.
+        let start = BURST_ROUND_BASE + (burst_queries(spec, n) as u32) + 1;
+        let members = ours(&fleet)
+            .into_iter()
+            .map(|(_, link)| {
+                let auth = link.auth();
+                Member::new(WireClient::new(link, auth).starting_after(start)).map_err(BenchError::Link)
+            })
+            .collect::<Result<Vec<_>, BenchError>>()?;
+        let fleet = Fleet::new(members, eps, Routing::RoundRobin, 0);
+        let mut fleet = InFlightFleet::new(fleet, spec.inflight.min(n))
+            .map_err(|e| BenchError::Settings(format!("cannot start the query threads: {e}")))?;
+        row.learning = Some(learning(&mut fleet, env, eps, spec.inflight.min(n), burst_queries(spec, n))?);
+    }
     row.queries = queries;
     row.reports_per_s = reports_per_s;
     row.inflight = spec.inflight.min(n);
@@ -352,6 +391,10 @@ fn in_memory(
     let clients: Vec<_> = build()?.into_iter().filter_map(Member::into_client).collect();
     let inflight = spec.inflight.min(n);
     let (queries, reports_per_s, burst_resends) = throughput(clients, inflight, burst_queries(spec, n), eps)?;
+    if spec.learn {
+        let mut fleet = Fleet::new(build()?, eps, Routing::RoundRobin, 0);
+        row.learning = Some(learning(&mut fleet, env, eps, inflight, burst_queries(spec, n))?);
+    }
     row.mode = "in-process";
     row.queries = queries;
     row.reports_per_s = reports_per_s;
@@ -404,8 +447,66 @@ fn sequential<L: Link>(
         resends: 0,
         late_replies: 0,
         setup_s: 0.0,
+        learning: None,
     };
     Ok((row, resends))
+}
+
+/// [`Learning`]: LDP-TGP-UCB told `reports` reports from `device`, `inflight` queries
+/// outstanding, the run loop's ([`in_flight_loop`]).
+fn learning(
+    device: &mut dyn Device,
+    env: &dyn Environment,
+    eps: Epsilon,
+    inflight: usize,
+    reports: usize,
+) -> Result<Learning, BenchError> {
+    let config = RunConfig { epsilon: Some(eps), horizon: reports, ..RunConfig::default() };
+    let problem = problem_for(env, &config).map_err(|e| BenchError::Settings(e.to_string()))?;
+    let mut learner = Optimizer::from_problem(ZHOU_TAN_ALGORITHMS[1], &problem, config.constants, 0)
+        .map_err(|e| BenchError::Settings(e.to_string()))?;
+    let mut timed = Timed { device, waited: Duration::ZERO };
+    let start = Instant::now();
+    let mut told = 0;
+    let outcome = in_flight_loop(&mut learner, &mut timed, reports, inflight, |_| told += 1);
+    timed.drain();
+    outcome.map_err(|e| BenchError::Settings(format!("the learning phase stopped: {e}")))?;
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(Learning {
+        reports: told,
+        reports_per_s: told as f64 / seconds,
+        learner_share: 1.0 - timed.waited.as_secs_f64() / seconds,
+    })
+}
+
+/// A device whose calls are timed: what is not spent in them is the learner's (and the loop's).
+struct Timed<'a> {
+    device: &'a mut dyn Device,
+    waited: Duration,
+}
+
+impl Timed<'_> {
+    fn time<T>(&mut self, call: impl FnOnce(&mut dyn Device) -> T) -> T {
+        let start = Instant::now();
+        let out = call(&mut *self.device);
+        self.waited += start.elapsed();
+        out
+    }
+}
+
+impl Device for Timed<'_> {
+    fn query(&mut self, arm: usize, level: Option<f64>) -> Result<f64, DeviceError> {
+        self.time(|d| d.query(arm, level))
+    }
+    fn submit(&mut self, arm: usize, level: Option<f64>) -> Result<Submitted, DeviceError> {
+        self.time(|d| d.submit(arm, level))
+    }
+    fn collect(&mut self, ticket: u64) -> Result<f64, DeviceError> {
+        self.time(|d| d.collect(ticket))
+    }
+    fn drain(&mut self) {
+        self.time(|d| d.drain())
+    }
 }
 
 /// `total` queries, `inflight` at once: `inflight` threads, each querying its share of the
@@ -519,6 +620,25 @@ impl BenchReport {
                 r.setup_s
             );
         }
+        for r in &self.rows {
+            if let Some(l) = &r.learning {
+                out += &format!(
+                    "learning ({}, {} devices, {} in flight): {:.1} reports/s told to LDP-TGP-UCB over {} reports, the learner {:.1} % of the time\n",
+                    r.mode,
+                    r.devices,
+                    r.inflight,
+                    l.reports_per_s,
+                    l.reports,
+                    100.0 * l.learner_share
+                );
+            }
+            if r.mode == "mqtt" && r.p50_ms >= NAGLE_P50_MS {
+                out += &format!(
+                    "warning: a round's p50 of {:.1} ms over MQTT looks like Nagle's algorithm holding each frame until the previous one is acknowledged (about 40 ms): configure the broker with `set_tcp_nodelay true` (scripts/mosquitto.conf; docs/fleet.md)\n",
+                    r.p50_ms
+                );
+            }
+        }
         out += &format!(
             "LDP-TGP-UCB select+observe: {:.1} µs/round on average over {} rounds, {:.1} µs/round in the last tenth\n",
             self.policy.mean_us, self.policy.rounds, self.policy.last_tenth_us
@@ -526,5 +646,48 @@ impl BenchReport {
         out +=
             &format!("load average before: {}; after: {}; {} CPUs\n", self.load[0], self.load[1], self.cpus);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(learn: bool) -> BenchSpec {
+        BenchSpec {
+            broker: None,
+            sizes: vec![6],
+            rounds: 10,
+            warmup: 2,
+            inflight: 4,
+            queries: Some(120),
+            in_process: true,
+            learn,
+        }
+    }
+
+    #[test]
+    fn learning_tells_the_learner_every_report_and_says_its_share() {
+        let report = run_bench(&spec(true), |_| {}).expect("the bench runs in process");
+        let learning = report.rows[0].learning.as_ref().expect("a learning phase");
+        assert_eq!(learning.reports, 120);
+        assert!(learning.reports_per_s.is_finite() && learning.reports_per_s > 0.0, "{learning:?}");
+        assert!((0.0..=1.0).contains(&learning.learner_share), "{learning:?}");
+        assert!(report.table().contains("120 reports"), "{}", report.table());
+        let quiet = run_bench(&spec(false), |_| {}).expect("the bench runs in process");
+        assert!(quiet.rows[0].learning.is_none());
+        assert!(!serde_json::to_string(&quiet).expect("json").contains("learning"));
+    }
+
+    #[test]
+    fn a_round_held_by_nagles_algorithm_is_warned_of() {
+        let mut report = run_bench(&spec(false), |_| {}).expect("the bench runs in process");
+        let mut row = report.rows[0].clone();
+        row.mode = "mqtt";
+        for (p50, warned) in [(41.2, true), (2.5, false)] {
+            row.p50_ms = p50;
+            report.rows = vec![row.clone()];
+            assert_eq!(report.table().contains("set_tcp_nodelay"), warned, "{}", report.table());
+        }
     }
 }

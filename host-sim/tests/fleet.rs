@@ -108,7 +108,8 @@ fn a_fleet_run_records_the_reports_told_per_second_of_its_loops() {
     }
     // A run on the in-process device, one query at a time, records none (its run.json as before).
     let out = plain.to_string_lossy();
-    let (ok, _, err) = host_sim(&["run", "device", "--trials", "1", "--horizon", "20", "--quiet", "--out", &out]);
+    let (ok, _, err) =
+        host_sim(&["run", "device", "--trials", "1", "--horizon", "20", "--quiet", "--out", &out]);
     assert!(ok, "{err}");
     let text = std::fs::read_to_string(plain.join("run.json")).unwrap();
     assert!(!text.contains("reports_per_s"), "{text}");

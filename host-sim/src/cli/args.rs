@@ -235,6 +235,7 @@ pub(crate) enum FleetCommand {
     #[command(after_help = "Examples:\n  \
         scripts/broker.sh start\n  \
         host-sim fleet bench --broker mqtt://127.0.0.1:1883 --devices 1,10,100,1000 --rounds 200 --in-process\n  \
+        host-sim fleet bench --broker mqtt://127.0.0.1:1883 --devices 1000 --inflight 256 --queries 10000 --learn\n  \
         host-sim fleet bench --broker none --devices 1,100 --rounds 1000 --json bench.json")]
     Bench(Box<BenchArgs>),
 }
@@ -292,6 +293,11 @@ pub(crate) struct BenchArgs {
     /// Also measure in memory (no broker) for comparison.
     #[arg(long)]
     pub(crate) in_process: bool,
+    /// Also measure learning: LDP-TGP-UCB asks, --inflight queries wait at distinct devices,
+    /// and every report is told to it; prints the reports told per second and the learner's
+    /// share of the time.
+    #[arg(long)]
+    pub(crate) learn: bool,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub(crate) json: Option<PathBuf>,

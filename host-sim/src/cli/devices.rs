@@ -305,6 +305,7 @@ pub(crate) fn fleet_bench(args: BenchArgs) -> Result<(), CliError> {
         inflight: args.inflight,
         queries: args.queries,
         in_process: args.in_process,
+        learn: args.learn,
     };
     let report = run_bench(&spec, |what| eprintln!("{what}"))?;
     print!("{}", report.table());

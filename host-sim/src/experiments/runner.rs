@@ -124,30 +124,10 @@ pub fn run_trial_recorded(
     let mut curve = Vec::with_capacity(config.horizon);
     let mut rounds = || {
         if config.in_flight > 1 {
-            // Up to N queries outstanding; the oldest report arrives, is told, and the next
-            // action is asked.
-            // A device that can have several queries outstanding (a fleet over MQTT) sends
-            // each at once; any other answers it on submission.
-            let mut flight = std::collections::VecDeque::with_capacity(config.in_flight);
-            while curve.len() < config.horizon {
-                while flight.len() < config.in_flight && curve.len() + flight.len() < config.horizon {
-                    // Empty only when LDP-RSE's epoch is all outstanding.
-                    let Some(x) = learner.ask_batch(1).pop() else { break };
-                    flight.push_back((
-                        x.action,
-                        device.submit(x.action, x.device_level).map_err(RunError::Device)?,
-                    ));
-                }
-                let Some((arm, submitted)) = flight.pop_front() else { break };
-                let report = match submitted {
-                    Submitted::Answered(report) => report,
-                    Submitted::Pending(ticket) => device.collect(ticket).map_err(RunError::Device)?,
-                };
-                learner.tell(arm, report).map_err(learner_error)?;
+            return in_flight_loop(&mut learner, device.as_mut(), config.horizon, config.in_flight, |arm| {
                 total += best - env.mean(arm);
                 curve.push(total);
-            }
-            return Ok(());
+            });
         }
         // q actions asked, then their q reports told (q = 1: ask, query, tell).
         let q = config.batch.max(1);
@@ -171,6 +151,38 @@ pub fn run_trial_recorded(
     device.drain();
     let loop_seconds = start.elapsed().as_secs_f64();
     Trial { curve: outcome.map(|()| curve), ledger: device.ledger(), loop_seconds }
+}
+
+/// `rounds` reports told to `learner` with up to `in_flight` queries outstanding at `device`:
+/// the oldest report is told before each ask, and `told(arm)` hears each. A device that can
+/// have several queries outstanding (a fleet over MQTT) waits for them at once; any other
+/// answers each on submission. Stops early only when the learner has nothing to ask (LDP-RSE's
+/// epoch all outstanding and answered).
+pub fn in_flight_loop(
+    learner: &mut Optimizer,
+    device: &mut dyn Device,
+    rounds: usize,
+    in_flight: usize,
+    mut told: impl FnMut(usize),
+) -> Result<(), RunError> {
+    let mut flight = std::collections::VecDeque::with_capacity(in_flight);
+    let mut done = 0;
+    while done < rounds {
+        while flight.len() < in_flight && done + flight.len() < rounds {
+            // Empty only when LDP-RSE's epoch is all outstanding.
+            let Some(x) = learner.ask_batch(1).pop() else { break };
+            flight.push_back((x.action, device.submit(x.action, x.device_level).map_err(RunError::Device)?));
+        }
+        let Some((arm, submitted)) = flight.pop_front() else { break };
+        let report = match submitted {
+            Submitted::Answered(report) => report,
+            Submitted::Pending(ticket) => device.collect(ticket).map_err(RunError::Device)?,
+        };
+        learner.tell(arm, report).map_err(learner_error)?;
+        told(arm);
+        done += 1;
+    }
+    Ok(())
 }
 
 /// A trial's learner and the device it queries.
