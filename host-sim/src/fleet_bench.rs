@@ -376,11 +376,11 @@ fn in_memory(
     let env: &dyn Environment = env.as_ref();
     let waited = Arc::new(AtomicU64::new(0));
     let build = || in_process(env, n as u64, n, eps, budget).map_err(BenchError::Device);
-    // A new member's client is its own (no query in flight holds it): `into_client` gives it.
     let members = build()?
         .into_iter()
-        .filter_map(Member::into_client)
+        .map(|m| m.into_client().ok_or_else(held))
         .map(|client| {
+            let client = client?;
             let auth = *client.auth();
             let link = TimedLink { inner: client.into_link(), waited_ns: Arc::clone(&waited) };
             Member::new(WireClient::new(link, auth)).map_err(BenchError::Link)
@@ -388,7 +388,7 @@ fn in_memory(
         .collect::<Result<Vec<_>, BenchError>>()?;
     let setup_s = setup.elapsed().as_secs_f64();
     let (mut row, resends) = sequential(spec, members, eps, &waited)?;
-    let clients: Vec<_> = build()?.into_iter().filter_map(Member::into_client).collect();
+    let clients = build()?.into_iter().map(|m| m.into_client().ok_or_else(held)).collect::<Result<_, _>>()?;
     let inflight = spec.inflight.min(n);
     let (queries, reports_per_s, burst_resends) = throughput(clients, inflight, burst_queries(spec, n), eps)?;
     if spec.learn {
@@ -450,6 +450,11 @@ fn sequential<L: Link>(
         learning: None,
     };
     Ok((row, resends))
+}
+
+/// A new member's client is its own (no query in flight holds it): the error if it were not.
+fn held() -> BenchError {
+    BenchError::Settings("a member's client is held by a query in flight".into())
 }
 
 /// [`Learning`]: LDP-TGP-UCB told `reports` reports from `device`, `inflight` queries

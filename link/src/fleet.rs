@@ -595,15 +595,18 @@ impl<L: Link> Fleet<L> {
 
     /// The member to ask next for a round that has asked those in `tried`: one with budget
     /// left, not benched and no query in flight, or, if there is none, one with budget left and
-    /// no query in flight.
+    /// no query in flight — unless a member with budget left and not benched is only busy with
+    /// a query in flight ([`InFlightFleet`]): then none, and the round waits for it, so that
+    /// queries in flight do not bring a benched (silent) member back sooner than one at a time
+    /// would.
     fn pick(&mut self, tried: &[usize]) -> Option<usize> {
         let (eps, round) = (self.epsilon, self.round);
         let n = self.members.len();
+        let open = |m: &Member<L>, i: usize, rested: bool| {
+            !tried.contains(&i) && m.can_pay(eps) && (!rested || m.benched_until <= round)
+        };
         for rested in [true, false] {
-            let ok = |i: usize| {
-                let m = &self.members[i];
-                !m.busy && !tried.contains(&i) && m.can_pay(eps) && (!rested || m.benched_until <= round)
-            };
+            let ok = |i: usize| !self.members[i].busy && open(&self.members[i], i, rested);
             match self.routing {
                 Routing::RoundRobin => {
                     if let Some(i) = (0..n).map(|k| (self.next + k) % n).find(|&i| ok(i)) {
@@ -617,6 +620,9 @@ impl<L: Link> Fleet<L> {
                         return Some(open[self.rng.random_range(0..open.len())]);
                     }
                 }
+            }
+            if rested && self.members.iter().enumerate().any(|(i, m)| m.busy && open(m, i, true)) {
+                return None;
             }
         }
         None
@@ -635,11 +641,12 @@ impl<L: Link> Fleet<L> {
     fn open_round(&mut self, arm: usize, level: Option<f64>) -> Result<Round, DeviceError> {
         let action = u32::try_from(arm).map_err(|_| DeviceError::ArmOutOfWire(arm))?;
         let level = level.map(TruncationLevel::new).transpose().map_err(DeviceError::Config)?;
+        // A query refused here still counts a round, as it always has.
+        self.round += 1;
         if let Some(level) = level {
             LaplaceMechanism::truncated(self.epsilon, level)
                 .map_err(|e| DeviceError::Refusal(Refusal::Param(e)))?;
         }
-        self.round += 1;
         Ok(Round { number: self.round, action, level, tried: Vec::new(), bad_query: None })
     }
 
@@ -707,7 +714,8 @@ impl<L: Link> Fleet<L> {
             ) => {
                 m.skipped += 1;
                 m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
-                m.benched_until = round + m.backoff;
+                // From the latest round sent (later than this one's with queries in flight).
+                m.benched_until = round.max(self.round) + m.backoff;
             }
             // Its configuration changed under its key: never asked again.
             Err(LinkError::ConfigChanged { .. }) => m.dropped = true,

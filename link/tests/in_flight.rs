@@ -1,8 +1,10 @@
 //! A fleet with queries in flight is the sequential fleet, only concurrent: its queries are
 //! outstanding at distinct members at once, and, collected in submission order with round-robin
-//! routing, it gives the sequential fleet's reports and ledger bit for bit, with as many
-//! members as queries in flight or fewer; a silent member's rounds go to the others; a fleet
-//! drained with queries outstanding counts what they spent.
+//! routing, it gives the sequential fleet's reports, errors and ledger bit for bit, with as many
+//! members as queries in flight or fewer, up to and past the fleet's exhaustion; a silent
+//! member's rounds go to the others, and it is benched as long as one query at a time would
+//! bench it; a fleet drained with queries outstanding counts what those sent spent, and sends
+//! nothing more.
 
 use std::io;
 use std::sync::{Arc, Condvar, Mutex};
@@ -158,7 +160,12 @@ impl Link for Cut {
     }
 
     fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>> {
-        if self.dead { Ok(None) } else { self.inner.recv_byte(timeout) }
+        if self.dead {
+            std::thread::sleep(timeout); // as a silent device's link would wait
+            Ok(None)
+        } else {
+            self.inner.recv_byte(timeout)
+        }
     }
 }
 
@@ -229,4 +236,115 @@ fn an_exhausted_fleet_in_flight_fails_at_the_round_the_sequential_one_does() {
     concurrent.drain();
     let ledger = concurrent.ledger().expect("ledger");
     assert_eq!(spent(&ledger), spent(&sequential.ledger()));
+}
+
+#[test]
+fn round_robin_in_flight_is_one_at_a_time_up_to_and_past_exhaustion() {
+    let env = env();
+    let shown = |r: Result<u64, DeviceError>| match r {
+        Ok(bits) => format!("{bits}"),
+        Err(DeviceError::FleetExhausted { round, .. }) => format!("exhausted at {round}"),
+        Err(e) => format!("{e:?}"),
+    };
+    for size in 1..=5 {
+        for budget in [1.0, 2.0, 7.0] {
+            for in_flight in [1, 2, 3, 5, 7] {
+                let mut sequential = Fleet::new(members(&env, size, budget), eps(), Routing::RoundRobin, 3);
+                let expected: Vec<String> =
+                    (0..25).map(|t| shown(sequential.query(t % 10, None).map(f64::to_bits))).collect();
+                let fleet = Fleet::new(members(&env, size, budget), eps(), Routing::RoundRobin, 3);
+                let mut concurrent = InFlightFleet::new(fleet, in_flight).expect("workers");
+                let mut flight = std::collections::VecDeque::new();
+                let mut got = Vec::new();
+                for t in 0..25 {
+                    if flight.len() == in_flight {
+                        got.push(shown(collected(&mut concurrent, flight.pop_front())));
+                    }
+                    flight.push_back(concurrent.submit(t % 10, None).expect("submitted"));
+                }
+                while let Some(s) = flight.pop_front() {
+                    got.push(shown(collected(&mut concurrent, Some(s))));
+                }
+                let case = format!("{size} members, budget {budget}, {in_flight} in flight");
+                assert_eq!(got, expected, "{case}");
+                assert_eq!(
+                    spent(&concurrent.ledger().expect("ledger")),
+                    spent(&sequential.ledger()),
+                    "{case}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn queries_in_flight_do_not_bring_a_benched_member_back_sooner() {
+    // 4 members, one silent, 4 in flight: while the 3 rested members are busy, a query waits for
+    // one of them rather than going to the benched one.
+    let env = env();
+    let build = || {
+        let members: Vec<Member<Cut>> = members(&env, 4, 500.0)
+            .into_iter()
+            .map(|m| relinked(m, 2, |inner, _| Cut { inner, dead: false }))
+            .collect();
+        let mut fleet = Fleet::new(members, eps(), Routing::RoundRobin, 0);
+        drop(fleet.members_mut()[1].client_mut().replace_link(Cut { inner: placeholder(&env), dead: true }));
+        fleet
+    };
+    let mut sequential = build();
+    pipelined(&mut sequential, 300, 1).expect("one at a time");
+    let mut concurrent = InFlightFleet::new(build(), 4).expect("workers");
+    pipelined(&mut concurrent, 300, 4).expect("in flight");
+    let (once, flying) = (sequential.ledger()[1].skipped, concurrent.ledger().expect("ledger")[1].skipped);
+    assert!(
+        once >= 2 && flying <= once + 1,
+        "the silent member was asked {once} times one at a time, {flying} in flight"
+    );
+}
+
+#[test]
+fn a_drained_fleet_sends_nothing_more_and_asks_no_one_again() {
+    let env = env();
+    // 2 members, 4 submitted: 2 sent, 2 waiting. Draining spends only what the 2 sent spent.
+    let mut concurrent =
+        InFlightFleet::new(Fleet::new(members(&env, 2, 50.0), eps(), Routing::RoundRobin, 0), 4)
+            .expect("workers");
+    for t in 0..4 {
+        concurrent.submit(t, None).expect("submitted");
+    }
+    concurrent.drain();
+    let ledger = concurrent.ledger().expect("ledger");
+    assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), 2, "{ledger:?}");
+    // 3 silent members, 8 in flight: the first query's error asks each member at most twice
+    // (once for its own query, once for the failed round), and draining asks no one again.
+    let silent: Vec<Member<Cut>> = members(&env, 3, 50.0)
+        .into_iter()
+        .map(|m| relinked(m, 1, |inner, _| Cut { inner, dead: false }))
+        .collect();
+    let mut fleet = Fleet::new(silent, eps(), Routing::RoundRobin, 0);
+    for m in fleet.members_mut() {
+        drop(m.client_mut().replace_link(Cut { inner: placeholder(&env), dead: true }));
+    }
+    let mut concurrent = InFlightFleet::new(fleet, 8).expect("workers");
+    let tickets: Vec<Submitted> = (0..8).map(|t| concurrent.submit(t, None).expect("submitted")).collect();
+    assert!(matches!(
+        collected(&mut concurrent, Some(tickets[0])),
+        Err(DeviceError::FleetExhausted { round: 1, .. })
+    ));
+    let asked = |f: &InFlightFleet<Cut>| f.ledger().expect("ledger").iter().map(|r| r.skipped).sum::<u64>();
+    let after_error = asked(&concurrent);
+    assert!(after_error <= 6, "{after_error} asks for one round of 3 members");
+    concurrent.drain();
+    assert_eq!(asked(&concurrent), after_error, "draining asked someone again");
+}
+
+#[test]
+fn a_query_refused_for_its_level_still_counts_a_round() {
+    let env = env();
+    let mut fleet = Fleet::new(members(&env, 1, 2.0), eps(), Routing::RoundRobin, 0);
+    assert!(fleet.query(0, Some(1e300)).is_err(), "no mechanism for that level");
+    fleet.query(0, None).expect("round 2");
+    fleet.query(0, None).expect("round 3");
+    let e = fleet.query(0, None);
+    assert!(matches!(e, Err(DeviceError::FleetExhausted { round: 4, .. })), "{e:?}");
 }

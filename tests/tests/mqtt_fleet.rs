@@ -362,3 +362,73 @@ fn forged_replayed_and_infinite_frames_from_the_broker_are_dropped_and_spend_not
     drop(attacker);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Queries in flight over the broker, waiting at distinct devices at once, give exactly the
+/// reports the in-process fleet gives one query at a time (round robin, the same simulated
+/// keys, no faults); a fleet drained with queries outstanding has a ledger equal to what each
+/// device's own hello shows it spent.
+#[test]
+fn queries_in_flight_over_the_broker_give_the_in_process_fleets_reports() {
+    use ldp_link::device::{Device, Submitted};
+    use ldp_link::fleet::{Fleet, InFlightFleet, Member, Routing, in_process};
+
+    let Some(broker) = broker() else { return };
+    let (n, in_flight, rounds) = (6, 4, 40);
+    let dir = fresh_dir("in-flight");
+    let serving = serve(spec(&broker, &dir, n, Seeds::Simulated { trial_seed: 13 }));
+    let keys = common::keys(&[&dir], n);
+    let url = broker.url();
+    let mqtt =
+        MqttFleet::connect(&url, FleetWait { devices: Some(n), patience: Duration::from_secs(30) }, &keys)
+            .expect("the devices' hellos");
+    let members: Vec<Member<MqttLink>> = mqtt
+        .members()
+        .into_iter()
+        .map(|(_, link)| {
+            let auth = link.auth();
+            Member::new(WireClient::new(link, auth)).expect("an answered hello")
+        })
+        .collect();
+    let eps = Epsilon::new(EPSILON).expect("ε");
+    let mut concurrent =
+        InFlightFleet::new(Fleet::new(members, eps, Routing::RoundRobin, 0), in_flight).expect("workers");
+    let (env, _) = experiment_env("device", 7, 0, None).expect("the device experiment's environment");
+    let reference = in_process(env.as_ref(), 13, n, eps, BUDGET).expect("the in-process fleet");
+    let mut reference = Fleet::new(reference, eps, Routing::RoundRobin, 0);
+    let expected: Vec<u64> =
+        (0..rounds).map(|t| reference.query(t % 10, None).expect("a report").to_bits()).collect();
+    let mut flight = std::collections::VecDeque::new();
+    let mut got = Vec::new();
+    for t in 0..rounds {
+        if flight.len() == in_flight {
+            let Some(Submitted::Pending(ticket)) = flight.pop_front() else { panic!("a query in flight") };
+            got.push(concurrent.collect(ticket).expect("a report").to_bits());
+        }
+        flight.push_back(concurrent.submit(t % 10, None).expect("sent"));
+    }
+    // The run stops with queries in flight: they are waited for and counted.
+    concurrent.drain();
+    assert_eq!(got, expected[..got.len()]);
+    let ledger = concurrent.ledger().expect("a ledger");
+    assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), rounds as u64);
+    // Each device republishes its hello after each reply: wait (boundedly) for the last ones.
+    let shown = |id: u64| BUDGET - mqtt.latest_hello(id).map_or(BUDGET, |h| h.budget_remaining);
+    let patience = std::time::Instant::now() + Duration::from_secs(30);
+    while ledger.iter().any(|r| (r.spent - shown(r.id)).abs() > 1e-9) && std::time::Instant::now() < patience
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for r in &ledger {
+        assert!(
+            (r.spent - shown(r.id)).abs() < 1e-9,
+            "device {}: ledger {}, its hello {}",
+            r.id,
+            r.spent,
+            shown(r.id)
+        );
+        assert!((r.spent - r.reports as f64 * EPSILON).abs() < 1e-9, "{r:?}");
+    }
+    drop(concurrent);
+    stop(serving);
+    let _ = std::fs::remove_dir_all(&dir);
+}

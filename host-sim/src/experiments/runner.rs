@@ -532,6 +532,18 @@ impl<D: Device, K> Device for Keeping<D, K> {
     fn ledger(&self) -> Option<Vec<MemberRecord>> {
         self.0.ledger()
     }
+
+    fn submit(&mut self, arm: usize, level: Option<f64>) -> Result<Submitted, DeviceError> {
+        self.0.submit(arm, level)
+    }
+
+    fn collect(&mut self, ticket: u64) -> Result<f64, DeviceError> {
+        self.0.collect(ticket)
+    }
+
+    fn drain(&mut self) {
+        self.0.drain()
+    }
 }
 
 /// The firmware under QEMU for one trial: a new device in its own working directory, provisioned

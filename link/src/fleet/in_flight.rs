@@ -7,11 +7,15 @@
 //! members' replies, each running the member's own [`WireClient`](crate::client::WireClient)
 //! request, unchanged: the same resends, closing hellos and checks as a sequential fleet.
 //!
-//! What a member's answer does to the fleet (its budget, a skip and its backoff, a refusal) is
-//! settled in the order the queries were submitted, whatever order the replies arrive in, and
-//! a round whose member failed is asked again here, of the next member routing picks. So with
-//! the learner collecting reports in submission order and no member failing, the routing and
-//! every report are those of the sequential fleet, whatever the threads' timing.
+//! Each report is given for the query it answers, in the order the learner collects them. A
+//! query whose member failed is asked again of another member when the learner collects it,
+//! here and now: in submission order, so with the learner collecting in submission order, the
+//! routing is decided as one query at a time would decide it. With round-robin routing and no
+//! member failing, the reports and the ledger are those of the sequential fleet, whatever the
+//! threads' timing. A member busy with a query is never asked another, and a benched (silent)
+//! member is not asked while a rested one is only busy: queries in flight wait for it instead.
+//! A fleet drained with queries outstanding ([`Device::drain`]) waits for those sent and counts
+//! what they spent; it sends nothing more and asks no one again.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -28,17 +32,33 @@ pub struct InFlightFleet<L> {
     fleet: Fleet<L>,
     jobs: Sender<Job<L>>,
     replies: Receiver<(u64, Outcome)>,
-    /// Queries submitted and not yet settled, by ticket: their round and the member asked
-    /// (`None`: every member was busy when it was submitted).
-    flights: BTreeMap<u64, (Round, Option<usize>)>,
-    /// Replies that arrived before their query's turn to settle.
+    /// Queries submitted and not yet collected, by ticket.
+    flights: BTreeMap<u64, Flight>,
+    /// Replies that arrived before their query was waited for.
     arrived: HashMap<u64, Outcome>,
     /// Queries submitted while every member that could take them was busy, oldest first: each
     /// is sent as a member is freed, before any later query.
     waiting: VecDeque<u64>,
-    /// Settled queries whose reports were not collected yet.
-    settled: HashMap<u64, Result<f64, DeviceError>>,
+    /// Reports of queries collected before the learner asked for them (it collected a later
+    /// one first).
+    early: HashMap<u64, Result<f64, DeviceError>>,
     next_ticket: u64,
+}
+
+/// A query submitted and not yet collected: its round, and where it is.
+struct Flight {
+    round: Round,
+    state: State,
+}
+
+enum State {
+    /// Not sent yet: every member that could take it was busy.
+    Waiting,
+    /// Sent to member `i`, its reply awaited.
+    Sent(usize),
+    /// Its reply applied to the fleet: the round's report or error, or `None` if the member
+    /// failed and another is to be asked when the query is collected.
+    Landed(Option<Result<f64, DeviceError>>),
 }
 
 /// One member's query for a worker: its ticket, the client, the sequence number, the action,
@@ -69,19 +89,19 @@ impl<L: Link + Send + 'static> InFlightFleet<L> {
             flights: BTreeMap::new(),
             arrived: HashMap::new(),
             waiting: VecDeque::new(),
-            settled: HashMap::new(),
+            early: HashMap::new(),
             next_ticket: 0,
         })
     }
 
-    /// The fleet, once every query in flight has settled.
+    /// The fleet, once every query sent has landed (the others are dropped unsent).
     pub fn into_fleet(mut self) -> Fleet<L> {
         self.drain();
         self.fleet // the job queue is dropped with the rest: the workers end
     }
 
     /// The member to ask for `round` (not busy, not asked for it yet), sent its query; `None`
-    /// if every member that could take it is busy (it is asked when it settles).
+    /// if no member can take it now.
     fn dispatch(&mut self, ticket: u64, round: &mut Round) -> Option<usize> {
         while let Some(i) = self.fleet.pick(&round.tried) {
             let Some(seq) = self.fleet.start(i, round) else { continue };
@@ -99,34 +119,21 @@ impl<L: Link + Send + 'static> InFlightFleet<L> {
         None
     }
 
-    /// Settles the query `ticket`: waits for its reply, applies it to the fleet, and asks other
-    /// members here if it failed (or was never sent).
-    fn settle(&mut self, ticket: u64) {
-        let Some((mut round, member)) = self.flights.remove(&ticket) else { return };
-        self.waiting.retain(|&t| t != ticket);
-        let answered = member.and_then(|i| {
-            let outcome = self.wait(ticket);
-            self.fleet.members[i].busy = false;
-            let answered = self.fleet.settle(i, round.number, outcome);
-            self.send_waiting();
-            answered
-        });
-        let result = match answered {
-            Some(result) => result,
-            None => self.ask_here(&mut round),
-        };
-        self.settled.insert(ticket, result);
-    }
-
     /// Sends the waiting queries, oldest first, while members can take them.
     fn send_waiting(&mut self) {
         while let Some(&ticket) = self.waiting.front() {
-            let Some((mut round, _)) = self.flights.remove(&ticket) else {
+            let Some(flight) = self.flights.get_mut(&ticket) else {
                 self.waiting.pop_front();
                 continue;
             };
+            let mut round = std::mem::take(&mut flight.round);
             let member = self.dispatch(ticket, &mut round);
-            self.flights.insert(ticket, (round, member));
+            if let Some(flight) = self.flights.get_mut(&ticket) {
+                flight.round = round;
+                if let Some(i) = member {
+                    flight.state = State::Sent(i);
+                }
+            }
             if member.is_none() {
                 return;
             }
@@ -134,16 +141,41 @@ impl<L: Link + Send + 'static> InFlightFleet<L> {
         }
     }
 
-    /// Asks members here until one answers `round`. When every member that could is busy with
-    /// a later query, the oldest of those is settled first (early, so its member is free).
-    fn ask_here(&mut self, round: &mut Round) -> Result<f64, DeviceError> {
+    /// Waits for the reply to the sent query `ticket`, frees its member and applies the reply
+    /// to the fleet (budget, skip, backoff); asks no one else.
+    fn land(&mut self, ticket: u64) {
+        let Some(flight) = self.flights.get(&ticket) else { return };
+        let (State::Sent(i), number) = (&flight.state, flight.round.number) else { return };
+        let i = *i;
+        let outcome = self.wait(ticket);
+        self.fleet.members[i].busy = false;
+        let landed = self.fleet.settle(i, number, outcome);
+        if let Some(flight) = self.flights.get_mut(&ticket) {
+            flight.state = State::Landed(landed);
+        }
+    }
+
+    /// The report of `ticket` (every earlier query collected): its reply, or, if its member
+    /// failed or it was never sent, another member's, asked here.
+    fn finish(&mut self, ticket: u64) -> Result<f64, DeviceError> {
+        self.land(ticket);
+        self.waiting.retain(|&t| t != ticket);
+        let Some(Flight { mut round, state }) = self.flights.remove(&ticket) else {
+            return Err(DeviceError::UnknownTicket(ticket));
+        };
+        if let State::Landed(Some(result)) = state {
+            return result;
+        }
         loop {
-            if let Some(result) = self.fleet.ask_here(round) {
+            if let Some(result) = self.fleet.ask_here(&mut round) {
                 return result;
             }
-            match self.flights.iter().find(|(_, (_, member))| member.is_some()) {
-                Some((&busy, _)) => self.settle(busy),
-                None => return Err(self.fleet.unanswered(std::mem::take(round))),
+            // Every member that could answer is busy with a later query: the oldest of those
+            // lands (its member freed; its own retry, if it failed, waits for its turn).
+            let busy = self.flights.iter().find(|(_, f)| matches!(f.state, State::Sent(_)));
+            match busy.map(|(&t, _)| t) {
+                Some(t) => self.land(t),
+                None => return Err(self.fleet.unanswered(round)),
             }
         }
     }
@@ -205,26 +237,46 @@ impl<L: Link + Send + 'static> Device for InFlightFleet<L> {
         self.next_ticket += 1;
         // Behind a waiting query, a new one waits too: queries are sent in submission order.
         let member = if self.waiting.is_empty() { self.dispatch(ticket, &mut round) } else { None };
-        if member.is_none() {
-            self.waiting.push_back(ticket);
-        }
-        self.flights.insert(ticket, (round, member));
+        let state = match member {
+            Some(i) => State::Sent(i),
+            None => {
+                self.waiting.push_back(ticket);
+                State::Waiting
+            }
+        };
+        self.flights.insert(ticket, Flight { round, state });
         Ok(Submitted::Pending(ticket))
     }
 
-    /// Settles every query submitted up to `ticket`, in submission order, and gives `ticket`'s
-    /// report.
+    /// Collects every query submitted up to `ticket`, in submission order (an earlier one's
+    /// report is kept for its own `collect`), and gives `ticket`'s report.
     fn collect(&mut self, ticket: u64) -> Result<f64, DeviceError> {
-        while let Some((&oldest, _)) = self.flights.first_key_value().filter(|&(&t, _)| t <= ticket) {
-            self.settle(oldest);
+        if let Some(result) = self.early.remove(&ticket) {
+            return result;
         }
-        self.settled.remove(&ticket).unwrap_or(Err(DeviceError::UnknownTicket(ticket)))
+        while let Some((&oldest, _)) = self.flights.first_key_value().filter(|&(&t, _)| t < ticket) {
+            let result = self.finish(oldest);
+            self.early.insert(oldest, result);
+        }
+        let result = self.finish(ticket);
+        // Members freed take the waiting queries; not after a failed round (the run is likely
+        // to stop: what is sent now would be spent for nothing).
+        if result.is_ok() {
+            self.send_waiting();
+        }
+        result
     }
 
+    /// Waits for every query sent and applies their replies (what they spent); drops their
+    /// reports and every query not sent, sending nothing more and asking no one again.
     fn drain(&mut self) {
-        while let Some((&oldest, _)) = self.flights.first_key_value() {
-            self.settle(oldest);
+        let sent: Vec<u64> =
+            self.flights.iter().filter(|(_, f)| matches!(f.state, State::Sent(_))).map(|(&t, _)| t).collect();
+        for ticket in sent {
+            self.land(ticket);
         }
-        self.settled.clear();
+        self.flights.clear();
+        self.waiting.clear();
+        self.early.clear();
     }
 }
