@@ -169,18 +169,24 @@ impl Link for Cut {
     }
 }
 
+/// A round-robin fleet of `n` in-process members asked `tries` times each, the links of those
+/// at `dead` (0-based) cut once they are greeted.
+fn cut_fleet(env: &Arc<dyn Environment>, n: usize, dead: &[usize], tries: u32) -> Fleet<Cut> {
+    let members: Vec<Member<Cut>> = members(env, n, 500.0)
+        .into_iter()
+        .map(|m| relinked(m, tries, |inner, _| Cut { inner, dead: false }))
+        .collect();
+    let mut fleet = Fleet::new(members, eps(), Routing::RoundRobin, 0);
+    for &i in dead {
+        drop(fleet.members_mut()[i].client_mut().replace_link(Cut { inner: placeholder(env), dead: true }));
+    }
+    fleet
+}
+
 #[test]
 fn a_silent_members_rounds_in_flight_go_to_the_others() {
     let env = env();
-    let fleet: Vec<Member<Cut>> = members(&env, 6, 50.0)
-        .into_iter()
-        .map(|m| relinked(m, 2, |inner, _| Cut { inner, dead: false }))
-        .collect();
-    let mut fleet = Fleet::new(fleet, eps(), Routing::RoundRobin, 0);
-    // Greeted, then member 2's link is cut.
-    let cut = fleet.members_mut()[1].client_mut().replace_link(Cut { inner: placeholder(&env), dead: true });
-    drop(cut);
-    let mut concurrent = InFlightFleet::new(fleet, 4).expect("workers");
+    let mut concurrent = InFlightFleet::new(cut_fleet(&env, 6, &[1], 2), 4).expect("workers");
     let reports = pipelined(&mut concurrent, 40, 4).expect("every round answered");
     assert_eq!(reports.len(), 40);
     let ledger = concurrent.ledger().expect("ledger");
@@ -197,16 +203,27 @@ fn placeholder(env: &Arc<dyn Environment>) -> Sim {
     members(env, 1, 1.0).pop().and_then(Member::into_client).expect("a member").into_link()
 }
 
-#[test]
-fn a_drained_fleet_counts_what_its_outstanding_queries_spent() {
-    let env = env();
-    let mut concurrent =
-        InFlightFleet::new(Fleet::new(members(&env, 10, 50.0), eps(), Routing::RoundRobin, 0), 8)
-            .expect("workers");
-    for t in 0..5 {
+/// `submitted` queries to a round-robin fleet of `size` in-process members with `in_flight`
+/// workers, then drained: the fleet (its reports dropped).
+fn drained(
+    env: &Arc<dyn Environment>,
+    size: usize,
+    submitted: usize,
+    in_flight: usize,
+) -> InFlightFleet<Sim> {
+    let fleet = Fleet::new(members(env, size, 50.0), eps(), Routing::RoundRobin, 0);
+    let mut concurrent = InFlightFleet::new(fleet, in_flight).expect("workers");
+    for t in 0..submitted {
         assert!(matches!(concurrent.submit(t, None), Ok(Submitted::Pending(_))));
     }
     concurrent.drain();
+    concurrent
+}
+
+#[test]
+fn a_drained_fleet_counts_what_its_outstanding_queries_spent() {
+    let env = env();
+    let mut concurrent = drained(&env, 10, 5, 8);
     let ledger = concurrent.ledger().expect("ledger");
     assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), 5, "{ledger:?}");
     assert!((ledger.iter().map(|r| r.spent).sum::<f64>() - 5.0).abs() < 1e-9, "{ledger:?}");
@@ -282,15 +299,7 @@ fn queries_in_flight_do_not_bring_a_benched_member_back_sooner() {
     // 4 members, one silent, 4 in flight: while the 3 rested members are busy, a query waits for
     // one of them rather than going to the benched one.
     let env = env();
-    let build = || {
-        let members: Vec<Member<Cut>> = members(&env, 4, 500.0)
-            .into_iter()
-            .map(|m| relinked(m, 2, |inner, _| Cut { inner, dead: false }))
-            .collect();
-        let mut fleet = Fleet::new(members, eps(), Routing::RoundRobin, 0);
-        drop(fleet.members_mut()[1].client_mut().replace_link(Cut { inner: placeholder(&env), dead: true }));
-        fleet
-    };
+    let build = || cut_fleet(&env, 4, &[1], 2);
     let mut sequential = build();
     pipelined(&mut sequential, 300, 1).expect("one at a time");
     let mut concurrent = InFlightFleet::new(build(), 4).expect("workers");
@@ -306,25 +315,11 @@ fn queries_in_flight_do_not_bring_a_benched_member_back_sooner() {
 fn a_drained_fleet_sends_nothing_more_and_asks_no_one_again() {
     let env = env();
     // 2 members, 4 submitted: 2 sent, 2 waiting. Draining spends only what the 2 sent spent.
-    let mut concurrent =
-        InFlightFleet::new(Fleet::new(members(&env, 2, 50.0), eps(), Routing::RoundRobin, 0), 4)
-            .expect("workers");
-    for t in 0..4 {
-        concurrent.submit(t, None).expect("submitted");
-    }
-    concurrent.drain();
-    let ledger = concurrent.ledger().expect("ledger");
+    let ledger = drained(&env, 2, 4, 4).ledger().expect("ledger");
     assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), 2, "{ledger:?}");
     // 3 silent members, 8 in flight: the first query's error asks each member at most twice
     // (once for its own query, once for the failed round), and draining asks no one again.
-    let silent: Vec<Member<Cut>> = members(&env, 3, 50.0)
-        .into_iter()
-        .map(|m| relinked(m, 1, |inner, _| Cut { inner, dead: false }))
-        .collect();
-    let mut fleet = Fleet::new(silent, eps(), Routing::RoundRobin, 0);
-    for m in fleet.members_mut() {
-        drop(m.client_mut().replace_link(Cut { inner: placeholder(&env), dead: true }));
-    }
+    let fleet = cut_fleet(&env, 3, &[0, 1, 2], 1);
     let mut concurrent = InFlightFleet::new(fleet, 8).expect("workers");
     let tickets: Vec<Submitted> = (0..8).map(|t| concurrent.submit(t, None).expect("submitted")).collect();
     assert!(matches!(
