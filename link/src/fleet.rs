@@ -497,7 +497,8 @@ impl<L: Link> Member<L> {
     }
 
     /// The protocol client (link statistics); waits while a query of the member is in flight.
-    /// Release it before querying the fleet again (the borrow checker sees to it).
+    /// The guard locks the client: take one at a time (`let c = m.client();` then use `c`), as
+    /// a second `client()` while the first is held waits for ever.
     pub fn client(&self) -> MutexGuard<'_, WireClient<L>> {
         lock(&self.client)
     }

@@ -262,7 +262,8 @@ struct LinkFigures {
 fn figures(fleet: &Fleet<FaultyLink<MqttLink>>) -> LinkFigures {
     let mut f = LinkFigures::default();
     for m in fleet.members() {
-        let (c, counts) = (m.client(), m.client().link().counts);
+        let c = m.client();
+        let counts = c.link().counts;
         f.faults.frames += counts.frames;
         f.faults.dropped += counts.dropped;
         f.faults.duplicated += counts.duplicated;
