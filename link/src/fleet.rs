@@ -715,7 +715,7 @@ impl<L: Link> Fleet<L> {
             ) => {
                 m.skipped += 1;
                 m.backoff = (m.backoff * 2).clamp(n.max(1), 64 * n.max(1));
-                // From the latest round sent (later than this one's with queries in flight).
+                // From the latest round opened (later than this one's with queries in flight).
                 m.benched_until = round.max(self.round) + m.backoff;
             }
             // Its configuration changed under its key: never asked again.

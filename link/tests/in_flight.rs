@@ -231,6 +231,7 @@ fn a_drained_fleet_counts_what_its_outstanding_queries_spent() {
         matches!(concurrent.collect(0), Err(DeviceError::UnknownTicket(0))),
         "drained reports are dropped"
     );
+    assert!(matches!(concurrent.collect(99), Err(DeviceError::UnknownTicket(99))), "never issued");
     let fleet = concurrent.into_fleet();
     assert!(fleet.members().iter().all(|m| m.client().greeting().is_some()));
 }

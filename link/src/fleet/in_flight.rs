@@ -254,14 +254,20 @@ impl<L: Link + Send + 'static> Device for InFlightFleet<L> {
         if let Some(result) = self.early.remove(&ticket) {
             return result;
         }
+        if !self.flights.contains_key(&ticket) {
+            return Err(DeviceError::UnknownTicket(ticket)); // never issued, or collected
+        }
         while let Some((&oldest, _)) = self.flights.first_key_value().filter(|&(&t, _)| t < ticket) {
             let result = self.finish(oldest);
             self.early.insert(oldest, result);
         }
         let result = self.finish(ticket);
-        // Members freed take the waiting queries; not after a failed round (the run is likely
-        // to stop: what is sent now would be spent for nothing).
-        if result.is_ok() {
+        // Members freed take the waiting queries; not once a round has failed (the run is
+        // likely to stop: what is sent now would be spent for nothing).
+        let failed = result.is_err()
+            || self.early.values().any(Result::is_err)
+            || self.flights.values().any(|f| matches!(f.state, State::Landed(Some(Err(_)))));
+        if !failed {
             self.send_waiting();
         }
         result
