@@ -231,9 +231,24 @@ fn a_drained_fleet_counts_what_its_outstanding_queries_spent() {
         matches!(concurrent.collect(0), Err(DeviceError::UnknownTicket(0))),
         "drained reports are dropped"
     );
-    assert!(matches!(concurrent.collect(99), Err(DeviceError::UnknownTicket(99))), "never issued");
     let fleet = concurrent.into_fleet();
     assert!(fleet.members().iter().all(|m| m.client().greeting().is_some()));
+}
+
+#[test]
+fn a_ticket_never_issued_is_refused_at_once() {
+    let env = env();
+    let fleet = Fleet::new(members(&env, 10, 50.0), eps(), Routing::RoundRobin, 0);
+    let mut concurrent = InFlightFleet::new(fleet, 8).expect("workers");
+    for t in 0..5 {
+        concurrent.submit(t, None).expect("submitted");
+    }
+    assert!(matches!(concurrent.collect(99), Err(DeviceError::UnknownTicket(99))));
+    let settled = concurrent.ledger().expect("ledger").iter().map(|r| r.reports).sum::<u64>();
+    assert_eq!(settled, 0, "the queries in flight were not waited for");
+    for t in 0..5 {
+        concurrent.collect(t).expect("a report");
+    }
 }
 
 #[test]
