@@ -130,6 +130,30 @@ fn log_log_plots_have_decade_ticks_and_skip_zero_regret() {
     let _ = std::fs::remove_dir_all(linear);
 }
 
+/// Issue #38: uniform play far above the learners (here 100× their final regret) flattens
+/// them on a linear axis; where the final values span more than a decade the regret axis is
+/// logarithmic (decade ticks), and where they do not it stays linear.
+#[test]
+fn a_regret_axis_is_logarithmic_where_the_final_values_span_a_decade() {
+    let config = config();
+    let far = with_uniform(&config, results(&config).into_iter().filter(|r| !r.reference).collect(), |_| {
+        Ok((1..=HORIZON).map(|t| 20.0 * t as f64).collect())
+    })
+    .unwrap();
+    let (dir, linear) = (temp("logy"), temp("logy-linear"));
+    write_all(&dir, "fig3a", "test", &config, &far).unwrap();
+    let svg = svg_text(&dir);
+    for decade in ["10", "100", "10000"] {
+        assert!(draws_text(&svg, decade), "y tick {decade} on the log regret axis");
+    }
+    assert!(draws_text(&svg, "500"), "the rounds stay linear");
+    assert!(!svg.contains("NaN") && !svg.contains("inf"));
+    write_all(&linear, "fig3a", "test", &config, &results(&config)).unwrap();
+    assert!(!draws_text(&svg_text(&linear), "10"), "finals within a decade: a linear axis");
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(linear);
+}
+
 #[test]
 fn replot_from_the_csv_draws_what_the_run_drew() {
     let config = config();

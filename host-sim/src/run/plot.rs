@@ -8,7 +8,9 @@
 //! palette (learners past the seventh are dashed in the same colours), bands are drawn first and
 //! every line over them. Uniform play, the reference row of
 //! [`with_uniform`](crate::run::results::with_uniform), is a grey dashed line without a band. The
-//! legend stands beside the plot area, so it covers no curve.
+//! legend stands beside the plot area, so it covers no curve. The regret axis is logarithmic
+//! when the curves' final values span more than a decade (uniform play far above the learners
+//! would flatten them on a linear axis), from a decade below the lowest final value.
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary (`host-sim/assets/fonts`), so neither
 //! backend needs a system font.
@@ -496,18 +498,29 @@ fn draw_panel<DB: DrawingBackend>(
     };
     let mut builder = ChartBuilder::on(plot_area);
     builder.margin(15).x_label_area_size(40).y_label_area_size(70);
-    if options.log_log {
-        let rounds = log_plotted_rounds(horizon);
-        let positive = |c: &Curve, t: usize| finite(c, t).filter(|&(m, _)| m > 0.0);
+    if options.log_log || spans_a_decade(styles) {
+        // Log-log, or a log regret axis over linear rounds where the final values span more
+        // than a decade (uniform play far above the learners would flatten them): the
+        // learners' curves from a decade below the lowest final value.
+        let rounds = if options.log_log { log_plotted_rounds(horizon) } else { plotted_rounds(horizon) };
+        let floor = if options.log_log { 0.0 } else { lowest_final(styles) / 10.0 };
+        let positive = |c: &Curve, t: usize| finite(c, t).filter(|&(m, _)| m > 0.0 && m > floor);
         let points = || curves().flat_map(|c| rounds.iter().filter_map(move |&t| positive(c, t)));
         let lowest = points().map(|(m, _)| m).fold(f64::INFINITY, f64::min);
         let highest = points().map(|(m, b)| m + b).fold(0.0, f64::max);
         let (bottom, top) = if lowest.is_finite() { (lowest / 2.0, highest * 1.5) } else { (0.01, 1.0) };
-        let x_axis = (1f64..(horizon as f64).max(2.0)).log_scale();
-        let mut chart = builder.build_cartesian_2d(x_axis, (bottom..top).log_scale()).map_err(text)?;
-        draw_curves(&mut chart, figure, styles, &rounds, |c, t| {
+        let point = |c: &Curve, t: usize| {
             positive(c, t).map(|(m, b)| ((t + 1) as f64, m, (m - b).max(bottom), m + b))
-        })
+        };
+        if options.log_log {
+            let x_axis = (1f64..(horizon as f64).max(2.0)).log_scale();
+            let mut chart = builder.build_cartesian_2d(x_axis, (bottom..top).log_scale()).map_err(text)?;
+            draw_curves(&mut chart, figure, styles, &rounds, point)
+        } else {
+            let x_axis = 0f64..horizon as f64;
+            let mut chart = builder.build_cartesian_2d(x_axis, (bottom..top).log_scale()).map_err(text)?;
+            draw_curves(&mut chart, figure, styles, &rounds, point)
+        }
     } else {
         let rounds = plotted_rounds(horizon);
         let top = curves()
@@ -519,6 +532,24 @@ fn draw_panel<DB: DrawingBackend>(
             finite(c, t).map(|(m, b)| ((t + 1) as f64, m, (m - b).max(0.0), m + b))
         })
     }
+}
+
+/// The curves' final mean values, each the last finite one.
+fn finals<'f>(styles: &'f [Styled]) -> impl Iterator<Item = f64> + 'f {
+    styles.iter().filter_map(|(c, ..)| c.mean.iter().rev().copied().find(|m| m.is_finite()))
+}
+
+/// Whether the curves' final values are all positive and span more than a decade: then the
+/// regret axis is logarithmic.
+fn spans_a_decade(styles: &[Styled]) -> bool {
+    let lowest = lowest_final(styles);
+    let highest = finals(styles).fold(0.0, f64::max);
+    lowest > 0.0 && highest > 10.0 * lowest
+}
+
+/// The smallest final value of the curves (infinite without curves).
+fn lowest_final(styles: &[Styled]) -> f64 {
+    finals(styles).fold(f64::INFINITY, f64::min)
 }
 
 /// Mesh, bands, then lines over them. `point(curve, t)` is round index t's (x, mean, band low,
