@@ -85,38 +85,47 @@ pub(crate) struct Point {
     pub(crate) se: f64,
     pub(crate) trials: usize,
     pub(crate) round_robin: bool,
-    /// Uniform play's mean final regret and its s.e. over the same trials (`None`: no
-    /// uniform reference, or one without regret).
-    pub(crate) uniform: Option<(f64, f64)>,
+    /// Uniform play's mean final regret over the same trials, and whether this row is at or
+    /// worse than it (`None`: no uniform reference, or one without regret).
+    pub(crate) uniform: Option<(f64, bool)>,
 }
 
 impl Point {
     fn of(r: &AlgorithmResult) -> Self {
         let (mean, se) = stats(r);
-        let uniform = Some(mean_se(&r.uniform_finals)).filter(|(u, _)| *u > 0.0);
-        Self { text: show(r), mean, se, trials: r.finals.len(), round_robin: round_robin(r), uniform }
+        Self {
+            text: show(r),
+            mean,
+            se,
+            trials: r.finals.len(),
+            round_robin: round_robin(r),
+            uniform: vs_uniform(r),
+        }
     }
 
-    /// At or worse than uniform play: not below it by more than 2s (the rule of [`compare`]).
     fn no_better_than_uniform(&self) -> bool {
-        self.uniform.is_some_and(|(mean, se)| {
-            let u = Point {
-                text: String::new(),
-                mean,
-                se,
-                trials: self.trials,
-                round_robin: false,
-                uniform: None,
-            };
-            compare(self, &u) != std::cmp::Ordering::Less
-        })
+        self.uniform.is_some_and(|(_, no_better)| no_better)
     }
+}
+
+/// Uniform play's mean final regret, and whether `r` is at or worse than it: not below it by
+/// more than 2 s.e. of the paired difference (trial i against uniform play's expected regret
+/// in the same trial i, which has the same f), the flip side of
+/// [`AlgorithmResult::worse_than_uniform`]. `None` without a uniform reference with regret.
+fn vs_uniform(r: &AlgorithmResult) -> Option<(f64, bool)> {
+    let (u, _) = mean_se(&r.uniform_finals);
+    if u <= 0.0 || r.uniform_finals.len() != r.finals.len() {
+        return None;
+    }
+    let d: Vec<f64> = r.finals.iter().zip(&r.uniform_finals).map(|(f, u)| f - u).collect();
+    let (m, se) = mean_se(&d);
+    Some((u, m >= -2.0 * se))
 }
 
 /// The verdict of a comparison whose sides are all at or worse than uniform play.
 fn uninformative(points: &[&Point]) -> (Option<bool>, String) {
     let texts: Vec<&str> = points.iter().map(|p| p.text.as_str()).collect();
-    let u = points.iter().find_map(|p| p.uniform).map_or(0.0, |(m, _)| m);
+    let u = points.iter().find_map(|p| p.uniform).map_or(0.0, |(u, _)| u);
     (None, format!("{UNINFORMATIVE}{} not below uniform play ({u:.0}) by more than 2 s.e.", texts.join(", ")))
 }
 

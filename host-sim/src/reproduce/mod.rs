@@ -21,8 +21,8 @@
 //!   learner's excess over the non-private one by a factor in [√2, 2√2], decided where the
 //!   ratio ± 2 s.e. lies wholly inside or wholly outside;
 //! - **uninformative**: every other learner of a comparison, or both ends of a trend, at or
-//!   worse than uniform play (not below it by more than 2s): being below a learner no better
-//!   than random supports nothing;
+//!   worse than uniform play (not below it by more than 2 s.e. of the paired per-trial
+//!   difference): being below a learner no better than random supports nothing;
 //! - **could not decide**: the learner never leaves round robin ([`claims::round_robin`]), both ends of
 //!   a sweep equal uniform play, the trials cannot separate the rows (the evidence gives the trial
 //!   count that would), the claim is about a horizon or trial count the run does not have
@@ -581,6 +581,20 @@ mod tests {
         informative[0] = fake_u("TGP-UCB", &[440.0, 441.0, 442.0], 488.0);
         let verdicts = claims(&[outcome("fig2e", "fig2e", 2, informative)]);
         let best = verdict(&verdicts, "fig2e", "MoMA-GP-UCB has a lower");
+        assert_eq!((best.holds, best.uninformative), (Some(true), false), "{best:?}");
+        // A new f per trial (fig2a): uniform play's regret varies by trial, so a learner at 0.9×
+        // it in every trial is below it in the paired difference (−70 ± 12), though its mean
+        // (630 ± 100) is within 2 s.e. of uniform play's (700 ± 115).
+        let paired = |label: &str, share: f64| {
+            let uniform = [500.0, 700.0, 900.0];
+            let mut r = fake_u(label, &uniform.map(|u| share * u), 0.0);
+            r.uniform_finals = uniform.to_vec();
+            r
+        };
+        let rows =
+            vec![paired("LDP-TGP-UCB", 0.9), paired("LDP-ATA-GP-UCB", 0.95), paired("LDP-MoMA-GP-UCB", 0.3)];
+        let verdicts = claims(&[outcome("fig2a", "fig2a", 2, rows)]);
+        let best = verdict(&verdicts, "fig2a", "LDP-MoMA-GP-UCB has a lower");
         assert_eq!((best.holds, best.uninformative), (Some(true), false), "{best:?}");
     }
 

@@ -89,7 +89,8 @@ pub fn report(
          of ε divides the private learner's excess regret over the non-private one by a factor within \
          √2 of 2, decided only where the ratio ± 2 s.e. lies wholly inside or wholly outside [√2, 2√2]. \
          A claim is **uninformative** when every other learner of a comparison, or both ends of a \
-         trend, are at or worse than uniform play (not below its regret by more than 2s): beating a \
+         trend, are at or worse than uniform play (not below its regret by more than 2 s.e. of the \
+         paired per-trial difference): beating a \
          learner no better than random supports nothing. A claim **could not be decided** when the \
          learner never leaves round robin (its regret equals uniform play's expected regret in every \
          trial, to 0.1 %), when both ends equal uniform play, when the trials cannot separate the rows \
