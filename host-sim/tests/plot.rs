@@ -375,6 +375,30 @@ fn plot_out_writes_the_named_file_only_with_the_given_title() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Issue #38: a variant's title (its key and constants added to its experiment's description)
+/// ran off both edges of a one-panel figure; a title wider than the figure is drawn smaller,
+/// and a title that fits keeps its size.
+#[test]
+fn a_title_wider_than_the_figure_is_drawn_smaller_to_fit() {
+    use host_sim::run::plot::replot_to;
+    let (dir, config) = (temp("long-title"), config());
+    write_all(&dir, "fig3a", "test", &config, &results(&config)).unwrap();
+    let title_size = |svg: &str| -> f64 {
+        let first = svg.split("<text").nth(1).unwrap_or_default();
+        let size = first.split("font-size=\"").nth(1).and_then(|s| s.split('"').next()).unwrap_or_default();
+        size.parse().unwrap_or(f64::NAN)
+    };
+    let short = title_size(&svg_text(&dir));
+    let long = "a very long title: ".repeat(12);
+    let out = dir.join("long.svg");
+    replot_to(&dir, &PlotOptions::default(), Some(&out), Some(&long)).unwrap();
+    let svg = String::from_utf8(read(&out)).unwrap();
+    assert!(svg.contains("a very long title"), "the title is drawn");
+    let smaller = title_size(&svg);
+    assert!(smaller < 0.75 * short, "{smaller} against {short}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn titles_name_a_sweeps_grid_and_show_no_directories() {
     let tao = experiments::find("tao-s1").unwrap();

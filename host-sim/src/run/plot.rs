@@ -369,7 +369,7 @@ impl Drawing for LivePlot<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         root.fill(&WHITE).map_err(text)?;
-        let area = root.titled(self.title, (FAMILY, 18)).map_err(text)?;
+        let area = root.titled(self.title, (FAMILY, title_size(root, self.title))).map_err(text)?;
         let rounds = self.actions.len().max(1) as f64;
         let top = self.count.max(2) as f64 - 0.5;
         let mut chart = ChartBuilder::on(&area)
@@ -476,7 +476,7 @@ fn draw<DB: DrawingBackend>(
     options: &PlotOptions,
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(text)?;
-    let area = root.titled(figure.title, (FAMILY, 18)).map_err(text)?;
+    let area = root.titled(figure.title, (FAMILY, title_size(root, figure.title))).map_err(text)?;
     let (plot_area, legend_area) = area.split_horizontally(PLOT_SIZE.0);
     let styles = styled(figure);
     draw_panel(&plot_area, figure, &styles, options)?;
@@ -658,6 +658,17 @@ const EPSILON_KEYS: [&str; 2] = ["eps", "alpha"];
 const PANEL_SIZE: (u32, u32) = (620, 440);
 /// Room added to a sweep legend's column (the measured text width runs short of the drawn one).
 const SWEEP_LEGEND_EXTRA: u32 = 30;
+/// The font size of a figure's title: 18, or smaller so that a long title (a variant's key
+/// and constants added to its experiment's description) fits the figure's width with 10 pixels
+/// either side instead of running off both edges.
+fn title_size<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> f64 {
+    let width = root.dim_in_pixel().0;
+    match root.estimate_text_size(title, &TextStyle::from((FAMILY, 18.0).into_font())) {
+        Ok((w, _)) if w + 20 > width => (18.0 * f64::from(width.saturating_sub(20)) / f64::from(w)).max(9.0),
+        _ => 18.0,
+    }
+}
+
 /// Height of a figure's title line.
 const TITLE_HEIGHT: u32 = 40;
 
@@ -829,7 +840,8 @@ impl Drawing for Panels<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         root.fill(&WHITE).map_err(text)?;
-        let area = root.titled(self.figure.title, (FAMILY, 18)).map_err(text)?;
+        let area =
+            root.titled(self.figure.title, (FAMILY, title_size(root, self.figure.title))).map_err(text)?;
         let (rows, columns) = self.sweep.grid();
         let (grid, legend) = area.split_horizontally(columns * panel_size((rows, columns)).0);
         let cells = grid.split_evenly((rows as usize, columns as usize));
@@ -1011,7 +1023,7 @@ impl Drawing for VsEpsilon<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         root.fill(&WHITE).map_err(text)?;
-        let area = root.titled(&self.title, (FAMILY, 18)).map_err(text)?;
+        let area = root.titled(&self.title, (FAMILY, title_size(root, &self.title))).map_err(text)?;
         let (rows, columns) = self.grid();
         let (grid, legend) = area.split_horizontally(columns * panel_size((rows, columns)).0);
         let cells = grid.split_evenly((rows as usize, columns as usize));
