@@ -130,6 +130,30 @@ fn log_log_plots_have_decade_ticks_and_skip_zero_regret() {
     let _ = std::fs::remove_dir_all(linear);
 }
 
+/// Issue #38: uniform play far above the learners (here 100× their final regret) flattens
+/// them on a linear axis; where the final values span more than a decade the regret axis is
+/// logarithmic (decade ticks), and where they do not it stays linear.
+#[test]
+fn a_regret_axis_is_logarithmic_where_the_final_values_span_a_decade() {
+    let config = config();
+    let far = with_uniform(&config, results(&config).into_iter().filter(|r| !r.reference).collect(), |_| {
+        Ok((1..=HORIZON).map(|t| 20.0 * t as f64).collect())
+    })
+    .unwrap();
+    let (dir, linear) = (temp("logy"), temp("logy-linear"));
+    write_all(&dir, "fig3a", "test", &config, &far).unwrap();
+    let svg = svg_text(&dir);
+    for decade in ["10", "100", "10000"] {
+        assert!(draws_text(&svg, decade), "y tick {decade} on the log regret axis");
+    }
+    assert!(draws_text(&svg, "500"), "the rounds stay linear");
+    assert!(!svg.contains("NaN") && !svg.contains("inf"));
+    write_all(&linear, "fig3a", "test", &config, &results(&config)).unwrap();
+    assert!(!draws_text(&svg_text(&linear), "10"), "finals within a decade: a linear axis");
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(linear);
+}
+
 #[test]
 fn replot_from_the_csv_draws_what_the_run_drew() {
     let config = config();
@@ -348,6 +372,30 @@ fn plot_out_writes_the_named_file_only_with_the_given_title() {
     let message =
         replot_to(&dir, &PlotOptions::default(), Some(&dir.join("fig1.pdf")), None).unwrap_err().to_string();
     assert!(message.contains("not .pdf") && message.contains(".svg or .png"), "{message}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue #38: a variant's title (its key and constants added to its experiment's description)
+/// ran off both edges of a one-panel figure; a title wider than the figure is drawn smaller,
+/// and a title that fits keeps its size.
+#[test]
+fn a_title_wider_than_the_figure_is_drawn_smaller_to_fit() {
+    use host_sim::run::plot::replot_to;
+    let (dir, config) = (temp("long-title"), config());
+    write_all(&dir, "fig3a", "test", &config, &results(&config)).unwrap();
+    let title_size = |svg: &str| -> f64 {
+        let first = svg.split("<text").nth(1).unwrap_or_default();
+        let size = first.split("font-size=\"").nth(1).and_then(|s| s.split('"').next()).unwrap_or_default();
+        size.parse().unwrap_or(f64::NAN)
+    };
+    let short = title_size(&svg_text(&dir));
+    let long = "a very long title: ".repeat(12);
+    let out = dir.join("long.svg");
+    replot_to(&dir, &PlotOptions::default(), Some(&out), Some(&long)).unwrap();
+    let svg = String::from_utf8(read(&out)).unwrap();
+    assert!(svg.contains("a very long title"), "the title is drawn");
+    let smaller = title_size(&svg);
+    assert!(smaller < 0.75 * short, "{smaller} against {short}");
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -73,15 +73,7 @@ pub(crate) fn reproduce_all(
         }
         write(copy, &format!("{stem}/"))?;
     }
-    let failed = verdicts.iter().filter(|v| v.holds == Some(false)).count();
-    say!(
-        "{} claims: {} hold, {failed} do not, {} could not be decided; {:.0} s; wrote {}",
-        verdicts.len(),
-        verdicts.iter().filter(|v| v.holds == Some(true)).count(),
-        verdicts.iter().filter(|v| v.holds.is_none()).count(),
-        timing.seconds,
-        report.display()
-    );
+    say!("{} {:.0} s; wrote {}", reproduce::report::headline(&verdicts), timing.seconds, report.display());
     Ok(())
 }
 

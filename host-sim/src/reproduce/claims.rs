@@ -24,14 +24,48 @@ pub struct Verdict {
     pub source: &'static str,
     /// Holds, does not hold, or could not be decided (`None`: the evidence says why).
     pub holds: Option<bool>,
+    /// Undecided because both sides of the comparison (or both ends of the trend) are at or
+    /// worse than uniform play ([`UNINFORMATIVE`]): beating a learner no better than random is
+    /// no support, and losing to one is no refutation.
+    pub uninformative: bool,
     /// The figures behind the verdict.
     pub evidence: String,
 }
 
+impl Verdict {
+    /// One of the project's own targets (issue #13), not a claim of a paper.
+    pub fn is_target(&self) -> bool {
+        self.source.starts_with(TARGET)
+    }
+}
+
+/// The source of every project target: the issue that set them.
+pub(crate) const TARGET: &str = "issue #13";
+
+/// How the evidence of an uninformative verdict starts.
+pub(crate) const UNINFORMATIVE: &str = "uninformative: ";
+
+/// Median of the final regret over the trials (0 without trials).
+pub(crate) fn median(r: &AlgorithmResult) -> f64 {
+    let mut f = r.finals.clone();
+    f.sort_by(f64::total_cmp);
+    match f.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => f[n / 2],
+        n => (f[n / 2 - 1] + f[n / 2]) / 2.0,
+    }
+}
+
 /// Mean and standard error of the final regret.
 pub(crate) fn stats(r: &AlgorithmResult) -> (f64, f64) {
-    let (n, m) = (r.finals.len() as f64, r.final_mean());
-    let var = if n > 1.0 { r.finals.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    mean_se(&r.finals)
+}
+
+/// Mean and standard error (sd/√n) of `x`.
+fn mean_se(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = if x.is_empty() { 0.0 } else { x.iter().sum::<f64>() / n };
+    let var = if n > 1.0 { x.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
     (m, (var / n.max(1.0)).sqrt())
 }
 
@@ -51,13 +85,48 @@ pub(crate) struct Point {
     pub(crate) se: f64,
     pub(crate) trials: usize,
     pub(crate) round_robin: bool,
+    /// Uniform play's mean final regret over the same trials, and whether this row is at or
+    /// worse than it (`None`: no uniform reference, or one without regret).
+    pub(crate) uniform: Option<(f64, bool)>,
 }
 
 impl Point {
     fn of(r: &AlgorithmResult) -> Self {
         let (mean, se) = stats(r);
-        Self { text: show(r), mean, se, trials: r.finals.len(), round_robin: round_robin(r) }
+        Self {
+            text: show(r),
+            mean,
+            se,
+            trials: r.finals.len(),
+            round_robin: round_robin(r),
+            uniform: vs_uniform(r),
+        }
     }
+
+    fn no_better_than_uniform(&self) -> bool {
+        self.uniform.is_some_and(|(_, no_better)| no_better)
+    }
+}
+
+/// Uniform play's mean final regret, and whether `r` is at or worse than it: not below it by
+/// more than 2 s.e. of the paired difference (trial i against uniform play's expected regret
+/// in the same trial i, which has the same f), the flip side of
+/// [`AlgorithmResult::worse_than_uniform`]. `None` without a uniform reference with regret.
+fn vs_uniform(r: &AlgorithmResult) -> Option<(f64, bool)> {
+    let (u, _) = mean_se(&r.uniform_finals);
+    if u <= 0.0 || r.uniform_finals.len() != r.finals.len() {
+        return None;
+    }
+    let d: Vec<f64> = r.finals.iter().zip(&r.uniform_finals).map(|(f, u)| f - u).collect();
+    let (m, se) = mean_se(&d);
+    Some((u, m >= -2.0 * se))
+}
+
+/// The verdict of a comparison whose sides are all at or worse than uniform play.
+fn uninformative(points: &[&Point]) -> (Option<bool>, String) {
+    let texts: Vec<&str> = points.iter().map(|p| p.text.as_str()).collect();
+    let u = points.iter().find_map(|p| p.uniform).map_or(0.0, |(u, _)| u);
+    (None, format!("{UNINFORMATIVE}{} not below uniform play ({u:.0}) by more than 2 s.e.", texts.join(", ")))
 }
 
 /// How `a` compares with `b`: `Less` or `Greater` when the means differ by more than 2s,
@@ -101,6 +170,12 @@ pub(crate) fn falls(points: &[Point]) -> (Option<bool>, String) {
     let (Some(first), Some(last)) = (points.first(), points.last()) else {
         return (None, "no rows".to_string());
     };
+    if first.round_robin && last.round_robin {
+        return (None, format!("round robin: both ends equal uniform play in every trial; {chain}"));
+    }
+    if first.no_better_than_uniform() && last.no_better_than_uniform() {
+        return uninformative(&[first, last]);
+    }
     if let Some(w) = points.windows(2).find(|w| compare(&w[1], &w[0]) == Greater) {
         return (
             Some(false),
@@ -109,9 +184,6 @@ pub(crate) fn falls(points: &[Point]) -> (Option<bool>, String) {
     }
     if compare(last, first) == Less {
         return (Some(true), chain);
-    }
-    if first.round_robin && last.round_robin {
-        return (None, format!("round robin: both ends equal uniform play in every trial; {chain}"));
     }
     (None, format!("{}; {chain}", inseparable(first, last)))
 }
@@ -142,13 +214,35 @@ impl Claims<'_> {
         verdict: Option<(Option<bool>, String)>,
     ) {
         let (holds, evidence) = verdict.unwrap_or((None, "not run".to_string()));
-        self.out.push(Verdict { experiment, claim, source, holds, evidence });
+        let uninformative = evidence.starts_with(UNINFORMATIVE);
+        self.out.push(Verdict { experiment, claim, source, holds, uninformative, evidence });
     }
 
     /// `first` has the lowest regret of `labels` in `experiment`: below each other by more
     /// than 2s. Does not hold when another is below it by more than 2s; could not decide when
     /// `first` never leaves round robin or the trials cannot separate it from the best other.
     fn lowest(&mut self, experiment: &'static str, first: &str, labels: &[&str], source: &'static str) {
+        self.ranked(experiment, first, labels, false, source);
+    }
+
+    /// `first` is better than or competitive with each other of `labels`: no other is below
+    /// it by more than 2s (here a tie is what the claim says); does not hold when one is.
+    fn competitive(&mut self, experiment: &'static str, first: &str, labels: &[&str], source: &'static str) {
+        self.ranked(experiment, first, labels, true, source);
+    }
+
+    /// [`Self::lowest`] (`competitive` false) or [`Self::competitive`]. Either is
+    /// uninformative when every other learner is at or worse than uniform play: being below a
+    /// learner no better than random supports nothing, and losing to one refutes nothing.
+    fn ranked(
+        &mut self,
+        experiment: &'static str,
+        first: &str,
+        labels: &[&str],
+        competitive: bool,
+        source: &'static str,
+    ) {
+        use std::cmp::Ordering::Less;
         let others: Option<Vec<Point>> = labels
             .iter()
             .filter(|l| **l != first)
@@ -161,21 +255,29 @@ impl Claims<'_> {
             if a.round_robin {
                 return (None, format!("round robin: {} equals uniform play in every trial; {text}", a.text));
             }
-            if others.iter().any(|o| compare(o, &a) == std::cmp::Ordering::Less) {
+            if others.iter().all(Point::no_better_than_uniform) {
+                let mut sides: Vec<&Point> = vec![&a];
+                sides.extend(&others);
+                return uninformative(&sides);
+            }
+            if others.iter().any(|o| compare(o, &a) == Less) {
                 (Some(false), text)
-            } else if others.iter().all(|o| compare(&a, o) == std::cmp::Ordering::Less) {
+            } else if competitive || others.iter().all(|o| compare(&a, o) == Less) {
                 (Some(true), text)
             } else {
                 (None, inseparable(&a, &best))
             }
         });
         let others: Vec<&str> = labels.iter().copied().filter(|l| *l != first).collect();
-        self.push(
-            experiment,
-            format!("{first} has a lower regret than {}", others.join(", ")),
-            source,
-            verdict,
-        );
+        let claim = if competitive {
+            format!(
+                "{first} is better than or competitive with {} (above none of them by more than 2 s.e.)",
+                others.join(", ")
+            )
+        } else {
+            format!("{first} has a lower regret than {}", others.join(", "))
+        };
+        self.push(experiment, claim, source, verdict);
     }
 
     /// Each of `labels` has mean ≤ `limit` × uniform play's (a threshold on the means).
@@ -233,6 +335,55 @@ impl Claims<'_> {
         self.push(at, claim, source, verdict);
     }
 
+    /// Seed 002 Thm 4.1's 1/ε: `private`'s excess final regret over `plain` in run `key` at
+    /// each ε of `epsilons` (each twice the last) falls by a factor of 2 per doubling, within a
+    /// factor √2 (each step's ratio in [√2, 2√2]). A step is decided only where its ratio ± 2
+    /// s.e. (delta method) lies wholly inside that band (consistent) or wholly outside it (not);
+    /// holds when every step is consistent, does not hold when one is not. The excesses must
+    /// be above zero by more than 2 s.e. to be divided.
+    fn excess_per_doubling(
+        &self,
+        key: &str,
+        plain: &str,
+        private: &str,
+        epsilons: &[f64],
+    ) -> Option<(Option<bool>, String)> {
+        let (mp, sp) = stats(find(&self.by, key, plain)?);
+        let excess: Vec<(f64, f64, f64)> = epsilons
+            .iter()
+            .map(|eps| {
+                let (mq, sq) = stats(find(&self.by, key, &format!("{private} eps={eps}"))?);
+                Some((*eps, mq - mp, (sq * sq + sp * sp).sqrt()))
+            })
+            .collect::<Option<_>>()?;
+        let shown: Vec<String> =
+            excess.iter().map(|(eps, e, s)| format!("excess {e:.0} ± {s:.0} at ε = {eps}")).collect();
+        let shown = shown.join(", ");
+        if let Some((eps, e, s)) = excess.iter().find(|(_, e, s)| *e <= 2.0 * s) {
+            return Some((
+                None,
+                format!("{shown}; the excess at ε = {eps} ({e:.0} ± {s:.0}) is not above zero by 2 s.e."),
+            ));
+        }
+        let (low, high) = (std::f64::consts::SQRT_2, 2.0 * std::f64::consts::SQRT_2);
+        let steps: Vec<(f64, f64)> = excess
+            .windows(2)
+            .map(|w| {
+                let r = w[0].1 / w[1].1;
+                (r, r * ((w[0].2 / w[0].1).powi(2) + (w[1].2 / w[1].1).powi(2)).sqrt())
+            })
+            .collect();
+        let ratios: Vec<String> = steps.iter().map(|(r, s)| format!("{r:.2} ± {s:.2}")).collect();
+        let text = format!("{shown}; ratio per doubling {} (band {low:.2}–{high:.2})", ratios.join(", "));
+        let outside = steps.iter().any(|(r, s)| r + 2.0 * s < low || r - 2.0 * s > high);
+        let inside = steps.iter().all(|(r, s)| r - 2.0 * s >= low && r + 2.0 * s <= high);
+        Some(match (outside, inside) {
+            (true, _) => (Some(false), text),
+            (false, true) => (Some(true), text),
+            (false, false) => (None, format!("{text}; a ratio's ± 2 s.e. straddles the band's edge")),
+        })
+    }
+
     /// The relative privacy cost (private / plain − 1, final regret) in each run of `sweep`
     /// that ran, with its s.e. by the delta method; `None` unless two runs did.
     fn privacy_cost(
@@ -256,12 +407,32 @@ impl Claims<'_> {
                     se,
                     trials: p.finals.len().min(q.finals.len()),
                     round_robin: false,
+                    uniform: None,
                 })
             })
             .collect();
         (points.len() >= 2).then_some(points)
     }
 }
+
+/// The sources of the papers' claims, each with the sentence it is in (seed 002 has no
+/// experiments: its claims are read off its theorems).
+const ZHOU_TAN_FIG2: &str = "seed 000 §5, Fig. 2: \"MoMA-GP-UCB (or LDP-MoMA-GP-UCB) tends to empirically \
+                             outperform the other two algorithms in both non-private and private settings\"";
+const ZHOU_TAN_FIG3: &str = "seed 000 App. E, Fig. 3: \"LDP-MoMA-GP-UCB has better or competitive performance \
+                             across different scenarios\"";
+const ZHOU_TAN_EPS: &str = "seed 000 Thm 1–3 (regret bounds grow as ε falls; derived from theorems)";
+const TAO_RSE_BEST: &str =
+    "seed 004 §6, Fig. 1, 3, 4: \"DPRSE always outperform DPRUCB among these three settings\"";
+const TAO_EPS: &str = "seed 004 §6: \"when ε decreases, the regret will increase\"";
+const TAO_V_CLAIM: &str = "seed 004 §6: \"when the term v becomes larger, we have smaller regret\"";
+const TAO_LDP_TRENDS: &str = "seed 004 §6, Fig. 2: \"when ε or v is larger, we have smaller regret\"";
+const TAO_LDP_ABOVE: &str =
+    "seed 004 §6: \"compared with the central DP model, we can see the regret is larger in the LDP model\"";
+const AGARWAL_FREE: &str = "seed 002 abstract, Cor. 3.2: \"ε-differential privacy may be ensured for free\" \
+                            (derived from theorems: the paper has no experiments)";
+const AGARWAL_BANDIT: &str =
+    "seed 002 Thm 4.1: regret O(√(NT log T log N)/ε) (derived from theorems: the paper has no experiments)";
 
 pub(crate) const ZHOU_TAN_LDP: [&str; 6] = ["fig2a", "fig2b", "fig2c", "fig3a", "fig3b", "fig3c"];
 pub(crate) const ZHOU_TAN_RAW: [&str; 3] = ["fig2d", "fig2e", "fig2f"];
@@ -282,13 +453,16 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
         .collect();
     let planned = outcomes.iter().map(|o| (o.planned.key, o.planned)).collect();
     let mut c = Claims { by, planned, out: Vec::new() };
-    // Seed 000 §5: "MoMA-GP-UCB (or LDP-MoMA-GP-UCB) tends to empirically outperform the other
-    // two algorithms in both non-private and private settings."
+    // Seed 000 §5 (Fig. 2) and Appendix E (Fig. 3), in its words.
     for e in ZHOU_TAN_LDP {
-        c.lowest(e, "LDP-MoMA-GP-UCB", &LDP_LEARNERS, "seed 000 §5, Fig. 2–3");
+        if e.starts_with("fig3") {
+            c.competitive(e, "LDP-MoMA-GP-UCB", &LDP_LEARNERS, ZHOU_TAN_FIG3);
+        } else {
+            c.lowest(e, "LDP-MoMA-GP-UCB", &LDP_LEARNERS, ZHOU_TAN_FIG2);
+        }
     }
     for e in ZHOU_TAN_RAW {
-        c.lowest(e, "MoMA-GP-UCB", &RAW_LEARNERS, "seed 000 §5, Fig. 2");
+        c.lowest(e, "MoMA-GP-UCB", &RAW_LEARNERS, ZHOU_TAN_FIG2);
     }
     // ε: light sensor at 0.5 (fig2b) and 1 (fig3b); stocks at 0.5 (fig3c) and 1 (fig2c).
     for (at, small, large) in [("fig3b", "fig2b", "fig3b"), ("fig3c", "fig3c", "fig2c")] {
@@ -298,7 +472,7 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
                 at,
                 format!("{l}: regret at ε = 0.5 ({small}) above regret at ε = 1 ({large})"),
                 &steps,
-                "seed 000 Thm 1–3",
+                ZHOU_TAN_EPS,
             );
         }
     }
@@ -318,38 +492,50 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
         };
         c.not_behind(calibrated_key(e), &learners, "UCB1", "issue #13 target");
     }
-    // Seed 004 §6: "DPRSE always outperform DPRUCB among these three settings. Moreover, we can
-    // see when ε decreases, the regret will increase, and when the term v becomes larger, we
-    // have smaller regret."
+    // Seed 004 §6, in its words.
     for e in ["tao-s1", "tao-s2", "tao-s3"] {
         for v in TAO_V {
             for eps in TAO_CENTRAL_EPSILONS {
                 let (se, ucb) = (format!("DP-RSE v={v} eps={eps}"), format!("DP-RUCB v={v} eps={eps}"));
-                c.lowest(e, &se, &[&se, &ucb], "seed 004 §6, Fig. 1, 3, 4");
+                c.lowest(e, &se, &[&se, &ucb], TAO_RSE_BEST);
             }
             for alg in ["DP-RSE", "DP-RUCB"] {
                 let steps: Vec<(&str, String)> =
                     TAO_CENTRAL_EPSILONS.iter().map(|eps| (e, format!("{alg} v={v} eps={eps}"))).collect();
-                c.falls(e, format!("{alg} v={v}: regret falls as ε grows"), &steps, "seed 004 §6");
+                c.falls(e, format!("{alg} v={v}: regret falls as ε grows"), &steps, TAO_EPS);
             }
         }
-        for eps in TAO_CENTRAL_EPSILONS {
-            let steps: Vec<(&str, String)> =
-                TAO_V.iter().map(|v| (e, format!("DP-RSE v={v} eps={eps}"))).collect();
-            c.falls(e, format!("DP-RSE eps={eps}: regret falls as v grows"), &steps, "seed 004 §6");
+        for alg in ["DP-RSE", "DP-RUCB"] {
+            for eps in TAO_CENTRAL_EPSILONS {
+                let steps: Vec<(&str, String)> =
+                    TAO_V.iter().map(|v| (e, format!("{alg} v={v} eps={eps}"))).collect();
+                c.falls(e, format!("{alg} eps={eps}: regret falls as v grows"), &steps, TAO_V_CLAIM);
+            }
         }
     }
     for v in TAO_V {
         let steps: Vec<(&str, String)> =
             TAO_LOCAL_EPSILONS.iter().map(|eps| ("tao-ldp", format!("LDP-RSE v={v} eps={eps}"))).collect();
-        c.falls("tao-ldp", format!("LDP-RSE v={v}: regret falls as ε grows"), &steps, "seed 004 Fig. 2");
-        let steps = [("tao-ldp", format!("LDP-RSE v={v} eps=5")), ("tao-s3", format!("DP-RSE v={v} eps=1"))];
-        c.falls(
-            "tao-ldp",
-            format!("LDP regret (ε = 5) above central DP regret (ε = 1) on S3, v = {v}"),
-            &steps,
-            "seed 004 §6",
-        );
+        c.falls("tao-ldp", format!("LDP-RSE v={v}: regret falls as ε grows"), &steps, TAO_LDP_TRENDS);
+        // The paper's pair (LDP at its smallest ε against DP at its largest), then the strict
+        // one: LDP at its largest ε = 20 against central DP at its smallest ε = 0.5.
+        for (local, central) in [("5", "1"), ("20", "0.5")] {
+            let steps = [
+                ("tao-ldp", format!("LDP-RSE v={v} eps={local}")),
+                ("tao-s3", format!("DP-RSE v={v} eps={central}")),
+            ];
+            c.falls(
+                "tao-ldp",
+                format!("LDP regret (ε = {local}) above central DP regret (ε = {central}) on S3, v = {v}"),
+                &steps,
+                TAO_LDP_ABOVE,
+            );
+        }
+    }
+    for eps in TAO_LOCAL_EPSILONS {
+        let steps: Vec<(&str, String)> =
+            TAO_V.iter().map(|v| ("tao-ldp", format!("LDP-RSE v={v} eps={eps}"))).collect();
+        c.falls("tao-ldp", format!("LDP-RSE eps={eps}: regret falls as v grows"), &steps, TAO_LDP_TRENDS);
     }
     // Seed 002: the experts' regret is O(√(T ln N)) + Õ(N ln N / ε), "privacy for free" (§1.1,
     // Cor. 3.2): the relative cost falls as T grows. The bandit's (Thm 4.1) is
@@ -363,7 +549,7 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
         c.push(
             "agarwal-experts",
             format!("{private}: the privacy cost relative to Hedge (private/plain − 1) falls as T grows"),
-            "seed 002 §1.1, Cor. 3.2 (privacy for free)",
+            AGARWAL_FREE,
             Some(verdict),
         );
     }
@@ -378,7 +564,17 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
             format!(
                 "{private}: the privacy cost relative to EXP3 (private/plain − 1) grows with T (√ln T / ε)"
             ),
-            "seed 002 Thm 4.1",
+            AGARWAL_BANDIT,
+            verdict,
+        );
+    }
+    for (key, _) in BANDIT_T {
+        let verdict = c.excess_per_doubling(key, "EXP3", "Private-EXP3", &AGARWAL_BANDIT_EPSILONS);
+        c.push(
+            key,
+            "Private-EXP3's excess regret over EXP3 halves per doubling of ε (∝ 1/ε; each step's ratio within √2 of 2)"
+                .to_string(),
+            AGARWAL_BANDIT,
             verdict,
         );
     }

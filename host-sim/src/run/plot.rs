@@ -8,7 +8,9 @@
 //! palette (learners past the seventh are dashed in the same colours), bands are drawn first and
 //! every line over them. Uniform play, the reference row of
 //! [`with_uniform`](crate::run::results::with_uniform), is a grey dashed line without a band. The
-//! legend stands beside the plot area, so it covers no curve.
+//! legend stands beside the plot area, so it covers no curve. The regret axis is logarithmic
+//! when the curves' final values span more than a decade (uniform play far above the learners
+//! would flatten them on a linear axis), from a decade below the lowest final value.
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary (`host-sim/assets/fonts`), so neither
 //! backend needs a system font.
@@ -367,7 +369,7 @@ impl Drawing for LivePlot<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         root.fill(&WHITE).map_err(text)?;
-        let area = root.titled(self.title, (FAMILY, 18)).map_err(text)?;
+        let area = root.titled(self.title, (FAMILY, title_size(root, self.title))).map_err(text)?;
         let rounds = self.actions.len().max(1) as f64;
         let top = self.count.max(2) as f64 - 0.5;
         let mut chart = ChartBuilder::on(&area)
@@ -474,7 +476,7 @@ fn draw<DB: DrawingBackend>(
     options: &PlotOptions,
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(text)?;
-    let area = root.titled(figure.title, (FAMILY, 18)).map_err(text)?;
+    let area = root.titled(figure.title, (FAMILY, title_size(root, figure.title))).map_err(text)?;
     let (plot_area, legend_area) = area.split_horizontally(PLOT_SIZE.0);
     let styles = styled(figure);
     draw_panel(&plot_area, figure, &styles, options)?;
@@ -496,18 +498,29 @@ fn draw_panel<DB: DrawingBackend>(
     };
     let mut builder = ChartBuilder::on(plot_area);
     builder.margin(15).x_label_area_size(40).y_label_area_size(70);
-    if options.log_log {
-        let rounds = log_plotted_rounds(horizon);
-        let positive = |c: &Curve, t: usize| finite(c, t).filter(|&(m, _)| m > 0.0);
+    if options.log_log || spans_a_decade(styles) {
+        // Log-log, or a log regret axis over linear rounds where the final values span more
+        // than a decade (uniform play far above the learners would flatten them): the
+        // learners' curves from a decade below the lowest final value.
+        let rounds = if options.log_log { log_plotted_rounds(horizon) } else { plotted_rounds(horizon) };
+        let floor = if options.log_log { 0.0 } else { lowest_final(styles) / 10.0 };
+        let positive = |c: &Curve, t: usize| finite(c, t).filter(|&(m, _)| m > 0.0 && m > floor);
         let points = || curves().flat_map(|c| rounds.iter().filter_map(move |&t| positive(c, t)));
         let lowest = points().map(|(m, _)| m).fold(f64::INFINITY, f64::min);
         let highest = points().map(|(m, b)| m + b).fold(0.0, f64::max);
         let (bottom, top) = if lowest.is_finite() { (lowest / 2.0, highest * 1.5) } else { (0.01, 1.0) };
-        let x_axis = (1f64..(horizon as f64).max(2.0)).log_scale();
-        let mut chart = builder.build_cartesian_2d(x_axis, (bottom..top).log_scale()).map_err(text)?;
-        draw_curves(&mut chart, figure, styles, &rounds, |c, t| {
+        let point = |c: &Curve, t: usize| {
             positive(c, t).map(|(m, b)| ((t + 1) as f64, m, (m - b).max(bottom), m + b))
-        })
+        };
+        if options.log_log {
+            let x_axis = (1f64..(horizon as f64).max(2.0)).log_scale();
+            let mut chart = builder.build_cartesian_2d(x_axis, (bottom..top).log_scale()).map_err(text)?;
+            draw_curves(&mut chart, figure, styles, &rounds, point)
+        } else {
+            let x_axis = 0f64..horizon as f64;
+            let mut chart = builder.build_cartesian_2d(x_axis, (bottom..top).log_scale()).map_err(text)?;
+            draw_curves(&mut chart, figure, styles, &rounds, point)
+        }
     } else {
         let rounds = plotted_rounds(horizon);
         let top = curves()
@@ -519,6 +532,24 @@ fn draw_panel<DB: DrawingBackend>(
             finite(c, t).map(|(m, b)| ((t + 1) as f64, m, (m - b).max(0.0), m + b))
         })
     }
+}
+
+/// The curves' final mean values, each the last finite one.
+fn finals<'f>(styles: &'f [Styled]) -> impl Iterator<Item = f64> + 'f {
+    styles.iter().filter_map(|(c, ..)| c.mean.iter().rev().copied().find(|m| m.is_finite()))
+}
+
+/// Whether the curves' final values are all positive and span more than a decade: then the
+/// regret axis is logarithmic.
+fn spans_a_decade(styles: &[Styled]) -> bool {
+    let lowest = lowest_final(styles);
+    let highest = finals(styles).fold(0.0, f64::max);
+    lowest > 0.0 && highest > 10.0 * lowest
+}
+
+/// The smallest final value of the curves (infinite without curves).
+fn lowest_final(styles: &[Styled]) -> f64 {
+    finals(styles).fold(f64::INFINITY, f64::min)
 }
 
 /// Mesh, bands, then lines over them. `point(curve, t)` is round index t's (x, mean, band low,
@@ -627,6 +658,17 @@ const EPSILON_KEYS: [&str; 2] = ["eps", "alpha"];
 const PANEL_SIZE: (u32, u32) = (620, 440);
 /// Room added to a sweep legend's column (the measured text width runs short of the drawn one).
 const SWEEP_LEGEND_EXTRA: u32 = 30;
+/// The font size of a figure's title: 18, or smaller so that a long title (a variant's key
+/// and constants added to its experiment's description) fits the figure's width with 10 pixels
+/// either side instead of running off both edges.
+fn title_size<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> f64 {
+    let width = root.dim_in_pixel().0;
+    match root.estimate_text_size(title, &TextStyle::from((FAMILY, 18.0).into_font())) {
+        Ok((w, _)) if w + 20 > width => (18.0 * f64::from(width.saturating_sub(20)) / f64::from(w)).max(9.0),
+        _ => 18.0,
+    }
+}
+
 /// Height of a figure's title line.
 const TITLE_HEIGHT: u32 = 40;
 
@@ -798,7 +840,8 @@ impl Drawing for Panels<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         root.fill(&WHITE).map_err(text)?;
-        let area = root.titled(self.figure.title, (FAMILY, 18)).map_err(text)?;
+        let area =
+            root.titled(self.figure.title, (FAMILY, title_size(root, self.figure.title))).map_err(text)?;
         let (rows, columns) = self.sweep.grid();
         let (grid, legend) = area.split_horizontally(columns * panel_size((rows, columns)).0);
         let cells = grid.split_evenly((rows as usize, columns as usize));
@@ -980,7 +1023,7 @@ impl Drawing for VsEpsilon<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         root.fill(&WHITE).map_err(text)?;
-        let area = root.titled(&self.title, (FAMILY, 18)).map_err(text)?;
+        let area = root.titled(&self.title, (FAMILY, title_size(root, &self.title))).map_err(text)?;
         let (rows, columns) = self.grid();
         let (grid, legend) = area.split_horizontally(columns * panel_size((rows, columns)).0);
         let cells = grid.split_evenly((rows as usize, columns as usize));
