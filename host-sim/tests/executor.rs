@@ -16,7 +16,13 @@ mod common;
 const FAMILIES: [(&str, usize, usize); 4] =
     [("fig3a", 3, 120), ("tao-s2", 3, 400), ("agarwal-experts", 3, 150), ("dubey-alpha", 2, 60)];
 
-fn setup(name: &str, trials: usize, horizon: usize) -> (RunConfig, Box<dyn Task>, String) {
+/// One experiment of [`FAMILIES`], small: its config, task and run id, its results run whole, and
+/// its number of jobs.
+fn setup(
+    name: &str,
+    trials: usize,
+    horizon: usize,
+) -> (RunConfig, Box<dyn Task>, String, Vec<AlgorithmResult>, usize) {
     let e = experiments::find(name).unwrap();
     let mut config = e.default_config();
     config.trials = trials;
@@ -25,7 +31,9 @@ fn setup(name: &str, trials: usize, horizon: usize) -> (RunConfig, Box<dyn Task>
     config.seed = 11;
     let task = experiments::task(e, e.env, &config, None).unwrap();
     let id = run_id(name, "test", &config);
-    (config, task, id)
+    let whole = Executor::new(&config).results(task.as_ref()).unwrap();
+    let jobs = trials * task.labels().len();
+    (config, task, id, whole, jobs)
 }
 
 /// The files written into `dir`'s two subdirectories from their results (each a name and
@@ -61,9 +69,7 @@ impl Observer for Kill {
 #[test]
 fn every_family_resumes_after_a_kill_to_the_same_files() {
     for (name, trials, horizon) in FAMILIES {
-        let (config, task, id) = setup(name, trials, horizon);
-        let whole = Executor::new(&config).results(task.as_ref()).unwrap();
-        let jobs = trials * task.labels().len();
+        let (config, task, id, whole, jobs) = setup(name, trials, horizon);
 
         let dir = common::dir("executor", &format!("kill-{name}"));
         let kill = Kill { after: jobs / 3, ended: AtomicUsize::new(0) };
@@ -84,9 +90,7 @@ fn every_family_resumes_after_a_kill_to_the_same_files() {
 #[test]
 fn every_family_split_into_three_shards_merges_to_the_same_files() {
     for (name, trials, horizon) in FAMILIES {
-        let (config, task, id) = setup(name, trials, horizon);
-        let whole = Executor::new(&config).results(task.as_ref()).unwrap();
-        let total = trials * task.labels().len();
+        let (config, task, id, whole, total) = setup(name, trials, horizon);
         let base = common::dir("executor", &format!("shard-{name}"));
         let mut dirs = Vec::new();
         let mut owned = 0;
