@@ -261,13 +261,18 @@ fn a_job_run_again_keeps_what_a_device_missing_from_the_rerun_spent() {
         "--out",
         &out_s,
     ];
+    // The run with device `id` (of `budget`) alone serving: once its key is there, and stopped after.
+    let run_on = |id: u64, budget: f64| {
+        let (stop, serving) = serve(id, budget);
+        wait_key(id);
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let got = host_sim(&args, &devices);
+        stop.store(true, Ordering::Relaxed);
+        let _ = serving.join();
+        got
+    };
     let eps = epsilon.get();
-    let (stop1, serving1) = serve(1, 5.0 * eps);
-    wait_key(1);
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let (ok, err) = host_sim(&args, &devices);
-    stop1.store(true, Ordering::Relaxed);
-    let _ = serving1.join();
+    let (ok, err) = run_on(1, 5.0 * eps);
     assert!(!ok, "10 rounds on one device with budget for 5 succeeded");
     let spent_1 = |text: &str| -> Option<f64> {
         text.lines()
@@ -286,12 +291,7 @@ fn a_job_run_again_keeps_what_a_device_missing_from_the_rerun_spent() {
     assert!((before - 5.0 * eps).abs() < 1e-6, "{text}");
 
     // Device 1 is gone; device 2 (fresh budget) serves the job run again.
-    let (stop2, serving2) = serve(2, 50.0 * eps);
-    wait_key(2);
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let (ok, err) = host_sim(&args, &devices);
-    stop2.store(true, Ordering::Relaxed);
-    let _ = serving2.join();
+    let (ok, err) = run_on(2, 50.0 * eps);
     let _ = ldp_link::mqtt::forget_devices(&broker.url(), [1, 2]);
     assert!(ok, "{err}");
     let fleet = &run_json(&out)["fleet"];
