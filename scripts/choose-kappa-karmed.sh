@@ -13,11 +13,16 @@
 #
 # Usage: scripts/choose-kappa-karmed.sh [OUT_DIR] (default /tmp/choose-kappa-karmed); TRIALS
 #        (default 20) per setting.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/grid.sh
+source "$(dirname "$0")/grid.sh"
 out=${1:-/tmp/choose-kappa-karmed}
-cargo build --release -p host-sim --quiet
-bin=${CARGO_TARGET_DIR:-target}/release/host-sim
+release_host_sim
+read -r -a kappas <<< "${KAPPAS:-0.1 0.2 0.3 0.5 0.7 1.0}"
+beta_scales core/src/bandit/rule.rs
+run_one() {
+  # shellcheck disable=SC2086
+  "$bin" run $2 --trials "${TRIALS:-20}" --beta-scale "$1" --quiet --out "$3" > /dev/null
+}
 mkdir -p "$out/tables"
 python3 scripts/karmed-tables.py "$out/tables" 7
 t=$out/tables
@@ -33,38 +38,5 @@ settings=(
   "custom --arms $t/clicks20.csv --family bandit --seed 1900 --horizon 30000 --eps 2"
   "custom --arms $t/clicks20.csv --family bandit --seed 2000 --horizon 30000 --eps none"
 )
-read -r -a kappas <<< "${KAPPAS:-0.1 0.2 0.3 0.5 0.7 1.0}"
-kappa0=$(sed -n 's/^pub const KAPPA: f64 = \([0-9.]*\);/\1/p' core/src/bandit/rule.rs)
-scales=()
-for k in "${kappas[@]}"; do scales+=("$(python3 -c "print($k / $kappa0)")"); done
-for scale in "${scales[@]}"; do
-  for setting in "${settings[@]}"; do
-    name=${setting//$t\//}
-    dir="$out/$scale/${name// /_}"
-    [ -f "$dir/run.json" ] && continue
-    # shellcheck disable=SC2086
-    "$bin" run $setting --trials "${TRIALS:-20}" --beta-scale "$scale" --quiet --out "$dir" > /dev/null
-  done
-done
-python3 - "$out" "$kappa0" "${scales[@]}" <<'EOF'
-import json, math, os, sys
-out, kappa0, scales = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
-names = sorted(os.listdir(os.path.join(out, scales[0])))
-short = [n.replace("--family_bandit_", "").replace("--", "").replace("_", " ") for n in names]
-print("| kappa | " + " | ".join(short) + " | geometric mean | worst | trials worse than uniform |")
-print("|---" * (len(names) + 4) + "|")
-for s in scales:
-    cells, ratios, worse = [], [], 0.0
-    for setting in names:
-        run = json.load(open(os.path.join(out, s, setting, "run.json")))
-        uniform = next(x for x in run["results"] if x["reference"])["final_mean"]
-        rows = [x for x in run["results"] if not x["reference"] and x["label"] != "UCB1"]
-        for x in rows:
-            share = sum(f > 1.01 * uniform for f in x["finals"]) / len(x["finals"])
-            worse = max(worse, share)
-        r = [x["vs_uniform"] for x in rows]
-        ratios += r
-        cells.append("/".join(f"{x:.2f}" for x in r))
-    gm = math.exp(sum(math.log(max(x, 1e-9)) for x in ratios) / len(ratios))
-    print(f"| {kappa0 * float(s):.2f} | " + " | ".join(cells) + f" | {gm:.3f} | {max(ratios):.2f} | {worse:.0%} |")
-EOF
+run_grid "$t/" "${scales[@]}"
+python3 scripts/kappa-table.py "$out" "$kappa0" all --family_bandit_ "${scales[@]}"

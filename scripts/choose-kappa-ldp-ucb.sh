@@ -12,13 +12,17 @@
 #
 # Usage: scripts/choose-kappa-ldp-ucb.sh [OUT_DIR] [BIN] (default /tmp/choose-kappa-ldp-ucb and this
 #        tree's release build); TRIALS (default 20) per setting, KAPPAS the grid.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/grid.sh
+source "$(dirname "$0")/grid.sh"
 out=${1:-/tmp/choose-kappa-ldp-ucb}
-if [ -n "${2:-}" ]; then bin=$2; else
-  cargo build --release -p host-sim --quiet
-  bin=${CARGO_TARGET_DIR:-target}/release/host-sim
-fi
+if [ -n "${2:-}" ]; then bin=$2; else release_host_sim; fi
+read -r -a kappas <<< "${KAPPAS:-0.1 0.2 0.3 0.5 0.7 1.0}"
+beta_scales learn/src/bandit/ldp_ucb.rs
+run_one() {
+  # shellcheck disable=SC2086
+  "$bin" run custom $2 --family bandit --algorithms LDP-UCB --trials "${TRIALS:-20}" \
+    --beta-scale "$1" --quiet --out "$3" > /dev/null
+}
 mkdir -p "$out/tables"
 python3 scripts/own-tables.py "$out/tables" > /dev/null
 python3 scripts/karmed-tables.py "$out/tables" 21
@@ -34,36 +38,5 @@ settings=(
   "--arms $t/heavy6.csv --seed 2800 --horizon 30000 --eps 2"
   "--arms $t/clicks20.csv --seed 2900 --horizon 30000 --eps 2"
 )
-read -r -a kappas <<< "${KAPPAS:-0.1 0.2 0.3 0.5 0.7 1.0}"
-kappa0=$(sed -n 's/^pub const KAPPA: f64 = \([0-9.]*\);/\1/p' learn/src/bandit/ldp_ucb.rs)
-scales=()
-for k in "${kappas[@]}"; do scales+=("$(python3 -c "print($k / $kappa0)")"); done
-for scale in "${scales[@]}"; do
-  for setting in "${settings[@]}"; do
-    name=${setting//$t\//}
-    dir="$out/$scale/${name// /_}"
-    [ -f "$dir/run.json" ] && continue
-    # shellcheck disable=SC2086
-    "$bin" run custom $setting --family bandit --algorithms LDP-UCB --trials "${TRIALS:-20}" \
-      --beta-scale "$scale" --quiet --out "$dir" > /dev/null
-  done
-done
-python3 - "$out" "$kappa0" "${scales[@]}" <<'PY'
-import json, math, os, sys
-out, kappa0, scales = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
-names = sorted(os.listdir(os.path.join(out, scales[0])))
-short = [n.replace("--arms_", "").replace(".csv", "").replace("--", "").replace("_", " ") for n in names]
-print("| kappa | " + " | ".join(short) + " | geometric mean | worst | trials worse than uniform |")
-print("|---" * (len(names) + 4) + "|")
-for s in scales:
-    cells, ratios, worse = [], [], 0.0
-    for setting in names:
-        run = json.load(open(os.path.join(out, s, setting, "run.json")))
-        uniform = next(x for x in run["results"] if x["reference"])["final_mean"]
-        x = next(x for x in run["results"] if x["label"] == "LDP-UCB")
-        worse = max(worse, sum(f > 1.01 * uniform for f in x["finals"]) / len(x["finals"]))
-        ratios.append(x["vs_uniform"])
-        cells.append(f"{x['vs_uniform']:.2f}")
-    gm = math.exp(sum(math.log(max(r, 1e-9)) for r in ratios) / len(ratios))
-    print(f"| {kappa0 * float(s):.2f} | " + " | ".join(cells) + f" | {gm:.3f} | {max(ratios):.2f} | {worse:.0%} |")
-PY
+run_grid "$t/" "${scales[@]}"
+python3 scripts/kappa-table.py "$out" "$kappa0" LDP-UCB --arms_,.csv "${scales[@]}"

@@ -6,12 +6,11 @@
 # κ = KAPPA × --beta-scale (KAPPA as in learn/src/bo/calibrated.rs). About 10 minutes on 2 cores.
 #
 # Usage: scripts/choose-kappa.sh [OUT_DIR] (default /tmp/choose-kappa).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/grid.sh
+source "$(dirname "$0")/grid.sh"
 out=${1:-/tmp/choose-kappa}
 data=${DATA:-data}
-cargo build --release -p host-sim --quiet
-bin=${CARGO_TARGET_DIR:-target}/release/host-sim
+release_host_sim
 settings=(
   "fig2a --seed 1000 --horizon 2000 --eps 2"
   "fig3a --seed 2000 --horizon 500 --eps 0.5"
@@ -24,17 +23,12 @@ settings=(
   "fig2b --seed 9000 --horizon 500 --eps 1"
 )
 kappas=(0.05 0.1 0.2 0.3 0.4 0.6 1.0)
-kappa0=$(sed -n 's/^pub const KAPPA: f64 = \([0-9.]*\);/\1/p' learn/src/bo/calibrated.rs)
-scales=()
-for k in "${kappas[@]}"; do scales+=("$(python3 -c "print($k / $kappa0)")"); done
-for scale in "${scales[@]}"; do
-  for setting in "${settings[@]}"; do
-    dir="$out/$scale/${setting// /_}"
-    [ -f "$dir/run.json" ] && continue
-    # shellcheck disable=SC2086
-    "$bin" run $setting --data "$data" --beta-scale "$scale" --quiet --out "$dir" > /dev/null
-  done
-done
+beta_scales learn/src/bo/calibrated.rs
+run_one() {
+  # shellcheck disable=SC2086
+  "$bin" run $2 --data "$data" --beta-scale "$1" --quiet --out "$3" > /dev/null
+}
+run_grid "" "${scales[@]}"
 python3 - "$out" "$kappa0" "${scales[@]}" <<'EOF'
 import json, math, os, sys
 out, kappa0, scales = sys.argv[1], float(sys.argv[2]), sys.argv[3:]

@@ -7,12 +7,11 @@
 # 2 cores.
 #
 # Usage: scripts/choose-prior.sh [OUT_DIR] (default /tmp/choose-prior).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=scripts/grid.sh
+source "$(dirname "$0")/grid.sh"
 out=${1:-/tmp/choose-prior}
 data=${DATA:-data}
-cargo build --release -p host-sim --quiet
-bin=${CARGO_TARGET_DIR:-target}/release/host-sim
+release_host_sim
 python3 scripts/own-tables.py "$out/tables"
 settings=(
   "fig2b --seed 9100 --horizon 2000 --eps 1"
@@ -25,15 +24,11 @@ settings=(
   "custom --arms $out/tables/heavy.csv --seed 14 --horizon 2000 --eps none"
 )
 priors=(independent shrunk empirical)
-for prior in "${priors[@]}"; do
-  for setting in "${settings[@]}"; do
-    name=$(echo "$setting" | sed -e "s|$out/tables/||" -e 's/ /_/g')
-    dir="$out/$prior/$name"
-    [ -f "$dir/run.json" ] && continue
-    # shellcheck disable=SC2086
-    "$bin" run $setting --data "$data" --prior "$prior" --quiet --out "$dir" > /dev/null 2>&1
-  done
-done
+run_one() {
+  # shellcheck disable=SC2086
+  "$bin" run $2 --data "$data" --prior "$1" --quiet --out "$3" > /dev/null 2>&1
+}
+run_grid "$out/tables/" "${priors[@]}"
 python3 - "$out" "${priors[@]}" <<'PY'
 import json, math, os, sys
 out, priors = sys.argv[1], sys.argv[2:]

@@ -5,8 +5,8 @@
 
 use ldp_core::bandit::{
     CalibratedDpRobustSe, CalibratedDpRobustUcb, CalibratedLdpRobustSe, CalibratedRobustUcb, DpRobustSe,
-    DpRobustUcb, Exp3, Exp3Params, HeavyTail, LdpRobustSe, Noise, ObserveError, PrivateExp3, RobustUcb,
-    RseParams, Rule,
+    DpRobustUcb, EpochRelease, Exp3, Exp3Params, HeavyTail, LdpRobustSe, Noise, ObserveError, PrivateExp3,
+    RobustUcb, RseParams, Rule,
 };
 use ldp_core::{Epsilon, ParamError};
 use proptest::prelude::*;
@@ -41,13 +41,29 @@ fn opt_bits(x: Option<f64>) -> u64 {
     x.map_or(u64::MAX - 1, f64::to_bits)
 }
 
+/// [`Learner::select`] and [`Learner::observe`] of the core learner `$t`: its own `select`, and
+/// its own `observe`, given the generator (`rng`, the central-DP learners) or not.
+macro_rules! select_and_observe {
+    ($t:ident) => {
+        fn select(&mut self, _: &mut Counting) -> usize {
+            $t::select(self)
+        }
+        fn observe(&mut self, arm: usize, reward: f64, _: &mut Counting) -> Result<(), ObserveError> {
+            $t::observe(self, arm, reward)
+        }
+    };
+    ($t:ident, rng) => {
+        fn select(&mut self, _: &mut Counting) -> usize {
+            $t::select(self)
+        }
+        fn observe(&mut self, arm: usize, reward: f64, rng: &mut Counting) -> Result<(), ObserveError> {
+            $t::observe(self, arm, reward, rng)
+        }
+    };
+}
+
 impl<const K: usize> Learner for RobustUcb<K> {
-    fn select(&mut self, _: &mut Counting) -> usize {
-        RobustUcb::select(self)
-    }
-    fn observe(&mut self, arm: usize, reward: f64, _: &mut Counting) -> Result<(), ObserveError> {
-        RobustUcb::observe(self, arm, reward)
-    }
+    select_and_observe!(RobustUcb);
     fn state(&self, k: usize) -> Vec<u64> {
         (0..=k)
             .flat_map(|a| [bits(self.index(a)), opt_bits(self.mean(a)), *self.counts().get(a).unwrap_or(&0)])
@@ -56,12 +72,7 @@ impl<const K: usize> Learner for RobustUcb<K> {
 }
 
 impl<const K: usize, const L: usize> Learner for DpRobustUcb<K, L> {
-    fn select(&mut self, _: &mut Counting) -> usize {
-        DpRobustUcb::select(self)
-    }
-    fn observe(&mut self, arm: usize, reward: f64, rng: &mut Counting) -> Result<(), ObserveError> {
-        DpRobustUcb::observe(self, arm, reward, rng)
-    }
+    select_and_observe!(DpRobustUcb, rng);
     fn state(&self, k: usize) -> Vec<u64> {
         let mut s: Vec<u64> =
             (0..=k).flat_map(|a| [bits(self.index(a)), opt_bits(self.private_sum(a))]).collect();
@@ -71,12 +82,7 @@ impl<const K: usize, const L: usize> Learner for DpRobustUcb<K, L> {
 }
 
 impl<const K: usize, const L: usize> Learner for CalibratedDpRobustUcb<K, L> {
-    fn select(&mut self, _: &mut Counting) -> usize {
-        CalibratedDpRobustUcb::select(self)
-    }
-    fn observe(&mut self, arm: usize, reward: f64, rng: &mut Counting) -> Result<(), ObserveError> {
-        CalibratedDpRobustUcb::observe(self, arm, reward, rng)
-    }
+    select_and_observe!(CalibratedDpRobustUcb, rng);
     fn state(&self, k: usize) -> Vec<u64> {
         let mut s: Vec<u64> =
             (0..=k).flat_map(|a| [bits(self.index(a)), opt_bits(self.private_sum(a))]).collect();
@@ -86,12 +92,7 @@ impl<const K: usize, const L: usize> Learner for CalibratedDpRobustUcb<K, L> {
 }
 
 impl<const K: usize> Learner for CalibratedRobustUcb<K> {
-    fn select(&mut self, _: &mut Counting) -> usize {
-        CalibratedRobustUcb::select(self)
-    }
-    fn observe(&mut self, arm: usize, reward: f64, _: &mut Counting) -> Result<(), ObserveError> {
-        CalibratedRobustUcb::observe(self, arm, reward)
-    }
+    select_and_observe!(CalibratedRobustUcb);
     fn state(&self, k: usize) -> Vec<u64> {
         (0..=k)
             .flat_map(|a| [bits(self.index(a)), opt_bits(self.mean(a)), opt_bits(self.centre(a))])
@@ -112,13 +113,23 @@ fn active_bits(active: &[bool], k: usize) -> Vec<u64> {
     active[..k].iter().map(|&a| u64::from(a)).collect()
 }
 
+/// The arm an elimination learner of the paper committed to, and its last release's means and
+/// arms removed.
+fn release_bits<const K: usize>(
+    committed: Option<usize>,
+    last: Option<EpochRelease<K>>,
+    k: usize,
+) -> Vec<u64> {
+    let mut s: Vec<u64> = committed.map(|a| a as u64).into_iter().collect();
+    if let Some(last) = last {
+        s.extend(last.means[..k].iter().map(|&m| bits(m)));
+        s.extend(active_bits(&last.eliminated, k));
+    }
+    s
+}
+
 impl<const K: usize> Learner for DpRobustSe<K> {
-    fn select(&mut self, _: &mut Counting) -> usize {
-        DpRobustSe::select(self)
-    }
-    fn observe(&mut self, arm: usize, reward: f64, rng: &mut Counting) -> Result<(), ObserveError> {
-        DpRobustSe::observe(self, arm, reward, rng)
-    }
+    select_and_observe!(DpRobustSe, rng);
     fn state(&self, k: usize) -> Vec<u64> {
         let mut s = active_bits(&self.active(), k);
         s.extend([u64::from(self.tau()), self.passes(), bits(self.epsilon_effective())]);
@@ -128,22 +139,13 @@ impl<const K: usize> Learner for DpRobustSe<K> {
             Some(sum) => [1, bits(sum.level()), bits(sum.noise_scale()), sum.count()],
             None => [0; 4],
         }));
-        s.extend(self.committed().map(|a| a as u64));
-        if let Some(last) = self.last_release() {
-            s.extend(last.means[..k].iter().map(|&m| bits(m)));
-            s.extend(active_bits(&last.eliminated, k));
-        }
+        s.extend(release_bits(self.committed(), self.last_release(), k));
         s
     }
 }
 
 impl<const K: usize> Learner for LdpRobustSe<K> {
-    fn select(&mut self, _: &mut Counting) -> usize {
-        LdpRobustSe::select(self)
-    }
-    fn observe(&mut self, arm: usize, reward: f64, _: &mut Counting) -> Result<(), ObserveError> {
-        LdpRobustSe::observe(self, arm, reward)
-    }
+    select_and_observe!(LdpRobustSe);
     fn level(&self) -> Option<f64> {
         Some(self.device_level())
     }
@@ -151,22 +153,13 @@ impl<const K: usize> Learner for LdpRobustSe<K> {
         let mut s = active_bits(&self.active(), k);
         s.extend([u64::from(self.tau()), self.passes(), bits(self.device_level())]);
         s.extend(epoch_bits(self.epoch()));
-        s.extend(self.committed().map(|a| a as u64));
-        if let Some(last) = self.last_release() {
-            s.extend(last.means[..k].iter().map(|&m| bits(m)));
-            s.extend(active_bits(&last.eliminated, k));
-        }
+        s.extend(release_bits(self.committed(), self.last_release(), k));
         s
     }
 }
 
 impl<const K: usize> Learner for CalibratedDpRobustSe<K> {
-    fn select(&mut self, _: &mut Counting) -> usize {
-        CalibratedDpRobustSe::select(self)
-    }
-    fn observe(&mut self, arm: usize, reward: f64, rng: &mut Counting) -> Result<(), ObserveError> {
-        CalibratedDpRobustSe::observe(self, arm, reward, rng)
-    }
+    select_and_observe!(CalibratedDpRobustSe, rng);
     fn state(&self, k: usize) -> Vec<u64> {
         let mut s = active_bits(&self.active(), k);
         s.extend((0..=k).flat_map(|a| {
@@ -180,12 +173,7 @@ impl<const K: usize> Learner for CalibratedDpRobustSe<K> {
 }
 
 impl<const K: usize> Learner for CalibratedLdpRobustSe<K> {
-    fn select(&mut self, _: &mut Counting) -> usize {
-        CalibratedLdpRobustSe::select(self)
-    }
-    fn observe(&mut self, arm: usize, reward: f64, _: &mut Counting) -> Result<(), ObserveError> {
-        CalibratedLdpRobustSe::observe(self, arm, reward)
-    }
+    select_and_observe!(CalibratedLdpRobustSe);
     fn level(&self) -> Option<f64> {
         Some(self.device_level())
     }

@@ -46,17 +46,31 @@ fn heavy_rule(b: f64) -> Rule {
     Rule::new(b, Noise::Moment { c: 0.2, v: 0.5 }, 4, 0.5).unwrap()
 }
 
+/// The arms `learner` chooses (`select`) over `rounds` rounds, each told (`tell`) the world's
+/// draw for it shifted by `shift`.
+fn play<L>(
+    learner: &mut L,
+    select: fn(&L) -> usize,
+    (world, shift): (&mut World, f64),
+    rounds: usize,
+    mut tell: impl FnMut(&mut L, usize, f64),
+) -> Vec<usize> {
+    (0..rounds)
+        .map(|_| {
+            let arm = select(learner);
+            tell(learner, arm, world.draw(arm) + shift);
+            arm
+        })
+        .collect()
+}
+
 /// The arms Robust-UCB chooses over `rounds` rounds with every reward shifted by `shift`.
 fn robust_ucb_choices(rule: Rule, heavy: bool, shift: f64, rounds: usize) -> Vec<usize> {
     let mut ucb = CalibratedRobustUcb::<4>::new(rule, rounds as u64).unwrap();
     let mut world = World::new(11, &MEANS, heavy);
-    (0..rounds)
-        .map(|_| {
-            let arm = ucb.select();
-            ucb.observe(arm, world.draw(arm) + shift).unwrap();
-            arm
-        })
-        .collect()
+    play(&mut ucb, CalibratedRobustUcb::select, (&mut world, shift), rounds, |ucb, arm, reward| {
+        ucb.observe(arm, reward).unwrap()
+    })
 }
 
 #[test]
@@ -78,26 +92,18 @@ fn calibrated_robust_ucb_is_shift_invariant() {
 fn dp_rse_choices(rule: Rule, heavy: bool, shift: f64, rounds: usize) -> Vec<usize> {
     let mut se = CalibratedDpRobustSe::<4>::new(rule, eps(1.0)).unwrap();
     let (mut world, mut noise) = (World::new(5, &MEANS, heavy), ChaCha20Rng::seed_from_u64(6));
-    (0..rounds)
-        .map(|_| {
-            let arm = se.select();
-            se.observe(arm, world.draw(arm) + shift, &mut noise).unwrap();
-            arm
-        })
-        .collect()
+    play(&mut se, CalibratedDpRobustSe::select, (&mut world, shift), rounds, |se, arm, reward| {
+        se.observe(arm, reward, &mut noise).unwrap()
+    })
 }
 
 /// The choices of the calibrated DP-RUCB.
 fn dp_rucb_choices(rule: Rule, heavy: bool, shift: f64, rounds: usize) -> Vec<usize> {
     let mut ucb = CalibratedDpRobustUcb::<4, 16>::new(rule, eps(1.0), rounds as u64).unwrap();
     let (mut world, mut noise) = (World::new(7, &MEANS, heavy), ChaCha20Rng::seed_from_u64(8));
-    (0..rounds)
-        .map(|_| {
-            let arm = ucb.select();
-            ucb.observe(arm, world.draw(arm) + shift, &mut noise).unwrap();
-            arm
-        })
-        .collect()
+    play(&mut ucb, CalibratedDpRobustUcb::select, (&mut world, shift), rounds, |ucb, arm, reward| {
+        ucb.observe(arm, reward, &mut noise).unwrap()
+    })
 }
 
 /// The choices of the calibrated LDP-RSE with a device that truncates at the level sent and
@@ -106,17 +112,13 @@ fn dp_rucb_choices(rule: Rule, heavy: bool, shift: f64, rounds: usize) -> Vec<us
 fn ldp_rse_choices(rule: Rule, heavy: bool, shift: f64, rounds: usize) -> Vec<usize> {
     let mut se = CalibratedLdpRobustSe::<4>::new(rule, eps(8.0));
     let (mut world, mut device) = (World::new(9, &MEANS, heavy), ChaCha20Rng::seed_from_u64(10));
-    (0..rounds)
-        .map(|_| {
-            let arm = se.select();
-            // The device's mechanism: truncation at the level the learner sends, Lap(2b/ε).
-            let m = LaplaceMechanism::truncated(eps(8.0), TruncationLevel::new(se.device_level()).unwrap())
-                .unwrap();
-            let report = m.release(world.draw(arm) + shift, &mut device).unwrap().value();
-            se.observe(arm, report).unwrap();
-            arm
-        })
-        .collect()
+    play(&mut se, CalibratedLdpRobustSe::select, (&mut world, shift), rounds, |se, arm, reward| {
+        // The device's mechanism: truncation at the level the learner sends, Lap(2b/ε).
+        let m =
+            LaplaceMechanism::truncated(eps(8.0), TruncationLevel::new(se.device_level()).unwrap()).unwrap();
+        let report = m.release(reward, &mut device).unwrap().value();
+        se.observe(arm, report).unwrap();
+    })
 }
 
 /// The first round at which two choice sequences differ (`None`: identical).

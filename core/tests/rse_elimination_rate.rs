@@ -66,6 +66,11 @@ fn slope(pulls: impl Fn(f64) -> f64) -> (f64, f64) {
     (sxy / sxx, octaves)
 }
 
+/// [`slope`] of the pulls to eliminate each gap at `kappa` with the schedule `epoch`.
+fn elimination_slope(kappa: f64, epoch: impl Fn(u32) -> RseEpoch) -> (f64, f64) {
+    slope(|gap| pulls_to_eliminate(gap, kappa, &epoch))
+}
+
 fn assert_exponent(what: &str, (measured, octaves): (f64, f64), want: f64, wrong: f64) {
     println!("{what}: Δ^-{measured:.3} over {octaves} octaves, want Δ^-{want:.3}");
     assert!(octaves >= 4.0, "{what}: only {octaves} octaves of Δ below 2^60 pulls");
@@ -86,11 +91,7 @@ fn ldp_pulls_to_eliminate_a_gap_grow_as_delta_to_the_minus_2_1_plus_v_over_v() {
         for &kappa in kappas {
             for eps in [0.5, 2.0] {
                 let epsilon = Epsilon::new(eps).unwrap();
-                let measured = slope(|gap| {
-                    pulls_to_eliminate(gap, kappa, |tau| {
-                        ldp_rse_epoch_with(kappa, tau, ARMS, BETA, epsilon, U, v)
-                    })
-                });
+                let measured = elimination_slope(kappa, |tau| ldp_rse_epoch_with(kappa, tau, ARMS, BETA, epsilon, U, v));
                 let corrected = 2.0 * (1.0 + v) / v;
                 let lemma_13 = (1.0 + v) / v;
                 let what = format!("LDP-RSE v = {v}, κ = {kappa}, ε = {eps}");
@@ -117,11 +118,7 @@ fn central_dp_pulls_to_eliminate_a_gap_grow_as_delta_to_the_minus_1_plus_v_over_
         for &kappa in kappas {
             for eps in [0.5, 2.0] {
                 let epsilon = Epsilon::new(eps).unwrap();
-                let measured = slope(|gap| {
-                    pulls_to_eliminate(gap, kappa, |tau| {
-                        dp_rse_epoch_with(kappa, tau, ARMS, BETA, epsilon, U, v)
-                    })
-                });
+                let measured = elimination_slope(kappa, |tau| dp_rse_epoch_with(kappa, tau, ARMS, BETA, epsilon, U, v));
                 let theorem_4 = (1.0 + v) / v;
                 assert_exponent(
                     &format!("DP-RSE v = {v}, κ = {kappa}, ε = {eps}"),

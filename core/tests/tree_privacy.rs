@@ -64,6 +64,20 @@ fn sequence_attack(tree_eps: f64, b: f64) -> impl FnMut(bool, &mut Xoshiro256Plu
     }
 }
 
+/// The audit's bound `ours` for a tree that claims `claim`: below the claim, and close enough to
+/// it to mean something.
+fn assert_within_claim(what: &str, ours: f64, claim: f64) {
+    eprintln!("{what}: empirical ε lower bound {ours:.4}, claim {claim:.6}");
+    assert!(ours <= claim, "empirical ε lower bound {ours} exceeds the claimed {claim}");
+    assert!(ours > 0.9 * claim, "the audit is too weak to be meaningful: bound {ours}");
+}
+
+/// The audit's `bound` for a tree of `what` with `flaw` is above the ε it was meant to have.
+fn assert_caught(what: &str, flaw: &str, bound: f64, eps: f64) {
+    eprintln!("{what}, {flaw}: empirical ε lower bound {bound:.4}");
+    assert!(bound > eps, "the audit did not catch {flaw}: bound {bound}");
+}
+
 #[test]
 fn the_release_sequence_is_epsilon_private_and_the_audit_catches_too_little_noise() {
     let (eps, b, n) = (1.0, 2.0, 600_000);
@@ -71,19 +85,15 @@ fn the_release_sequence_is_epsilon_private_and_the_audit_catches_too_little_nois
     assert_eq!(tree.depth(), 3);
     let claim = tree.epsilon_effective();
     let ours = epsilon_lower_bound(n, 51, sequence_attack(eps, b));
-    eprintln!("sequence: empirical ε lower bound {ours:.4}, claim {claim:.6} (ε = {eps})");
-    assert!(ours <= claim, "empirical ε lower bound {ours} exceeds the claimed {claim}");
-    assert!(ours > 0.9 * claim, "the audit is too weak to be meaningful: bound {ours}");
+    assert_within_claim(&format!("sequence (ε = {eps})"), ours, claim);
 
     // The paper's ε' = ε/log₂ T = ε/2 at T = 4 puts σ(1) in 3 nodes at ε/2 each: 1.5·ε.
     // A tree built for 1.5·ε has exactly that node noise.
     let paper = epsilon_lower_bound(n, 52, sequence_attack(1.5 * eps, b));
-    eprintln!("sequence, ε' = ε/log₂ T: empirical ε lower bound {paper:.4}");
-    assert!(paper > eps, "the audit did not catch ε' = ε/log₂ T: bound {paper}");
+    assert_caught("sequence", "ε' = ε/log₂ T", paper, eps);
 
     let halved = epsilon_lower_bound(n, 53, sequence_attack(2.0 * eps, b));
-    eprintln!("sequence, halved noise: empirical ε lower bound {halved:.4}");
-    assert!(halved > eps, "the audit did not catch halved noise: bound {halved}");
+    assert_caught("sequence", "halved noise", halved, eps);
 }
 
 /// Attack on a 2-vector tree with horizon 1: both coordinates of Ŝ(1) exceed M, between the
@@ -102,13 +112,10 @@ fn the_vector_tree_is_epsilon_private_in_l1_and_the_audit_catches_per_coordinate
     let (eps, b, n) = (1.0, 0.5, 1_000_000);
     let claim = VectorTree::<2, 1>::new(common::eps(eps), bnd(b), 1).unwrap().epsilon_effective();
     let ours = epsilon_lower_bound(n, 61, vector_attack(eps, b));
-    eprintln!("vector: empirical ε lower bound {ours:.4}, claim {claim:.6}");
-    assert!(ours <= claim, "empirical ε lower bound {ours} exceeds the claimed {claim}");
-    assert!(ours > 0.9 * claim, "the audit is too weak to be meaningful: bound {ours}");
+    assert_within_claim("vector", ours, claim);
 
     // Noise calibrated to one coordinate (sensitivity 2B instead of 2·D·B) is a tree built for
     // D·ε: it is only (D·ε)-DP.
     let per_coordinate = epsilon_lower_bound(n, 62, vector_attack(2.0 * eps, b));
-    eprintln!("vector, per-coordinate calibration: empirical ε lower bound {per_coordinate:.4}");
-    assert!(per_coordinate > eps, "the audit did not catch per-coordinate calibration: {per_coordinate}");
+    assert_caught("vector", "per-coordinate calibration", per_coordinate, eps);
 }

@@ -100,6 +100,12 @@ fn framed_raw(mut raw: Vec<u8>) -> Vec<u8> {
     let session = if matches!(raw[1], 0x01 | 0x81) { 0 } else { auth().session };
     let tag = learner().tag(session, &raw[..n - wire::TAG_LEN]);
     raw[n - wire::TAG_LEN..n].copy_from_slice(&tag);
+    checksummed_and_framed(raw)
+}
+
+/// COBS-frames raw bytes with a fixed-up checksum (their last four bytes).
+fn checksummed_and_framed(mut raw: Vec<u8>) -> Vec<u8> {
+    let n = raw.len() - 4;
     let crc = wire::checksum(&raw[..n]);
     raw[n..].copy_from_slice(&crc.to_le_bytes());
     let mut buf = [0u8; MAX_ENCODED_LEN + 8];
@@ -223,12 +229,7 @@ fn unauthenticated_queries_spend_nothing() {
     let mut raw = query(20, 1, 0.5, None).emit(&mut buf, &auth()).unwrap().to_vec();
     let n = raw.len();
     raw[n - 5] ^= 1;
-    let crc = wire::checksum(&raw[..n - 4]);
-    raw[n - 4..].copy_from_slice(&crc.to_le_bytes());
-    let mut stuffed = [0u8; MAX_ENCODED_LEN];
-    let len = cobs::encode(&raw, &mut stuffed);
-    let mut bytes = stuffed[..len].to_vec();
-    bytes.push(0);
+    let bytes = checksummed_and_framed(raw);
     assert_eq!(
         learner_read(&dev.receive(&bytes)),
         [Repr::new(20, Message::Refusal(Refusal::Unauthenticated))]
@@ -664,14 +665,7 @@ fn a_refusal_of_an_unverified_frame_is_not_bound_to_the_conversation() {
     for (at, value, reason) in [(0, 3, Refusal::UnsupportedVersion), (1, 0x03, Refusal::Malformed)] {
         let mut bad = raw.clone();
         bad[at] = value;
-        let n = bad.len() - 4;
-        let crc = wire::checksum(&bad[..n]);
-        bad[n..].copy_from_slice(&crc.to_le_bytes());
-        let mut stuffed = [0u8; MAX_ENCODED_LEN + 8];
-        let len = cobs::encode(&bad, &mut stuffed);
-        let mut enc = stuffed[..len].to_vec();
-        enc.push(0);
-        let out = dev.receive(&enc);
+        let out = dev.receive(&checksummed_and_framed(bad));
         let mut r = StreamReader::new();
         let frame = out.iter().find_map(|&x| r.push(x).map(|f| f.unwrap().as_bytes().to_vec())).unwrap();
         assert_eq!(Repr::from_bytes(&frame, &under_a.answering(&tag)), Err(DecodeError::Unauthenticated));

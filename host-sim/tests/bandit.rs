@@ -261,14 +261,8 @@ fn specs_refuse_the_wrong_privacy_mode() {
 }
 
 /// `config` under the calibrated constants.
-fn calibrated(
-    trials: usize,
-    horizon: usize,
-    epsilon: Option<f64>,
-    central: bool,
-    algorithms: &[AlgorithmSpec],
-) -> RunConfig {
-    RunConfig { constants: Constants::Calibrated, ..config(trials, horizon, epsilon, central, algorithms) }
+fn calibrated(config: RunConfig) -> RunConfig {
+    RunConfig { constants: Constants::Calibrated, ..config }
 }
 
 /// A data table's environment: `k` arms whose readings are `10 + 3·a/k` plus a small spread
@@ -295,7 +289,7 @@ fn calibrated_dp_rse_leaves_round_robin_on_the_pareto_instances_before_t_1e5() {
         let factory = pareto_factory(instance, 0.5).unwrap();
         let practical = run(&config(1, 100_000, Some(1.0), true, &[DP_RSE]), &factory);
         assert!(is_round_robin(&practical, 0), "{instance:?}: practical DP-RSE left round robin");
-        let ours = run(&calibrated(2, 100_000, Some(1.0), true, &[DP_RSE]), &factory);
+        let ours = run(&calibrated(config(2, 100_000, Some(1.0), true, &[DP_RSE])), &factory);
         assert!(!is_round_robin(&ours, 0), "{instance:?}: calibrated DP-RSE is a round robin");
         let ratio = ours[0].vs_uniform().unwrap();
         assert!(ratio < 1.0, "{instance:?}: {ratio}");
@@ -307,8 +301,7 @@ fn calibrated_k_armed_learners_learn_on_a_table_whose_values_sit_near_10() {
     // Robust-UCB (practical) zeroes early rewards above √(u n/ln T²) and locks in on the
     // lowest arm; LDP-RSE (practical) is a round robin to T. The calibrated learners keep the
     // signal: Robust-UCB centres on each arm's own rewards, LDP-RSE's level covers B + R.
-    let env = table_env(3);
-    let factory = ldp_learn::env::shared(env);
+    let factory = ldp_learn::env::shared(table_env(3));
     let raw = |constants| {
         let c = RunConfig {
             constants,
@@ -319,8 +312,10 @@ fn calibrated_k_armed_learners_learn_on_a_table_whose_values_sit_near_10() {
     let (practical, ours) = (raw(Constants::Practical).vs_uniform(), raw(Constants::Calibrated).vs_uniform());
     assert!(practical.unwrap() > 1.0, "practical Robust-UCB: {practical:?}");
     assert!(ours.unwrap() < 0.2, "calibrated Robust-UCB: {ours:?}");
-    let private =
-        run(&calibrated(2, 30_000, Some(4.0), false, &[host_sim::experiments::bandit::LDP_RSE]), &factory);
+    let private = run(
+        &calibrated(config(2, 30_000, Some(4.0), false, &[host_sim::experiments::bandit::LDP_RSE])),
+        &factory,
+    );
     assert!(!is_round_robin(&private, 0));
     let ratio = private[0].vs_uniform().unwrap();
     assert!(ratio < 1.0, "calibrated LDP-RSE: {ratio}");
@@ -330,8 +325,7 @@ fn calibrated_k_armed_learners_learn_on_a_table_whose_values_sit_near_10() {
 fn the_k_armed_learners_run_on_more_than_ten_arms() {
     // The stock table has 29 columns, the light sensors 41: every K-armed learner is built for
     // them (and 64 arms is the cap).
-    let env = table_env(41);
-    let factory = ldp_learn::env::shared(env);
+    let factory = ldp_learn::env::shared(table_env(41));
     for constants in [Constants::Calibrated, Constants::Practical] {
         for (eps, central, spec) in [
             (None, false, host_sim::experiments::bandit::ROBUST_UCB_TABLE),
@@ -356,7 +350,7 @@ fn the_calibrated_constants_are_the_rules_from_public_quantities() {
     let env = table_env(3);
     let bounds = ldp_learn::env::Environment::bounds(&env);
     let (b, r) = (bounds.b, bounds.r.unwrap());
-    let problem = problem_for(&env, &calibrated(1, 1000, Some(2.0), false, &[])).unwrap();
+    let problem = problem_for(&env, &calibrated(config(1, 1000, Some(2.0), false, &[]))).unwrap();
     let policy = (host_sim::experiments::bandit::LDP_RSE.build)(&problem, Constants::Calibrated, 0).unwrap();
     let constants: std::collections::HashMap<_, _> = policy.constants().into_iter().collect();
     // κ = KAPPA (beta scale 1); the level covers the signal: B + R; the variance R².
@@ -369,7 +363,7 @@ fn the_calibrated_constants_are_the_rules_from_public_quantities() {
     // Seed 004's DP-RSE: heavy tails with c = 2^v(u + B^{1+v}) of the Pareto instance; its first
     // epoch (one pull, z_1 = √(2 ln(5π²/0.6))) is clamped at B + (c/(z_1·2√2/ε))^{1/(1+v)}.
     let pareto = KArmedEnv::pareto(ParetoInstance::S1, 0.5).unwrap();
-    let problem = problem_for(&pareto, &calibrated(1, 1000, Some(1.0), true, &[])).unwrap();
+    let problem = problem_for(&pareto, &calibrated(config(1, 1000, Some(1.0), true, &[]))).unwrap();
     let policy = (DP_RSE.build)(&problem, Constants::Calibrated, 0).unwrap();
     let constants: std::collections::HashMap<_, _> = policy.constants().into_iter().collect();
     let u = ParetoInstance::S1.moment_bound(0.5);
@@ -392,7 +386,7 @@ fn ldp_ucb_takes_the_devices_mechanism_scale_and_learns_where_ldp_rse_is_a_round
     assert_eq!(labels(Constants::Paper), ["LDP-RSE", "UCB1"]);
     // Its noise is the device's: CTL's Laplace scale 𝓛 ≈ 2(B + R)/ε at the problem's B and R.
     let env = table_env(41);
-    let problem = problem_for(&env, &calibrated(1, 100, Some(0.5), false, &[])).unwrap();
+    let problem = problem_for(&env, &calibrated(config(1, 100, Some(0.5), false, &[]))).unwrap();
     let (b, r) = (problem.b, problem.noise_bound.unwrap());
     let scale = problem.privacy.unwrap().laplace_scale;
     assert!((scale / (2.0 * (b + r) / 0.5) - 1.0).abs() < 0.02, "𝓛 = {scale}, B = {b}, R = {r}");
@@ -401,7 +395,7 @@ fn ldp_ucb_takes_the_devices_mechanism_scale_and_learns_where_ldp_rse_is_a_round
     // per surviving arm leave it at about 0.7× uniform play; LDP-UCB (measured 0.13×) below 0.5×.
     let factory = ldp_learn::env::shared(table_env(10));
     let results = run(
-        &calibrated(3, 30_000, Some(4.0), false, &[LDP_UCB, host_sim::experiments::bandit::LDP_RSE]),
+        &calibrated(config(3, 30_000, Some(4.0), false, &[LDP_UCB, host_sim::experiments::bandit::LDP_RSE])),
         &factory,
     );
     assert!(!is_round_robin(&results, 0));

@@ -125,50 +125,37 @@ fn a_record_edited_without_the_key_is_no_record() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Records every reply frame (encoded) by its sequence number.
-struct Recorder {
+/// The attacker between learner and device: records every reply frame (encoded) by its sequence
+/// number, or (`replay`) before each of the learner's frames reaches the device, sends the
+/// learner the recorded reply with the same number.
+struct Attacker {
     inner: Dev,
     inbound: VecDeque<u8>,
     frames: HashMap<u32, Vec<u8>>,
+    replay: bool,
 }
-impl Link for Recorder {
+impl Link for Attacker {
     fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let seq = |frame: &[u8]| {
+            let mut r = StreamReader::new();
+            frame.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.seq()))
+        };
+        if self.replay
+            && let Some(old) = seq(bytes).and_then(|n| self.frames.get(&n))
+        {
+            self.inbound.extend(old);
+        }
         self.inner.send(bytes)?;
         let mut reply = Vec::new();
         while let Some(b) = self.inner.recv_byte(Duration::ZERO)? {
             reply.push(b);
         }
-        let mut r = StreamReader::new();
-        if let Some(seq) = reply.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.seq())) {
-            self.frames.insert(seq, reply.clone());
+        if !self.replay
+            && let Some(n) = seq(&reply)
+        {
+            self.frames.insert(n, reply.clone());
         }
         self.inbound.extend(reply);
-        Ok(())
-    }
-    fn recv_byte(&mut self, _: Duration) -> io::Result<Option<u8>> {
-        Ok(self.inbound.pop_front())
-    }
-}
-
-/// Before each of the learner's frames reaches the device, the recorded reply with the same
-/// number reaches the learner.
-struct Replay {
-    inner: Dev,
-    inbound: VecDeque<u8>,
-    recorded: HashMap<u32, Vec<u8>>,
-}
-impl Link for Replay {
-    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let mut r = StreamReader::new();
-        if let Some(seq) = bytes.iter().find_map(|&b| r.push(b).and_then(Result::ok).map(|f| f.seq()))
-            && let Some(old) = self.recorded.get(&seq)
-        {
-            self.inbound.extend(old);
-        }
-        self.inner.send(bytes)?;
-        while let Some(b) = self.inner.recv_byte(Duration::ZERO)? {
-            self.inbound.push_back(b);
-        }
         Ok(())
     }
     fn recv_byte(&mut self, _: Duration) -> io::Result<Option<u8>> {
@@ -189,7 +176,7 @@ fn deleting_the_record_lets_no_recorded_report_in() {
     let dev = boot(1);
     let auth = dev.auth();
     let mut first = WireClient::with_nonce_seed(
-        Recorder { inner: dev, inbound: VecDeque::new(), frames: HashMap::new() },
+        Attacker { inner: dev, inbound: VecDeque::new(), frames: HashMap::new(), replay: false },
         auth,
         1,
     )
@@ -202,9 +189,8 @@ fn deleting_the_record_lets_no_recorded_report_in() {
     // Boot 2, a new learner numbering as the first did.
     let dev = boot(2);
     let before = dev.app().reporter().accountant().spent();
-    let mut second =
-        WireClient::with_nonce_seed(Replay { inner: dev, inbound: VecDeque::new(), recorded }, auth, 2)
-            .with_boot_record(&record);
+    let attacker = Attacker { inner: dev, inbound: VecDeque::new(), frames: recorded, replay: true };
+    let mut second = WireClient::with_nonce_seed(attacker, auth, 2).with_boot_record(&record);
     second.timeout = Duration::from_millis(1);
     let got: Vec<f64> =
         (0..10).map(|t| second.query(t, 7, eps, None).unwrap().unwrap().release.value()).collect();

@@ -3,19 +3,20 @@
 //! every trial's regret is non-decreasing, a run's files are the same bytes on 1 and 2 threads,
 //! and `--eps none` runs them non-private while a private finite-set experiment still refuses it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use host_sim::experiments;
 use host_sim::experiments::boxes::BOX_EXPERIMENTS;
 use host_sim::experiments::runner::{AlgorithmResult, RunConfig, UNIFORM_LABEL};
 use host_sim::run::executor::Executor;
-use host_sim::run::output::write_all;
 use host_sim::run::request::{RequestError, RunRequest, settle};
 use ldp_core::Epsilon;
 use ldp_learn::domain::functions::TestFunction;
 use ldp_learn::env::SimRng;
 use rand::RngExt;
 use rand_core::SeedableRng;
+
+mod common;
 
 fn config(name: &str, trials: usize, horizon: usize, threads: usize) -> RunConfig {
     let e = experiments::find(name).unwrap();
@@ -28,27 +29,9 @@ fn run(name: &str, config: &RunConfig) -> Vec<AlgorithmResult> {
     Executor::new(config).results(task.as_ref()).unwrap()
 }
 
-fn temp(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("host-sim-box-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
 /// The bytes of the files a run writes, except `run.json`'s wall-clock seconds and thread count.
 fn files(dir: &Path, config: &RunConfig, results: &[AlgorithmResult]) -> Vec<(String, Vec<u8>)> {
-    write_all(dir, "x", "test", config, results).unwrap();
-    ["regret.csv", "finals.csv", "regret.svg", "regret.png", "run.json"]
-        .iter()
-        .map(|f| {
-            let mut bytes = std::fs::read(dir.join(f)).unwrap();
-            if *f == "run.json" {
-                let text = String::from_utf8(bytes).unwrap();
-                let kept = text.lines().filter(|l| !l.contains("\"seconds\"") && !l.contains("\"threads\""));
-                bytes = kept.collect::<String>().into_bytes();
-            }
-            (f.to_string(), bytes)
-        })
-        .collect()
+    common::run_files(dir, config, results, &["seconds", "threads"])
 }
 
 #[test]
@@ -112,13 +95,15 @@ fn the_same_seed_gives_the_same_bytes_on_one_and_two_threads() {
         let one = config(name, 2, 40, 1);
         let two = RunConfig { threads: Some(2), ..one.clone() };
         let (a, b) = (run(name, &one), run(name, &two));
-        let (x, y) =
-            (files(&temp(&format!("{name}-1")), &one, &a), files(&temp(&format!("{name}-2")), &two, &b));
+        let (x, y) = (
+            files(&common::dir("box", &format!("{name}-1")), &one, &a),
+            files(&common::dir("box", &format!("{name}-2")), &two, &b),
+        );
         for ((file, p), (_, q)) in x.iter().zip(&y) {
             assert!(p == q, "{name}: {file} differs between 1 and 2 threads");
         }
         for threads in ["1", "2"] {
-            let _ = std::fs::remove_dir_all(temp(&format!("{name}-{threads}")));
+            let _ = std::fs::remove_dir_all(common::dir("box", &format!("{name}-{threads}")));
         }
         // Another seed is another run.
         let other = run(name, &RunConfig { seed: 37, ..one.clone() });

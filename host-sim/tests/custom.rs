@@ -33,6 +33,13 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// A fresh directory `tag` holding [`ARMS`] as `arms.csv`: the directory and the table's path.
+fn dir_with_arms(tag: &str) -> (PathBuf, String) {
+    let d = dir(tag);
+    let arms = write(&d, "arms.csv", ARMS);
+    (d, arms)
+}
+
 /// Four arms, a Date column, missing cells.
 const ARMS: &str = "Date,north,south,east,west\n\
     2024-01-01,1.0,2.0,0.5,1.5\n\
@@ -52,8 +59,7 @@ fn column(csv: &str, name: &str) -> Vec<String> {
 
 #[test]
 fn csv_arms_with_missing_cells_run_every_gp_learner_and_record_the_problem() {
-    let d = dir("gp");
-    let arms = write(&d, "arms.csv", ARMS);
+    let (d, arms) = dir_with_arms("gp");
     let out = d.join("out").to_string_lossy().into_owned();
     let (ok, stdout, err) = custom(&arms, &out, &["--trials", "2", "--horizon", "40"]);
     assert!(ok, "{err}");
@@ -112,8 +118,7 @@ fn custom_piped(args: &[&str], text: &str) -> (bool, String, String) {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_run_reads_its_files_once_so_a_sweep_runs_from_a_pipe() {
-    let d = dir("pipe");
-    let arms = write(&d, "arms.csv", ARMS);
+    let (d, arms) = dir_with_arms("pipe");
     let points = "arm,x,y\nnorth,0,1\nsouth,0,-1\neast,1,0\nwest,-1,0\n";
     let coords = write(&d, "coords.csv", points);
     let sweep = ["--eps", "0.5,2", "--trials", "2", "--horizon", "30"];
@@ -139,8 +144,7 @@ fn a_run_reads_its_files_once_so_a_sweep_runs_from_a_pipe() {
 
 #[test]
 fn coordinates_bandit_family_and_an_eps_sweep() {
-    let d = dir("coords");
-    let arms = write(&d, "arms.csv", ARMS);
+    let (d, arms) = dir_with_arms("coords");
     let coords = write(&d, "coords.csv", "arm,x,y\nnorth,0,1\nsouth,0,-1\neast,1,0\nwest,-1,0\n");
     let out = d.join("k").to_string_lossy().into_owned();
     let extra = [
@@ -198,8 +202,7 @@ fn the_private_bandit_default_leaves_round_robin_at_a_modest_horizon() {
 
 #[test]
 fn selected_algorithms_give_the_full_runs_curves_and_toml_equals_the_command_line() {
-    let d = dir("select");
-    let arms = write(&d, "arms.csv", ARMS);
+    let (d, arms) = dir_with_arms("select");
     let full = d.join("full").to_string_lossy().into_owned();
     let run = |out: &str, extra: &[&str]| {
         let (ok, _, err) =
@@ -393,8 +396,7 @@ fn tables_as_people_have_them_are_read_to_the_right_arms() {
 
 #[test]
 fn json_on_stdout_is_one_document_and_a_sweep_names_each_eps() {
-    let d = dir("json");
-    let arms = write(&d, "arms.csv", ARMS);
+    let (d, arms) = dir_with_arms("json");
     let out = d.join("one").to_string_lossy().into_owned();
     let (ok, stdout, err) = custom(&arms, &out, &["--trials", "2", "--horizon", "30", "--format", "json"]);
     assert!(ok, "{err}");
@@ -441,8 +443,7 @@ fn json_on_stdout_is_one_document_and_a_sweep_names_each_eps() {
 
 #[test]
 fn a_second_run_into_one_out_names_what_differs_and_more_trials_extend_a_run() {
-    let d = dir("again");
-    let arms = write(&d, "arms.csv", ARMS);
+    let (d, arms) = dir_with_arms("again");
     let out = d.join("out").to_string_lossy().into_owned();
     let run = |extra: &[&str]| custom(&arms, &out, &[&["--horizon", "30"], extra].concat());
     let (ok, _, err) = run(&["--trials", "2"]);

@@ -2,20 +2,27 @@
 //! experts, Dubey's variants): a run killed part-way resumes to the same files, and a run
 //! split into shards merges to the same files, byte for byte, as one uninterrupted run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use host_sim::experiments;
 use host_sim::experiments::runner::{AlgorithmResult, RunConfig, RunError, run_id};
 use host_sim::run::checkpoint::{Checkpoint, Steps};
 use host_sim::run::executor::{Executor, Job, Observer, Outcome, Shard, Task};
-use host_sim::run::output::write_all;
+
+mod common;
 
 /// One experiment of each family, small.
 const FAMILIES: [(&str, usize, usize); 4] =
     [("fig3a", 3, 120), ("tao-s2", 3, 400), ("agarwal-experts", 3, 150), ("dubey-alpha", 2, 60)];
 
-fn setup(name: &str, trials: usize, horizon: usize) -> (RunConfig, Box<dyn Task>, String) {
+/// One experiment of [`FAMILIES`], small: its config, task and run id, its results run whole, and
+/// its number of jobs.
+fn setup(
+    name: &str,
+    trials: usize,
+    horizon: usize,
+) -> (RunConfig, Box<dyn Task>, String, Vec<AlgorithmResult>, usize) {
     let e = experiments::find(name).unwrap();
     let mut config = e.default_config();
     config.trials = trials;
@@ -24,33 +31,22 @@ fn setup(name: &str, trials: usize, horizon: usize) -> (RunConfig, Box<dyn Task>
     config.seed = 11;
     let task = experiments::task(e, e.env, &config, None).unwrap();
     let id = run_id(name, "test", &config);
-    (config, task, id)
+    let whole = Executor::new(&config).results(task.as_ref()).unwrap();
+    let jobs = trials * task.labels().len();
+    (config, task, id, whole, jobs)
 }
 
-fn temp(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("host-sim-executor-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-/// The bytes of the files a run writes, except `run.json`'s wall-clock seconds.
-fn files(dir: &Path, config: &RunConfig, results: &[AlgorithmResult]) -> Vec<(String, Vec<u8>)> {
-    write_all(dir, "x", "test", config, results).unwrap();
-    ["regret.csv", "finals.csv", "regret.svg", "regret.png", "run.json"]
-        .iter()
-        .map(|f| {
-            let mut bytes = std::fs::read(dir.join(f)).unwrap();
-            if *f == "run.json" {
-                let text = String::from_utf8(bytes).unwrap();
-                bytes = text.lines().filter(|l| !l.contains("\"seconds\"")).collect::<String>().into_bytes();
-            }
-            (f.to_string(), bytes)
-        })
-        .collect()
-}
-
-fn assert_same(name: &str, what: &str, a: &[(String, Vec<u8>)], b: &[(String, Vec<u8>)]) {
-    for ((file, x), (_, y)) in a.iter().zip(b) {
+/// The files written into `dir`'s two subdirectories from their results (each a name and
+/// results) are the same bytes, except `run.json`'s wall-clock seconds.
+fn assert_same(
+    name: &str,
+    what: &str,
+    config: &RunConfig,
+    dir: &Path,
+    runs: [(&str, &[AlgorithmResult]); 2],
+) {
+    let [a, b] = runs.map(|(sub, results)| common::run_files(&dir.join(sub), config, results, &["seconds"]));
+    for ((file, x), (_, y)) in a.iter().zip(&b) {
         assert!(x == y, "{name}: {file} differs {what}");
     }
 }
@@ -73,11 +69,9 @@ impl Observer for Kill {
 #[test]
 fn every_family_resumes_after_a_kill_to_the_same_files() {
     for (name, trials, horizon) in FAMILIES {
-        let (config, task, id) = setup(name, trials, horizon);
-        let whole = Executor::new(&config).results(task.as_ref()).unwrap();
-        let jobs = trials * task.labels().len();
+        let (config, task, id, whole, jobs) = setup(name, trials, horizon);
 
-        let dir = temp(&format!("kill-{name}"));
+        let dir = common::dir("executor", &format!("kill-{name}"));
         let kill = Kill { after: jobs / 3, ended: AtomicUsize::new(0) };
         let checkpoint = Checkpoint::open(&dir, &id, horizon).unwrap();
         let killed = Executor::new(&config).checkpoint(&checkpoint).observe(&kill).run(task.as_ref());
@@ -88,12 +82,7 @@ fn every_family_resumes_after_a_kill_to_the_same_files() {
         assert!(kept >= jobs / 3 && kept < jobs, "{name}: {kept} of {jobs} jobs on disk after the kill");
 
         let resumed = Executor::new(&config).checkpoint(&checkpoint).results(task.as_ref()).unwrap();
-        assert_same(
-            name,
-            "after resuming",
-            &files(&dir.join("whole"), &config, &whole),
-            &files(&dir.join("resumed"), &config, &resumed),
-        );
+        assert_same(name, "after resuming", &config, &dir, [("whole", &whole), ("resumed", &resumed)]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
@@ -101,10 +90,8 @@ fn every_family_resumes_after_a_kill_to_the_same_files() {
 #[test]
 fn every_family_split_into_three_shards_merges_to_the_same_files() {
     for (name, trials, horizon) in FAMILIES {
-        let (config, task, id) = setup(name, trials, horizon);
-        let whole = Executor::new(&config).results(task.as_ref()).unwrap();
-        let total = trials * task.labels().len();
-        let base = temp(&format!("shard-{name}"));
+        let (config, task, id, whole, total) = setup(name, trials, horizon);
+        let base = common::dir("executor", &format!("shard-{name}"));
         let mut dirs = Vec::new();
         let mut owned = 0;
         for index in 0..3 {
@@ -139,12 +126,7 @@ fn every_family_split_into_three_shards_merges_to_the_same_files() {
         assert_eq!(absorbed, total, "{name}");
         let results =
             Executor::new(&config).checkpoint(&merged).from_checkpoint_only().results(task.as_ref()).unwrap();
-        assert_same(
-            name,
-            "after merging",
-            &files(&base.join("whole"), &config, &whole),
-            &files(&base.join("out"), &config, &results),
-        );
+        assert_same(name, "after merging", &config, &base, [("whole", &whole), ("out", &results)]);
         let _ = std::fs::remove_dir_all(&base);
     }
 }

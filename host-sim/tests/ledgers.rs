@@ -27,6 +27,13 @@ fn keyed_dir(tag: &str) -> (PathBuf, PathBuf) {
     (root, keys)
 }
 
+/// [`keyed_dir`] and the run's output directory in it, `out` (not created).
+fn keyed_out_dir(tag: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let (root, keys) = keyed_dir(tag);
+    let out = root.join("out");
+    (root, keys, out)
+}
+
 /// `host-sim run device EXTRA --trials 1 --horizon 12 --quiet --out OUT` with the keys in
 /// `keys`: whether it succeeded, and its stderr.
 fn run_device(extra: &[&str], out: &Path, keys: &Path) -> (bool, String) {
@@ -37,6 +44,15 @@ fn run_device(extra: &[&str], out: &Path, keys: &Path) -> (bool, String) {
 
 fn run_json(out: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+}
+
+/// `run_device` in process with `--overwrite` succeeds, and its `run.json` has no `device`
+/// (else fails saying `what`).
+fn assert_no_device_after_overwrite(out: &Path, keys: &Path, what: &str) {
+    let (ok, err) = run_device(&["--overwrite"], out, keys);
+    assert!(ok, "{err}");
+    let summary = &run_json(out)["device"];
+    assert!(summary.is_null(), "{what}: {summary}");
 }
 
 #[test]
@@ -133,8 +149,7 @@ fn a_job_that_fails_mid_run_keeps_what_its_device_spent() {
 /// holds results of other settings), and `--overwrite` discards it.
 #[test]
 fn a_failed_runs_ledger_is_not_summed_into_another_runs_record() {
-    let (root, keys) = keyed_dir("other-run");
-    let out = root.join("out");
+    let (root, keys, out) = keyed_out_dir("other-run");
     // The hello, then 5 reports; the link is cut on the 6th query.
     let device = format!("tcp:{}", serve_for(6));
     let (ok, err) = run_device(&["--device", &device], &out, &keys);
@@ -152,10 +167,7 @@ fn a_failed_runs_ledger_is_not_summed_into_another_runs_record() {
     } else {
         assert!(err.contains("--overwrite"), "{err}");
     }
-    let (ok, err) = run_device(&["--overwrite"], &out, &keys);
-    assert!(ok, "{err}");
-    let summary = &run_json(&out)["device"];
-    assert!(summary.is_null(), "--overwrite kept the replaced run's device ledger: {summary}");
+    assert_no_device_after_overwrite(&out, &keys, "--overwrite kept the replaced run's device ledger");
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -164,16 +176,16 @@ fn a_failed_runs_ledger_is_not_summed_into_another_runs_record() {
 /// its own (before 89e3ee4 already; a failed run now leaves them too).
 #[test]
 fn overwrite_discards_the_replaced_runs_ledgers() {
-    let (root, keys) = keyed_dir("overwrite");
-    let out = root.join("out");
+    let (root, keys, out) = keyed_out_dir("overwrite");
     let device = format!("tcp:{}", serve_for(usize::MAX));
     let (ok, err) = run_device(&["--device", &device], &out, &keys);
     assert!(ok, "{err}");
     assert_eq!(run_json(&out)["device"]["spent_by_device"][ID.to_string()], 12.0);
-    let (ok, err) = run_device(&["--overwrite"], &out, &keys);
-    assert!(ok, "{err}");
-    let summary = &run_json(&out)["device"];
-    assert!(summary.is_null(), "a run in process records the replaced run's device spending: {summary}");
+    assert_no_device_after_overwrite(
+        &out,
+        &keys,
+        "a run in process records the replaced run's device spending",
+    );
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -182,8 +194,7 @@ fn overwrite_discards_the_replaced_runs_ledgers() {
 /// `device-ledgers` is a file, so the directory cannot be made).
 #[test]
 fn a_failed_jobs_ledger_that_cannot_be_written_is_not_passed_over_in_silence() {
-    let (root, keys) = keyed_dir("unwritten");
-    let out = root.join("out");
+    let (root, keys, out) = keyed_out_dir("unwritten");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("device-ledgers"), b"not a directory").unwrap();
     let device = format!("tcp:{}", serve_for(6));
@@ -250,13 +261,18 @@ fn a_job_run_again_keeps_what_a_device_missing_from_the_rerun_spent() {
         "--out",
         &out_s,
     ];
+    // The run with device `id` (of `budget`) alone serving: once its key is there, and stopped after.
+    let run_on = |id: u64, budget: f64| {
+        let (stop, serving) = serve(id, budget);
+        wait_key(id);
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let got = host_sim(&args, &devices);
+        stop.store(true, Ordering::Relaxed);
+        let _ = serving.join();
+        got
+    };
     let eps = epsilon.get();
-    let (stop1, serving1) = serve(1, 5.0 * eps);
-    wait_key(1);
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let (ok, err) = host_sim(&args, &devices);
-    stop1.store(true, Ordering::Relaxed);
-    let _ = serving1.join();
+    let (ok, err) = run_on(1, 5.0 * eps);
     assert!(!ok, "10 rounds on one device with budget for 5 succeeded");
     let spent_1 = |text: &str| -> Option<f64> {
         text.lines()
@@ -275,12 +291,7 @@ fn a_job_run_again_keeps_what_a_device_missing_from_the_rerun_spent() {
     assert!((before - 5.0 * eps).abs() < 1e-6, "{text}");
 
     // Device 1 is gone; device 2 (fresh budget) serves the job run again.
-    let (stop2, serving2) = serve(2, 50.0 * eps);
-    wait_key(2);
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let (ok, err) = host_sim(&args, &devices);
-    stop2.store(true, Ordering::Relaxed);
-    let _ = serving2.join();
+    let (ok, err) = run_on(2, 50.0 * eps);
     let _ = ldp_link::mqtt::forget_devices(&broker.url(), [1, 2]);
     assert!(ok, "{err}");
     let fleet = &run_json(&out)["fleet"];

@@ -36,6 +36,19 @@ fn firmware() -> Option<PathBuf> {
 /// port: the learner meets the other test's board).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The firmware image and this binary's turn at the emulator, or `None` (the test skips, saying why).
+fn firmware_in_turn() -> Option<(PathBuf, std::sync::MutexGuard<'static, ()>)> {
+    let elf = firmware()?;
+    Some((elf, ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)))
+}
+
+/// An empty directory `<name>-<pid>` in the temporary directory.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
 /// `host-sim live` on the emulated board, `horizon` rounds into `out`: (success, stderr).
 fn live(elf: &std::path::Path, out: &std::path::Path, horizon: usize) -> (bool, String) {
     let device = format!("qemu:{}", elf.display());
@@ -51,10 +64,8 @@ fn live(elf: &std::path::Path, out: &std::path::Path, horizon: usize) -> (bool, 
 
 #[test]
 fn a_lost_board_is_refused_not_made_again() {
-    let Some(elf) = firmware() else { return };
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let out = std::env::temp_dir().join(format!("ldp-live-qemu-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    let Some((elf, _one)) = firmware_in_turn() else { return };
+    let out = fresh_dir("ldp-live-qemu");
     let (ok, err) = live(&elf, &out, 6);
     assert!(ok, "{err}");
     let state = out.join("device").join("ldp-state.bin");
@@ -90,10 +101,8 @@ fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
     // The next move after the refusal above: keep the state file but blank its records, and
     // leave a provisioning request beside it. The firmware provisions a blank store when asked:
     // the host must never ask for a board that exists.
-    let Some(elf) = firmware() else { return };
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let dir = std::env::temp_dir().join(format!("ldp-live-qemu-blanked-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let Some((elf, _one)) = firmware_in_turn() else { return };
+    let dir = fresh_dir("ldp-live-qemu-blanked");
     let mut qemu = QemuDevice::start(&elf, &dir).unwrap();
     let hello = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap()).hello().unwrap();
     assert!(hello.budget_remaining > 0.0);
@@ -126,10 +135,8 @@ fn a_board_whose_records_were_blanked_is_not_provisioned_again() {
 /// tail alone, valid in any image).
 #[test]
 fn a_configuration_copied_from_another_board_is_refused() {
-    let Some(elf) = firmware() else { return };
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let base = std::env::temp_dir().join(format!("ldp-live-qemu-swap-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let Some((elf, _one)) = firmware_in_turn() else { return };
+    let base = fresh_dir("ldp-live-qemu-swap");
     let config = |total: f64| {
         let eps = ldp_core::Epsilon::new(1.0).unwrap();
         let policy = ldp_core::BudgetPolicy::new(eps, ldp_core::Epsilon::new(total).unwrap()).unwrap();

@@ -27,25 +27,33 @@ fn config() -> RunConfig {
     config
 }
 
-/// Five learners of √t-like regret that differ by trial, and uniform play's straight line.
-fn results(config: &RunConfig) -> Vec<AlgorithmResult> {
-    let rows = LEARNERS
+/// A result for each of `labels`, the a-th's regret in `trial` at round t `regret(a, trial, t)`,
+/// and uniform play's straight line.
+fn results_of(
+    config: &RunConfig,
+    labels: &[&str],
+    regret: impl Fn(f64, f64, f64) -> f64,
+) -> Vec<AlgorithmResult> {
+    let rows = labels
         .iter()
         .enumerate()
         .map(|(a, label)| {
             let curves: Vec<Vec<f64>> = (0..TRIALS)
-                .map(|trial| {
-                    let scale = 2.0 + a as f64 + 0.3 * trial as f64;
-                    // Zero regret in round 1: the log-log plot must leave that point out.
-                    (0..HORIZON)
-                        .map(|t| scale * (t as f64).sqrt() * (1.0 + 0.1 * (t as f64 / 50.0).sin()))
-                        .collect()
-                })
+                .map(|trial| (0..HORIZON).map(|t| regret(a as f64, trial as f64, t as f64)).collect())
                 .collect();
             aggregate(label.to_string(), &curves, 0.5)
         })
         .collect();
     with_uniform(config, rows, |_| Ok((1..=HORIZON).map(|t| 0.2 * t as f64).collect())).unwrap()
+}
+
+/// Five learners of √t-like regret that differ by trial, and uniform play's straight line.
+fn results(config: &RunConfig) -> Vec<AlgorithmResult> {
+    results_of(config, &LEARNERS, |a, trial, t| {
+        let scale = 2.0 + a + 0.3 * trial;
+        // Zero regret in round 1: the log-log plot must leave that point out.
+        scale * t.sqrt() * (1.0 + 0.1 * (t / 50.0).sin())
+    })
 }
 
 fn read(path: &Path) -> Vec<u8> {
@@ -308,19 +316,7 @@ fn sweep_results(config: &RunConfig) -> Vec<AlgorithmResult> {
         "DP-RUCB v=0.9 eps=1",
         "DP-RSE v=0.9 eps=1",
     ];
-    let rows = labels
-        .iter()
-        .enumerate()
-        .map(|(a, label)| {
-            let curves: Vec<Vec<f64>> = (0..TRIALS)
-                .map(|trial| {
-                    (0..HORIZON).map(|t| (1.0 + a as f64 + 0.2 * trial as f64) * (t as f64).sqrt()).collect()
-                })
-                .collect();
-            aggregate(label.to_string(), &curves, 0.5)
-        })
-        .collect();
-    with_uniform(config, rows, |_| Ok((1..=HORIZON).map(|t| 0.2 * t as f64).collect())).unwrap()
+    results_of(config, &labels, |a, trial, t| (1.0 + a + 0.2 * trial) * t.sqrt())
 }
 
 #[test]

@@ -36,6 +36,7 @@ use host_sim::experiments::runner::{DeviceKind, RunConfig, derive_seed, problem_
 use host_sim::run::settings::FleetSpec;
 use ldp_core::Epsilon;
 use ldp_core::state::{LogStore, StateStore};
+use ldp_core::wire::Hello;
 use ldp_learn::env::Environment;
 use ldp_learn::policy::Policy;
 use ldp_link::client::WireClient;
@@ -286,6 +287,26 @@ fn since(now: LinkFigures, before: LinkFigures) -> String {
     )
 }
 
+/// The fleet's members, each behind a link that drops and duplicates 5 % of frames, seeded by
+/// `seed` of its hello; a lost frame costs 100 ms, and `tries` of them end a request.
+fn faulty_members(
+    mqtt: &MqttFleet,
+    tries: u32,
+    seed: impl Fn(&Hello) -> u64,
+) -> Vec<Member<FaultyLink<MqttLink>>> {
+    let faults = Faults { drop: 0.05, duplicate: 0.05, ..Faults::default() };
+    mqtt.members()
+        .into_iter()
+        .map(|(hello, link)| {
+            let auth = link.auth();
+            let mut client = WireClient::new(FaultyLink::new(link, faults, seed(&hello)), auth);
+            client.timeout = Duration::from_millis(100);
+            client.tries = tries;
+            Member::new(client).expect("an answered hello")
+        })
+        .collect()
+}
+
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ldp-mqtt-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -325,21 +346,11 @@ fn faults_measured() {
     let mqtt =
         MqttFleet::connect(&url, FleetWait { devices: Some(DEVICES as usize), patience: PATIENCE }, &keys)
             .expect("a hundred hellos");
-    let faults = Faults { drop: 0.05, duplicate: 0.05, ..Faults::default() };
-    let members: Vec<Member<FaultyLink<MqttLink>>> = mqtt
-        .members()
-        .into_iter()
-        .map(|(hello, link)| {
-            assert_eq!(hello.budget_remaining, USER_BUDGET);
-            let auth = link.auth();
-            let link = FaultyLink::new(link, faults, derive_seed(0xFA017, hello.device_id, 0));
-            let mut client = WireClient::new(link, auth);
-            // A lost frame costs 100 ms; 50 tries cover an outage of 5 s.
-            client.timeout = Duration::from_millis(100);
-            client.tries = 50;
-            Member::new(client).expect("an answered hello")
-        })
-        .collect();
+    // A lost frame costs 100 ms; 50 tries cover an outage of 5 s.
+    let members = faulty_members(&mqtt, 50, |hello| {
+        assert_eq!(hello.budget_remaining, USER_BUDGET);
+        derive_seed(0xFA017, hello.device_id, 0)
+    });
     assert_eq!(members.iter().map(Member::id).collect::<Vec<_>>(), (1..=DEVICES).collect::<Vec<_>>());
     let mut fleet = Fleet::new(members, eps, Routing::RoundRobin, fleet_seed);
     let mut learner = Learner::new(env, &config);
@@ -543,18 +554,7 @@ fn an_outage_longer_than_the_learners_patience_skips_members_but_loses_no_round(
     let keys = common::keys(&[&dir], N as usize);
     let mqtt = MqttFleet::connect(&url, FleetWait { devices: Some(N as usize), patience: PATIENCE }, &keys)
         .expect("ten hellos");
-    let faults = Faults { drop: 0.05, duplicate: 0.05, ..Faults::default() };
-    let members: Vec<Member<FaultyLink<MqttLink>>> = mqtt
-        .members()
-        .into_iter()
-        .map(|(hello, link)| {
-            let auth = link.auth();
-            let mut client = WireClient::new(FaultyLink::new(link, faults, hello.device_id), auth);
-            client.timeout = Duration::from_millis(100);
-            client.tries = 5;
-            Member::new(client).expect("an answered hello")
-        })
-        .collect();
+    let members = faulty_members(&mqtt, 5, |hello| hello.device_id);
     let mut fleet = Fleet::new(members, Epsilon::new(EPSILON).expect("ε"), Routing::RoundRobin, 1);
     let mut learner = Learner::new(env.as_ref(), &config);
     let mut watch = BudgetWatch::default();

@@ -117,8 +117,7 @@ fn the_boards_seed_and_key_files_are_its_owners_only() {
 
 #[test]
 fn firmware_under_qemu_answers_the_learner() {
-    let Some(elf) = common::firmware(&[]) else { return };
-    let workdir = common::fresh_dir("test");
+    let Some((elf, workdir)) = common::firmware_and_dir("test") else { return };
     let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
     let mut client = WireClient::new(qemu.connect().unwrap(), qemu.auth().unwrap());
 
@@ -191,8 +190,7 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
     use ldp_link::transport::{Faults, FaultyLink};
     use std::time::Duration;
 
-    let Some(elf) = common::firmware(&[]) else { return };
-    let workdir = common::fresh_dir("faults");
+    let Some((elf, workdir)) = common::firmware_and_dir("faults") else { return };
     let faults = Faults { drop: 0.10, corrupt: 0.05, duplicate: 0.05, reorder: 0.05 };
     let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();
     let mut client =
@@ -265,8 +263,7 @@ fn faults_and_restarts_lose_no_report_and_never_reset_the_budget() {
 /// every boot would repeat them exactly: sensor noise and privacy noise alike).
 #[test]
 fn a_restarted_device_draws_fresh_noise() {
-    let Some(elf) = common::firmware(&[]) else { return };
-    let workdir = common::fresh_dir("reset");
+    let Some((elf, workdir)) = common::firmware_and_dir("reset") else { return };
     let mut boots = Vec::new();
     for _ in 0..2 {
         let mut qemu = QemuDevice::start(&elf, &workdir).unwrap();

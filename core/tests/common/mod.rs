@@ -74,37 +74,24 @@ pub fn epsilon_lower_bound(
     (p_high_lower / p_low_upper).ln()
 }
 
-/// ε for a test: the typed value of a literal that is valid (`const`, so usable in constants).
-pub const fn eps(x: f64) -> ldp_core::Epsilon {
-    match ldp_core::Epsilon::new(x) {
-        Ok(e) => e,
-        Err(_) => panic!("an invalid epsilon in a test"),
-    }
+/// `pub const fn $name(x: f64) -> $type`: the typed value of a literal that is valid for a test
+/// (`const`, so usable in constants); a panic naming `$what` otherwise.
+macro_rules! typed_literal {
+    ($name:ident, $type:ty, $what:literal) => {
+        #[doc = concat!("A ", $what, " for a test.")]
+        pub const fn $name(x: f64) -> $type {
+            match <$type>::new(x) {
+                Ok(value) => value,
+                Err(_) => panic!(concat!("an invalid ", $what, " in a test")),
+            }
+        }
+    };
 }
 
-/// A bound B for a test.
-pub const fn bnd(x: f64) -> ldp_core::Bound {
-    match ldp_core::Bound::new(x) {
-        Ok(b) => b,
-        Err(_) => panic!("an invalid bound in a test"),
-    }
-}
-
-/// δ for a test.
-pub const fn del(x: f64) -> ldp_core::Delta {
-    match ldp_core::Delta::new(x) {
-        Ok(d) => d,
-        Err(_) => panic!("an invalid delta in a test"),
-    }
-}
-
-/// The δ of an error bound for a test.
-pub const fn edel(x: f64) -> ldp_core::ErrorBoundDelta {
-    match ldp_core::ErrorBoundDelta::new(x) {
-        Ok(d) => d,
-        Err(_) => panic!("an invalid error-bound delta in a test"),
-    }
-}
+typed_literal!(eps, ldp_core::Epsilon, "epsilon");
+typed_literal!(bnd, ldp_core::Bound, "bound");
+typed_literal!(del, ldp_core::Delta, "delta");
+typed_literal!(edel, ldp_core::ErrorBoundDelta, "error-bound delta");
 
 /// A generator that counts its 64-bit words drawn.
 pub struct Counting {

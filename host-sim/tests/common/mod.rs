@@ -1,10 +1,14 @@
-//! What the tests of a run on one device on the wire share: a TCP device, its key, the CLI.
+//! What the tests of host-sim share: a TCP device, its key, the CLI (a run on one device on the
+//! wire), a fresh directory, and the bytes of the files a run writes.
+#![allow(dead_code)] // each test binary includes this module and uses part of it
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use host_sim::experiments::runner::{AlgorithmResult, RunConfig};
+use host_sim::run::output::write_all;
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};
 use ldp_core::wire::LinkKey;
 use ldp_core::{Bound, BudgetPolicy, DeviceConfig, Epsilon, MemoryStore, Reporter};
@@ -70,4 +74,28 @@ pub fn device_key(root: &Path) -> PathBuf {
 pub fn host_sim(args: &[&str], keys: &Path) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_host-sim")).args(args).env("LDP_KEYS", keys).output().unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// The bytes of the files a run writes into `dir`, `run.json` without its lines of the keys
+/// `dropped` (wall-clock seconds, say, which differ between runs).
+pub fn run_files(
+    dir: &Path,
+    config: &RunConfig,
+    results: &[AlgorithmResult],
+    dropped: &[&str],
+) -> Vec<(String, Vec<u8>)> {
+    write_all(dir, "x", "test", config, results).unwrap();
+    ["regret.csv", "finals.csv", "regret.svg", "regret.png", "run.json"]
+        .iter()
+        .map(|f| {
+            let mut bytes = std::fs::read(dir.join(f)).unwrap();
+            if *f == "run.json" {
+                let text = String::from_utf8(bytes).unwrap();
+                let kept =
+                    text.lines().filter(|l| !dropped.iter().any(|key| l.contains(&format!("\"{key}\""))));
+                bytes = kept.collect::<String>().into_bytes();
+            }
+            (f.to_string(), bytes)
+        })
+        .collect()
 }

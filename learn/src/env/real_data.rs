@@ -372,6 +372,19 @@ mod tests {
         assert!((sum / n as f64 - env.mean(arm)).abs() < tol);
     }
 
+    /// A shared table as [`check_env`] checks it, of `arms` arms of `rows` readings, the first
+    /// and the last arm named `names`, and its scale s, R and v as cross-checked with an
+    /// independent computation (Python csv, same formulas).
+    fn check_table(env: &RealData, (arms, rows): (usize, usize), names: [&str; 2], [scale, r, v]: [f64; 3]) {
+        check_env(env, arms);
+        assert_eq!(env.observations(0).len(), rows);
+        assert_eq!(env.arm_names()[0], names[0]);
+        assert_eq!(env.arm_names()[arms - 1], names[1]);
+        assert!((env.scale() - scale).abs() < 1e-9);
+        assert!((env.bounds().r.unwrap() - r).abs() < 1e-12);
+        assert!((env.bounds().v - v).abs() < 1e-12);
+    }
+
     #[test]
     fn env_real_light_sensor_from_the_shared_files() {
         let (Some(train), Some(test)) =
@@ -380,14 +393,12 @@ mod tests {
             return;
         };
         let env = RealData::light_sensor(&train, &test).unwrap();
-        check_env(&env, 41);
-        assert_eq!(env.observations(0).len(), 192);
-        assert_eq!(env.arm_names()[0], "s1");
-        assert_eq!(env.arm_names()[40], "s41");
-        // Constants cross-checked with an independent computation (Python csv, same formulas).
-        assert!((env.scale() - 945.541_666_666_666_6).abs() < 1e-9);
-        assert!((env.bounds().r.unwrap() - 0.883_389_150_839_466).abs() < 1e-12);
-        assert!((env.bounds().v - 0.422_148_285_935_130_5).abs() < 1e-12);
+        check_table(
+            &env,
+            (41, 192),
+            ["s1", "s41"],
+            [945.541_666_666_666_6, 0.883_389_150_839_466, 0.422_148_285_935_130_5],
+        );
         assert_eq!(env.mean(3), 1.0);
         let best = (0..41).find(|&a| env.mean(a) == 1.0).unwrap();
         check_pulls(&env, best, 5);
@@ -400,13 +411,12 @@ mod tests {
             return;
         };
         let env = RealData::stocks(&path).unwrap();
-        check_env(&env, 29);
-        assert_eq!(env.observations(0).len(), 823);
-        assert_eq!(env.arm_names()[0], "AAPL");
-        assert_eq!(env.arm_names()[28], "XOM");
-        assert!((env.scale() - 237.328_268_897_196_7).abs() < 1e-9);
-        assert!((env.bounds().r.unwrap() - 0.856_584_561_322_794).abs() < 1e-12);
-        assert!((env.bounds().v - 0.256_332_563_906_700_9).abs() < 1e-12);
+        check_table(
+            &env,
+            (29, 823),
+            ["AAPL", "XOM"],
+            [237.328_268_897_196_7, 0.856_584_561_322_794, 0.256_332_563_906_700_9],
+        );
         check_pulls(&env, 3, 7);
     }
 

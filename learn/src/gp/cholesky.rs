@@ -159,22 +159,19 @@ impl<K: Kernel> CholeskyPosterior<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gp::posterior::tests::{close, kernel_by_id, naive_info_gain, naive_posterior};
-    use crate::gp::{FiniteCovariance, FinitePosterior, SquaredExponential, gram_matrix};
+    use crate::gp::posterior::tests::{
+        close, kernel_and_gram, naive_info_gain, naive_posterior, posterior_case,
+    };
+    use crate::gp::{FiniteCovariance, FinitePosterior, SquaredExponential};
     use nalgebra::DMatrix;
     use proptest::prelude::*;
 
     proptest! {
         #[test]
         fn cholesky_matches_naive_and_rank_one(
-            kernel_id in 0u8..4,
-            l in 0.1f64..2.0,
-            lambda in 0.05f64..2.0,
-            pts in prop::collection::vec(prop::collection::vec(0.0f64..1.0, 2), 2..9),
-            obs in prop::collection::vec((0usize..100, -3.0f64..3.0), 1..20),
+            (kernel_id, l, lambda, pts, obs) in posterior_case(),
         ) {
-            let kernel = kernel_by_id(kernel_id, l);
-            let k = gram_matrix(kernel.as_ref(), &pts).unwrap();
+            let (kernel, k) = kernel_and_gram(kernel_id, l, &pts);
             let n = pts.len();
             let idx: Vec<usize> = obs.iter().map(|(i, _)| i % n).collect();
             let ys: Vec<f64> = obs.iter().map(|(_, y)| *y).collect();

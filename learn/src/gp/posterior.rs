@@ -281,6 +281,28 @@ pub(crate) mod tests {
         }
     }
 
+    /// A case of the posterior property tests: a kernel's id (see [`kernel_by_id`]) and
+    /// lengthscale, λ, 2 to 8 points in [0, 1]², and 1 to 19 observations (a point's index,
+    /// taken modulo the number of points, and a value).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn posterior_case() -> impl Strategy<Value = (u8, f64, f64, Vec<Vec<f64>>, Vec<(usize, f64)>)>
+    {
+        (
+            0u8..4,
+            0.1f64..2.0,
+            0.05f64..2.0,
+            prop::collection::vec(prop::collection::vec(0.0f64..1.0, 2), 2..9),
+            prop::collection::vec((0usize..100, -3.0f64..3.0), 1..20),
+        )
+    }
+
+    /// The kernel of `id` and lengthscale `l`, and its Gram matrix on `pts`.
+    pub(crate) fn kernel_and_gram(id: u8, l: f64, pts: &[Vec<f64>]) -> (Box<dyn Kernel>, DMatrix<f64>) {
+        let kernel = kernel_by_id(id, l);
+        let k = gram_matrix(kernel.as_ref(), pts).unwrap();
+        (kernel, k)
+    }
+
     /// |a − b| ≤ tol · (1 + |b|).
     pub(crate) fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * (1.0 + b.abs())
@@ -289,14 +311,9 @@ pub(crate) mod tests {
     proptest! {
         #[test]
         fn incremental_matches_naive_solve(
-            kernel_id in 0u8..4,
-            l in 0.1f64..2.0,
-            lambda in 0.05f64..2.0,
-            pts in prop::collection::vec(prop::collection::vec(0.0f64..1.0, 2), 2..9),
-            obs in prop::collection::vec((0usize..100, -3.0f64..3.0), 1..20),
+            (kernel_id, l, lambda, pts, obs) in posterior_case(),
         ) {
-            let kernel = kernel_by_id(kernel_id, l);
-            let k = gram_matrix(kernel.as_ref(), &pts).unwrap();
+            let (kernel, k) = kernel_and_gram(kernel_id, l, &pts);
             let mut gp = FinitePosterior::from_kernel(kernel.as_ref(), &pts, lambda).unwrap();
             let n = pts.len();
             let idx: Vec<usize> = obs.iter().map(|(i, _)| i % n).collect();

@@ -36,6 +36,13 @@ pub fn fresh_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The default firmware ([`firmware`]) and a fresh working directory `name` ([`fresh_dir`]),
+/// or `None` (the test skips, saying why).
+pub fn firmware_and_dir(name: &str) -> Option<(PathBuf, PathBuf)> {
+    let elf = firmware(&[])?;
+    Some((elf, fresh_dir(name)))
+}
+
 /// A private broker on a free loopback port, or `None` (the test skips, saying why) when
 /// mosquitto is missing and REQUIRE_BROKER is not 1 — with it (CI), a missing broker fails.
 pub fn broker() -> Option<Broker> {
