@@ -25,7 +25,7 @@ pub struct Verdict {
     /// Holds, does not hold, or could not be decided (`None`: the evidence says why).
     pub holds: Option<bool>,
     /// Undecided because both sides of the comparison (or both ends of the trend) are at or
-    /// worse than uniform play ([`UNINFORMATIVE`]): beating a learner no better than random is
+    /// worse than uniform play (`UNINFORMATIVE`): beating a learner no better than random is
     /// no support, and losing to one is no refutation.
     pub uninformative: bool,
     /// The figures behind the verdict.
