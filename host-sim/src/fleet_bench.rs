@@ -125,7 +125,8 @@ pub struct Learning {
     pub reports: usize,
     /// Reports told per second of the phase.
     pub reports_per_s: f64,
-    /// The learner's `ask` and `tell` time over the phase's time.
+    /// The phase's time not spent in the device's calls (the learner's `ask` and `tell`, and the
+    /// loop), over the phase's time.
     pub learner_share: f64,
 }
 
