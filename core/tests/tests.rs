@@ -19,6 +19,7 @@ mod jdp_tree;
 mod params;
 mod power_cut;
 mod privacy;
+mod rse_elimination_rate;
 mod sampler_time;
 mod tree;
 mod tree_accuracy;

@@ -78,7 +78,7 @@ pub fn epsilon_lower_bound(
 /// (`const`, so usable in constants); a panic naming `$what` otherwise.
 macro_rules! typed_literal {
     ($name:ident, $type:ty, $what:literal) => {
-        #[doc = concat!("A ", $what, " for a test.")]
+        #[doc = concat!("The ", $what, " of a literal, for a test.")]
         pub const fn $name(x: f64) -> $type {
             match <$type>::new(x) {
                 Ok(value) => value,
