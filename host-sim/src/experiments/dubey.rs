@@ -29,7 +29,7 @@ use rand_core::SeedableRng;
 use crate::experiments::definition::{EnvKind, Experiment, listed_epsilon};
 use crate::experiments::runner::run_trial;
 use crate::run::executor::{Executor, Task};
-use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, aggregate};
+use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, mean_se};
 use crate::run::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
 use ldp_learn::bo::{UCB1, ZHOU_TAN_ALGORITHMS};
 use ldp_learn::env::EnvFactory;
@@ -159,15 +159,6 @@ pub fn monotone_in_alpha(results: &[AlgorithmResult], name: &str) -> Option<bool
         rows.push(final_mean(results, &format!("{name} JDP alpha={a}"))?);
     }
     Some(rows.windows(2).all(|w| w[0] <= w[1]))
-}
-
-/// The mean of `finals` and its standard error (0 for one trial).
-fn mean_se(finals: &[f64]) -> (f64, f64) {
-    let n = finals.len() as f64;
-    let m = finals.iter().sum::<f64>() / n;
-    let sd =
-        if n > 1.0 { (finals.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
-    (m, sd / n.sqrt())
 }
 
 /// Our Table 1 beside Dubey's, as Markdown: mean final cumulative regret (± standard

@@ -9,7 +9,7 @@ use crate::experiments::bandit::{
 use crate::experiments::dubey::{
     ALPHAS, BETAS, LOCAL_ALPHAS, PAPER_TABLE1, TABLE1_ALPHAS, TABLE1_BENCHMARKS,
 };
-use crate::run::results::AlgorithmResult;
+use crate::run::results::{AlgorithmResult, mean_se};
 
 use super::{BANDIT_T, EXPERTS_T, FIG2A_LONG, Outcome, Planned, TABLE1_PAPER, ZHOU_TAN_CALIBRATED};
 
@@ -45,28 +45,9 @@ pub(crate) const TARGET: &str = "issue #13";
 /// How the evidence of an uninformative verdict starts.
 pub(crate) const UNINFORMATIVE: &str = "uninformative: ";
 
-/// Median of the final regret over the trials (0 without trials).
-pub(crate) fn median(r: &AlgorithmResult) -> f64 {
-    let mut f = r.finals.clone();
-    f.sort_by(f64::total_cmp);
-    match f.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => f[n / 2],
-        n => (f[n / 2 - 1] + f[n / 2]) / 2.0,
-    }
-}
-
 /// Mean and standard error of the final regret.
 pub(crate) fn stats(r: &AlgorithmResult) -> (f64, f64) {
     mean_se(&r.finals)
-}
-
-/// Mean and standard error (sd/√n) of `x`.
-fn mean_se(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let m = if x.is_empty() { 0.0 } else { x.iter().sum::<f64>() / n };
-    let var = if n > 1.0 { x.iter().map(|f| (f - m).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-    (m, (var / n.max(1.0)).sqrt())
 }
 
 /// A learner that never left round robin (or plays uniformly): in every trial its final regret
@@ -114,11 +95,10 @@ impl Point {
 /// [`AlgorithmResult::worse_than_uniform`]. `None` without a uniform reference with regret.
 fn vs_uniform(r: &AlgorithmResult) -> Option<(f64, bool)> {
     let (u, _) = mean_se(&r.uniform_finals);
-    if u <= 0.0 || r.uniform_finals.len() != r.finals.len() {
+    if u <= 0.0 {
         return None;
     }
-    let d: Vec<f64> = r.finals.iter().zip(&r.uniform_finals).map(|(f, u)| f - u).collect();
-    let (m, se) = mean_se(&d);
+    let (m, se) = r.paired_vs_uniform()?;
     Some((u, m >= -2.0 * se))
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use ldp_learn::policy::Constants;
 
-use super::claims::{Verdict, median, round_robin, stats};
+use super::claims::{Verdict, round_robin, stats};
 use super::diagnoses::{Cause, diagnosis};
 use super::{Outcome, Planned};
 
@@ -181,8 +181,12 @@ pub fn report(
                     let (m, s) = stats(r);
                     let ratio = r.vs_uniform().map_or("–".to_string(), |x| format!("{x:.3}"));
                     let rr = if !r.reference && round_robin(r) { " (round robin)" } else { "" };
-                    let _ =
-                        writeln!(out, "| {}{rr} | {m:.1} | {s:.1} | {:.1} | {ratio} |", r.label, median(r));
+                    let _ = writeln!(
+                        out,
+                        "| {}{rr} | {m:.1} | {s:.1} | {:.1} | {ratio} |",
+                        r.label,
+                        r.median_final()
+                    );
                 }
                 let _ = writeln!(
                     out,

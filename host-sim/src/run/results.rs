@@ -63,12 +63,38 @@ impl AlgorithmResult {
         if self.reference || self.finals.len() < 2 || self.uniform_finals.len() != self.finals.len() {
             return false;
         }
-        let d: Vec<f64> = self.finals.iter().zip(&self.uniform_finals).map(|(f, u)| f - u).collect();
-        let n = d.len() as f64;
-        let m = mean(&d);
-        let sd = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-        m > 2.0 * sd / n.sqrt() + ROUNDING * mean(&self.uniform_finals).abs()
+        let Some((m, se)) = self.paired_vs_uniform() else { return false };
+        m > 2.0 * se + ROUNDING * mean(&self.uniform_finals).abs()
     }
+
+    /// The mean over trials of this learner's final regret minus uniform play's in the same
+    /// trial (the same f), and its standard error; `None` without a reference of as many trials.
+    pub fn paired_vs_uniform(&self) -> Option<(f64, f64)> {
+        if self.uniform_finals.len() != self.finals.len() {
+            return None;
+        }
+        let d: Vec<f64> = self.finals.iter().zip(&self.uniform_finals).map(|(f, u)| f - u).collect();
+        Some(mean_se(&d))
+    }
+
+    /// The median final regret over the trials (0 without trials).
+    pub fn median_final(&self) -> f64 {
+        let mut f = self.finals.clone();
+        f.sort_by(f64::total_cmp);
+        match f.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => f[n / 2],
+            n => (f[n / 2 - 1] + f[n / 2]) / 2.0,
+        }
+    }
+}
+
+/// The mean of `x` and its standard error sd/√n (0 for one value; (0, 0) for none).
+pub fn mean_se(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = mean(x);
+    let sd = if n > 1.0 { (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
+    (m, sd / n.max(1.0).sqrt())
 }
 
 /// The one line the CLI prints after a table when learners are flagged by
