@@ -91,7 +91,8 @@ fn ldp_pulls_to_eliminate_a_gap_grow_as_delta_to_the_minus_2_1_plus_v_over_v() {
         for &kappa in kappas {
             for eps in [0.5, 2.0] {
                 let epsilon = Epsilon::new(eps).unwrap();
-                let measured = elimination_slope(kappa, |tau| ldp_rse_epoch_with(kappa, tau, ARMS, BETA, epsilon, U, v));
+                let measured =
+                    elimination_slope(kappa, |tau| ldp_rse_epoch_with(kappa, tau, ARMS, BETA, epsilon, U, v));
                 let corrected = 2.0 * (1.0 + v) / v;
                 let lemma_13 = (1.0 + v) / v;
                 let what = format!("LDP-RSE v = {v}, κ = {kappa}, ε = {eps}");
@@ -118,7 +119,8 @@ fn central_dp_pulls_to_eliminate_a_gap_grow_as_delta_to_the_minus_1_plus_v_over_
         for &kappa in kappas {
             for eps in [0.5, 2.0] {
                 let epsilon = Epsilon::new(eps).unwrap();
-                let measured = elimination_slope(kappa, |tau| dp_rse_epoch_with(kappa, tau, ARMS, BETA, epsilon, U, v));
+                let measured =
+                    elimination_slope(kappa, |tau| dp_rse_epoch_with(kappa, tau, ARMS, BETA, epsilon, U, v));
                 let theorem_4 = (1.0 + v) / v;
                 assert_exponent(
                     &format!("DP-RSE v = {v}, κ = {kappa}, ε = {eps}"),
