@@ -41,7 +41,7 @@ use crate::run::results::{AlgorithmResult, with_uniform};
 use crate::run::settings::{ConfigError, DeviceKind, RunConfig, RunError, derive_seed};
 use ldp_learn::bo::ZHOU_TAN_ALGORITHMS;
 use ldp_learn::domain::functions::TestFunction;
-use ldp_learn::domain::{BoxError, BoxOptimizer};
+use ldp_learn::domain::{BoxError, BoxOptimizer, BoxOptions};
 use ldp_learn::env::{Noise, SimRng};
 use ldp_learn::optimizer::Settings;
 use ldp_learn::policy::AlgorithmSpec;
@@ -138,13 +138,14 @@ pub struct BoxTask {
     best: f64,
     /// E reward under uniform random search.
     mean: f64,
-    /// f* − reward(recommend()) at the end of each (trial, learner) computed here.
+    /// f* − reward(recommend()) at the end of each (trial, learner) computed here or restored
+    /// from the checkpoint.
     simple: Mutex<BTreeMap<(usize, usize), f64>>,
 }
 
 impl BoxTask {
     /// The task of `function` under `config` (in-process device, local DP or none, the
-    /// calibrated constants, no `--beta-scale`).
+    /// calibrated constants; `--beta-scale` multiplies β).
     pub fn new(config: &RunConfig, function: TestFunction) -> Result<Self, RunError> {
         if config.device != DeviceKind::InProcess {
             return Err(ConfigError::DeviceInProcessOnly { family: "the box experiments" }.into());
@@ -156,11 +157,6 @@ impl BoxTask {
         if config.central {
             return Err(refuse(
                 "the box experiments are locally private (the device privatises) or non-private",
-            ));
-        }
-        if (config.beta_scale - 1.0).abs() > 1e-12 {
-            return Err(refuse(
-                "a box's learners take no --beta-scale: their beta is the calibrated schedule",
             ));
         }
         Ok(Self {
@@ -182,8 +178,14 @@ impl BoxTask {
             seed: derive_seed(trial_seed, learner as u64, 3),
         };
         let spec = BOX_LEARNERS.get(learner).ok_or(RunError::NoSuchJob { trial: 0, learner })?;
-        BoxOptimizer::new(spec.label(self.config.epsilon.is_some()), self.function.domain(), settings)
-            .map_err(|e| self.error(learner, e))
+        let options = BoxOptions { beta_scale: self.config.beta_scale, ..BoxOptions::default() };
+        BoxOptimizer::with_options(
+            spec.label(self.config.epsilon.is_some()),
+            self.function.domain(),
+            settings,
+            options,
+        )
+        .map_err(|e| self.error(learner, e))
     }
 
     fn label(&self, learner: usize) -> String {
