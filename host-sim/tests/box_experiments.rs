@@ -148,3 +148,94 @@ fn a_box_experiment_runs_in_batches() {
     }
     assert_eq!(batched, curves(&RunConfig { threads: Some(2), ..batch }));
 }
+
+/// The simple regret of every trial survives a resume and a merge of shards: each job's line in
+/// the checkpoint keeps it (as its note), so a run that computed some trials before it was
+/// stopped, or none of them itself (`merge`), reports the same mean over all of them as an
+/// uninterrupted run.
+#[test]
+fn the_simple_regret_of_every_trial_survives_a_resume_and_a_merge() {
+    use host_sim::run::checkpoint::{Checkpoint, JOBS_FILE};
+    use host_sim::run::executor::Shard;
+    let name = "box-branin";
+    let config = config(name, 3, 40, 2);
+    let e = experiments::find(name).unwrap();
+    let task = || experiments::task(e, e.env, &config, None).unwrap();
+    let simple = |results: &[AlgorithmResult]| -> Vec<(Option<f64>, Option<f64>)> {
+        let constant =
+            |r: &AlgorithmResult, key: &str| r.constants.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+        results
+            .iter()
+            .filter(|r| r.label != UNIFORM_LABEL)
+            .map(|r| (constant(r, "simple_regret_mean"), constant(r, "simple_regret_trials")))
+            .collect()
+    };
+    let whole = simple(&Executor::new(&config).results(task().as_ref()).unwrap());
+    assert_eq!(whole.len(), 2);
+    assert!(whole.iter().all(|(m, n)| m.is_some() && *n == Some(3.0)), "{whole:?}");
+
+    // Stopped after two of its six jobs, then resumed by a new process (a new task).
+    let dir = std::env::temp_dir().join(format!("box-simple-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    {
+        let checkpoint = Checkpoint::open(&dir, "box", 40).unwrap();
+        Executor::new(&config).checkpoint(&checkpoint).results(task().as_ref()).unwrap();
+    }
+    let jobs = std::fs::read_to_string(dir.join(JOBS_FILE)).unwrap();
+    assert!(jobs.lines().all(|l| l.contains("\"note\":")), "every box job keeps its simple regret");
+    let kept: String = jobs.lines().take(2).map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join(JOBS_FILE), kept).unwrap();
+    let resumed = {
+        let checkpoint = Checkpoint::open(&dir, "box", 40).unwrap();
+        assert_eq!(checkpoint.finished(), 2);
+        simple(&Executor::new(&config).checkpoint(&checkpoint).results(task().as_ref()).unwrap())
+    };
+    assert_eq!(resumed, whole);
+
+    // Two shards, merged by a process that computes nothing.
+    let shards: Vec<std::path::PathBuf> = (0..2).map(|i| dir.join(format!("shard{i}"))).collect();
+    for (index, shard) in shards.iter().enumerate() {
+        std::fs::create_dir_all(shard).unwrap();
+        let checkpoint = Checkpoint::open(shard, "box", 40).unwrap();
+        let _ = Executor::new(&config)
+            .checkpoint(&checkpoint)
+            .shard(Shard { index, count: 2 })
+            .run(task().as_ref())
+            .unwrap();
+    }
+    let merged_dir = dir.join("merged");
+    std::fs::create_dir_all(&merged_dir).unwrap();
+    let mut checkpoint = Checkpoint::open(&merged_dir, "box", 40).unwrap();
+    for shard in &shards {
+        checkpoint.absorb(shard).unwrap();
+    }
+    let merged = simple(
+        &Executor::new(&config)
+            .checkpoint(&checkpoint)
+            .from_checkpoint_only()
+            .results(task().as_ref())
+            .unwrap(),
+    );
+    assert_eq!(merged, whole);
+    drop(checkpoint);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--beta-scale s` reaches the box learners: κ is BOX_KAPPA · s in `run.json`'s constants, and
+/// the learners play differently; s = 1 is the default run.
+#[test]
+fn beta_scale_multiplies_a_box_learners_kappa() {
+    use ldp_learn::domain::BOX_KAPPA;
+    let plain = config("box-hartmann3", 1, 60, 1);
+    let scaled = RunConfig { beta_scale: 4.0, ..plain.clone() };
+    let kappa = |results: &[AlgorithmResult]| -> Vec<Option<f64>> {
+        let kappa = |r: &AlgorithmResult| r.constants.iter().find(|(k, _)| k == "kappa").map(|(_, v)| *v);
+        results.iter().filter(|r| r.label != UNIFORM_LABEL).map(kappa).collect()
+    };
+    let (a, b) = (run("box-hartmann3", &plain), run("box-hartmann3", &scaled));
+    assert_eq!(kappa(&a), vec![Some(BOX_KAPPA); 2]);
+    assert_eq!(kappa(&b), vec![Some(4.0 * BOX_KAPPA); 2]);
+    assert_ne!(a[0].finals, b[0].finals);
+    assert_eq!(a[0].finals, run("box-hartmann3", &RunConfig { beta_scale: 1.0, ..plain.clone() })[0].finals);
+}

@@ -26,8 +26,9 @@
 //!
 //! Each row's constants (`run.json`) hold f*, E reward, the learner's derived constants of
 //! trial 0, and the simple regret f* − reward(recommend()) at the end of each trial computed
-//! in this process, as its mean and its count (a resumed or merged run counts only the trials it
-//! computed itself; `simple_regret_trials` says how many).
+//! or kept in the checkpoint (each job's line holds its simple regret as a `note`, so a resumed
+//! or merged run has every trial's), as its mean and its count (`simple_regret_trials`; a
+//! checkpoint written before notes were kept counts only the trials computed since).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -257,6 +258,17 @@ impl Task for BoxTask {
             map.insert((trial, learner), simple);
         }
         Ok(curve)
+    }
+
+    /// The simple regret of the job's recommendation, kept in the checkpoint.
+    fn job_note(&self, trial: usize, learner: usize) -> Option<f64> {
+        self.simple.lock().ok()?.get(&(trial, learner)).copied()
+    }
+
+    fn restore_note(&self, trial: usize, learner: usize, note: f64) {
+        if let Ok(mut map) = self.simple.lock() {
+            map.insert((trial, learner), note);
+        }
     }
 
     /// Adds each row's constants (f*, E reward, trial 0's learner constants, the simple regret

@@ -50,6 +50,10 @@ struct Line {
     algo: usize,
     seconds: f64,
     steps: Steps,
+    /// What the job computed beside its curve ([`crate::run::executor::Task::job_note`]: the
+    /// box experiments' simple regret); absent for most tasks, so their lines are as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    note: Option<f64>,
 }
 
 /// A curve as the steps that rebuild it exactly: `values`, and per round an index into them
@@ -267,14 +271,23 @@ impl OutLock {
 /// The finished jobs of a run, by (trial, algorithm): the curve and its seconds.
 type Done = HashMap<(usize, usize), (Vec<f64>, f64)>;
 
+/// The notes of the finished jobs that have one, by (trial, algorithm).
+type Notes = HashMap<(usize, usize), f64>;
+
 /// The finished jobs of run `run` (of `horizon` rounds) in the jobs file `path` of `dir`, and
 /// whether the file ends with a whole line (or is empty). A line that does not parse is one cut
 /// short by a kill and is skipped; a line may also hold a torn record with a whole one glued
 /// after it (as versions that did not end a torn line wrote them): each record in it is read.
-fn read_jobs(dir: &Path, path: &Path, run: &str, horizon: usize) -> Result<(Done, bool), CheckpointError> {
+fn read_jobs(
+    dir: &Path,
+    path: &Path,
+    run: &str,
+    horizon: usize,
+) -> Result<(Done, Notes, bool), CheckpointError> {
     let io = |source| CheckpointError::Open { dir: dir.to_path_buf(), source };
     let mut reader = BufReader::new(File::open(path).map_err(io)?);
     let mut done = HashMap::new();
+    let mut notes = HashMap::new();
     let mut line = Vec::new();
     let mut ended = true;
     for number in 1.. {
@@ -301,6 +314,10 @@ fn read_jobs(dir: &Path, path: &Path, run: &str, horizon: usize) -> Result<(Done
             match job.steps.decode(horizon) {
                 Ok(curve) if curve.len() == horizon => {
                     done.insert((job.trial, job.algo), (curve, job.seconds));
+                    match job.note {
+                        Some(note) => notes.insert((job.trial, job.algo), note),
+                        None => notes.remove(&(job.trial, job.algo)),
+                    };
                 }
                 Err(StepsError::TooLong) => {
                     return Err(CheckpointError::TooLong { path: path.to_path_buf(), line: number, horizon });
@@ -309,7 +326,7 @@ fn read_jobs(dir: &Path, path: &Path, run: &str, horizon: usize) -> Result<(Done
             }
         }
     }
-    Ok((done, ended))
+    Ok((done, notes, ended))
 }
 
 /// The settings that differ between two recorded settings, as `name: there → here` (at most
@@ -359,6 +376,7 @@ pub struct Checkpoint {
     run: String,
     horizon: usize,
     done: Done,
+    notes: Notes,
     file: Mutex<File>,
     _lock: OutLock,
 }
@@ -402,7 +420,7 @@ impl Checkpoint {
                 }
             }
         }
-        let (done, ended) = match path.exists() {
+        let (done, notes, ended) = match path.exists() {
             true => read_jobs(dir, &path, run, horizon).map_err(|e| match (e, settings) {
                 (CheckpointError::OtherSettings { dir, .. }, Some(here)) => {
                     let there = std::fs::read(&recorded).ok().and_then(|b| serde_json::from_slice(&b).ok());
@@ -411,7 +429,7 @@ impl Checkpoint {
                 }
                 (e, _) => e,
             })?,
-            false => (HashMap::new(), true),
+            false => (HashMap::new(), HashMap::new(), true),
         };
         // A run that finished no job may still have left results: the ledgers of jobs that
         // failed after their devices spent. Another run's settings must not take them as its own
@@ -435,7 +453,7 @@ impl Checkpoint {
         if !ended {
             file.write_all(b"\n").and_then(|()| file.sync_data()).map_err(io)?;
         }
-        Ok(Self { path, run: run.to_string(), horizon, done, file: Mutex::new(file), _lock: lock })
+        Ok(Self { path, run: run.to_string(), horizon, done, notes, file: Mutex::new(file), _lock: lock })
     }
 
     /// Appends the finished jobs of the checkpoint in `dir` (of the same run: a shard's) that
@@ -445,7 +463,7 @@ impl Checkpoint {
         if !path.is_file() {
             return Err(CheckpointError::NoJobs { dir: dir.to_path_buf() });
         }
-        let (other, _) = read_jobs(dir, &path, &self.run, self.horizon)?;
+        let (other, notes, _) = read_jobs(dir, &path, &self.run, self.horizon)?;
         let mut keys: Vec<&(usize, usize)> = other.keys().collect();
         keys.sort_unstable();
         let mut added = 0;
@@ -454,8 +472,12 @@ impl Checkpoint {
                 continue;
             }
             if let Some((curve, seconds)) = other.get(&(trial, algo)) {
-                self.record(trial, algo, curve, *seconds)?;
+                let note = notes.get(&(trial, algo)).copied();
+                self.record(trial, algo, curve, *seconds, note)?;
                 self.done.insert((trial, algo), (curve.clone(), *seconds));
+                if let Some(note) = note {
+                    self.notes.insert((trial, algo), note);
+                }
                 added += 1;
             }
         }
@@ -467,12 +489,17 @@ impl Checkpoint {
         self.done.get(&(trial, algo))
     }
 
+    /// A finished job's note ([`crate::run::executor::Task::job_note`]), if it has one.
+    pub fn note(&self, trial: usize, algo: usize) -> Option<f64> {
+        self.notes.get(&(trial, algo)).copied()
+    }
+
     /// How many jobs were already finished when the run started.
     pub fn finished(&self) -> usize {
         self.done.len()
     }
 
-    /// Appends a finished job and flushes it to disk. A write that fails part-way (a full
+    /// Appends a finished job (with its note, if any) and flushes it to disk. A write that fails part-way (a full
     /// disk) is cut off again, so the file never holds a torn line another record follows.
     pub fn record(
         &self,
@@ -480,8 +507,9 @@ impl Checkpoint {
         algo: usize,
         curve: &[f64],
         seconds: f64,
+        note: Option<f64>,
     ) -> Result<(), CheckpointError> {
-        let line = Line { run: self.run.clone(), trial, algo, seconds, steps: Steps::encode(curve)? };
+        let line = Line { run: self.run.clone(), trial, algo, seconds, steps: Steps::encode(curve)?, note };
         let mut text = serde_json::to_string(&line).map_err(|e| CheckpointError::Encode(e.to_string()))?;
         text.push('\n');
         let err = |source| CheckpointError::Append { path: self.path.clone(), source };
@@ -510,7 +538,7 @@ mod tests {
         let checkpoint = Checkpoint::open(dir, "run", 50).unwrap();
         for j in 0..jobs {
             let curve: Vec<f64> = (0..50).map(|t| (t * (j + 1)) as f64 * 0.1).collect();
-            checkpoint.record(j, 0, &curve, 1.0).unwrap();
+            checkpoint.record(j, 0, &curve, 1.0, None).unwrap();
         }
         std::fs::read_to_string(dir.join(JOBS_FILE)).unwrap().lines().map(String::from).collect()
     }
@@ -525,7 +553,7 @@ mod tests {
         let checkpoint = Checkpoint::open(&dir, "run", 50).unwrap();
         assert_eq!(checkpoint.finished(), 2);
         let curve: Vec<f64> = (0..50).map(|t| (t * 3) as f64 * 0.1).collect();
-        checkpoint.record(2, 0, &curve, 1.0).unwrap();
+        checkpoint.record(2, 0, &curve, 1.0, None).unwrap();
         drop(checkpoint);
         let text = std::fs::read_to_string(dir.join(JOBS_FILE)).unwrap();
         assert_eq!(text.lines().last(), Some(lines[2].as_str()), "the record has a line of its own");

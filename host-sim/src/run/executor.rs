@@ -30,6 +30,14 @@ pub trait Task: Sync {
     /// The results from the rows aggregated per learner (in label order): e.g. with the
     /// uniform-play reference rows and the derived constants added.
     fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError>;
+    /// A number job (`trial`, `learner`) computed beside its curve, asked just after the job
+    /// ends (the box experiments' simple regret): kept in the checkpoint, so a resumed or
+    /// merged run gives it back by [`restore_note`](Self::restore_note). `None` for most tasks.
+    fn job_note(&self, _trial: usize, _learner: usize) -> Option<f64> {
+        None
+    }
+    /// The note of a job finished in an earlier run, from the checkpoint, before `finish`.
+    fn restore_note(&self, _trial: usize, _learner: usize, _note: f64) {}
     /// Stack of each worker thread (`None`: rayon's default).
     fn stack_bytes(&self) -> Option<usize> {
         None
@@ -116,6 +124,16 @@ impl Task for Select {
             .collect())
     }
 
+    fn job_note(&self, trial: usize, learner: usize) -> Option<f64> {
+        self.inner.job_note(trial, *self.keep.get(learner)?)
+    }
+
+    fn restore_note(&self, trial: usize, learner: usize, note: f64) {
+        if let Some(&index) = self.keep.get(learner) {
+            self.inner.restore_note(trial, index, note);
+        }
+    }
+
     fn stack_bytes(&self) -> Option<usize> {
         self.inner.stack_bytes()
     }
@@ -138,8 +156,9 @@ pub struct Job {
 pub trait Observer: Sync {
     /// The run starts: `todo` jobs to compute, `done` found finished (resumed).
     fn started(&self, _todo: usize, _done: usize) {}
-    /// A job was computed (called from the worker thread, as soon as the job ends).
-    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64) -> Result<(), RunError> {
+    /// A job was computed (called from the worker thread, as soon as the job ends), with its
+    /// [`Task::job_note`].
+    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64, _note: Option<f64>) -> Result<(), RunError> {
         Ok(())
     }
     /// Every job of the run (or of the shard) has ended, successfully or not.
@@ -256,6 +275,13 @@ impl<'a> Executor<'a> {
         let done = |trial: usize, learner: usize| self.checkpoint.and_then(|c| c.get(trial, learner));
         let todo: Vec<usize> =
             mine.iter().copied().filter(|&j| done(jobs[j].trial, jobs[j].learner).is_none()).collect();
+        if let Some(checkpoint) = self.checkpoint {
+            for &j in &mine {
+                if let Some(note) = checkpoint.note(jobs[j].trial, jobs[j].learner) {
+                    task.restore_note(jobs[j].trial, jobs[j].learner, note);
+                }
+            }
+        }
         if !self.compute
             && let Some(&first) = todo.first()
         {
@@ -348,8 +374,9 @@ impl<'a> Executor<'a> {
         let start = Instant::now();
         let curve = task.job(job.trial, job.learner)?;
         let seconds = start.elapsed().as_secs_f64();
+        let note = task.job_note(job.trial, job.learner);
         for o in &self.observers {
-            o.job_done(job, &curve, seconds)?;
+            o.job_done(job, &curve, seconds, note)?;
         }
         Ok((curve, seconds))
     }
@@ -437,7 +464,13 @@ mod progress {
         fn started(&self, todo: usize, _done: usize) {
             self.bar.set_length(todo as u64);
         }
-        fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64) -> Result<(), RunError> {
+        fn job_done(
+            &self,
+            _job: Job,
+            _curve: &[f64],
+            _seconds: f64,
+            _note: Option<f64>,
+        ) -> Result<(), RunError> {
             self.bar.inc(1);
             Ok(())
         }
@@ -464,7 +497,7 @@ mod progress {
 }
 
 impl Observer for Checkpoint {
-    fn job_done(&self, job: Job, curve: &[f64], seconds: f64) -> Result<(), RunError> {
-        Ok(self.record(job.trial, job.learner, curve, seconds)?)
+    fn job_done(&self, job: Job, curve: &[f64], seconds: f64, note: Option<f64>) -> Result<(), RunError> {
+        Ok(self.record(job.trial, job.learner, curve, seconds, note)?)
     }
 }
