@@ -10,7 +10,7 @@
 //!
 //! Each run is `KERNEL@SCALE`: KERNEL `fitted` (the default), `median` (the median rule's fixed
 //! lengthscale √(d/6)) or a number (a fixed lengthscale in units of the side), and SCALE the β
-//! multiplier (`BoxOptions::beta_scale`). Trial i draws its function from seed
+//! multiplier (`BoxOptions::beta_scale`); `--features m` sets the learner's random features and `--noise-bound R` the R it is told (the world's noise stays U[−1, 1]). Trial i draws its function from seed
 //! `derive_seed(seed, i, 11)` and its world noise and release from seeds shared by every run, so
 //! runs are compared on the same functions and the same noise (paired). The learner is
 //! LDP-TGP-UCB at ε (GP-UCB's raw rewards with `--eps none`); the reward is released by the
@@ -40,6 +40,8 @@ struct Args {
     seed: u64,
     runs: Vec<(String, Lengthscale, f64)>,
     threads: usize,
+    features: usize,
+    noise_bound: f64,
 }
 
 fn parse() -> Result<Args, String> {
@@ -52,6 +54,8 @@ fn parse() -> Result<Args, String> {
         seed: 5000,
         runs: Vec::new(),
         threads: 2,
+        features: BoxOptions::default().features,
+        noise_bound: 1.0,
     };
     let mut runs = "fitted@1".to_string();
     let mut it = std::env::args().skip(1);
@@ -67,6 +71,8 @@ fn parse() -> Result<Args, String> {
             "--trials" => a.trials = value.parse().map_err(|e| bad(&e))?,
             "--seed" => a.seed = value.parse().map_err(|e| bad(&e))?,
             "--threads" => a.threads = value.parse().map_err(|e| bad(&e))?,
+            "--features" => a.features = value.parse().map_err(|e| bad(&e))?,
+            "--noise-bound" => a.noise_bound = value.parse().map_err(|e| bad(&e))?,
             "--runs" => runs = value,
             _ => return Err(format!("unknown flag {flag}")),
         }
@@ -91,11 +97,12 @@ fn trial(a: &Args, f: &PriorSample, mean: f64, i: usize, run: usize) -> Result<[
     let trial_seed = derive_seed(a.seed, i as u64, 0);
     let settings = Settings {
         epsilon: a.eps,
+        noise_bound: a.noise_bound,
         horizon: a.horizon,
         seed: derive_seed(trial_seed, 0, 3),
         ..Settings::default()
     };
-    let options = BoxOptions { lengthscale, beta_scale, ..BoxOptions::default() };
+    let options = BoxOptions { lengthscale, beta_scale, features: a.features, ..BoxOptions::default() };
     let name = if a.eps.is_some() { "ldp-tgp-ucb" } else { "tgp-ucb" };
     let mut opt =
         BoxOptimizer::with_options(name, f.domain(), settings, options).map_err(|e| e.to_string())?;
