@@ -44,7 +44,7 @@ fn failed(e: RunError) -> PyErr {
 struct Stop(AtomicBool);
 
 impl Observer for Stop {
-    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64) -> Result<(), RunError> {
+    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64, _note: Option<f64>) -> Result<(), RunError> {
         if self.0.load(Ordering::Relaxed) {
             return Err(RunError::Learner { label: "ldp_bo.run".into(), source: "interrupted".into() });
         }
