@@ -345,6 +345,29 @@ fn a_sweep_is_drawn_a_panel_per_setting_with_uniform_play_in_each_and_regret_aga
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Issue #38: the regret-against-ε figure's regret axis is logarithmic where its points span more
+/// than a decade (a learner 40–360× another's), and stays linear where they do not.
+#[test]
+fn the_regret_against_eps_axis_is_logarithmic_where_the_points_span_a_decade() {
+    let config = config();
+    let labels = ["Robust-UCB v=0.5", "DP-RUCB v=0.5 eps=0.5", "DP-RSE v=0.5 eps=0.5", "DP-RUCB v=0.5 eps=1"];
+    let wide = results_of(&config, &labels, |a, trial, t| {
+        (if a < 1.0 { 1.0 + 0.2 * trial } else { 40.0 * a * a }) * t.sqrt()
+    });
+    let (dir, linear) = (temp("vs-eps-log"), temp("vs-eps-linear"));
+    write_all(&dir, "tao-s1", "a sweep", &config, &wide).unwrap();
+    let vs = String::from_utf8(read(&dir.join("regret_vs_eps.svg"))).unwrap();
+    for decade in ["100", "1000", "10000"] {
+        assert!(draws_text(&vs, decade), "y tick {decade} on the log regret axis");
+    }
+    assert!(!vs.contains("NaN") && !vs.contains("inf"));
+    write_all(&linear, "tao-s1", "a sweep", &config, &sweep_results(&config)).unwrap();
+    let vs = String::from_utf8(read(&linear.join("regret_vs_eps.svg"))).unwrap();
+    assert!(!draws_text(&vs, "1000") && draws_text(&vs, "0"), "points within a decade: a linear axis from 0");
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(linear);
+}
+
 #[test]
 fn a_run_that_is_no_sweep_gets_no_regret_against_eps_figure() {
     let (dir, config) = (temp("nosweep"), config());

@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -1040,6 +1041,15 @@ impl Drawing for VsEpsilon<'_> {
 }
 
 impl VsEpsilon<'_> {
+    /// The regret axis is logarithmic where the points' means, over every panel, are all
+    /// positive and span more than a decade (as the regret figure's, [`spans_a_decade`]).
+    fn log_axis(&self) -> bool {
+        let means =
+            || self.panels.iter().flat_map(|(_, s)| s.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+        let lowest = means().fold(f64::INFINITY, f64::min);
+        lowest > 0.0 && means().fold(0.0, f64::max) > 10.0 * lowest
+    }
+
     fn draw_panel<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
@@ -1047,16 +1057,38 @@ impl VsEpsilon<'_> {
     ) -> Result<(), String> {
         // One place per budget, evenly spaced (the budgets are a sweep's grid, e.g. 0.5, 1, 2).
         let n = self.budgets.len();
-        let place = |b: f64| self.budgets.iter().position(|x| x.to_bits() == b.to_bits()).unwrap_or(0) as f64;
         let (low, high) = (-0.5, n as f64 - 0.5);
         let top =
             series.iter().flat_map(|s| s.points.iter().map(|p| p.1 + p.2)).fold(1e-9_f64, f64::max) * 1.1;
-        let mut chart = ChartBuilder::on(area)
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(low..high, 0f64..top)
-            .map_err(text)?;
+        let mut builder = ChartBuilder::on(area);
+        builder.margin(15).x_label_area_size(40).y_label_area_size(70);
+        if self.log_axis() {
+            let lowest =
+                series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(f64::INFINITY, f64::min);
+            let bottom = if lowest.is_finite() { lowest / 2.0 } else { 0.01 };
+            let mut chart =
+                builder.build_cartesian_2d(low..high, (bottom..top * 1.5 / 1.1).log_scale()).map_err(text)?;
+            self.draw_series(&mut chart, series, bottom)
+        } else {
+            let mut chart = builder.build_cartesian_2d(low..high, 0f64..top).map_err(text)?;
+            self.draw_series(&mut chart, series, 0.0)
+        }
+    }
+
+    /// The mesh, then each series: a level line, or points with ± bars cut at `floor`.
+    fn draw_series<DB, Y>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+        series: &[Series],
+        floor: f64,
+    ) -> Result<(), String>
+    where
+        DB: DrawingBackend,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let n = self.budgets.len();
+        let place = |b: f64| self.budgets.iter().position(|x| x.to_bits() == b.to_bits()).unwrap_or(0) as f64;
+        let (low, high) = (-0.5, n as f64 - 0.5);
         let budget_at = |v: &f64| {
             let i = v.round();
             let on_place = (v - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < n;
@@ -1099,7 +1131,7 @@ impl VsEpsilon<'_> {
             chart
                 .draw_series(
                     points.iter().map(|p| {
-                        PathElement::new(vec![(p.0, (p.1 - p.2).max(0.0)), (p.0, p.1 + p.2)], style)
+                        PathElement::new(vec![(p.0, (p.1 - p.2).max(floor)), (p.0, p.1 + p.2)], style)
                     }),
                 )
                 .map_err(text)?;
