@@ -250,7 +250,7 @@ impl PriorSample {
     /// The sample of seed `seed` in dimension `d` (1 to 20) with lengthscale `lengthscale`
     /// (> 0); `None` for other values.
     pub fn draw(d: usize, lengthscale: f64, seed: u64) -> Option<Self> {
-        if !(1..=crate::domain::MAX_DIMENSION).contains(&d) || !(lengthscale.is_finite() && lengthscale > 0.0)
+        if !((1..=crate::domain::MAX_DIMENSION).contains(&d) && lengthscale.is_finite() && lengthscale > 0.0)
         {
             return None;
         }
