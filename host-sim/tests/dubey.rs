@@ -7,7 +7,7 @@ use host_sim::experiments::dubey::env::{
     Benchmark, BenchmarkKind, DecisionEnv, DecisionSet, RKHS_SET_SIZE, RkhsBernoulli,
 };
 use host_sim::experiments::dubey::run::{
-    CamelFeatures, MwFeatures, RkhsFeatures, StybFeatures, measured_error, remark2_nodes, rkhs_norm_estimate,
+    CamelFeatures, Mw2Features, MwFeatures, RkhsFeatures, Styb2Features, StybFeatures, measured_error, remark2_nodes, rkhs_norm_estimate,
 };
 use host_sim::experiments::dubey::{
     EnvChoice, PAPER_TABLE1, Privacy, TABLE1_ALPHAS, Variant, monotone_in_alpha, run_variants,
@@ -57,6 +57,9 @@ fn every_feature_map_has_norm_at_most_one_on_its_domain() {
     let camel = Benchmark::new(BenchmarkKind::Camelback, &mut rng).unwrap();
     let styb = Benchmark::new(BenchmarkKind::StyblinskiTang, &mut rng).unwrap();
     let mw = Benchmark::new(BenchmarkKind::Michalewicz, &mut rng).unwrap();
+    let styb2 = Benchmark::new(BenchmarkKind::StyblinskiTang2, &mut rng).unwrap();
+    let mw2 = Benchmark::new(BenchmarkKind::Michalewicz2, &mut rng).unwrap();
+    assert_eq!((styb2.candidates().len(), mw2.candidates().len()), (441, 441), "the whole 21 × 21 grid");
     let norms = [
         max_norm(
             &CamelFeatures::new(BenchmarkKind::Camelback.unit_lengthscale()).unwrap(),
@@ -70,6 +73,8 @@ fn every_feature_map_has_norm_at_most_one_on_its_domain() {
             &MwFeatures::contiguous(BenchmarkKind::Michalewicz.unit_lengthscale()).unwrap(),
             mw.candidates(),
         ),
+        max_norm(&Styb2Features::contiguous(0.3).unwrap(), styb2.candidates()),
+        max_norm(&Mw2Features::contiguous(0.2).unwrap(), mw2.candidates()),
     ];
     for n in norms {
         assert!((1.0 - 1e-12..=1.0 + 1e-12).contains(&n), "‖Φ‖ = {n}");
@@ -99,6 +104,18 @@ fn table1_features_have_remark_2_nodes_and_approximate_their_kernel() {
             BenchmarkKind::Michalewicz,
             sizes(&MwFeatures::contiguous(0.2).unwrap()),
             measured_error(&MwFeatures::contiguous(BenchmarkKind::Michalewicz.unit_lengthscale()).unwrap()),
+        ),
+        (
+            BenchmarkKind::StyblinskiTang2,
+            sizes(&Styb2Features::contiguous(0.3).unwrap()),
+            measured_error(
+                &Styb2Features::contiguous(BenchmarkKind::StyblinskiTang2.unit_lengthscale()).unwrap(),
+            ),
+        ),
+        (
+            BenchmarkKind::Michalewicz2,
+            sizes(&Mw2Features::contiguous(0.2).unwrap()),
+            measured_error(&Mw2Features::contiguous(BenchmarkKind::Michalewicz2.unit_lengthscale()).unwrap()),
         ),
     ] {
         let l = kind.unit_lengthscale();

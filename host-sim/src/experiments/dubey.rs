@@ -10,6 +10,7 @@
 //! | `dubey-alpha` | §6.1, JDP at α ∈ {0.1, 0.5, 1, 10}, β = 0.1, plus non-private (Fig. 1) | T = 1024, 20 trials |
 //! | `dubey-beta` | §6.1, JDP at β ∈ {0.01, 0.1, 0.5, 0.99}, α = 1 (Fig. 2) | T = 1024, 20 trials |
 //! | `dubey-table1` | camel / styb / mw: non-private and JDP at α ∈ {10, 1, 0.1}, β = 0.1 (Table 1), with UCB1 and exact GP-UCB beside ([`TABLE1_BASELINES`]) | T = 10 000, 10 trials |
+//! | `dubey-table1-2d` | the same with styb and mw in 2-D (`styb2`, `mw2`): the other reading of "Stybtang-20" and "Michalewicz-10" ([`TABLE1_2D_BENCHMARKS`]) | T = 10 000, 10 trials |
 //! | `dubey-local` | §6.1: non-private, JDP and local JDP at α ∈ {1, 10}, β = 0.1 | T = 1024, 20 trials |
 //!
 //! Privacy parameters follow the neighbouring family's convention: `--eps` restricts an α
@@ -61,6 +62,19 @@ pub const TABLE1_BASELINES: [AlgorithmSpec; 2] = [UCB1, ZHOU_TAN_ALGORITHMS[0]];
 /// The benchmarks of Table 1, in column order.
 pub const TABLE1_BENCHMARKS: [BenchmarkKind; 3] =
     [BenchmarkKind::Camelback, BenchmarkKind::StyblinskiTang, BenchmarkKind::Michalewicz];
+/// The benchmarks of `dubey-table1-2d`: Table 1's styb and mw read with Dubey §6's "d = 2"
+/// (compared with the paper's styb and mw columns).
+pub const TABLE1_2D_BENCHMARKS: [BenchmarkKind; 2] = [BenchmarkKind::StyblinskiTang2, BenchmarkKind::Michalewicz2];
+
+/// The column of [`PAPER_TABLE1`] a benchmark is compared with (the 2-D readings with their
+/// namesakes').
+fn paper_column(kind: BenchmarkKind) -> usize {
+    match kind {
+        BenchmarkKind::Camelback => 0,
+        BenchmarkKind::StyblinskiTang | BenchmarkKind::StyblinskiTang2 => 1,
+        BenchmarkKind::Michalewicz | BenchmarkKind::Michalewicz2 => 2,
+    }
+}
 
 /// A job's error as the run's: the environment's and the numerical ones as every learner's,
 /// the others under the variant's label.
@@ -114,19 +128,26 @@ pub fn beta_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
 /// `dubey-table1`: on each benchmark, non-private and JDP at each α of the sweep (β = 0.1);
 /// prints [`table1_comparison`] to stderr when it finishes.
 pub fn table1_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    table1_of(config, &TABLE1_BENCHMARKS)
+}
+
+/// `dubey-table1-2d`: [`table1_task`] on [`TABLE1_2D_BENCHMARKS`].
+pub fn table1_2d_task(config: &RunConfig) -> Result<Box<dyn Task>, RunError> {
+    table1_of(config, &TABLE1_2D_BENCHMARKS)
+}
+
+fn table1_of(config: &RunConfig, kinds: &'static [BenchmarkKind]) -> Result<Box<dyn Task>, RunError> {
     let alphas = sweep(config, &TABLE1_ALPHAS);
     let mut variants = Vec::new();
-    for kind in TABLE1_BENCHMARKS {
+    for &kind in kinds {
         let env = EnvChoice::Benchmark(kind);
         let prefix = format!("{} ", kind.name());
         variants.push(non_private(env, &prefix));
         variants.extend(alphas.iter().map(|&a| jdp(env, &prefix, a, DEFAULT_BETA)));
     }
-    let baselines = TABLE1_BENCHMARKS
-        .iter()
-        .flat_map(|&kind| TABLE1_BASELINES.map(|algorithm| Baseline { kind, algorithm }))
-        .collect();
-    Ok(Box::new(Variants::new(config, variants)?.with_baselines(baselines).printing_table1()))
+    let baselines =
+        kinds.iter().flat_map(|&kind| TABLE1_BASELINES.map(|algorithm| Baseline { kind, algorithm })).collect();
+    Ok(Box::new(Variants::new(config, variants)?.with_baselines(baselines).printing_table1(kinds)))
 }
 
 /// `dubey-local`: non-private, and JDP and local JDP at each α of the sweep (β = 0.1), on
@@ -164,14 +185,28 @@ pub fn monotone_in_alpha(results: &[AlgorithmResult], name: &str) -> Option<bool
 /// Our Table 1 beside Dubey's, as Markdown: mean final cumulative regret (± standard
 /// error) per benchmark and privacy level, and whether each column is monotone in α.
 pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: usize) -> String {
+    table1_comparison_of(results, &TABLE1_BENCHMARKS, trials, horizon)
+}
+
+/// [`table1_comparison`] for the benchmarks `kinds`, each beside the paper's column of its
+/// namesake.
+pub fn table1_comparison_of(
+    results: &[AlgorithmResult],
+    kinds: &[BenchmarkKind],
+    trials: usize,
+    horizon: usize,
+) -> String {
+    let header: String = kinds.iter().map(|k| format!(" {} | paper | ratio |", k.name())).collect();
+    let rule = "---|---|---|".repeat(kinds.len());
     let mut out = format!(
-        "Table 1 (seed 003): cumulative regret, ours at T = {horizon}, {trials} trials (mean ± s.e.), the paper's at T = 10^4, 10 trials, and ours / paper\n\n| | camel | paper | ratio | styb | paper | ratio | mw | paper | ratio |\n|---|---|---|---|---|---|---|---|---|---|\n"
+        "Table 1 (seed 003): cumulative regret, ours at T = {horizon}, {trials} trials (mean ± s.e.), the paper's at T = 10^4, 10 trials, and ours / paper\n\n| |{header}\n|---|{rule}\n"
     );
     let rows =
         ["non-private".to_string()].into_iter().chain(TABLE1_ALPHAS.iter().map(|a| format!("JDP alpha={a}")));
     for (row, paper) in rows.zip(PAPER_TABLE1) {
         let _ = write!(out, "| {row} |");
-        for (kind, p) in TABLE1_BENCHMARKS.iter().zip(paper) {
+        for kind in kinds {
+            let p = paper[paper_column(*kind)];
             let label = format!("{} {row}", kind.name());
             match results.iter().find(|r| r.label == label) {
                 Some(r) if !r.finals.is_empty() => {
@@ -187,7 +222,7 @@ pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: us
     }
     for name in TABLE1_BASELINES.map(|a| a.name) {
         let _ = write!(out, "| {name} (non-private baseline) |");
-        for kind in TABLE1_BENCHMARKS {
+        for kind in kinds {
             let label = format!("{} {name}", kind.name());
             match results.iter().find(|r| r.label == label) {
                 Some(r) if !r.finals.is_empty() => {
@@ -200,7 +235,7 @@ pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: us
         out.push('\n');
     }
     out.push_str("\nmonotone in alpha:");
-    for kind in TABLE1_BENCHMARKS {
+    for kind in kinds {
         let m = monotone_in_alpha(results, kind.name()).map_or("n/a", |b| if b { "yes" } else { "no" });
         let _ = write!(out, " {} {m};", kind.name());
     }
@@ -210,6 +245,14 @@ pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: us
 fn rkhs_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvError> {
     Ok(Box::new(|seed| {
         RkhsBernoulli::new(&mut SimRng::seed_from_u64(seed), env::RKHS_SET_SIZE)
+            .map(|e| Box::new(e) as Box<dyn Environment>)
+            .map_err(|e| ldp_learn::env::EnvError::Family(Box::new(e)))
+    }))
+}
+
+fn styb2_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvError> {
+    Ok(Box::new(|seed| {
+        Benchmark::new(BenchmarkKind::StyblinskiTang2, &mut SimRng::seed_from_u64(seed))
             .map(|e| Box::new(e) as Box<dyn Environment>)
             .map_err(|e| ldp_learn::env::EnvError::Family(Box::new(e)))
     }))
@@ -225,7 +268,7 @@ fn camel_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::Env
 
 /// The Dubey experiments (module docs). Each is run by its own runner; the environment
 /// kind is the first environment it uses, as a plain finite-armed [`Environment`].
-pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
+pub const DUBEY_EXPERIMENTS: [Experiment; 5] = [
     Experiment {
         name: "dubey-alpha",
         description: "JDP approximate GP-UCB (QFF), Bernoulli RKHS sets of 25: alpha in {0.1, 0.5, 1, 10}, beta = 0.1, and non-private (seed 003 Fig. 1)",
@@ -260,6 +303,17 @@ pub const DUBEY_EXPERIMENTS: [Experiment; 4] = [
         own_task: Some(table1_task),
     },
     Experiment {
+        name: "dubey-table1-2d",
+        description: "JDP approximate GP-UCB (QFF) on styb and mw in 2-D (the other reading of seed 003 Table 1): non-private and alpha in {10, 1, 0.1}",
+        env: EnvKind::Custom(styb2_factory),
+        epsilon: Some(listed_epsilon(LISTED_ALPHA)),
+        central: true,
+        algorithms: &[],
+        default_trials: 10,
+        default_horizon: 10_000,
+        own_task: Some(table1_2d_task),
+    },
+    Experiment {
         name: "dubey-local",
         description: "local JDP (device client) vs JDP vs non-private approximate GP-UCB, Bernoulli RKHS sets of 25, alpha in {1, 10} (seed 003 Alg. 3)",
         env: EnvKind::Custom(rkhs_factory),
@@ -284,7 +338,8 @@ pub struct Variants {
     settings: Settings,
     variants: Vec<Variant>,
     baselines: Vec<Baseline>,
-    table1: bool,
+    /// The benchmarks whose [`table1_comparison_of`] the run prints when it finishes.
+    table1: Option<&'static [BenchmarkKind]>,
 }
 
 /// A non-private baseline learner of the bandit loop ([`run_trial`]) on a benchmark's
@@ -320,7 +375,7 @@ impl Variants {
             constants: config.constants,
             beta_scale: config.beta_scale,
         };
-        Ok(Self { config: config.clone(), settings, variants, baselines: Vec::new(), table1: false })
+        Ok(Self { config: config.clone(), settings, variants, baselines: Vec::new(), table1: None })
     }
 
     /// Adds `baselines` after the variants.
@@ -341,9 +396,9 @@ impl Variants {
         run_trial(&env, &baseline.algorithm, &config, trial_seed, index as u64)
     }
 
-    /// Prints [`table1_comparison`] to stderr when the run finishes.
-    pub fn printing_table1(mut self) -> Self {
-        self.table1 = true;
+    /// Prints [`table1_comparison_of`] `kinds` to stderr when the run finishes.
+    pub fn printing_table1(mut self, kinds: &'static [BenchmarkKind]) -> Self {
+        self.table1 = Some(kinds);
         self
     }
 }
@@ -404,8 +459,8 @@ impl Task for Variants {
             }
             results.push(reference);
         }
-        if self.table1 {
-            eprintln!("{}", table1_comparison(&results, config.trials, config.horizon));
+        if let Some(kinds) = self.table1 {
+            eprintln!("{}", table1_comparison_of(&results, kinds, config.trials, config.horizon));
         }
         Ok(results)
     }

@@ -142,7 +142,9 @@ pub fn plan(quick: bool) -> Vec<Planned> {
                 let n = if quick { 2 } else { 3 };
                 planned.extend(sweep[..n].iter().map(|&(key, horizon)| Planned { horizon, ..at(key) }));
             }
-            "dubey-table1" if quick => planned.push(Planned { trials: 3, horizon: 2000, ..at(e.name) }),
+            "dubey-table1" | "dubey-table1-2d" if quick => {
+                planned.push(Planned { trials: 3, horizon: 2000, ..at(e.name) })
+            }
             _ => planned.push(at(e.name)),
         }
     }

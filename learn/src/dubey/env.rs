@@ -30,6 +30,7 @@
 //! | `camel` | six-hump camel, `(4 − 2.1x₁² + x₁⁴/3)x₁² + x₁x₂ + (−4 + 4x₂²)x₂²` | `[−2, 2] × [−1, 1]` | the 25 × 25 grid |
 //! | `styb` | Styblinski–Tang-20, `½ Σ (x_i⁴ − 16x_i² + 5x_i)` | `[−5, 5]^20` | 500 points of the 21-level grid per coordinate |
 //! | `mw` | Michalewicz-10, `−Σ sin(x_i) sin^{20}(i x_i²/π)` | `[0, π]^10` | 500 points of the 21-level grid per coordinate |
+//! | `styb2`, `mw2` | the same functions in 2-D (the other reading of Dubey §6's "d = 2") | `[−5, 5]²`, `[0, π]²` | the whole 21 × 21 grid |
 //!
 //! The high-dimensional grids have `21^20` and `21^10` points, so (as any finite-arm reading of
 //! a continuous benchmark must) the learner sees a random subset, drawn per trial from the
@@ -397,6 +398,10 @@ pub enum BenchmarkKind {
     StyblinskiTang,
     /// Michalewicz, 10-D.
     Michalewicz,
+    /// Styblinski–Tang in 2-D (`styb2`): Table 1 read with Dubey §6's "d = 2".
+    StyblinskiTang2,
+    /// Michalewicz in 2-D (`mw2`).
+    Michalewicz2,
 }
 
 impl BenchmarkKind {
@@ -406,6 +411,8 @@ impl BenchmarkKind {
             Self::Camelback => "camel",
             Self::StyblinskiTang => "styb",
             Self::Michalewicz => "mw",
+            Self::StyblinskiTang2 => "styb2",
+            Self::Michalewicz2 => "mw2",
         }
     }
 
@@ -415,6 +422,7 @@ impl BenchmarkKind {
             Self::Camelback => 2,
             Self::StyblinskiTang => 20,
             Self::Michalewicz => 10,
+            Self::StyblinskiTang2 | Self::Michalewicz2 => 2,
         }
     }
 
@@ -423,8 +431,8 @@ impl BenchmarkKind {
     pub fn unit_lengthscale(self) -> f64 {
         match self {
             Self::Camelback => 0.35,
-            Self::StyblinskiTang => 0.3,
-            Self::Michalewicz => 0.2,
+            Self::StyblinskiTang | Self::StyblinskiTang2 => 0.3,
+            Self::Michalewicz | Self::Michalewicz2 => 0.2,
         }
     }
 
@@ -438,8 +446,8 @@ impl BenchmarkKind {
                     (-1.0, 1.0)
                 }
             }
-            Self::StyblinskiTang => (-5.0, 5.0),
-            Self::Michalewicz => (0.0, std::f64::consts::PI),
+            Self::StyblinskiTang | Self::StyblinskiTang2 => (-5.0, 5.0),
+            Self::Michalewicz | Self::Michalewicz2 => (0.0, std::f64::consts::PI),
         }
     }
 
@@ -455,8 +463,8 @@ impl BenchmarkKind {
             .collect();
         match self {
             Self::Camelback => camelback(&[x[0], x[1]]),
-            Self::StyblinskiTang => styblinski_tang(&x),
-            Self::Michalewicz => michalewicz(&x),
+            Self::StyblinskiTang | Self::StyblinskiTang2 => styblinski_tang(&x),
+            Self::Michalewicz | Self::Michalewicz2 => michalewicz(&x),
         }
     }
 }
@@ -472,8 +480,9 @@ pub struct Benchmark {
 }
 
 impl Benchmark {
-    /// The benchmark on its default candidate set ([`CAMEL_GRID`]², or [`HIGH_DIM_CANDIDATES`]
-    /// points of the [`GRID_LEVELS`]-level grid drawn with `rng`).
+    /// The benchmark on its default candidate set ([`CAMEL_GRID`]²; the whole
+    /// [`GRID_LEVELS`]² grid in 2-D; or [`HIGH_DIM_CANDIDATES`] points of the
+    /// [`GRID_LEVELS`]-level grid drawn with `rng`).
     pub fn new(kind: BenchmarkKind, rng: &mut SimRng) -> Result<Self, EnvError> {
         let d = kind.dim();
         let mut points: Vec<Vec<f64>> = Vec::new();
@@ -482,6 +491,14 @@ impl Benchmark {
                 let step = 1.0 / (CAMEL_GRID - 1) as f64;
                 for i in 0..CAMEL_GRID {
                     for j in 0..CAMEL_GRID {
+                        points.push(vec![i as f64 * step, j as f64 * step]);
+                    }
+                }
+            }
+            BenchmarkKind::StyblinskiTang2 | BenchmarkKind::Michalewicz2 => {
+                let step = 1.0 / (GRID_LEVELS - 1) as f64;
+                for i in 0..GRID_LEVELS {
+                    for j in 0..GRID_LEVELS {
                         points.push(vec![i as f64 * step, j as f64 * step]);
                     }
                 }
@@ -592,7 +609,13 @@ mod tests {
     #[test]
     fn benchmarks_are_normalised_to_max_one_on_their_candidates() {
         let mut rng = SimRng::seed_from_u64(1);
-        for kind in [BenchmarkKind::Camelback, BenchmarkKind::StyblinskiTang, BenchmarkKind::Michalewicz] {
+        for kind in [
+            BenchmarkKind::Camelback,
+            BenchmarkKind::StyblinskiTang,
+            BenchmarkKind::Michalewicz,
+            BenchmarkKind::StyblinskiTang2,
+            BenchmarkKind::Michalewicz2,
+        ] {
             let b = Benchmark::new(kind, &mut rng).unwrap();
             let means = b.candidates().means();
             assert!((b.candidates().best() - 1.0).abs() < 1e-12);

@@ -41,6 +41,10 @@ pub type StybFeatures = AdditiveQff<20, 20, 1, 6, 240>;
 /// Remark 2's `ν⁻² = 1/0.2² = 25` nodes per coordinate, exceeded ([`remark2_nodes`]).
 /// Measured error ≈ 2.4e-8. (Before issue #38: 6 frequencies, F = 120, error 0.1.)
 pub type MwFeatures = AdditiveQff<10, 10, 1, 13, 260>;
+/// Additive QFF of `styb2`: `styb`'s blocks (6 frequencies each) in 2-D, F = 24.
+pub type Styb2Features = AdditiveQff<2, 2, 1, 6, 24>;
+/// Additive QFF of `mw2`: `mw`'s blocks (13 frequencies each) in 2-D, F = 52.
+pub type Mw2Features = AdditiveQff<2, 2, 1, 13, 52>;
 
 /// The smallest even number of quadrature nodes per coordinate above `1/l²` (Dubey, Remark 2:
 /// "we can simply select m > ν⁻² to ensure decay", ν the smallest lengthscale on the unit
@@ -275,6 +279,20 @@ pub fn run_variant(variant: &Variant, settings: &Settings, seeds: JobSeeds) -> R
                 ),
                 BenchmarkKind::Michalewicz => run_job(
                     &MwFeatures::contiguous(l).map_err(DubeyError::Features)?,
+                    env,
+                    p,
+                    settings,
+                    seeds,
+                ),
+                BenchmarkKind::StyblinskiTang2 => run_job(
+                    &Styb2Features::contiguous(l).map_err(DubeyError::Features)?,
+                    env,
+                    p,
+                    settings,
+                    seeds,
+                ),
+                BenchmarkKind::Michalewicz2 => run_job(
+                    &Mw2Features::contiguous(l).map_err(DubeyError::Features)?,
                     env,
                     p,
                     settings,
