@@ -7,7 +7,8 @@ use host_sim::experiments::dubey::env::{
     Benchmark, BenchmarkKind, DecisionEnv, DecisionSet, RKHS_SET_SIZE, RkhsBernoulli,
 };
 use host_sim::experiments::dubey::run::{
-    CamelFeatures, Mw2Features, MwFeatures, RkhsFeatures, Styb2Features, StybFeatures, measured_error, remark2_nodes, rkhs_norm_estimate,
+    CamelFeatures, Mw2Features, MwFeatures, RkhsFeatures, Styb2Features, StybFeatures, measured_error,
+    remark2_nodes, rkhs_norm_estimate,
 };
 use host_sim::experiments::dubey::{
     EnvChoice, PAPER_TABLE1, Privacy, TABLE1_ALPHAS, Variant, monotone_in_alpha, run_variants,
@@ -157,11 +158,12 @@ fn feature_errors_and_norm_estimates_match_the_documented_figures() {
 }
 
 #[test]
-fn the_four_experiments_are_listed_with_their_own_runners() {
+fn the_five_experiments_are_listed_with_their_own_runners() {
     for (name, trials, horizon) in [
         ("dubey-alpha", 20, 1024),
         ("dubey-beta", 20, 1024),
         ("dubey-table1", 10, 10_000),
+        ("dubey-table1-2d", 10, 10_000),
         ("dubey-local", 20, 1024),
     ] {
         let e = experiments::find(name).unwrap_or_else(|| panic!("{name} not registered"));
@@ -241,6 +243,31 @@ fn table1_report_prints_both_tables_and_checks_monotonicity() {
     );
     assert!(table.contains(&format!("| {:.0} |", PAPER_TABLE1[3][2])));
     assert!(table.contains("camel yes; styb yes; mw no;"), "{table}");
+}
+
+/// `dubey-table1-2d` runs styb and mw in 2-D (the 21 × 21 grid), each row beside the paper's
+/// column of its namesake, with the baselines and one uniform-play row per benchmark.
+#[test]
+fn the_2d_reading_of_table1_runs_beside_the_papers_styb_and_mw_columns() {
+    use host_sim::experiments::dubey::{TABLE1_2D_BENCHMARKS, table1_2d_task, table1_comparison_of};
+    let config = config(1, 40, 1);
+    let task = table1_2d_task(&config).unwrap();
+    let results = host_sim::run::executor::Executor::new(&config).results(task.as_ref()).unwrap();
+    let labels: Vec<&str> = results.iter().map(|r| r.label.as_str()).collect();
+    for label in
+        ["styb2 non-private", "styb2 JDP alpha=0.1", "mw2 JDP alpha=10", "mw2 UCB1", "uniform play styb2"]
+    {
+        assert!(labels.contains(&label), "{label} in {labels:?}");
+    }
+    assert_eq!(labels.len(), 2 * (1 + TABLE1_ALPHAS.len() + 2) + 2);
+    let table = table1_comparison_of(&results, &TABLE1_2D_BENCHMARKS, 1, 40);
+    assert!(
+        table.contains("| | styb2 | paper | ratio | mw2 | paper | ratio |\n|---|---|---|---|---|---|---|\n"),
+        "{table}"
+    );
+    let styb = &results.iter().find(|r| r.label == "styb2 non-private").unwrap().finals;
+    let row = format!("| non-private | {:.0} ± 0 | {:.0} |", styb[0], PAPER_TABLE1[0][1]);
+    assert!(table.contains(&row), "{row} in {table}");
 }
 
 /// Every final regret of a small seeded `dubey-local` run (non-private, JDP and local JDP at

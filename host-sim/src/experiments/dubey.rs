@@ -64,7 +64,8 @@ pub const TABLE1_BENCHMARKS: [BenchmarkKind; 3] =
     [BenchmarkKind::Camelback, BenchmarkKind::StyblinskiTang, BenchmarkKind::Michalewicz];
 /// The benchmarks of `dubey-table1-2d`: Table 1's styb and mw read with Dubey §6's "d = 2"
 /// (compared with the paper's styb and mw columns).
-pub const TABLE1_2D_BENCHMARKS: [BenchmarkKind; 2] = [BenchmarkKind::StyblinskiTang2, BenchmarkKind::Michalewicz2];
+pub const TABLE1_2D_BENCHMARKS: [BenchmarkKind; 2] =
+    [BenchmarkKind::StyblinskiTang2, BenchmarkKind::Michalewicz2];
 
 /// The column of [`PAPER_TABLE1`] a benchmark is compared with (the 2-D readings with their
 /// namesakes').
@@ -145,8 +146,10 @@ fn table1_of(config: &RunConfig, kinds: &'static [BenchmarkKind]) -> Result<Box<
         variants.push(non_private(env, &prefix));
         variants.extend(alphas.iter().map(|&a| jdp(env, &prefix, a, DEFAULT_BETA)));
     }
-    let baselines =
-        kinds.iter().flat_map(|&kind| TABLE1_BASELINES.map(|algorithm| Baseline { kind, algorithm })).collect();
+    let baselines = kinds
+        .iter()
+        .flat_map(|&kind| TABLE1_BASELINES.map(|algorithm| Baseline { kind, algorithm }))
+        .collect();
     Ok(Box::new(Variants::new(config, variants)?.with_baselines(baselines).printing_table1(kinds)))
 }
 
