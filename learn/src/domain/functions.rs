@@ -203,20 +203,25 @@ impl TestFunction {
     /// The mean reward over the first `n` (at most 2¹⁶) points of the Sobol sequence, Owen
     /// scrambled by `seed`.
     pub fn sobol_mean(&self, n: usize, seed: u32) -> f64 {
-        let n = n.min(MEAN_SAMPLE);
         let (lower, upper) = self.bounds();
-        let d = self.dimension();
-        let mut x = vec![0.0; d];
-        let mut sum = 0.0;
-        for i in 0..n {
-            for (k, v) in x.iter_mut().enumerate() {
-                let u = f64::from(sobol_burley::sample(i as u32, k as u32, seed));
-                *v = lower[k] + u * (upper[k] - lower[k]);
-            }
-            sum += self.reward(&x);
-        }
-        sum / n.max(1) as f64
+        sobol_mean(n, seed, &lower, &upper, |x| self.reward(x))
     }
+}
+
+/// The mean of `reward` over the first `n` (at most 2¹⁶) points of the Sobol sequence, Owen
+/// scrambled by `seed`, on the box `[lower, upper]`.
+fn sobol_mean(n: usize, seed: u32, lower: &[f64], upper: &[f64], reward: impl Fn(&[f64]) -> f64) -> f64 {
+    let n = n.min(MEAN_SAMPLE);
+    let mut x = vec![0.0; lower.len()];
+    let mut sum = 0.0;
+    for i in 0..n {
+        for (k, v) in x.iter_mut().enumerate() {
+            let u = f64::from(sobol_burley::sample(i as u32, k as u32, seed));
+            *v = lower[k] + u * (upper[k] - lower[k]);
+        }
+        sum += reward(&x);
+    }
+    sum / n.max(1) as f64
 }
 
 /// Random Fourier features of a [`PriorSample`]: enough that its covariance is the kernel's
@@ -323,15 +328,7 @@ impl PriorSample {
 
     /// E reward(u), u uniform on the cube, by 2¹⁶ Sobol points (scramble 0).
     pub fn mean_reward(&self) -> f64 {
-        let mut u = vec![0.0; self.d];
-        let mut sum = 0.0;
-        for i in 0..MEAN_SAMPLE {
-            for (k, v) in u.iter_mut().enumerate() {
-                *v = f64::from(sobol_burley::sample(i as u32, k as u32, 0));
-            }
-            sum += self.reward(&u);
-        }
-        sum / MEAN_SAMPLE as f64
+        sobol_mean(MEAN_SAMPLE, 0, &vec![0.0; self.d], &vec![1.0; self.d], |u| self.reward(u))
     }
 
     /// The largest of sign · g: over 2¹⁴ Sobol points, then a compass search (steps halved
@@ -486,12 +483,11 @@ mod tests {
             .collect();
         let mut a: Vec<f64> = pairs.iter().map(|p| p.0).collect();
         a.sort_by(f64::total_cmp);
-        let normal = normal_cdf;
         let ks = a
             .iter()
             .enumerate()
             .map(|(i, x)| {
-                let c = normal(*x);
+                let c = normal_cdf(*x);
                 (c - i as f64 / n as f64).abs().max(((i + 1) as f64 / n as f64 - c).abs())
             })
             .fold(0.0, f64::max);
@@ -499,7 +495,8 @@ mod tests {
         assert!(ks < ((2e6f64).ln() / (2.0 * n as f64)).sqrt(), "KS distance {ks}");
         let rho = pairs.iter().map(|(x, y)| x * y).sum::<f64>() / n as f64;
         let expected = (-0.5f64).exp();
-        let se = (1.0 + expected * expected) / (n as f64).sqrt();
+        // The sd of x·y for a standard bivariate normal of correlation ρ is √(1 + ρ²).
+        let se = (1.0 + expected * expected).sqrt() / (n as f64).sqrt();
         assert!((rho - expected).abs() < 6.0 * se, "correlation {rho} against {expected}");
     }
 
