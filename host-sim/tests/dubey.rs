@@ -93,31 +93,18 @@ fn sizes<const D: usize, const F: usize, M: FeatureMap<D, F>>(_: &M) -> (usize, 
 /// learner had linear regret. The one-coordinate blocks have `F / D` features, as many as nodes.
 #[test]
 fn table1_features_have_remark_2_nodes_and_approximate_their_kernel() {
+    // (kind, (D, F), measured kernel error) of a benchmark's features at its lengthscale.
+    macro_rules! case {
+        ($kind:expr, $features:ty) => {{
+            let features = <$features>::contiguous($kind.unit_lengthscale()).unwrap();
+            ($kind, sizes(&features), measured_error(&features))
+        }};
+    }
     for (kind, (d, f), error) in [
-        (
-            BenchmarkKind::StyblinskiTang,
-            sizes(&StybFeatures::contiguous(0.3).unwrap()),
-            measured_error(
-                &StybFeatures::contiguous(BenchmarkKind::StyblinskiTang.unit_lengthscale()).unwrap(),
-            ),
-        ),
-        (
-            BenchmarkKind::Michalewicz,
-            sizes(&MwFeatures::contiguous(0.2).unwrap()),
-            measured_error(&MwFeatures::contiguous(BenchmarkKind::Michalewicz.unit_lengthscale()).unwrap()),
-        ),
-        (
-            BenchmarkKind::StyblinskiTang2,
-            sizes(&Styb2Features::contiguous(0.3).unwrap()),
-            measured_error(
-                &Styb2Features::contiguous(BenchmarkKind::StyblinskiTang2.unit_lengthscale()).unwrap(),
-            ),
-        ),
-        (
-            BenchmarkKind::Michalewicz2,
-            sizes(&Mw2Features::contiguous(0.2).unwrap()),
-            measured_error(&Mw2Features::contiguous(BenchmarkKind::Michalewicz2.unit_lengthscale()).unwrap()),
-        ),
+        case!(BenchmarkKind::StyblinskiTang, StybFeatures),
+        case!(BenchmarkKind::Michalewicz, MwFeatures),
+        case!(BenchmarkKind::StyblinskiTang2, Styb2Features),
+        case!(BenchmarkKind::Michalewicz2, Mw2Features),
     ] {
         let l = kind.unit_lengthscale();
         let nodes = f / d;

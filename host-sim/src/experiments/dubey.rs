@@ -253,20 +253,21 @@ fn rkhs_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvE
     }))
 }
 
-fn styb2_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvError> {
-    Ok(Box::new(|seed| {
-        Benchmark::new(BenchmarkKind::StyblinskiTang2, &mut SimRng::seed_from_u64(seed))
+/// The environments of benchmark `kind`, one instance per seed.
+fn benchmark_factory(kind: BenchmarkKind) -> Result<EnvFactory, ldp_learn::env::EnvError> {
+    Ok(Box::new(move |seed| {
+        Benchmark::new(kind, &mut SimRng::seed_from_u64(seed))
             .map(|e| Box::new(e) as Box<dyn Environment>)
             .map_err(|e| ldp_learn::env::EnvError::Family(Box::new(e)))
     }))
 }
 
+fn styb2_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvError> {
+    benchmark_factory(BenchmarkKind::StyblinskiTang2)
+}
+
 fn camel_factory(_data: Option<&Path>) -> Result<EnvFactory, ldp_learn::env::EnvError> {
-    Ok(Box::new(|seed| {
-        Benchmark::new(BenchmarkKind::Camelback, &mut SimRng::seed_from_u64(seed))
-            .map(|e| Box::new(e) as Box<dyn Environment>)
-            .map_err(|e| ldp_learn::env::EnvError::Family(Box::new(e)))
-    }))
+    benchmark_factory(BenchmarkKind::Camelback)
 }
 
 /// The Dubey experiments (module docs). Each is run by its own runner; the environment

@@ -255,49 +255,22 @@ fn run_job<const D: usize, const F: usize, M: FeatureMap<D, F> + Clone>(
 pub fn run_variant(variant: &Variant, settings: &Settings, seeds: JobSeeds) -> Result<Vec<f64>, DubeyError> {
     let env = variant.env.build(seeds.env)?;
     let env = env.as_ref();
-    let p = variant.privacy;
+    // The job on the features `$features` (a `Result` of their constructor).
+    macro_rules! on {
+        ($features:expr) => {
+            run_job(&$features.map_err(DubeyError::Features)?, env, variant.privacy, settings, seeds)
+        };
+    }
     match variant.env {
-        EnvChoice::Rkhs => run_job(
-            &RkhsFeatures::new(RKHS_UNIT_LENGTHSCALE).map_err(DubeyError::Features)?,
-            env,
-            p,
-            settings,
-            seeds,
-        ),
+        EnvChoice::Rkhs => on!(RkhsFeatures::new(RKHS_UNIT_LENGTHSCALE)),
         EnvChoice::Benchmark(kind) => {
             let l = kind.unit_lengthscale();
             match kind {
-                BenchmarkKind::Camelback => {
-                    run_job(&CamelFeatures::new(l).map_err(DubeyError::Features)?, env, p, settings, seeds)
-                }
-                BenchmarkKind::StyblinskiTang => run_job(
-                    &StybFeatures::contiguous(l).map_err(DubeyError::Features)?,
-                    env,
-                    p,
-                    settings,
-                    seeds,
-                ),
-                BenchmarkKind::Michalewicz => run_job(
-                    &MwFeatures::contiguous(l).map_err(DubeyError::Features)?,
-                    env,
-                    p,
-                    settings,
-                    seeds,
-                ),
-                BenchmarkKind::StyblinskiTang2 => run_job(
-                    &Styb2Features::contiguous(l).map_err(DubeyError::Features)?,
-                    env,
-                    p,
-                    settings,
-                    seeds,
-                ),
-                BenchmarkKind::Michalewicz2 => run_job(
-                    &Mw2Features::contiguous(l).map_err(DubeyError::Features)?,
-                    env,
-                    p,
-                    settings,
-                    seeds,
-                ),
+                BenchmarkKind::Camelback => on!(CamelFeatures::new(l)),
+                BenchmarkKind::StyblinskiTang => on!(StybFeatures::contiguous(l)),
+                BenchmarkKind::Michalewicz => on!(MwFeatures::contiguous(l)),
+                BenchmarkKind::StyblinskiTang2 => on!(Styb2Features::contiguous(l)),
+                BenchmarkKind::Michalewicz2 => on!(Mw2Features::contiguous(l)),
             }
         }
     }
