@@ -24,10 +24,6 @@ pub struct Verdict {
     pub source: &'static str,
     /// Holds, does not hold, or could not be decided (`None`: the evidence says why).
     pub holds: Option<bool>,
-    /// Undecided because both sides of the comparison (or both ends of the trend) are at or
-    /// worse than uniform play (`UNINFORMATIVE`): beating a learner no better than random is
-    /// no support, and losing to one is no refutation.
-    pub uninformative: bool,
     /// The figures behind the verdict.
     pub evidence: String,
 }
@@ -36,6 +32,13 @@ impl Verdict {
     /// One of the project's own targets (issue #13), not a claim of a paper.
     pub fn is_target(&self) -> bool {
         self.source.starts_with(TARGET)
+    }
+
+    /// Undecided because both sides of the comparison (or both ends of the trend) are at or
+    /// worse than uniform play (its evidence starts with `UNINFORMATIVE`): beating a learner no
+    /// better than random is no support, and losing to one is no refutation.
+    pub fn uninformative(&self) -> bool {
+        self.evidence.starts_with(UNINFORMATIVE)
     }
 }
 
@@ -194,8 +197,7 @@ impl Claims<'_> {
         verdict: Option<(Option<bool>, String)>,
     ) {
         let (holds, evidence) = verdict.unwrap_or((None, "not run".to_string()));
-        let uninformative = evidence.starts_with(UNINFORMATIVE);
-        self.out.push(Verdict { experiment, claim, source, holds, uninformative, evidence });
+        self.out.push(Verdict { experiment, claim, source, holds, evidence });
     }
 
     /// `first` has the lowest regret of `labels` in `experiment`: below each other by more

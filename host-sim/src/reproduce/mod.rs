@@ -573,17 +573,17 @@ mod tests {
             outcome("fig3b", "fig3b", 2, fig3b),
         ]);
         let best = verdict(&verdicts, "fig2e", "MoMA-GP-UCB has a lower");
-        assert_eq!((best.holds, best.uninformative), (None, true), "{best:?}");
+        assert_eq!((best.holds, best.uninformative()), (None, true), "{best:?}");
         assert!(best.evidence.contains("not below uniform play (488)"), "{}", best.evidence);
         let eps = verdict(&verdicts, "fig3b", "LDP-TGP-UCB: regret at ε = 0.5");
-        assert_eq!((eps.holds, eps.uninformative), (None, true), "635 → 626, both above 488: {eps:?}");
+        assert_eq!((eps.holds, eps.uninformative()), (None, true), "635 → 626, both above 488: {eps:?}");
         assert!(headline(&verdicts).contains("2 uninformative"), "{}", headline(&verdicts));
         // With TGP-UCB below uniform play the same comparison decides.
         let mut informative = fig2e;
         informative[0] = fake_u("TGP-UCB", &[440.0, 441.0, 442.0], 488.0);
         let verdicts = claims(&[outcome("fig2e", "fig2e", 2, informative)]);
         let best = verdict(&verdicts, "fig2e", "MoMA-GP-UCB has a lower");
-        assert_eq!((best.holds, best.uninformative), (Some(true), false), "{best:?}");
+        assert_eq!((best.holds, best.uninformative()), (Some(true), false), "{best:?}");
         // A new f per trial (fig2a): uniform play's regret varies by trial, so a learner at 0.9×
         // it in every trial is below it in the paired difference (−70 ± 12), though its mean
         // (630 ± 100) is within 2 s.e. of uniform play's (700 ± 115).
@@ -597,7 +597,7 @@ mod tests {
             vec![paired("LDP-TGP-UCB", 0.9), paired("LDP-ATA-GP-UCB", 0.95), paired("LDP-MoMA-GP-UCB", 0.3)];
         let verdicts = claims(&[outcome("fig2a", "fig2a", 2, rows)]);
         let best = verdict(&verdicts, "fig2a", "LDP-MoMA-GP-UCB has a lower");
-        assert_eq!((best.holds, best.uninformative), (Some(true), false), "{best:?}");
+        assert_eq!((best.holds, best.uninformative()), (Some(true), false), "{best:?}");
     }
 
     /// Issue #38: the headline counts the papers' claims apart from issue #13's targets, and

@@ -122,7 +122,7 @@ pub fn report(
     let shown = |v: &&Verdict| {
         v.holds == Some(false)
             || (v.holds.is_none()
-                && !v.uninformative
+                && !v.uninformative()
                 && v.evidence != "not run"
                 && diagnosis(v).is_some_and(|d| d.cause == Cause::Horizon))
     };
@@ -234,7 +234,7 @@ pub(crate) fn verdict_word(v: &Verdict) -> &'static str {
         (Some(false), false) => "**does not hold**",
         (Some(true), true) => "met",
         (Some(false), true) => "**missed**",
-        (None, _) if v.uninformative => "uninformative",
+        (None, _) if v.uninformative() => "uninformative",
         (None, _) => "could not decide",
     }
 }
@@ -243,7 +243,7 @@ pub(crate) fn verdict_word(v: &Verdict) -> &'static str {
 pub fn headline(verdicts: &[Verdict]) -> String {
     let (targets, claims): (Vec<&Verdict>, Vec<&Verdict>) = verdicts.iter().partition(|v| v.is_target());
     let count = |of: &[&Verdict], h: Option<bool>, uninformative: bool| {
-        of.iter().filter(|v| v.holds == h && v.uninformative == uninformative).count()
+        of.iter().filter(|v| v.holds == h && v.uninformative() == uninformative).count()
     };
     let not_run =
         |of: &[&Verdict]| of.iter().filter(|v| v.holds.is_none() && v.evidence == "not run").count();
