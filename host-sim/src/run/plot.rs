@@ -536,16 +536,20 @@ fn draw_panel<DB: DrawingBackend>(
 }
 
 /// The curves' final mean values, each the last finite one.
-fn finals<'f>(styles: &'f [Styled]) -> impl Iterator<Item = f64> + 'f {
+fn finals<'f>(styles: &'f [Styled]) -> impl Iterator<Item = f64> + Clone + 'f {
     styles.iter().filter_map(|(c, ..)| c.mean.iter().rev().copied().find(|m| m.is_finite()))
 }
 
 /// Whether the curves' final values are all positive and span more than a decade: then the
 /// regret axis is logarithmic.
 fn spans_a_decade(styles: &[Styled]) -> bool {
-    let lowest = lowest_final(styles);
-    let highest = finals(styles).fold(0.0, f64::max);
-    lowest > 0.0 && highest > 10.0 * lowest
+    a_decade_apart(finals(styles))
+}
+
+/// Whether `values` are all positive and the largest is more than ten times the smallest.
+fn a_decade_apart(values: impl Iterator<Item = f64> + Clone) -> bool {
+    let lowest = values.clone().fold(f64::INFINITY, f64::min);
+    lowest > 0.0 && values.fold(0.0, f64::max) > 10.0 * lowest
 }
 
 /// The smallest final value of the curves (infinite without curves).
@@ -1028,11 +1032,12 @@ impl Drawing for VsEpsilon<'_> {
         let (rows, columns) = self.grid();
         let (grid, legend) = area.split_horizontally(columns * panel_size((rows, columns)).0);
         let cells = grid.split_evenly((rows as usize, columns as usize));
+        let log = self.log_axis();
         for ((title, series), cell) in self.panels.iter().zip(&cells) {
             if title.is_empty() {
-                self.draw_panel(cell, series)?;
+                self.draw_panel(cell, series, log)?;
             } else {
-                self.draw_panel(&cell.titled(title, (FAMILY, 15)).map_err(text)?, series)?;
+                self.draw_panel(&cell.titled(title, (FAMILY, 15)).map_err(text)?, series, log)?;
             }
         }
         let entries: Vec<Entry> = self.legend.iter().map(|(l, c, d, b)| (l.as_str(), *c, *d, *b)).collect();
@@ -1044,33 +1049,33 @@ impl VsEpsilon<'_> {
     /// The regret axis is logarithmic where the points' means, over every panel, are all
     /// positive and span more than a decade (as the regret figure's, [`spans_a_decade`]).
     fn log_axis(&self) -> bool {
-        let means =
-            || self.panels.iter().flat_map(|(_, s)| s.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
-        let lowest = means().fold(f64::INFINITY, f64::min);
-        lowest > 0.0 && means().fold(0.0, f64::max) > 10.0 * lowest
+        a_decade_apart(
+            self.panels.iter().flat_map(|(_, s)| s.iter().flat_map(|s| s.points.iter().map(|p| p.1))),
+        )
     }
 
+    /// A panel, its regret axis logarithmic if `log` ([`Self::log_axis`]).
     fn draw_panel<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
         series: &[Series],
+        log: bool,
     ) -> Result<(), String> {
         // One place per budget, evenly spaced (the budgets are a sweep's grid, e.g. 0.5, 1, 2).
         let n = self.budgets.len();
         let (low, high) = (-0.5, n as f64 - 0.5);
-        let top =
-            series.iter().flat_map(|s| s.points.iter().map(|p| p.1 + p.2)).fold(1e-9_f64, f64::max) * 1.1;
+        let highest = series.iter().flat_map(|s| s.points.iter().map(|p| p.1 + p.2)).fold(1e-9_f64, f64::max);
         let mut builder = ChartBuilder::on(area);
         builder.margin(15).x_label_area_size(40).y_label_area_size(70);
-        if self.log_axis() {
+        if log {
             let lowest =
                 series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(f64::INFINITY, f64::min);
             let bottom = if lowest.is_finite() { lowest / 2.0 } else { 0.01 };
             let mut chart =
-                builder.build_cartesian_2d(low..high, (bottom..top * 1.5 / 1.1).log_scale()).map_err(text)?;
+                builder.build_cartesian_2d(low..high, (bottom..highest * 1.5).log_scale()).map_err(text)?;
             self.draw_series(&mut chart, series, bottom)
         } else {
-            let mut chart = builder.build_cartesian_2d(low..high, 0f64..top).map_err(text)?;
+            let mut chart = builder.build_cartesian_2d(low..high, 0f64..highest * 1.1).map_err(text)?;
             self.draw_series(&mut chart, series, 0.0)
         }
     }
