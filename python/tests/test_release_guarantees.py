@@ -1,6 +1,7 @@
-"""Review of the python branch (pyreview): attacks on ldp_bo that a caller can mount through the
-public API. Each test asserts the property a user trusting the privacy claim relies on; on
-branch `python` at 3e0c205 the ones named in the review report FAIL (that is the evidence)."""
+"""What a caller of ldp_bo's public API cannot make it release: no noise replayed or budget spent
+twice across a fork, no raw value in an error, no masked entry, no more than n·ε for n reports,
+and no counter saturated into a free release. Each test is an attack a caller can mount; the
+history (the Python package's review, #28) is in docs/security-reviews.md."""
 
 import math
 import os
