@@ -43,8 +43,8 @@ fn main() -> ExitCode {
                 let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
                 say!("wrote {}", names.join(", "));
             }),
-        Some(Command::Reproduce { quick, data, out, report_copy, threads, shard, merge }) => {
-            reproduce_all(quick, data, out, report_copy, threads, shard.as_deref(), &merge)
+        Some(Command::Reproduce { quick, data, out, report_copy, threads, shard, merge, decide_budget }) => {
+            reproduce_all(quick, data, out, report_copy, threads, shard.as_deref(), &merge, decide_budget)
         }
         Some(Command::Audit { samples, seed, out, qemu, qemu_samples }) => {
             audit(samples, seed, out, qemu.then_some(qemu_samples))

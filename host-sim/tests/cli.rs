@@ -46,6 +46,8 @@ fn bad_input_gives_a_one_line_error() {
         &["live", "--device", "qemu", "--actions", "5", "--learner", "nope", "--out", &out],
         &["live", "--device", "qemu", "--actions", "5", "--lengthscale", "-1", "--out", &out],
         &["live", "--device", "qemu", "--coords", "/nonexistent/where.csv", "--out", &out],
+        &["reproduce", "--quick", "--decide-budget=-1", "--out", &out],
+        &["reproduce", "--quick", "--decide-budget", "inf", "--out", &out],
     ];
     for args in cases {
         let (ok, _, err) = host_sim(args);

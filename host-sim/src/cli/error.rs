@@ -182,6 +182,8 @@ pub enum Usage {
     NoShards,
     /// `--report-copy` without a file name.
     ReportCopyName(PathBuf),
+    /// `--decide-budget` negative or not finite.
+    DecideBudget(f64),
     /// Too few audit samples.
     AuditSamples {
         /// `--samples`.
@@ -330,6 +332,10 @@ impl std::fmt::Display for Usage {
             Self::ReportCopyName(path) => {
                 write!(f, "--report-copy {}: give a file name, e.g. docs/results.md", path.display())
             }
+            Self::DecideBudget(b) => write!(
+                f,
+                "--decide-budget {b}: give the seconds of one core the second pass may spend (0 for none)"
+            ),
             Self::AuditSamples { samples, qemu } => write!(
                 f,
                 "--samples and --qemu-samples must be at least 1000, got {samples} and {}",

@@ -10,6 +10,12 @@ use host_sim::run::executor::Shard;
 use crate::cli::error::{CliError, FileOp, Usage, file};
 use crate::cli::run::lock_out;
 
+/// The second pass's default budgets, in seconds of one core (`--decide-budget`): the quick
+/// run's is a quarter of its own cost; the full run's two core-hours, beside its ~7 of runs.
+const QUICK_SECOND_PASS: f64 = 600.0;
+const FULL_SECOND_PASS: f64 = 7200.0;
+
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn reproduce_all(
     quick: bool,
     data: Option<PathBuf>,
@@ -18,8 +24,13 @@ pub(crate) fn reproduce_all(
     threads: Option<usize>,
     shard: Option<&str>,
     merge: &[PathBuf],
+    decide_budget: Option<f64>,
 ) -> Result<(), CliError> {
     let shard = shard.map(Shard::parse).transpose()?.unwrap_or(Shard::WHOLE);
+    let budget = decide_budget.unwrap_or(if quick { QUICK_SECOND_PASS } else { FULL_SECOND_PASS });
+    if !(budget.is_finite() && budget >= 0.0) {
+        return Err(Usage::DecideBudget(budget).into());
+    }
     let data = data.or_else(ldp_learn::env::data::default_dir);
     let out = out.unwrap_or_else(|| {
         let name = if quick { "quick" } else { "reproduce" };
@@ -33,7 +44,7 @@ pub(crate) fn reproduce_all(
     let start = Instant::now();
     let options = reproduce::Options { threads, shard, merge_from: merge };
     let plan = reproduce::plan(quick);
-    let outcomes = reproduce::reproduce(&plan, data.as_deref(), &out, options);
+    let mut outcomes = reproduce::reproduce(&plan, data.as_deref(), &out, options);
     if !shard.is_whole() {
         say!(
             "shard {}/{} of {} runs done in {:.0} s, in {}; when every shard is done: host-sim reproduce{} --merge DIR... --out DIR",
@@ -46,9 +57,15 @@ pub(crate) fn reproduce_all(
         );
         return Ok(());
     }
+    // A merge computes nothing; its directory, run again without --merge, gets the second pass.
+    let second_pass = (merge.is_empty() && budget > 0.0).then_some(budget);
+    if let Some(budget) = second_pass {
+        reproduce::decide(&mut outcomes, budget, data.as_deref(), &out, options);
+    }
     let verdicts = reproduce::claims::claims(&outcomes);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let timing = reproduce::report::Timing { seconds: start.elapsed().as_secs_f64(), threads, cores };
+    let seconds = start.elapsed().as_secs_f64();
+    let timing = reproduce::report::Timing { seconds, threads, cores, second_pass };
     let write = |path: &std::path::Path, prefix: &str| {
         let text = reproduce::report::report(&outcomes, &verdicts, quick, prefix, timing);
         std::fs::write(path, text).map_err(file(FileOp::Write, path))

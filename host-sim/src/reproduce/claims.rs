@@ -26,7 +26,24 @@ pub struct Verdict {
     pub holds: Option<bool>,
     /// The figures behind the verdict.
     pub evidence: String,
+    /// Undecided because the trials cannot separate its sides: the runs that would decide it
+    /// and the trial count at which the observed difference would be 2 s.e. ([`super::decide`]).
+    pub more_trials: Option<MoreTrials>,
 }
+
+/// What would decide a claim the trials cannot: these runs at this many trials (s.e.
+/// shrinking as 1/√trials, the observed difference taken as the true one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MoreTrials {
+    /// The runs (keys) the claim compares.
+    pub runs: Vec<&'static str>,
+    /// The trials each would need.
+    pub trials: usize,
+}
+
+/// A verdict before it is recorded: holds (or not, or `None`: undecided), the evidence, and
+/// what more trials would decide it.
+pub(crate) type Judged = (Option<bool>, String, Option<MoreTrials>);
 
 impl Verdict {
     /// One of the project's own targets (issue #13), not a claim of a paper.
@@ -64,6 +81,8 @@ pub fn round_robin(r: &AlgorithmResult) -> bool {
 /// One value of a claim: a mean with its standard error over `trials`.
 #[derive(Clone, Debug)]
 pub(crate) struct Point {
+    /// The run (key) it is from.
+    pub(crate) run: &'static str,
     pub(crate) text: String,
     pub(crate) mean: f64,
     pub(crate) se: f64,
@@ -75,9 +94,10 @@ pub(crate) struct Point {
 }
 
 impl Point {
-    fn of(r: &AlgorithmResult) -> Self {
+    fn of(run: &'static str, r: &AlgorithmResult) -> Self {
         let (mean, se) = stats(r);
         Self {
+            run,
             text: show(r),
             mean,
             se,
@@ -106,10 +126,12 @@ fn vs_uniform(r: &AlgorithmResult) -> Option<(f64, bool)> {
 }
 
 /// The verdict of a comparison whose sides are all at or worse than uniform play.
-fn uninformative(points: &[&Point]) -> (Option<bool>, String) {
+fn uninformative(points: &[&Point]) -> Judged {
     let texts: Vec<&str> = points.iter().map(|p| p.text.as_str()).collect();
     let u = points.iter().find_map(|p| p.uniform).map_or(0.0, |(u, _)| u);
-    (None, format!("{UNINFORMATIVE}{} not below uniform play ({u:.0}) by more than 2 s.e.", texts.join(", ")))
+    let evidence =
+        format!("{UNINFORMATIVE}{} not below uniform play ({u:.0}) by more than 2 s.e.", texts.join(", "));
+    (None, evidence, None)
 }
 
 /// How `a` compares with `b`: `Less` or `Greater` when the means differ by more than 2s,
@@ -125,21 +147,31 @@ pub(crate) fn compare(a: &Point, b: &Point) -> std::cmp::Ordering {
     }
 }
 
-/// Why two points the trials cannot separate leave a claim undecided, with the trial count at
-/// which the observed difference would be 2s (s.e. shrinking as 1/√trials).
-pub(crate) fn inseparable(a: &Point, b: &Point) -> String {
+/// The trial count at which the observed difference of `a` and `b` would be 2s (s.e.
+/// shrinking as 1/√trials); `None` when they do not differ or have no spread.
+fn trials_to_separate(a: &Point, b: &Point) -> Option<f64> {
     let d = (a.mean - b.mean).abs();
     let s = (a.se * a.se + b.se * b.se).sqrt();
     let n = a.trials.min(b.trials);
-    let need = if d > 0.0 && s > 0.0 {
-        format!(
-            "; at this difference about {:.0} trials would separate them",
-            (n as f64 * (2.0 * s / d).powi(2)).ceil()
-        )
-    } else {
-        String::new()
-    };
-    format!("within 2 s.e. at {n} trials: the trials cannot separate {} and {}{need}", a.text, b.text)
+    (d > 0.0 && s > 0.0).then(|| (n as f64 * (2.0 * s / d).powi(2)).ceil())
+}
+
+/// Why two points the trials cannot separate leave a claim undecided, with the trial count at
+/// which the observed difference would be 2s (s.e. shrinking as 1/√trials): the evidence, and
+/// the runs and trials that would decide it.
+pub(crate) fn inseparable(a: &Point, b: &Point) -> (String, Option<MoreTrials>) {
+    let n = a.trials.min(b.trials);
+    let need = trials_to_separate(a, b);
+    let said = need
+        .map_or(String::new(), |t| format!("; at this difference about {t:.0} trials would separate them"));
+    let mut runs = vec![a.run];
+    if b.run != a.run {
+        runs.push(b.run);
+    }
+    let more = need
+        .filter(|t| *t > n as f64 && *t <= usize::MAX as f64)
+        .map(|t| MoreTrials { runs, trials: t as usize });
+    (format!("within 2 s.e. at {n} trials: the trials cannot separate {} and {}{said}", a.text, b.text), more)
 }
 
 /// The claim that the value falls along `points` (listed in the order in which the claim says
@@ -147,14 +179,14 @@ pub(crate) fn inseparable(a: &Point, b: &Point) -> String {
 /// direction and no step rises by more than 2s; does not hold when a step (or the whole sweep)
 /// goes the other way by more than 2s; otherwise could not decide — the ends equal uniform
 /// play exactly (round robin) or the trials cannot separate them.
-pub(crate) fn falls(points: &[Point]) -> (Option<bool>, String) {
+pub(crate) fn falls(points: &[Point]) -> Judged {
     use std::cmp::Ordering::{Greater, Less};
     let chain = points.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join(" → ");
     let (Some(first), Some(last)) = (points.first(), points.last()) else {
-        return (None, "no rows".to_string());
+        return (None, "no rows".to_string(), None);
     };
     if first.round_robin && last.round_robin {
-        return (None, format!("round robin: both ends equal uniform play in every trial; {chain}"));
+        return (None, format!("round robin: both ends equal uniform play in every trial; {chain}"), None);
     }
     if first.no_better_than_uniform() && last.no_better_than_uniform() {
         return uninformative(&[first, last]);
@@ -163,12 +195,14 @@ pub(crate) fn falls(points: &[Point]) -> (Option<bool>, String) {
         return (
             Some(false),
             format!("{chain}; rises from {} to {} by more than 2 s.e.", w[0].text, w[1].text),
+            None,
         );
     }
     if compare(last, first) == Less {
-        return (Some(true), chain);
+        return (Some(true), chain, None);
     }
-    (None, format!("{}; {chain}", inseparable(first, last)))
+    let (why, more) = inseparable(first, last);
+    (None, format!("{why}; {chain}"), more)
 }
 
 pub(crate) fn show(r: &AlgorithmResult) -> String {
@@ -194,10 +228,10 @@ impl Claims<'_> {
         experiment: &'static str,
         claim: String,
         source: &'static str,
-        verdict: Option<(Option<bool>, String)>,
+        verdict: Option<Judged>,
     ) {
-        let (holds, evidence) = verdict.unwrap_or((None, "not run".to_string()));
-        self.out.push(Verdict { experiment, claim, source, holds, evidence });
+        let (holds, evidence, more_trials) = verdict.unwrap_or((None, "not run".to_string(), None));
+        self.out.push(Verdict { experiment, claim, source, holds, evidence, more_trials });
     }
 
     /// `first` has the lowest regret of `labels` in `experiment`: below each other by more
@@ -228,14 +262,16 @@ impl Claims<'_> {
         let others: Option<Vec<Point>> = labels
             .iter()
             .filter(|l| **l != first)
-            .map(|l| find(&self.by, experiment, l).map(Point::of))
+            .map(|l| find(&self.by, experiment, l).map(|r| Point::of(experiment, r)))
             .collect();
-        let verdict = others.zip(find(&self.by, experiment, first).map(Point::of)).map(|(others, a)| {
+        let a = find(&self.by, experiment, first).map(|r| Point::of(experiment, r));
+        let verdict = others.zip(a).map(|(others, a)| {
             let best = others.iter().min_by(|x, y| x.mean.total_cmp(&y.mean)).cloned();
-            let Some(best) = best else { return (None, "nothing to compare with".to_string()) };
+            let Some(best) = best else { return (None, "nothing to compare with".to_string(), None) };
             let text = format!("{}; best other: {}", a.text, best.text);
             if a.round_robin {
-                return (None, format!("round robin: {} equals uniform play in every trial; {text}", a.text));
+                let why = format!("round robin: {} equals uniform play in every trial; {text}", a.text);
+                return (None, why, None);
             }
             if others.iter().all(Point::no_better_than_uniform) {
                 let mut sides: Vec<&Point> = vec![&a];
@@ -243,11 +279,12 @@ impl Claims<'_> {
                 return uninformative(&sides);
             }
             if others.iter().any(|o| compare(o, &a) == Less) {
-                (Some(false), text)
+                (Some(false), text, None)
             } else if competitive || others.iter().all(|o| compare(&a, o) == Less) {
-                (Some(true), text)
+                (Some(true), text, None)
             } else {
-                (None, inseparable(&a, &best))
+                let (why, more) = inseparable(&a, &best);
+                (None, why, more)
             }
         });
         let others: Vec<&str> = labels.iter().copied().filter(|l| *l != first).collect();
@@ -270,7 +307,7 @@ impl Claims<'_> {
             let ratios: Vec<(String, f64)> =
                 rows.iter().map(|r| (r.label.clone(), r.vs_uniform().unwrap_or(f64::NAN))).collect();
             let ok = ratios.iter().all(|(_, x)| *x <= limit);
-            (Some(ok), ratios.iter().map(|(l, x)| format!("{l} {x:.2}")).collect::<Vec<_>>().join(", "))
+            (Some(ok), ratios.iter().map(|(l, x)| format!("{l} {x:.2}")).collect::<Vec<_>>().join(", "), None)
         });
         let who = if labels.len() == 1 { labels[0].to_string() } else { "each learner".to_string() };
         self.push(experiment, format!("{who} ≤ {limit}× uniform play"), source, verdict);
@@ -286,13 +323,12 @@ impl Claims<'_> {
         source: &'static str,
     ) {
         let rows: Option<Vec<Point>> =
-            labels.iter().map(|l| find(&self.by, experiment, l).map(Point::of)).collect();
-        let verdict = rows.zip(find(&self.by, experiment, baseline).map(Point::of)).map(|(rows, base)| {
+            labels.iter().map(|l| find(&self.by, experiment, l).map(|r| Point::of(experiment, r))).collect();
+        let base = find(&self.by, experiment, baseline).map(|r| Point::of(experiment, r));
+        let verdict = rows.zip(base).map(|(rows, base)| {
             if base.round_robin && rows.iter().all(|r| r.round_robin) {
-                return (
-                    None,
-                    format!("round robin: every row equals uniform play in every trial; {}", base.text),
-                );
+                let why = format!("round robin: every row equals uniform play in every trial; {}", base.text);
+                return (None, why, None);
             }
             let behind: Vec<&str> = rows
                 .iter()
@@ -300,9 +336,9 @@ impl Claims<'_> {
                 .map(|r| r.text.as_str())
                 .collect();
             if behind.is_empty() {
-                (Some(true), format!("{}; every learner within 2 s.e. or below", base.text))
+                (Some(true), format!("{}; every learner within 2 s.e. or below", base.text), None)
             } else {
-                (Some(false), format!("{}; behind: {}", base.text, behind.join(", ")))
+                (Some(false), format!("{}; behind: {}", base.text, behind.join(", ")), None)
             }
         });
         self.push(experiment, format!("no learner behind {baseline}"), source, verdict);
@@ -310,9 +346,15 @@ impl Claims<'_> {
 
     /// Regret falls along `steps` (pairs of (run, label), listed in the order in which the
     /// claim says it falls): the rule of [`falls`].
-    fn falls(&mut self, at: &'static str, claim: String, steps: &[(&str, String)], source: &'static str) {
+    fn falls(
+        &mut self,
+        at: &'static str,
+        claim: String,
+        steps: &[(&'static str, String)],
+        source: &'static str,
+    ) {
         let rows: Option<Vec<Point>> =
-            steps.iter().map(|(e, l)| find(&self.by, e, l).map(Point::of)).collect();
+            steps.iter().map(|(e, l)| find(&self.by, e, l).map(|r| Point::of(e, r))).collect();
         let verdict = rows.map(|rows| falls(&rows));
         self.push(at, claim, source, verdict);
     }
@@ -323,13 +365,7 @@ impl Claims<'_> {
     /// s.e. (delta method) lies wholly inside that band (consistent) or wholly outside it (not);
     /// holds when every step is consistent, does not hold when one is not. The excesses must
     /// be above zero by more than 2 s.e. to be divided.
-    fn excess_per_doubling(
-        &self,
-        key: &str,
-        plain: &str,
-        private: &str,
-        epsilons: &[f64],
-    ) -> Option<(Option<bool>, String)> {
+    fn excess_per_doubling(&self, key: &str, plain: &str, private: &str, epsilons: &[f64]) -> Option<Judged> {
         let (mp, sp) = stats(find(&self.by, key, plain)?);
         let excess: Vec<(f64, f64, f64)> = epsilons
             .iter()
@@ -345,6 +381,7 @@ impl Claims<'_> {
             return Some((
                 None,
                 format!("{shown}; the excess at ε = {eps} ({e:.0} ± {s:.0}) is not above zero by 2 s.e."),
+                None,
             ));
         }
         let (low, high) = (std::f64::consts::SQRT_2, 2.0 * std::f64::consts::SQRT_2);
@@ -360,9 +397,9 @@ impl Claims<'_> {
         let outside = steps.iter().any(|(r, s)| r + 2.0 * s < low || r - 2.0 * s > high);
         let inside = steps.iter().all(|(r, s)| r - 2.0 * s >= low && r + 2.0 * s <= high);
         Some(match (outside, inside) {
-            (true, _) => (Some(false), text),
-            (false, true) => (Some(true), text),
-            (false, false) => (None, format!("{text}; a ratio's ± 2 s.e. straddles the band's edge")),
+            (true, _) => (Some(false), text, None),
+            (false, true) => (Some(true), text, None),
+            (false, false) => (None, format!("{text}; a ratio's ± 2 s.e. straddles the band's edge"), None),
         })
     }
 
@@ -384,6 +421,7 @@ impl Claims<'_> {
                     * ((sq / mq.abs().max(1e-12)).powi(2) + (sp / mp.abs().max(1e-12)).powi(2)).sqrt();
                 let horizon = self.planned.get(key).map_or(0, |p| p.horizon);
                 Some(Point {
+                    run: key,
                     text: format!("{:.2} ± {se:.2} at T = {horizon}", ratio - 1.0),
                     mean: ratio - 1.0,
                     se,
@@ -525,7 +563,7 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
     for eps in AGARWAL_EXPERTS_EPSILONS {
         let private = format!("Private-Hedge eps={eps}");
         let verdict = c.privacy_cost(&EXPERTS_T[1..], "Hedge", &private).map_or_else(
-            || (None, "needs a run at each of T = 5·10⁴ and 5·10⁵ (the full run)".to_string()),
+            || (None, "needs a run at each of T = 5·10⁴ and 5·10⁵ (the full run)".to_string(), None),
             |points| falls(&points),
         );
         c.push(
@@ -576,13 +614,14 @@ pub fn claims(outcomes: &[Outcome]) -> Vec<Verdict> {
                 let ratio = stats(r).0 / paper;
                 let text = format!("{}; paper {paper:.0}; ratio {ratio:.2}", show(r));
                 match table1 {
-                    Some(at) if at == TABLE1_PAPER => (Some((0.5..=2.0).contains(&ratio)), text),
+                    Some(at) if at == TABLE1_PAPER => (Some((0.5..=2.0).contains(&ratio)), text, None),
                     _ => (
                         None,
                         format!(
                             "not checked at this horizon: the paper's figure is at T = {}, {} trials (the full run); {text}",
                             TABLE1_PAPER.1, TABLE1_PAPER.0
                         ),
+                        None,
                     ),
                 }
             });

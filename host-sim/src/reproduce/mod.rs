@@ -32,6 +32,15 @@
 //!   UCB1 (no learner above it by more than 2s), met or missed.
 //!
 //! Claims about T are decided on one run per T ([`plan`]), each tuned for its own T.
+//!
+//! A **second pass** ([`decide`]) gives more trials to the runs of the claims the first pass
+//! left undecided because the trials could not separate their rows: each such claim's evidence
+//! names the trial count at which its observed difference would be 2 s.e.; the claims are taken
+//! cheapest first while the extra trials fit a budget of one core's seconds (a run's cost per
+//! trial is its first pass's job time over its trials), their runs are run again at those counts
+//! (resuming from their checkpoints: only the new trials are computed) and every claim is
+//! decided again. One pass: a claim whose difference shrinks with the new trials stays
+//! undecided, and says at how many trials it would not.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -170,6 +179,127 @@ pub struct Outcome {
     pub results: Result<Vec<AlgorithmResult>, RunError>,
     /// Wall-clock seconds.
     pub seconds: f64,
+    /// Its trials in the first pass, when the second pass ([`decide`]) gave it more.
+    pub raised_from: Option<usize>,
+}
+
+/// Runs whose trial count a claim pins: Table 1's "within 2×" is judged at the paper's 10 trials.
+const TRIALS_PINNED: [&str; 2] = ["dubey-table1", "dubey-table1-2d"];
+
+/// A run the second pass gives more trials ([`more_trials`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Raise {
+    /// The run (its key).
+    pub key: &'static str,
+    /// Its trials in the first pass.
+    pub from: usize,
+    /// Its trials in the second.
+    pub to: usize,
+    /// The extra trials' estimated cost, in seconds of one core.
+    pub cost: f64,
+}
+
+/// The second pass's plan: which runs get more trials, and how many, so that the claims the
+/// first pass left undecided for want of trials ([`claims::Verdict::more_trials`]) are decided,
+/// within `budget` seconds of one core. Claims are taken cheapest first (ties in the order of
+/// the verdicts); a claim is taken when the trials its runs still lack fit what is left of the
+/// budget. A run's cost per trial is its first pass's job time (summed over threads) over its
+/// trials. Uninformative claims, runs that did not run, and runs whose trial count a claim
+/// pins (Table 1) are left out.
+pub fn more_trials(outcomes: &[Outcome], verdicts: &[claims::Verdict], budget: f64) -> Vec<Raise> {
+    let per_trial = |key: &str| -> Option<(usize, f64)> {
+        let o = outcomes.iter().find(|o| o.planned.key == key && o.results.is_ok())?;
+        let trials = o.planned.trials.max(1);
+        Some((o.planned.trials, report::job_seconds(o) / trials as f64))
+    };
+    let mut wanted: Vec<(f64, &claims::MoreTrials)> = verdicts
+        .iter()
+        .filter(|v| v.holds.is_none() && !v.uninformative())
+        .filter_map(|v| v.more_trials.as_ref())
+        .filter(|m| m.runs.iter().all(|r| !TRIALS_PINNED.contains(r)))
+        .filter_map(|m| {
+            let cost = m.runs.iter().map(|r| {
+                let (trials, each) = per_trial(r)?;
+                Some(m.trials.saturating_sub(trials) as f64 * each)
+            });
+            cost.sum::<Option<f64>>().map(|c| (c, m))
+        })
+        .collect();
+    wanted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut to: Vec<(&'static str, usize)> = Vec::new();
+    let mut spent = 0.0;
+    for (_, m) in wanted {
+        let now = |r: &str, to: &[(&str, usize)]| to.iter().find(|(k, _)| *k == r).map(|(_, t)| *t);
+        let extra: f64 = m
+            .runs
+            .iter()
+            .filter_map(|r| {
+                let (trials, each) = per_trial(r)?;
+                let have = now(r, &to).unwrap_or(trials);
+                Some(m.trials.saturating_sub(have) as f64 * each)
+            })
+            .sum();
+        if spent + extra > budget {
+            continue;
+        }
+        spent += extra;
+        for r in &m.runs {
+            match to.iter_mut().find(|(k, _)| k == r) {
+                Some((_, t)) => *t = (*t).max(m.trials),
+                None => to.push((r, m.trials)),
+            }
+        }
+    }
+    outcomes
+        .iter()
+        .filter_map(|o| {
+            let (_, target) = to.iter().find(|(k, _)| *k == o.planned.key)?;
+            let (from, each) = per_trial(o.planned.key)?;
+            (*target > from).then(|| Raise {
+                key: o.planned.key,
+                from,
+                to: *target,
+                cost: (*target - from) as f64 * each,
+            })
+        })
+        .collect()
+}
+
+/// The second pass: runs the runs of [`more_trials`]`(outcomes, claims(outcomes), budget)` again
+/// at their raised trial counts (into the same directories, so only the new trials are
+/// computed), puts their outcomes in place of the first pass's, and returns what it raised.
+pub fn decide(
+    outcomes: &mut [Outcome],
+    budget: f64,
+    data: Option<&Path>,
+    out: &Path,
+    options: Options,
+) -> Vec<Raise> {
+    let raises = more_trials(outcomes, &claims::claims(outcomes), budget);
+    if raises.is_empty() {
+        return raises;
+    }
+    let cost: f64 = raises.iter().map(|r| r.cost).sum();
+    eprintln!(
+        "second pass: {} runs given more trials to decide the claims their trials could not (about {cost:.0} s of one core)",
+        raises.len()
+    );
+    let again: Vec<Planned> = raises
+        .iter()
+        .filter_map(|r| {
+            outcomes.iter().find(|o| o.planned.key == r.key).map(|o| Planned { trials: r.to, ..o.planned })
+        })
+        .collect();
+    for mut o in reproduce(&again, data, out, options) {
+        // A run that fails the second time keeps its first pass's results.
+        if let Some(first) = outcomes.iter_mut().find(|f| f.planned.key == o.planned.key && o.results.is_ok())
+        {
+            o.raised_from = Some(first.planned.trials);
+            o.seconds += first.seconds;
+            *first = o;
+        }
+    }
+    raises
 }
 
 /// How [`reproduce`] runs the plan.
@@ -240,7 +370,8 @@ pub fn reproduce(planned: &[Planned], data: Option<&Path>, out: &Path, options: 
         } else if let Err(e) = crate::run::plot::copy_figures_beside(&dir, out, p.key) {
             eprintln!("  {}: figures not copied beside the report: {e}", p.key);
         }
-        outcomes.push(Outcome { experiment, planned: *p, results, seconds: start.elapsed().as_secs_f64() });
+        let seconds = start.elapsed().as_secs_f64();
+        outcomes.push(Outcome { experiment, planned: *p, results, seconds, raised_from: None });
     }
     outcomes
 }
@@ -294,7 +425,7 @@ mod tests {
     ) -> Outcome {
         let experiment = experiments::find(name).unwrap_or(&experiments::EXPERIMENTS[0]);
         let planned = Planned::at(key, name, results.first().map_or(0, |r| r.finals.len()), horizon);
-        Outcome { experiment, planned, results: Ok(results), seconds: 0.0 }
+        Outcome { experiment, planned, results: Ok(results), seconds: 0.0, raised_from: None }
     }
 
     fn verdict<'a>(verdicts: &'a [Verdict], experiment: &str, claim: &str) -> &'a Verdict {
@@ -306,6 +437,7 @@ mod tests {
     #[test]
     fn the_rules_decide_as_documented() {
         let p = |m: f64, se: f64| Point {
+            run: "fig2a",
             text: format!("{m}"),
             mean: m,
             se,
@@ -322,8 +454,9 @@ mod tests {
         assert_eq!(falls(&[p(20.0, 1.0), p(19.0, 1.0), p(10.0, 1.0)]).0, Some(true));
         assert_eq!(falls(&[p(20.0, 1.0), p(25.0, 1.0), p(10.0, 1.0)]).0, Some(false));
         assert_eq!(falls(&[p(20.0, 1.0), p(19.0, 1.0)]).0, None);
-        let (_, why) = falls(&[p(20.0, 1.0), p(19.0, 1.0)]);
+        let (_, why, more) = falls(&[p(20.0, 1.0), p(19.0, 1.0)]);
         assert!(why.contains("about 33 trials would"), "4 · (2√2 / 1)² = 32 → 33: {why}");
+        assert_eq!(more, Some(super::claims::MoreTrials { runs: vec!["fig2a"], trials: 33 }));
 
         let fig2a = vec![
             fake("GP-UCB", &[20.0, 20.0]),
@@ -359,7 +492,7 @@ mod tests {
         assert!(verdicts.iter().filter(|v| v.experiment == "fig2b").all(|v| v.holds.is_none()));
         let long = verdict(&verdicts, FIG2A_LONG, "each learner ≤ 0.25× uniform play");
         assert_eq!((long.holds, long.evidence.as_str()), (None, "not run"));
-        let timing = Timing { seconds: 12.0, threads: Some(2), cores: 2 };
+        let timing = Timing { seconds: 12.0, threads: Some(2), cores: 2, second_pass: None };
         let text = report(&outcomes, &verdicts, true, "", timing);
         assert!(text.contains("| LDP-ATA-GP-UCB | 70.5 | 0.5 | 70.5 | 0.705 |"), "{text}");
         assert!(text.contains("![fig2a](fig2a/regret.svg)"));
@@ -624,7 +757,7 @@ mod tests {
         let line = headline(&verdicts);
         assert!(line.starts_with(&format!("Papers' claims: {claims_held} hold, 0 do not,")), "{line}");
         assert!(line.contains("Project targets (issue #13): 1 met, 1 missed"), "{line}");
-        let timing = Timing { seconds: 1.0, threads: Some(1), cores: 2 };
+        let timing = Timing { seconds: 1.0, threads: Some(1), cores: 2, second_pass: None };
         let text = report(&outcomes, &verdicts, true, "", timing);
         assert!(
             text.contains(
@@ -740,7 +873,7 @@ mod tests {
     fn tables_show_the_median_beside_the_mean() {
         let rows = vec![fake_u("DP-RUCB v=0.5 eps=1", &[1_000.0, 1_200.0, 100_000.0], 40_000.0)];
         let outcomes = [outcome("tao-s1", "tao-s1", 100_000, rows)];
-        let timing = Timing { seconds: 1.0, threads: Some(1), cores: 2 };
+        let timing = Timing { seconds: 1.0, threads: Some(1), cores: 2, second_pass: None };
         let text = report(&outcomes, &claims(&outcomes), true, "", timing);
         assert!(text.contains("| DP-RUCB v=0.5 eps=1 | 34066.7 | 32966.7 | 1200.0 | 0.852 |"), "{text}");
         assert!(text.contains("bands: ± 1 s.e. of that mean"), "{text}");
@@ -753,5 +886,100 @@ mod tests {
         let paper = plan(true).into_iter().find(|p| p.key == TAO_PAPER);
         let title = paper.map(|p| figure_title(&p, "central DP, Pareto S1")).unwrap_or_default();
         assert_eq!(title, "tao-s1-paper: central DP, Pareto S1; constants paper");
+    }
+
+    fn costed(key: &'static str, trials: usize, seconds_per_trial: f64) -> Outcome {
+        let mut r = fake("GP-UCB", &vec![1.0; trials]);
+        r.seconds = seconds_per_trial * trials as f64;
+        outcome(key, key, 100, vec![r])
+    }
+
+    fn undecided(experiment: &'static str, runs: &[&'static str], trials: usize, evidence: &str) -> Verdict {
+        Verdict {
+            experiment,
+            claim: format!("{runs:?} at {trials}"),
+            source: "test",
+            holds: None,
+            evidence: evidence.to_string(),
+            more_trials: Some(super::claims::MoreTrials { runs: runs.to_vec(), trials }),
+        }
+    }
+
+    /// Issue #38: the second pass takes the undecided claims cheapest first while the trials
+    /// their runs lack fit the budget, a run shared by two claims counted once, and leaves out
+    /// uninformative claims, decided ones and runs whose trial count a claim pins.
+    #[test]
+    fn the_second_pass_raises_the_cheapest_claims_that_fit_the_budget() {
+        let outcomes = [
+            costed("fig2b", 10, 1.0),
+            costed("fig3b", 10, 2.0),
+            costed("tao-s2", 90, 1.0),
+            costed("dubey-table1", 10, 0.1),
+        ];
+        let mut decided = undecided("fig2b", &["fig2b"], 1000, "");
+        decided.holds = Some(true);
+        let verdicts = [
+            undecided("fig3b", &["fig2b", "fig3b"], 39, "within 2 s.e."), // 29 + 58 alone, 58 after the next
+            undecided("fig2b", &["fig2b"], 40, "within 2 s.e."),          // 30
+            undecided("tao-s2", &["tao-s2"], 10_000, "within 2 s.e."),    // 9,910
+            undecided("fig3b", &["fig3b"], 500, &format!("{}both at uniform", super::claims::UNINFORMATIVE)),
+            undecided("dubey-table1", &["dubey-table1"], 20, "within 2 s.e."), // pinned: 10 trials
+            decided,
+        ];
+        let raise = |key, from, to, cost| Raise { key, from, to, cost };
+        assert_eq!(
+            more_trials(&outcomes, &verdicts, 100.0),
+            vec![raise("fig2b", 10, 40, 30.0), raise("fig3b", 10, 39, 58.0)]
+        );
+        assert_eq!(more_trials(&outcomes, &verdicts, 87.9), vec![raise("fig2b", 10, 40, 30.0)]);
+        assert_eq!(more_trials(&outcomes, &verdicts, 29.9), vec![]);
+        let all = more_trials(&outcomes, &verdicts, 1e9);
+        assert_eq!(
+            all.iter().map(|r| (r.key, r.to)).collect::<Vec<_>>(),
+            [("fig2b", 40), ("fig3b", 39), ("tao-s2", 10_000)]
+        );
+    }
+
+    /// Issue #38: a raised run resumes from its checkpoint and equals a run made with that many
+    /// trials from the start: the first pass's trials are kept bit for bit, the new ones added,
+    /// each job computed once; its report says it was raised.
+    #[test]
+    fn a_raised_run_keeps_its_first_trials_and_adds_the_rest() {
+        let dir = std::env::temp_dir().join(format!("host-sim-second-pass-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let options = Options { threads: Some(1), ..Options::WHOLE };
+        let planned = [Planned::at("fig2a", "fig2a", 3, 300)];
+        let mut outcomes = reproduce(&planned, None, &dir, options);
+        let first: Vec<Vec<f64>> = outcomes[0]
+            .results
+            .as_ref()
+            .map(|rs| rs.iter().map(|r| r.finals.clone()).collect())
+            .unwrap_or_default();
+        let raises = decide(&mut outcomes, 5.0, None, &dir, options);
+        assert!(
+            !raises.is_empty(),
+            "seed 0, T = 300, 3 trials: some claim on fig2a is undecided for want of trials"
+        );
+        let o = &outcomes[0];
+        assert_eq!((o.planned.trials, o.raised_from), (raises[0].to, Some(3)));
+        let again = o.results.as_ref().map(|rs| rs.iter().map(|r| r.finals.clone()).collect::<Vec<_>>());
+        let again = again.unwrap_or_default();
+        assert_eq!(again.len(), first.len());
+        for (a, f) in again.iter().zip(&first) {
+            assert_eq!(a.len(), raises[0].to);
+            assert_eq!(
+                a[..3].iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                f.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+        let jobs = std::fs::read_to_string(dir.join("fig2a").join(crate::run::checkpoint::JOBS_FILE))
+            .unwrap_or_default();
+        let learners = o.results.as_ref().map_or(0, |rs| rs.iter().filter(|r| !r.reference).count());
+        assert_eq!(jobs.lines().count(), raises[0].to * learners, "each job once");
+        let timing = Timing { seconds: 1.0, threads: Some(1), cores: 2, second_pass: Some(5.0) };
+        let text = report(&outcomes, &claims(&outcomes), true, "", timing);
+        assert!(text.contains(&format!("trials raised: fig2a 3 → {}", raises[0].to)), "{text}");
+        assert!(text.contains("(raised from 3 by the second pass, to decide a claim)"), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -19,6 +19,9 @@ pub struct Timing {
     pub threads: Option<usize>,
     /// Cores the machine offers.
     pub cores: usize,
+    /// The second pass's budget in seconds of one core ([`super::decide`]); `None` when no
+    /// second pass ran (shards, merges, or a budget of 0).
+    pub second_pass: Option<f64>,
 }
 
 /// The seconds a run's jobs took, summed over its threads, resumed jobs included (from the
@@ -78,6 +81,26 @@ pub fn report(
             "the papers' trial counts, seed 004 at T = 10⁶, Table 1 at the paper's T = 10⁴"
         }
     );
+    if let Some(budget) = timing.second_pass {
+        let raised: Vec<String> = outcomes
+            .iter()
+            .filter_map(|o| {
+                o.raised_from.map(|from| format!("{} {from} → {}", o.planned.key, o.planned.trials))
+            })
+            .collect();
+        let raised = if raised.is_empty() {
+            "no run: no undecided claim's trials fit it".to_string()
+        } else {
+            format!("trials raised: {}", raised.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "A second pass (budget {budget:.0} s of one core) ran again, with the trial count each claim's \
+             evidence named, the runs of the claims the trials could not separate, cheapest first while \
+             they fit the budget; {raised}. An undecided claim's evidence still says how many trials \
+             would decide it.\n"
+        );
+    }
     out.push_str(
         "Verdict rules (`host-sim/src/reproduce/claims.rs`), on final cumulative regret with s.e. = sd/√trials \
          and s = √(s.e.₁² + s.e.₂²) for two rows: two rows *differ* when their means differ by more than \
@@ -155,11 +178,14 @@ pub fn report(
             (Some(eps), false) => format!("LDP, ε = {eps}"),
             (Some(eps), true) => format!("central DP, ε = {eps}"),
         };
-        let reduced = if (o.planned.trials, o.planned.horizon) != (e.default_trials, e.default_horizon) {
+        let mut reduced = if (o.planned.trials, o.planned.horizon) != (e.default_trials, e.default_horizon) {
             format!(" (the experiment's default: {} trials, T = {})", e.default_trials, e.default_horizon)
         } else {
             String::new()
         };
+        if let Some(from) = o.raised_from {
+            let _ = write!(reduced, " (raised from {from} by the second pass, to decide a claim)");
+        }
         let _ = writeln!(
             out,
             "{privacy}; {} trials, T = {}{reduced}; {}; {:.1} s of wall time here, {:.1} s of job time.\n",
