@@ -1092,4 +1092,52 @@ mod tests {
         }
         assert_eq!(checked, 40);
     }
+
+    /// LDP-ATA-GP-UCB's and LDP-MoMA-GP-UCB's batches are GP-BUCB with their Nyström
+    /// variances, which depend on the points played alone: the copy that chooses a pending
+    /// batch is kept while reports arrive, and every action asked while some are pending is the
+    /// one a copy rebuilt afresh (the learner told every pending point, whatever the report)
+    /// gives by the learner's own mean and β — or, MoMA in a running epoch, that epoch's arm.
+    /// The kept copy's variances equal the rebuilt one's bit for bit.
+    #[test]
+    fn ata_and_moma_batches_match_a_copy_rebuilt_at_every_ask() {
+        let points = line_points(15);
+        let k = gram_matrix(&SquaredExponential::new(0.25).unwrap(), &points).unwrap();
+        let f = |x: f64| 0.6 - (x - 0.3).abs();
+        for name in ["ldp-ata-gp-ucb", "ldp-moma-gp-ucb"] {
+            let settings =
+                Settings { epsilon: Some(1.0), horizon: 300, noise_bound: 0.5, ..Settings::default() };
+            let mut opt = Optimizer::new(name, Domain::Covariance(k.clone()), settings).unwrap();
+            let mut world = SimRng::seed_from_u64(5);
+            let mut in_flight: std::collections::VecDeque<usize> =
+                opt.ask_batch(6).iter().map(|x| x.action).collect();
+            let (mut by_variance, mut distinct) = (0, std::collections::BTreeSet::new());
+            for step in 0..280 {
+                let a = in_flight.pop_front().unwrap();
+                opt.tell(a, f(points[a][0]) + world.random_range(-0.5..=0.5)).unwrap();
+                let mut rebuilt = opt.policy.fork().unwrap();
+                for &p in &in_flight {
+                    rebuilt.observe(p, 0.0).unwrap();
+                }
+                let expected = match rebuilt.posterior_variances() {
+                    Some(v) => {
+                        let kept = opt.shadow.as_ref().and_then(|s| s.posterior_variances());
+                        let bits = |v: &DVector<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(kept.as_ref().map(bits), Some(bits(&v)), "{name}, step {step}");
+                        by_variance += 1;
+                        opt.policy.fork().unwrap().select_with_variances(&v).unwrap()
+                    }
+                    None => rebuilt.select(),
+                };
+                let next = opt.ask_batch(1)[0].action;
+                assert_eq!(next, expected, "{name}, step {step}");
+                distinct.insert(next);
+                in_flight.push_back(next);
+            }
+            assert!(
+                by_variance >= 15 && distinct.len() >= 3,
+                "{name}: {by_variance} by variance, {distinct:?}"
+            );
+        }
+    }
 }

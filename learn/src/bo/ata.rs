@@ -578,6 +578,19 @@ impl Policy for AtaGpUcb {
         Some(&self.means)
     }
 
+    /// σ̃²_t: it depends on the points played alone (their counts, and the dictionary drawn
+    /// from them with the learner's own rng), never on the reports.
+    fn posterior_variances(&self) -> Option<DVector<f64>> {
+        Some(self.variances.clone())
+    }
+
+    /// GP-BUCB with Nyström features: μ̃ of the reports received, β of the round they make,
+    /// the variances given (a copy's that was told every point selected).
+    fn select_with_variances(&mut self, variances: &DVector<f64>) -> Option<usize> {
+        (variances.len() == self.means.len())
+            .then(|| ucb_arm(&self.means, variances, self.beta, self.tie_order.as_deref()))
+    }
+
     /// Records (arm, report) and recomputes the posterior (Alg. 1 lines 6–12). On
     /// [`PolicyError::Numerical`] the report stays recorded and the previous posterior is kept.
     fn observe(&mut self, arm: usize, report: f64) -> Result<(), PolicyError> {

@@ -346,6 +346,21 @@ impl Policy for MomaGpUcb {
         Some(&self.means)
     }
 
+    /// σ̃²_n, which depends on the epochs' arms alone (and the dictionary drawn from them with
+    /// the learner's own rng), never on the reports; `None` while an epoch is running, whose
+    /// arm is fixed until its k-th play.
+    fn posterior_variances(&self) -> Option<DVector<f64>> {
+        self.current.is_empty().then(|| self.variances.clone())
+    }
+
+    /// GP-BUCB over epochs: the next epoch's arm by μ̃ of the epochs completed with real
+    /// reports, their β, and the variances given (a copy's that was told every play selected,
+    /// at an epoch's end).
+    fn select_with_variances(&mut self, variances: &DVector<f64>) -> Option<usize> {
+        (variances.len() == self.means.len())
+            .then(|| ucb_arm(&self.means, variances, self.beta, self.tie_order.as_deref()))
+    }
+
     /// Adds a report to the running epoch and, at its k-th report, updates the posterior
     /// (Alg. 3 lines 7–14). A report for another arm than the running epoch's (the runner did
     /// not follow [`Policy::select`]) discards the partial epoch and starts a new one at that
