@@ -169,6 +169,7 @@ fn read_ledger(path: &Path) -> Result<Vec<MemberRecord>, OutputError> {
                     skipped: skipped.parse().map_err(|_| bad())?,
                     dropped: dropped_from(counts),
                     left_out,
+                    ..MemberRecord::default()
                 }),
                 _ => Err(bad()),
             }
@@ -374,7 +375,7 @@ mod tests {
 
     /// Device `id` left out of a job: nothing known spent, no report, nothing dropped.
     fn left_out(id: u64) -> MemberRecord {
-        MemberRecord { id, spent: 0.0, reports: 0, skipped: 0, dropped: Default::default(), left_out: true }
+        MemberRecord { id, left_out: true, ..Default::default() }
     }
 
     /// A ledger keeps each member's dropped replies by reason; one written before wire format 3
@@ -385,7 +386,7 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let dropped =
             ldp_link::client::Dropped { bad_tag: 31, replayed: 2, budget_rose: 1, ..Default::default() };
-        let record = MemberRecord { id: 7, spent: 1.5, reports: 3, skipped: 0, dropped, left_out: false };
+        let record = MemberRecord { id: 7, spent: 1.5, reports: 3, dropped, ..Default::default() };
         let absent = left_out(9);
         write_ledger(&dir, 0, 1, &[record, absent]).unwrap();
         // What the device left out spent is unknown: an empty cell, never 0.
@@ -409,9 +410,8 @@ mod tests {
             id,
             spent,
             reports: spent as u64,
-            skipped: 0,
-            dropped: Default::default(),
             left_out,
+            ..Default::default()
         };
         assert_eq!(with_earlier_attempt(&dir, 0, 0, vec![row(1, 1.0, false)]).unwrap(), [row(1, 1.0, false)]);
         write_ledger(&dir, 0, 0, &[row(1, 5.0, false), row(2, 3.0, false), row(3, 0.0, true)]).unwrap();

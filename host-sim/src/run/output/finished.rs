@@ -266,7 +266,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ldp-device-ledger-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let dropped = ldp_link::client::Dropped { bad_tag: 4, malformed: 1, ..Default::default() };
-        let record = MemberRecord { id: 7, spent: 20.0, reports: 20, skipped: 0, dropped, left_out: false };
+        let record = MemberRecord { id: 7, spent: 20.0, reports: 20, dropped, ..Default::default() };
         write_ledger(&dir.join(DEVICE_LEDGER_DIR), 0, 1, &[record]).unwrap();
         let config = RunConfig {
             device: crate::run::settings::DeviceKind::Tcp { addr: "x:1".into() },

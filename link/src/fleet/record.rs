@@ -1,0 +1,339 @@
+//! The record of a fleet's queries in flight: each query written to a file before it is sent,
+//! its settlement after, so that a run killed with queries in flight can say, when it runs the
+//! job again, which members spent ε on queries whose replies never reached it.
+//!
+//! A [`Fleet`](super::Fleet) given a [`QueryRecord`] ([`Fleet::with_record`](super::Fleet::with_record))
+//! appends one line per query, before the query leaves for its member (a query whose line
+//! cannot be written is not sent: the round fails with [`DeviceError::Record`](crate::device::DeviceError::Record)),
+//! and one line when the member's reply (a report, a refusal) or its failure reaches the fleet.
+//! Each line is one `write` on a file opened for appending, not synced: a killed process loses
+//! none of what it wrote (the bytes are the kernel's), a power cut may. The file is text:
+//!
+//! ```text
+//! ldp-queries-in-flight 1            the format, on the first line
+//! carried <device> <queries> <eps>   left unanswered by earlier attempts of the job
+//! sent <device> <n> <eps>            query n of this attempt to the device, at ε, about to leave
+//! done <device> <n> <how>            its reply or failure reached the fleet: report, refused, failed
+//! ```
+//!
+//! [`read_unanswered`] sums, per device, the carried queries and the queries sent and not done.
+//! A last line without its newline (a kill cut the write short) is passed over: a query whose
+//! `sent` line is cut was never sent, and one whose `done` line is cut counts as unanswered.
+//! Nothing here changes what a device spent or what the fleet counts as spent: it labels.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The first line of a record.
+pub const RECORD_HEADER: &str = "ldp-queries-in-flight 1";
+
+/// Queries a member was sent that no reply or failure of reached the learner, and the ε they
+/// were sent at, summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Unanswered {
+    /// How many.
+    pub queries: u64,
+    /// Their ε, summed.
+    pub eps: f64,
+}
+
+impl Unanswered {
+    fn add(&mut self, queries: u64, eps: f64) {
+        self.queries += queries;
+        self.eps += eps;
+    }
+}
+
+/// How a query recorded as sent settled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settlement {
+    /// Its member's report reached the fleet.
+    Report,
+    /// Its member refused it.
+    Refused,
+    /// Its member failed (silent, a broken link, frames that do not verify).
+    Failed,
+}
+
+impl Settlement {
+    fn word(self) -> &'static str {
+        match self {
+            Self::Report => "report",
+            Self::Refused => "refused",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// The text a job's record starts with: the header, then one `carried` line per device of
+/// `carried` with queries in it (what earlier attempts of the job left unanswered). The caller
+/// writes it whole (e.g. through a partial file renamed into place) before
+/// [`QueryRecord::append`] opens it.
+pub fn record_start(carried: &BTreeMap<u64, Unanswered>) -> String {
+    let mut text = format!("{RECORD_HEADER}\n");
+    for (id, u) in carried.iter().filter(|(_, u)| u.queries > 0) {
+        let _ = writeln!(text, "carried {id} {} {}", u.queries, u.eps);
+    }
+    text
+}
+
+/// A job's record of its queries in flight, open for appending (module docs).
+#[derive(Debug)]
+pub struct QueryRecord {
+    file: File,
+    path: PathBuf,
+    line: Vec<u8>,
+    /// The last ε written (its bits) and its text.
+    eps: (u64, String),
+    /// The first write that failed: nothing is written after it, and no query is sent.
+    failed: Option<io::ErrorKind>,
+}
+
+impl QueryRecord {
+    /// The record in `path`, which must exist (begun with [`record_start`]'s text), opened for
+    /// appending.
+    pub fn append(path: &Path) -> io::Result<Self> {
+        let file = OpenOptions::new().append(true).open(path)?;
+        let eps = (f64::NAN.to_bits(), String::new());
+        Ok(Self { file, path: path.to_path_buf(), line: Vec::with_capacity(64), eps, failed: None })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes that query `n` of this attempt is about to leave for `device` at `eps`; an error
+    /// (this write's, or an earlier one's) means the query must not be sent.
+    pub(super) fn sent(&mut self, device: u64, n: u32, eps: f64) -> io::Result<()> {
+        // A fleet's ε is the same for every query: its text is made once.
+        if self.eps.0 != eps.to_bits() {
+            self.eps = (eps.to_bits(), eps.to_string());
+        }
+        self.line.clear();
+        self.line.extend_from_slice(b"sent ");
+        push_number(&mut self.line, device);
+        self.line.push(b' ');
+        push_number(&mut self.line, u64::from(n));
+        self.line.push(b' ');
+        self.line.extend_from_slice(self.eps.1.as_bytes());
+        self.line.push(b'\n');
+        self.write()
+    }
+
+    /// Writes that query `n` to `device` settled `how`. A failure is kept: the next query is
+    /// not sent.
+    pub(super) fn settled(&mut self, device: u64, n: u32, how: Settlement) {
+        self.line.clear();
+        self.line.extend_from_slice(b"done ");
+        push_number(&mut self.line, device);
+        self.line.push(b' ');
+        push_number(&mut self.line, u64::from(n));
+        self.line.push(b' ');
+        self.line.extend_from_slice(how.word().as_bytes());
+        self.line.push(b'\n');
+        let _ = self.write();
+    }
+
+    fn write(&mut self) -> io::Result<()> {
+        if let Some(kind) = self.failed {
+            return Err(io::Error::new(kind, "an earlier write to the record failed"));
+        }
+        self.file.write_all(&self.line).inspect_err(|e| self.failed = Some(e.kind()))
+    }
+}
+
+/// `x` in decimal at the end of `line` (the record's numbers, without the formatting machinery:
+/// two lines a query).
+fn push_number(line: &mut Vec<u8>, mut x: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    line.extend_from_slice(&digits[i..]);
+}
+
+/// A record that cannot be read: which file, where, and what to do.
+#[derive(Debug)]
+pub struct RecordError {
+    /// The file.
+    pub path: PathBuf,
+    /// The line (1-based), if the fault is in one.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl RecordError {
+    /// What is wrong and what to do, without the file's name (for a message that names it).
+    pub fn detail(&self) -> String {
+        let at = self.line.map_or(String::new(), |line| format!("line {line}: "));
+        format!(
+            "{at}{}; this record of a killed run's queries in flight is damaged: remove it to run the job again without labelling the queries its earlier attempts left unanswered (what devices that keep their budget spent on them still shows in spent_eps)",
+            self.message
+        )
+    }
+}
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.detail())
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+/// What the record in `path` says was left unanswered, by device: its carried queries, and
+/// those sent and not done. A last line without its newline is passed over (module docs); any
+/// other line that is not a record's is an error naming the file and the line.
+pub fn read_unanswered(path: &Path) -> Result<BTreeMap<u64, Unanswered>, RecordError> {
+    let error =
+        |line: Option<usize>, message: String| RecordError { path: path.to_path_buf(), line, message };
+    let bytes = std::fs::read(path).map_err(|e| error(None, e.to_string()))?;
+    // Up to the last newline: what follows it is a line a kill cut short.
+    let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(&bytes[..0], |end| &bytes[..=end]);
+    let text = std::str::from_utf8(whole).map_err(|e| error(None, format!("not text ({e})")))?;
+    let mut totals: BTreeMap<u64, Unanswered> = BTreeMap::new();
+    // Ordered, so that each device's ε is summed in one order whatever the platform.
+    let mut outstanding: BTreeMap<(u64, u32), f64> = BTreeMap::new();
+    for (k, line) in text.lines().enumerate() {
+        let bad = |why: &str| error(Some(k + 1), format!("{why}: '{line}'"));
+        if k == 0 {
+            if line != RECORD_HEADER {
+                return Err(bad(&format!(
+                    "not a record of queries in flight (its first line is not '{RECORD_HEADER}')"
+                )));
+            }
+            continue;
+        }
+        let words: Vec<&str> = line.split(' ').collect();
+        let id = |w: &str| w.parse::<u64>().map_err(|_| bad("not a device id"));
+        let n = |w: &str| w.parse::<u32>().map_err(|_| bad("not a query number"));
+        let eps = |w: &str| match w.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => Err(bad("not an ε")),
+        };
+        match words[..] {
+            ["carried", device, queries, e] => {
+                let queries = queries.parse::<u64>().map_err(|_| bad("not a count of queries"))?;
+                totals.entry(id(device)?).or_default().add(queries, eps(e)?);
+            }
+            ["sent", device, q, e] => {
+                if outstanding.insert((id(device)?, n(q)?), eps(e)?).is_some() {
+                    return Err(bad("a query sent twice"));
+                }
+            }
+            ["done", device, q, "report" | "refused" | "failed"] => {
+                if outstanding.remove(&(id(device)?, n(q)?)).is_none() {
+                    return Err(bad("a query settled that was not sent"));
+                }
+            }
+            _ => return Err(bad("not a line of the record")),
+        }
+    }
+    for ((device, _), e) in outstanding {
+        totals.entry(device).or_default().add(1, e);
+    }
+    Ok(totals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record with `text` in a fresh file `tag`: its path.
+    fn file(tag: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ldp-record-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let path = dir.join("trial0-learner0.queries");
+        std::fs::write(&path, text).expect("written");
+        path
+    }
+
+    fn clean(path: &Path) {
+        let _ = std::fs::remove_dir_all(path.parent().expect("its directory"));
+    }
+
+    const HEAD: &str = "ldp-queries-in-flight 1\n";
+
+    /// Carried queries and those sent and not done are summed by device; those done are not.
+    #[test]
+    fn sent_and_not_done_and_carried_queries_are_unanswered() {
+        let carried = BTreeMap::from([(4, Unanswered { queries: 2, eps: 1.5 })]);
+        let text = record_start(&carried)
+            + "sent 1 1 0.5\nsent 2 1 0.5\ndone 1 1 report\nsent 4 1 0.5\nsent 1 2 0.5\ndone 2 1 failed\n";
+        let path = file("sums", &text);
+        let got = read_unanswered(&path).expect("reads");
+        let want = BTreeMap::from([
+            (1, Unanswered { queries: 1, eps: 0.5 }),
+            (4, Unanswered { queries: 3, eps: 2.0 }),
+        ]);
+        assert_eq!(got, want);
+        clean(&path);
+    }
+
+    /// A last line cut short by a kill is passed over: a `sent` cut short was never sent; a
+    /// `done` cut short leaves its query unanswered.
+    #[test]
+    fn a_last_line_cut_short_is_passed_over() {
+        for (tail, unanswered) in [("sent 3 1 0.", 1), ("sent 3 1 0.5\ndone 3 1 rep", 2), ("se", 1)] {
+            let path = file("cut", &format!("{HEAD}sent 2 1 0.5\n{tail}"));
+            let got = read_unanswered(&path).expect("a cut last line is no error");
+            assert_eq!(got.values().map(|u| u.queries).sum::<u64>(), unanswered, "{tail:?}: {got:?}");
+            clean(&path);
+        }
+        // A file cut inside its header holds no query.
+        let path = file("cut-header", "ldp-queries-in");
+        assert_eq!(read_unanswered(&path).expect("reads"), BTreeMap::new());
+        clean(&path);
+    }
+
+    /// A damaged line that a kill cannot have made (a whole line, not the last one cut short) is
+    /// an error naming the file, the line and what to do; so is a file of another kind.
+    #[test]
+    fn a_damaged_record_is_an_error_naming_the_file_and_the_line() {
+        for (text, line) in [
+            (format!("{HEAD}sent 1 1 0.5\nsent x 2 0.5\ndone 1 1 report\n"), 3),
+            (format!("{HEAD}sent 1 1 0.5\nsent 1 1 0.5\n"), 3),
+            (format!("{HEAD}done 1 1 report\n"), 2),
+            (format!("{HEAD}sent 1 1 -1\n"), 2),
+            (format!("{HEAD}sent 1 1 NaN\n"), 2),
+            (format!("{HEAD}done 1 1 maybe\n"), 2),
+            ("device,spent_eps\n1,2\n".to_string(), 1),
+        ] {
+            let path = file("damaged", &text);
+            let e = read_unanswered(&path).expect_err("a damaged record");
+            assert_eq!(e.line, Some(line), "{text:?}: {e}");
+            let message = e.to_string();
+            assert!(message.contains(&path.display().to_string()), "{message}");
+            assert!(message.contains(&format!("line {line}")) && message.contains("remove it"), "{message}");
+            clean(&path);
+        }
+        let path = file("binary", "");
+        std::fs::write(&path, b"ldp-queries-in-flight 1\n\xff\xfe\n").expect("written");
+        assert!(read_unanswered(&path).is_err_and(|e| e.to_string().contains("not text")));
+        clean(&path);
+        let missing = std::env::temp_dir().join(format!("ldp-record-{}-missing.queries", std::process::id()));
+        assert!(read_unanswered(&missing).is_err_and(|e| e.path == missing));
+    }
+
+    /// The numbers are written as `Display` writes them.
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        for x in [0, 7, 10, 12_345, u64::from(u32::MAX), u64::MAX] {
+            let mut line = Vec::new();
+            push_number(&mut line, x);
+            assert_eq!(line, x.to_string().into_bytes());
+        }
+    }
+}
