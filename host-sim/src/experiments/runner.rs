@@ -32,6 +32,8 @@ use ldp_link::transport::{Link, QemuDevice, TcpLink};
 
 use crate::run::checkpoint::Checkpoint;
 use crate::run::executor::{Executor, Progress, Task};
+use crate::run::output;
+use ldp_link::fleet::record::QueryRecord;
 
 pub use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
 pub use crate::run::settings::{
@@ -114,7 +116,21 @@ pub fn run_trial_recorded(
     trial_seed: u64,
     algo_index: u64,
 ) -> Trial {
-    let (mut learner, mut device) = match trial_parts(env, algorithm, config, trial_seed, algo_index) {
+    run_trial_with_record(env, algorithm, config, trial_seed, algo_index, None)
+}
+
+/// [`run_trial_recorded`], a fleet writing each query to `record` before it sends it, and its
+/// settlement after (`ldp_link::fleet::record`); `record` is unused by any other device.
+pub fn run_trial_with_record(
+    env: &dyn Environment,
+    algorithm: &AlgorithmSpec,
+    config: &RunConfig,
+    trial_seed: u64,
+    algo_index: u64,
+    record: Option<QueryRecord>,
+) -> Trial {
+    let (mut learner, mut device) = match trial_parts(env, algorithm, config, trial_seed, algo_index, record)
+    {
         Ok(parts) => parts,
         Err(e) => return Trial { curve: Err(e), ledger: None, loop_seconds: 0.0 },
     };
@@ -185,13 +201,14 @@ pub fn in_flight_loop(
     Ok(())
 }
 
-/// A trial's learner and the device it queries.
+/// A trial's learner and the device it queries (a fleet writing its queries to `record`).
 fn trial_parts<'a>(
     env: &'a dyn Environment,
     algorithm: &AlgorithmSpec,
     config: &RunConfig,
     trial_seed: u64,
     algo_index: u64,
+    record: Option<QueryRecord>,
 ) -> Result<(Optimizer, Box<dyn Device + 'a>), RunError> {
     let mut problem = problem_for(env, config)?;
     if config.constants == Constants::Calibrated {
@@ -238,13 +255,17 @@ fn trial_parts<'a>(
             let budget = spec.user_budget.unwrap_or(eps.get() * config.horizon.div_ceil(devices) as f64);
             let members =
                 fleet::in_process(env, trial_seed, devices, eps, budget).map_err(RunError::Device)?;
-            Box::new(Fleet::new(members, eps, spec.routing, derive_seed(trial_seed, algo_index, 4)))
+            let fleet = Fleet::new(members, eps, spec.routing, derive_seed(trial_seed, algo_index, 4));
+            Box::new(match record {
+                Some(record) => fleet.with_record(record),
+                None => fleet,
+            })
         }
         #[cfg(feature = "network")]
         (Some(eps), DeviceKind::Mqtt { url }) => {
             let (spec, seed) =
                 (config.fleet.clone().unwrap_or_default(), derive_seed(trial_seed, algo_index, 4));
-            Box::new(mqtt::MqttRun::connect(env, url, eps, spec.routing, seed, config.in_flight)?)
+            Box::new(mqtt::MqttRun::connect(env, url, eps, spec.routing, seed, config.in_flight, record)?)
         }
         #[cfg(not(feature = "network"))]
         (Some(_), DeviceKind::Serial { .. }) => return Err(ConfigError::DeviceNotBuilt("serial port").into()),
@@ -312,8 +333,22 @@ impl LoopTask<'_> {
         let config = self.config;
         let trial_seed = derive_seed(config.seed, trial as u64, 0);
         let env = (self.make_env)(trial_seed).map_err(RunError::Environment)?;
-        let Trial { curve, ledger, loop_seconds } =
-            run_trial_recorded(env.as_ref(), &config.algorithms[learner], config, trial_seed, learner as u64);
+        // A fleet's queries are recorded beside its ledgers before they are sent, so that this
+        // job, if killed with queries in flight, says in its ledger when run again what they
+        // spent unanswered.
+        let record_dir = config.fleet.as_ref().and_then(|f| f.ledger_dir.as_deref());
+        let record = match record_dir {
+            Some(dir) => Some(output::begin_query_record(dir, trial, recorded).map_err(RunError::Output)?),
+            None => None,
+        };
+        let Trial { curve, ledger, loop_seconds } = run_trial_with_record(
+            env.as_ref(),
+            &config.algorithms[learner],
+            config,
+            trial_seed,
+            learner as u64,
+            record,
+        );
         if let (Some(clock), Ok(curve)) = (self.clock, &curve) {
             clock.add(learner, loop_seconds, curve.len());
         }
@@ -325,15 +360,25 @@ impl LoopTask<'_> {
         // job run again writes what its devices show then (for a device on the wire, the failed
         // attempt's spending as well), and keeps the earlier attempt's rows of devices it did
         // not reach.
+        let written = ledger.is_some() && ledger_dir.is_some();
         if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
-            && let Err(e) = crate::run::output::with_earlier_attempt(dir, trial, recorded, ledger)
-                .and_then(|all| crate::run::output::write_ledger(dir, trial, recorded, &all))
+            && let Err(e) = output::with_earlier_attempt(dir, trial, recorded, ledger)
+                .and_then(|all| match record_dir {
+                    Some(dir) => output::with_unanswered(dir, trial, recorded, all),
+                    None => Ok(all),
+                })
+                .and_then(|all| output::write_ledger(dir, trial, recorded, &all))
         {
             // A failed job's own error comes first; that its ledger is lost is said too.
             return Err(match curve {
                 Ok(_) => RunError::Output(e),
                 Err(job) => RunError::LedgerNotWritten { job: Box::new(job), ledger: e },
             });
+        }
+        // Finished: its ledger holds what the record said. A failed job keeps its record, for
+        // the attempt that runs it again.
+        if let (Ok(_), Some(dir), true) = (&curve, record_dir, written) {
+            output::end_query_record(dir, trial, recorded).map_err(RunError::Output)?;
         }
         curve
     }

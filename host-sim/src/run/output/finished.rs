@@ -98,6 +98,11 @@ struct FleetSummary {
     /// no answer to the first); absent when there were none.
     #[serde(skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     left_out: std::collections::BTreeSet<u64>,
+    /// Queries sent by attempts of jobs that were killed with them in flight, whose replies
+    /// never reached the learner, and their ε, by device, summed over the jobs (the ledgers'
+    /// unanswered columns, #37); absent when there were none.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    unanswered: std::collections::BTreeMap<u64, ldp_link::fleet::record::Unanswered>,
 }
 
 fn fleet_summary(dir: &Path, config: &RunConfig) -> Result<Option<FleetSummary>, OutputError> {
@@ -123,6 +128,12 @@ fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSu
         *e = e.max(r.spent);
     }
     let left_out = ledgers.iter().flatten().filter(|r| r.left_out).map(|r| r.id).collect();
+    let mut unanswered = std::collections::BTreeMap::new();
+    for r in ledgers.iter().flatten().filter(|r| r.unanswered > 0) {
+        let u: &mut ldp_link::fleet::record::Unanswered = unanswered.entry(r.id).or_default();
+        u.queries += r.unanswered;
+        u.eps += r.unanswered_eps;
+    }
     let mut dropped_frames = ldp_link::client::Dropped::default();
     for r in ledgers.iter().flatten() {
         dropped_frames.add(&r.dropped);
@@ -135,6 +146,7 @@ fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSu
         skipped: ledgers.iter().flatten().map(|r| r.skipped).sum(),
         spent_by_device,
         left_out,
+        unanswered,
     }))
 }
 
