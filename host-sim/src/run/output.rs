@@ -129,9 +129,9 @@ fn unanswered_before(
     let ledger = ledger_path(dir, trial, learner);
     if ledger.is_file() {
         for r in read_ledger(&ledger)?.iter().filter(|r| r.unanswered > 0) {
-            let u = carried.entry(r.id).or_default();
-            u.queries += r.unanswered;
-            u.eps += r.unanswered_eps;
+            carried.entry(r.id).or_default().add(r.unanswered, r.unanswered_eps).map_err(|e| {
+                OutputError::read(&ledger, format!("device {}'s unanswered queries: {e}", r.id))
+            })?;
         }
     }
     Ok(carried)
@@ -586,6 +586,33 @@ mod tests {
         assert_eq!(again.iter().map(u).collect::<Vec<_>>(), [(1, false, 1), (2, false, 0), (7, false, 1)]);
         end_query_record(&dir, 1, 2).unwrap();
         end_query_record(&dir, 1, 2).unwrap();
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// What a job's ledger says earlier attempts left unanswered is summed by device, refusing
+    /// (naming the ledger) a count past what a u64 holds or an ε sum that is not finite: a
+    /// hostile or damaged ledger neither panics, nor wraps the label to 0, nor carries `inf`
+    /// into the job's record, which would then no longer read.
+    #[test]
+    fn a_ledgers_unanswered_sum_past_its_type_is_refused_naming_the_ledger() {
+        let dir = std::env::temp_dir().join(format!("ldp-ledger-overflow-{}", std::process::id()));
+        let row = |unanswered, unanswered_eps| MemberRecord {
+            id: 1,
+            spent: 1.0,
+            unanswered,
+            unanswered_eps,
+            ..Default::default()
+        };
+        for (rows, why) in
+            [([row(u64::MAX, 0.5), row(1, 0.5)], "too many queries"), ([row(1, 1e308), row(1, 1e308)], "ε")]
+        {
+            let _ = fs::remove_dir_all(&dir);
+            write_ledger(&dir, 0, 0, &rows).unwrap();
+            let got = std::panic::catch_unwind(|| begin_query_record(&dir, 0, 0).map(drop));
+            let Ok(Err(e)) = got else { panic!("{rows:?}: not refused: {got:?}") };
+            let message = e.to_string();
+            assert!(message.contains("trial0-learner0.csv") && message.contains(why), "{message}");
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 

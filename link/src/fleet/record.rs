@@ -41,11 +41,40 @@ pub struct Unanswered {
 }
 
 impl Unanswered {
-    fn add(&mut self, queries: u64, eps: f64) {
-        self.queries += queries;
-        self.eps += eps;
+    /// `queries` more, at `eps` in all: an error, and `self` unchanged, if their count passes
+    /// what a `u64` holds or their ε sums to more than a finite number (a record or ledger no
+    /// run writes: a hostile or damaged one), so that a label never wraps to 0 nor is written
+    /// as `inf`, which no record or ledger reads.
+    pub fn add(&mut self, queries: u64, eps: f64) -> Result<(), SumError> {
+        let queries = self.queries.checked_add(queries).ok_or(SumError::TooManyQueries)?;
+        let eps = self.eps + eps;
+        if !eps.is_finite() {
+            return Err(SumError::EpsNotFinite);
+        }
+        *self = Self { queries, eps };
+        Ok(())
     }
 }
+
+/// Why queries left unanswered cannot be summed ([`Unanswered::add`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SumError {
+    /// Their count passes what a `u64` holds.
+    TooManyQueries,
+    /// Their ε sums to more than a finite number.
+    EpsNotFinite,
+}
+
+impl std::fmt::Display for SumError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::TooManyQueries => "too many queries: their count passes 18446744073709551615",
+            Self::EpsNotFinite => "the ε of the queries sums to more than a finite number",
+        })
+    }
+}
+
+impl std::error::Error for SumError {}
 
 /// How a query recorded as sent settled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,7 +223,8 @@ impl std::error::Error for RecordError {}
 
 /// What the record in `path` says was left unanswered, by device: its carried queries, and
 /// those sent and not done. A last line without its newline is passed over (module docs); any
-/// other line that is not a record's is an error naming the file and the line.
+/// other line that is not a record's is an error naming the file and the line, and so is a sum
+/// past its type ([`Unanswered::add`]).
 pub fn read_unanswered(path: &Path) -> Result<BTreeMap<u64, Unanswered>, RecordError> {
     let error =
         |line: Option<usize>, message: String| RecordError { path: path.to_path_buf(), line, message };
@@ -225,7 +255,11 @@ pub fn read_unanswered(path: &Path) -> Result<BTreeMap<u64, Unanswered>, RecordE
         match words[..] {
             ["carried", device, queries, e] => {
                 let queries = queries.parse::<u64>().map_err(|_| bad("not a count of queries"))?;
-                totals.entry(id(device)?).or_default().add(queries, eps(e)?);
+                totals
+                    .entry(id(device)?)
+                    .or_default()
+                    .add(queries, eps(e)?)
+                    .map_err(|s| bad(&s.to_string()))?;
             }
             ["sent", device, q, e] => {
                 if outstanding.insert((id(device)?, n(q)?), eps(e)?).is_some() {
@@ -240,8 +274,12 @@ pub fn read_unanswered(path: &Path) -> Result<BTreeMap<u64, Unanswered>, RecordE
             _ => return Err(bad("not a line of the record")),
         }
     }
-    for ((device, _), e) in outstanding {
-        totals.entry(device).or_default().add(1, e);
+    for ((device, n), e) in outstanding {
+        totals
+            .entry(device)
+            .or_default()
+            .add(1, e)
+            .map_err(|s| error(None, format!("device {device}, with query {n} sent and not done: {s}")))?;
     }
     Ok(totals)
 }
@@ -325,6 +363,42 @@ mod tests {
         clean(&path);
         let missing = std::env::temp_dir().join(format!("ldp-record-{}-missing.queries", std::process::id()));
         assert!(read_unanswered(&missing).is_err_and(|e| e.path == missing));
+    }
+
+    /// A count of queries past what a u64 holds (a hostile or damaged record) is an error
+    /// naming the file, not a panic (debug) nor a wrap to 0 that drops the label (release).
+    #[test]
+    fn a_count_of_queries_past_u64_is_an_error_not_an_overflow() {
+        for text in [
+            format!("{HEAD}carried 1 18446744073709551615 0.5\nsent 1 1 0.5\n"),
+            format!("{HEAD}carried 1 18446744073709551615 0.5\ncarried 1 1 0.5\n"),
+        ] {
+            let path = file("overflow", &text);
+            let got = std::panic::catch_unwind(|| read_unanswered(&path));
+            clean(&path);
+            let Ok(Err(e)) = got else { panic!("{text:?}: not refused: {got:?}") };
+            let message = e.to_string();
+            assert!(
+                message.contains("too many queries") && message.contains(&path.display().to_string()),
+                "{message}"
+            );
+        }
+    }
+
+    /// A sum of finite ε that is not finite (it would be carried as `inf`, which no record
+    /// reads, and written into the ledger, which then no longer reads) is refused when read.
+    #[test]
+    fn a_sum_of_eps_that_is_not_finite_is_refused() {
+        for text in [
+            format!("{HEAD}carried 1 1 1e308\ncarried 1 1 1e308\n"),
+            format!("{HEAD}carried 1 1 1.7e308\nsent 1 1 1.7e308\n"),
+        ] {
+            let path = file("inf", &text);
+            let got = read_unanswered(&path);
+            clean(&path);
+            let e = got.expect_err("an ε sum that is not finite");
+            assert!(e.to_string().contains("ε"), "{e}");
+        }
     }
 
     /// The numbers are written as `Display` writes them.

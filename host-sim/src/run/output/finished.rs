@@ -131,8 +131,9 @@ fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSu
     let mut unanswered = std::collections::BTreeMap::new();
     for r in ledgers.iter().flatten().filter(|r| r.unanswered > 0) {
         let u: &mut ldp_link::fleet::record::Unanswered = unanswered.entry(r.id).or_default();
-        u.queries += r.unanswered;
-        u.eps += r.unanswered_eps;
+        u.add(r.unanswered, r.unanswered_eps).map_err(|e| {
+            OutputError::read(&dir.join(ledger_dir), format!("device {}'s unanswered queries: {e}", r.id))
+        })?;
     }
     let mut dropped_frames = ldp_link::client::Dropped::default();
     for r in ledgers.iter().flatten() {
@@ -269,6 +270,34 @@ mod tests {
     use super::*;
     use crate::run::output::write_ledger;
     use ldp_link::device::MemberRecord;
+
+    /// The ledgers' unanswered columns are summed by device for `run.json` refusing a count
+    /// past what a u64 holds or an ε sum that is not finite: hostile or damaged ledgers neither
+    /// panic nor wrap the label to 0.
+    #[test]
+    fn a_sum_of_unanswered_queries_past_its_type_is_refused() {
+        let dir = std::env::temp_dir().join(format!("ldp-summary-overflow-{}", std::process::id()));
+        let row = |unanswered, unanswered_eps| MemberRecord {
+            id: 1,
+            spent: 1.0,
+            unanswered,
+            unanswered_eps,
+            ..Default::default()
+        };
+        let config = RunConfig { fleet: Some(Default::default()), ..RunConfig::default() };
+        for (rows, why) in
+            [([row(u64::MAX, 0.5), row(1, 0.5)], "too many queries"), ([row(1, 1e308), row(1, 1e308)], "ε")]
+        {
+            let _ = fs::remove_dir_all(&dir);
+            for (trial, r) in rows.iter().enumerate() {
+                write_ledger(&dir.join(LEDGER_DIR), trial, 0, &[*r]).unwrap();
+            }
+            let got = std::panic::catch_unwind(|| fleet_summary(&dir, &config).map(drop));
+            let Ok(Err(e)) = got else { panic!("{rows:?}: not refused: {got:?}") };
+            assert!(e.to_string().contains(why) && e.to_string().contains("device 1"), "{e}");
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     /// A run on one device on the wire (QEMU, serial, TCP) summarises its jobs' ledgers in
     /// `run.json` as `device`, with the dropped replies by reason (review of wire format 3,
