@@ -321,6 +321,50 @@ impl LoopClock {
     }
 }
 
+/// What job (`trial`, learner `recorded` of the run) leaves once its loop ended with `curve`:
+/// its fleet's or device's `ledger` written in `ledger_dir`, labelled with what its record of
+/// queries in flight in `record_dir` says earlier attempts left unanswered; the record removed
+/// once the job finished. The job's outcome, or why its results are not whole.
+fn keep_job(
+    (trial, recorded): (usize, usize),
+    ledger_dir: Option<&Path>,
+    record_dir: Option<&Path>,
+    ledger: Option<Vec<MemberRecord>>,
+    curve: Result<Vec<f64>, RunError>,
+) -> Result<Vec<f64>, RunError> {
+    // Written whether or not the job finished: what a failed job spent is recorded too. A job
+    // run again writes what its devices show then (for a device on the wire, the failed
+    // attempt's spending as well), and keeps the earlier attempt's rows of devices it did not
+    // reach. A label must never cost the ledger: if the record cannot be read, the ledger is
+    // written without its label, and the record's error said after.
+    let mut unlabelled = None;
+    let written = ledger.is_some() && ledger_dir.is_some();
+    if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
+        && let Err(e) = output::with_earlier_attempt(dir, trial, recorded, ledger).and_then(|mut all| {
+            if let Some(record_dir) = record_dir {
+                unlabelled = output::with_unanswered(record_dir, trial, recorded, &mut all).err();
+            }
+            output::write_ledger(dir, trial, recorded, &all)
+        })
+    {
+        // A failed job's own error comes first; that its ledger is lost is said too.
+        return Err(match curve {
+            Ok(_) => RunError::Output(e),
+            Err(job) => RunError::LedgerNotWritten { job: Box::new(job), ledger: e },
+        });
+    }
+    // The record stays as it is, for its owner to see.
+    if let Some(record) = unlabelled {
+        return Err(RunError::Unlabelled { job: curve.err().map(Box::new), record });
+    }
+    // Finished: its ledger holds what the record said. A failed job keeps its record, for the
+    // attempt that runs it again.
+    if let (Ok(_), Some(dir), true) = (&curve, record_dir, written) {
+        output::end_query_record(dir, trial, recorded).map_err(RunError::Output)?;
+    }
+    curve
+}
+
 impl LoopTask<'_> {
     /// The job of `learner` in `trial`, its fleet's ledger (if any) recorded as learner
     /// `recorded` of the run (a sweep's learners are numbered across its points).
@@ -356,31 +400,7 @@ impl LoopTask<'_> {
             Some(fleet) => fleet.ledger_dir.as_deref(),
             None => config.device_ledger_dir.as_deref(),
         };
-        // Written whether or not the job finished: what a failed job spent is recorded too. A
-        // job run again writes what its devices show then (for a device on the wire, the failed
-        // attempt's spending as well), and keeps the earlier attempt's rows of devices it did
-        // not reach.
-        let written = ledger.is_some() && ledger_dir.is_some();
-        if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
-            && let Err(e) = output::with_earlier_attempt(dir, trial, recorded, ledger)
-                .and_then(|all| match record_dir {
-                    Some(dir) => output::with_unanswered(dir, trial, recorded, all),
-                    None => Ok(all),
-                })
-                .and_then(|all| output::write_ledger(dir, trial, recorded, &all))
-        {
-            // A failed job's own error comes first; that its ledger is lost is said too.
-            return Err(match curve {
-                Ok(_) => RunError::Output(e),
-                Err(job) => RunError::LedgerNotWritten { job: Box::new(job), ledger: e },
-            });
-        }
-        // Finished: its ledger holds what the record said. A failed job keeps its record, for
-        // the attempt that runs it again.
-        if let (Ok(_), Some(dir), true) = (&curve, record_dir, written) {
-            output::end_query_record(dir, trial, recorded).map_err(RunError::Output)?;
-        }
-        curve
+        keep_job((trial, recorded), ledger_dir, record_dir, ledger, curve)
     }
 
     /// Whether every job queries a device that privatises (local DP), so that a fleet can
@@ -668,6 +688,43 @@ mod tests {
         let model = SensorModel::new(10, Bound::new(1.0).unwrap()).unwrap();
         let source = SimulatedSensor::new(model, ChaCha20Rng::seed_from_u64(5));
         LoopbackLink::new(DeviceApp::new(reporter, source, 7))
+    }
+
+    /// A record of queries in flight that cannot be read when a job ends (here a count past
+    /// what a u64 holds, carried plus one query its failed attempt sent and never settled)
+    /// costs the job's label, never its ledger: what the devices spent is written, without the
+    /// label, and the record's error is said after the job's own; the record is kept.
+    #[test]
+    fn a_record_that_cannot_be_read_still_leaves_the_jobs_ledger() {
+        let dir = std::env::temp_dir().join(format!("ldp-keep-job-{}", std::process::id()));
+        let record = output::queries_path(&dir, 0, 0);
+        let ledger = || Some(vec![MemberRecord { id: 1, spent: 2.0, reports: 2, ..Default::default() }]);
+        let failed = || Err(RunError::NoSuchJob { trial: 9, learner: 9 });
+        for curve in [Ok(vec![1.0]), failed()] {
+            let finished = curve.is_ok();
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                &record,
+                "ldp-queries-in-flight 1\ncarried 1 18446744073709551615 1\nsent 1 1 1\n",
+            )
+            .unwrap();
+            let got = keep_job((0, 0), Some(&dir), Some(&dir), ledger(), curve);
+            let Err(e) = got else { panic!("an unreadable record passed over in silence") };
+            let ledger = std::fs::read_to_string(dir.join("trial0-learner0.csv"));
+            assert!(
+                ledger.as_ref().is_ok_and(|l| l.lines().nth(1) == Some("1,2,2,0,0,0,0,0,0,0,0,0,0,0")),
+                "{ledger:?}: {e}"
+            );
+            let message = e.to_string();
+            assert!(
+                message.contains(&record.display().to_string()) && message.contains("too many queries"),
+                "{message}"
+            );
+            assert_eq!(message.contains("trial 9"), !finished, "the job's own error first: {message}");
+            assert!(record.is_file(), "the damaged record is kept");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A device this run provisioned must report the whole configuration it was given: one with

@@ -149,22 +149,23 @@ pub fn begin_query_record(dir: &Path, trial: usize, learner: usize) -> Result<Qu
     QueryRecord::append(&path).map_err(io_err(&path))
 }
 
-/// `ledger`, of a job whose queries were recorded in `dir`, with each device's queries that
-/// earlier attempts (or this one) left unanswered, from the job's record ([`queries_path`];
-/// nothing without one): on the device's first row in the fleet (else its first row, else a
-/// row of its own, as left out); every other row shows none, so each is counted once.
+/// Labels `ledger`, of a job whose queries were recorded in `dir`, with each device's queries
+/// that earlier attempts (or this one) left unanswered, from the job's record
+/// ([`queries_path`]; nothing without one): on the device's first row in the fleet (else its
+/// first row, else a row of its own, as left out); every other row shows none, so each is
+/// counted once. A record that cannot be read leaves `ledger` as it was.
 pub fn with_unanswered(
     dir: &Path,
     trial: usize,
     learner: usize,
-    mut ledger: Vec<MemberRecord>,
-) -> Result<Vec<MemberRecord>, OutputError> {
+    ledger: &mut Vec<MemberRecord>,
+) -> Result<(), OutputError> {
     let path = queries_path(dir, trial, learner);
     if !path.is_file() {
-        return Ok(ledger);
+        return Ok(());
     }
     let unanswered = read_unanswered(&path).map_err(|e| OutputError::read(&path, e.detail()))?;
-    for r in &mut ledger {
+    for r in ledger.iter_mut() {
         (r.unanswered, r.unanswered_eps) = (0, 0.0);
     }
     for (id, u) in unanswered.into_iter().filter(|(_, u)| u.queries > 0) {
@@ -182,7 +183,7 @@ pub fn with_unanswered(
         };
         (row.unanswered, row.unanswered_eps) = (u.queries, u.eps);
     }
-    Ok(ledger)
+    Ok(())
 }
 
 /// Removes a finished job's record of its queries in flight ([`queries_path`]): its ledger,
@@ -569,7 +570,8 @@ mod tests {
         let row =
             |id, left_out| MemberRecord { id, spent: 1.0, left_out, unanswered: 5, ..Default::default() };
         // Device 1 twice (left out of this attempt, in the earlier one), 7 absent.
-        let ledger = with_unanswered(&dir, 1, 2, vec![row(1, true), row(2, false), row(1, false)]).unwrap();
+        let mut ledger = vec![row(1, true), row(2, false), row(1, false)];
+        with_unanswered(&dir, 1, 2, &mut ledger).unwrap();
         let u = |r: &MemberRecord| (r.id, r.left_out, r.unanswered);
         assert_eq!(
             ledger.iter().map(u).collect::<Vec<_>>(),
@@ -582,7 +584,8 @@ mod tests {
         assert!(!path.exists());
         drop(begin_query_record(&dir, 1, 2).unwrap());
         assert_eq!(fs::read_to_string(&path).unwrap(), carried);
-        let again = with_unanswered(&dir, 1, 2, vec![row(1, false), row(2, false), row(7, false)]).unwrap();
+        let mut again = vec![row(1, false), row(2, false), row(7, false)];
+        with_unanswered(&dir, 1, 2, &mut again).unwrap();
         assert_eq!(again.iter().map(u).collect::<Vec<_>>(), [(1, false, 1), (2, false, 0), (7, false, 1)]);
         end_query_record(&dir, 1, 2).unwrap();
         end_query_record(&dir, 1, 2).unwrap();
