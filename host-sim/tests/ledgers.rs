@@ -451,3 +451,42 @@ fn a_damaged_record_of_queries_in_flight_is_refused_naming_it() {
     assert!(ok, "{err}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The run's own fleet writes each query to its job's record (the wiring of `job_recorded_as`
+/// and `trial_parts`, not a fleet built by the test): a job whose fleet runs out of budget
+/// fails and keeps its record, which holds the queries it sent and how they settled.
+#[test]
+fn the_runs_own_fleet_writes_each_query_to_its_record() {
+    let root = dir("wired");
+    let out = root.join("out");
+    let o = out.to_string_lossy();
+    let args = [
+        "run",
+        "device",
+        "--device",
+        "fleet:2",
+        "--user-budget",
+        "2",
+        "--trials",
+        "1",
+        "--horizon",
+        "12",
+        "--quiet",
+        "--out",
+        &o,
+    ];
+    let (ok, err) = host_sim(&args, Path::new("no-keys"));
+    assert!(!ok && err.contains("budget is exhausted"), "the fleet ran out: {err}");
+    let records: Vec<String> = std::fs::read_dir(out.join("fleet"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "queries"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(!records.is_empty(), "a failed job keeps its record");
+    assert!(
+        records.iter().any(|r| r.contains("\nsent 1 1 ") && r.contains("\ndone 1 1 report\n")),
+        "the run's fleet recorded nothing: {records:?}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
