@@ -490,3 +490,37 @@ fn the_runs_own_fleet_writes_each_query_to_its_record() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A run that failed before its job queried anyone (a broker it cannot reach, no keys) leaves
+/// no record of queries in flight; and a record that holds no query (its header alone, as a
+/// kill before the first query leaves it) pins no settings: another run in the directory runs.
+#[test]
+fn a_record_of_no_query_is_not_kept_and_pins_no_settings() {
+    let root = dir("no-query");
+    let out = root.join("out");
+    let o = out.to_string_lossy();
+    let args = [
+        "run",
+        "device",
+        "--device",
+        "mqtt://127.0.0.1:1",
+        "--trials",
+        "1",
+        "--horizon",
+        "12",
+        "--quiet",
+        "--out",
+        &o,
+    ];
+    let (ok, err) = host_sim(&args, Path::new("no-keys"));
+    assert!(!ok, "no keys, no broker: {err}");
+    let fleet = out.join("fleet");
+    let records: Vec<PathBuf> =
+        std::fs::read_dir(&fleet).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
+    assert!(records.is_empty(), "a job that queried no one keeps nothing: {records:?}");
+    std::fs::create_dir_all(&fleet).unwrap();
+    std::fs::write(fleet.join("trial0-learner0.queries"), "ldp-queries-in-flight 1\n").unwrap();
+    let (ok, err) = run_fleet(&out);
+    assert!(ok, "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -358,10 +358,13 @@ fn keep_job(
         return Err(RunError::Unlabelled { job: curve.err().map(Box::new), record });
     }
     // Finished: its ledger holds what the record said. A failed job keeps its record, for the
-    // attempt that runs it again.
-    if let (Ok(_), Some(dir), true) = (&curve, record_dir, written) {
-        output::end_query_record(dir, trial, recorded).map_err(RunError::Output)?;
+    // attempt that runs it again, unless it holds nothing to label (the job queried no one).
+    match (&curve, record_dir) {
+        (Ok(_), Some(dir)) if written => output::end_query_record(dir, trial, recorded),
+        (Err(_), Some(dir)) => output::end_empty_query_record(dir, trial, recorded),
+        _ => Ok(()),
     }
+    .map_err(RunError::Output)?;
     curve
 }
 

@@ -268,6 +268,28 @@ impl OutLock {
     }
 }
 
+/// Whether the ledger directory `dir` holds results of a run: a ledger (`*.csv`: what a job's
+/// devices spent), or a record of queries in flight that holds more than its header (queries a
+/// killed or failed job sent, or carried). A directory that holds neither (empty, or only the
+/// record a job killed before its first query began) is no run's results; one that cannot be
+/// read is taken to hold some.
+fn holds_results(dir: &Path) -> bool {
+    let header = ldp_link::fleet::record::RECORD_HEADER.len() as u64 + 1;
+    match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(_) => true,
+        Ok(entries) => entries.into_iter().any(|entry| {
+            let Ok(entry) = entry else { return true };
+            let path = entry.path();
+            match path.extension().and_then(|x| x.to_str()) {
+                Some("csv") => true,
+                Some("queries") => entry.metadata().map_or(true, |m| m.len() > header),
+                _ => false,
+            }
+        }),
+    }
+}
+
 /// The finished jobs of a run, by (trial, algorithm): the curve and its seconds.
 type Done = HashMap<(usize, usize), (Vec<f64>, f64)>;
 
@@ -436,7 +458,7 @@ impl Checkpoint {
         // (review 15), so they pin the settings as finished jobs do.
         if done.is_empty()
             && let Some(here) = settings
-            && LEDGER_DIRS.iter().any(|l| dir.join(l).exists())
+            && LEDGER_DIRS.iter().any(|l| holds_results(&dir.join(l)))
             && let Some(there) = std::fs::read(&recorded).ok().and_then(|b| serde_json::from_slice(&b).ok())
             && there != *here
         {

@@ -17,7 +17,7 @@ use crate::run::files::write_whole;
 use crate::run::results::AlgorithmResult;
 pub use crate::run::settings::OutputError;
 use ldp_link::device::MemberRecord;
-use ldp_link::fleet::record::{QueryRecord, Unanswered, read_unanswered, record_start};
+use ldp_link::fleet::record::{QueryRecord, RECORD_HEADER, Unanswered, read_unanswered, record_start};
 use std::collections::BTreeMap;
 
 #[cfg(feature = "plots")]
@@ -193,6 +193,21 @@ pub fn end_query_record(dir: &Path, trial: usize, learner: usize) -> Result<(), 
     match fs::remove_file(&path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(&path)(e)),
         _ => Ok(()),
+    }
+}
+
+/// Removes a failed job's record of its queries in flight ([`queries_path`]) if it holds
+/// nothing but its header: nothing carried from earlier attempts, no query sent (the job failed
+/// before it reached its devices), so nothing for an attempt that runs the job again to label.
+pub fn end_empty_query_record(dir: &Path, trial: usize, learner: usize) -> Result<(), OutputError> {
+    let path = queries_path(dir, trial, learner);
+    let header = format!("{RECORD_HEADER}\n");
+    // Its length first: a record of queries is not read whole for this.
+    let empty = fs::metadata(&path).is_ok_and(|m| m.len() == header.len() as u64)
+        && fs::read(&path).is_ok_and(|bytes| bytes == header.as_bytes());
+    match empty {
+        true => end_query_record(dir, trial, learner),
+        false => Ok(()),
     }
 }
 
