@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::run::files::write_whole;
+use crate::run::files::{write_whole, write_whole_synced};
 use crate::run::results::AlgorithmResult;
 pub use crate::run::settings::OutputError;
 use ldp_link::device::MemberRecord;
@@ -138,14 +138,16 @@ fn unanswered_before(
 }
 
 /// Begins the record of this attempt of a job's queries in flight in `dir`, before any is
-/// sent: the file ([`queries_path`]) written whole with what earlier attempts left unanswered
+/// sent: the file ([`queries_path`]) written whole, and synced, with what earlier attempts left unanswered
 /// (carried: so that a kill of this attempt too loses none of it), then opened for the
 /// fleet to append each query to.
 pub fn begin_query_record(dir: &Path, trial: usize, learner: usize) -> Result<QueryRecord, OutputError> {
     let carried = unanswered_before(dir, trial, learner)?;
     let path = queries_path(dir, trial, learner);
     fs::create_dir_all(dir).map_err(io_err(dir))?;
-    write_whole(&path, record_start(&carried).as_bytes())?;
+    // Synced before it is renamed into place: a power cut leaves the earlier attempt's record,
+    // or this one whole, never an empty file (which reads as no record, and loses the label).
+    write_whole_synced(&path, record_start(&carried).as_bytes())?;
     QueryRecord::append(&path).map_err(io_err(&path))
 }
 

@@ -16,15 +16,18 @@
 //! done <device> <n> <how>            its reply or failure reached the fleet: report, refused, failed
 //! ```
 //!
-//! [`read_unanswered`] sums, per device, the carried queries and the queries sent and not done.
-//! A last line without its newline (a kill cut the write short) is passed over: a query whose
-//! `sent` line is cut was never sent, and one whose `done` line is cut counts as unanswered.
+//! [`read_unanswered`] sums, per device, the carried queries and the queries sent and not done,
+//! reading one line at a time. A last line without its newline (a kill cut the write short) is
+//! passed over: a query whose `sent` line is cut was never sent, and one whose `done` line is
+//! cut counts as unanswered. The header is always whole (the caller writes it with the carried
+//! lines, synced, and renames it into place): a record without it, empty or cut inside it, is
+//! damaged, as is a line longer than [`MAX_LINE`].
 //! Nothing here changes what a device spent or what the fleet counts as spent: it labels.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The first line of a record.
@@ -99,8 +102,8 @@ impl Settlement {
 
 /// The text a job's record starts with: the header, then one `carried` line per device of
 /// `carried` with queries in it (what earlier attempts of the job left unanswered). The caller
-/// writes it whole (e.g. through a partial file renamed into place) before
-/// [`QueryRecord::append`] opens it.
+/// writes it whole (through a partial file synced and renamed into place: a record without its
+/// whole header is damaged) before [`QueryRecord::append`] opens it.
 pub fn record_start(carried: &BTreeMap<u64, Unanswered>) -> String {
     let mut text = format!("{RECORD_HEADER}\n");
     for (id, u) in carried.iter().filter(|(_, u)| u.queries > 0) {
@@ -222,22 +225,46 @@ impl std::fmt::Display for RecordError {
 impl std::error::Error for RecordError {}
 
 /// What the record in `path` says was left unanswered, by device: its carried queries, and
-/// those sent and not done. A last line without its newline is passed over (module docs); any
-/// other line that is not a record's is an error naming the file and the line, and so is a sum
-/// past its type ([`Unanswered::add`]).
+/// those sent and not done, read a line at a time. A last line without its newline is passed
+/// over (module docs); a missing or cut header, a line longer than [`MAX_LINE`], any other line
+/// that is not a record's and a sum past its type ([`Unanswered::add`]) are errors naming the
+/// file and the line, quoting at most its start.
 pub fn read_unanswered(path: &Path) -> Result<BTreeMap<u64, Unanswered>, RecordError> {
     let error =
         |line: Option<usize>, message: String| RecordError { path: path.to_path_buf(), line, message };
-    let bytes = std::fs::read(path).map_err(|e| error(None, e.to_string()))?;
-    // Up to the last newline: what follows it is a line a kill cut short.
-    let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(&bytes[..0], |end| &bytes[..=end]);
-    let text = std::str::from_utf8(whole).map_err(|e| error(None, format!("not text ({e})")))?;
+    let file = File::open(path).map_err(|e| error(None, e.to_string()))?;
+    let mut reader = BufReader::new(file);
+    let mut bytes = Vec::with_capacity(MAX_LINE + 1);
     let mut totals: BTreeMap<u64, Unanswered> = BTreeMap::new();
     // Ordered, so that each device's ε is summed in one order whatever the platform.
     let mut outstanding: BTreeMap<(u64, u32), f64> = BTreeMap::new();
-    for (k, line) in text.lines().enumerate() {
-        let bad = |why: &str| error(Some(k + 1), format!("{why}: '{line}'"));
-        if k == 0 {
+    for number in 1.. {
+        bytes.clear();
+        // One line at a time, at most MAX_LINE bytes and its newline: a damaged record is
+        // never read whole.
+        (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| error(Some(number), e.to_string()))?;
+        let Some(line) = bytes.strip_suffix(b"\n") else {
+            if bytes.len() > MAX_LINE {
+                return Err(error(
+                    Some(number),
+                    format!("a line longer than {MAX_LINE} bytes: '{}'", quoted(&bytes)),
+                ));
+            }
+            if number == 1 {
+                return Err(error(
+                    Some(1),
+                    format!("not a record of queries in flight (no whole first line '{RECORD_HEADER}')"),
+                ));
+            }
+            // The end: nothing, or a last line a kill cut short, passed over.
+            break;
+        };
+        let line = std::str::from_utf8(line).map_err(|e| error(Some(number), format!("not text ({e})")))?;
+        let bad = |why: &str| error(Some(number), format!("{why}: '{}'", quoted(line.as_bytes())));
+        if number == 1 {
             if line != RECORD_HEADER {
                 return Err(bad(&format!(
                     "not a record of queries in flight (its first line is not '{RECORD_HEADER}')"
@@ -282,6 +309,20 @@ pub fn read_unanswered(path: &Path) -> Result<BTreeMap<u64, Unanswered>, RecordE
             .map_err(|s| error(None, format!("device {device}, with query {n} sent and not done: {s}")))?;
     }
     Ok(totals)
+}
+
+/// The longest line a record holds, its newline excluded; a longer one is damage. The longest
+/// a record writes is under 400 bytes: two `u64`s and an ε as `f64`'s `Display` writes it, which
+/// for the largest and the smallest finite ones is over 300 digits (a usual line is under 30).
+pub const MAX_LINE: usize = 512;
+
+/// How much of a damaged line an error quotes.
+const QUOTED: usize = 60;
+
+/// The start of `line` as an error quotes it: at most [`QUOTED`] bytes, as text.
+fn quoted(line: &[u8]) -> String {
+    let shown = String::from_utf8_lossy(&line[..line.len().min(QUOTED)]).into_owned();
+    if line.len() > QUOTED { shown + "…" } else { shown }
 }
 
 #[cfg(test)]
@@ -330,10 +371,20 @@ mod tests {
             assert_eq!(got.values().map(|u| u.queries).sum::<u64>(), unanswered, "{tail:?}: {got:?}");
             clean(&path);
         }
-        // A file cut inside its header holds no query.
-        let path = file("cut-header", "ldp-queries-in");
-        assert_eq!(read_unanswered(&path).expect("reads"), BTreeMap::new());
-        clean(&path);
+    }
+
+    /// A record always begins with its whole header (the job's attempt writes it whole, synced,
+    /// and renames it into place before any query): an empty file, or one cut inside its
+    /// header, is a damaged record, not one of nothing unanswered.
+    #[test]
+    fn a_record_without_its_whole_header_is_an_error() {
+        for text in ["", "ldp-queries-in", "ldp-queries-in-flight 1"] {
+            let path = file("no-header", text);
+            let got = read_unanswered(&path);
+            clean(&path);
+            let e = got.expect_err(&format!("{text:?} read as nothing unanswered"));
+            assert!(e.line == Some(1) && e.to_string().contains(RECORD_HEADER), "{e}");
+        }
     }
 
     /// A damaged line that a kill cannot have made (a whole line, not the last one cut short) is
@@ -363,6 +414,54 @@ mod tests {
         clean(&path);
         let missing = std::env::temp_dir().join(format!("ldp-record-{}-missing.queries", std::process::id()));
         assert!(read_unanswered(&missing).is_err_and(|e| e.path == missing));
+    }
+
+    /// A line longer than a record's lines can be ([`MAX_LINE`]) is damage, whole or cut short,
+    /// and the error quotes no more than the start of a line.
+    #[test]
+    fn a_line_too_long_is_an_error_quoting_only_its_start() {
+        let long = "9".repeat(10_000);
+        for text in [
+            format!("{HEAD}sent 1 1 0.5\nsent 1 2 {long}\nsent 1 3 0.5\n"),
+            format!("{HEAD}sent 1 1 0.5\nsent 1 2 {long}"),
+            format!("{HEAD}sent 1 1 0.5\nsent 1 2 0.{long}\n"),
+        ] {
+            let path = file("long", &text);
+            let got = read_unanswered(&path);
+            clean(&path);
+            let e = got.expect_err("a line too long");
+            assert_eq!(e.line, Some(3), "{e}");
+            assert!(e.to_string().len() < 1_000, "{e}");
+        }
+        // MAX_LINE bytes is a line; a cut one is passed over.
+        let eps = format!("0.{}", "5".repeat(MAX_LINE - "sent 1 2 0.".len()));
+        let path = file("long", &format!("{HEAD}sent 1 1 0.5\nsent 1 2 {eps}\nsent 1 3 0.5"));
+        let got = read_unanswered(&path);
+        clean(&path);
+        assert_eq!(got.expect("MAX_LINE bytes a line")[&1].queries, 2);
+    }
+
+    /// The longest lines a record writes (the largest numbers, the ε whose text is longest)
+    /// read back as they were written.
+    #[test]
+    fn the_longest_lines_written_read_back() {
+        for eps in [
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::from_bits(0x000F_FFFF_FFFF_FFFF),
+            1.2345678901234567e-300,
+        ] {
+            let carried = BTreeMap::from([(u64::MAX, Unanswered { queries: u64::MAX, eps })]);
+            let id = u64::MAX - 1;
+            let text = record_start(&carried) + &format!("sent {id} {} {eps}\n", u32::MAX);
+            assert!(text.lines().all(|l| l.len() < 400), "{text}");
+            let path = file("longest", &text);
+            let got = read_unanswered(&path);
+            clean(&path);
+            let want = BTreeMap::from([(id, Unanswered { queries: 1, eps }), (u64::MAX, carried[&u64::MAX])]);
+            assert_eq!(got.expect("reads"), want);
+        }
     }
 
     /// A count of queries past what a u64 holds (a hostile or damaged record) is an error
