@@ -565,6 +565,13 @@ impl<L: Link> Fleet<L> {
         self
     }
 
+    /// Whether a write to the fleet's record of queries in flight failed ([`with_record`](Self::with_record)):
+    /// then no query was sent after it, and the record may lack the `done` line of a query that
+    /// settled ([`record::RecordHealth`]).
+    pub fn record_failed(&self) -> bool {
+        self.record.as_ref().is_some_and(QueryRecord::failed)
+    }
+
     /// The fleet with `ids` named in its ledger as left out: devices the learner holds keys for
     /// that are not among its members (no hello, or no answer to the first).
     pub fn with_left_out(mut self, ids: Vec<u64>) -> Self {

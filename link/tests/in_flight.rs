@@ -442,6 +442,11 @@ fn a_sequential_fleet_records_each_query_and_its_settlement() {
 fn a_query_that_cannot_be_recorded_is_not_sent() {
     let env = env();
     let full = Path::new("/dev/full");
+    let record = QueryRecord::append(full).expect("/dev/full opens");
+    let mut fleet = Fleet::new(members(&env, 3, 5.0), eps(), Routing::RoundRobin, 0).with_record(record);
+    assert!(!fleet.record_failed());
+    assert!(fleet.query(0, None).is_err());
+    assert!(fleet.record_failed(), "the fleet says its record failed");
     for in_flight in [1, 4] {
         let record = QueryRecord::append(full).expect("/dev/full opens");
         let fleet = Fleet::new(members(&env, 3, 5.0), eps(), Routing::RoundRobin, 0).with_record(record);

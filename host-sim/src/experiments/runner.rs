@@ -323,15 +323,25 @@ impl LoopClock {
 
 /// What job (`trial`, learner `recorded` of the run) leaves once its loop ended with `curve`:
 /// its fleet's or device's `ledger` written in `ledger_dir`, labelled with what its record of
-/// queries in flight in `record_dir` says earlier attempts left unanswered; the record removed
-/// once the job finished. The job's outcome, or why its results are not whole.
+/// queries in flight in `record`'s directory says earlier attempts left unanswered; the record
+/// removed once the job finished. The job's outcome, or why its results are not whole.
+///
+/// A record a write to which failed (`record`'s flag) may lack the `done` line of a query whose
+/// reply reached the learner (a query whose `sent` line failed was not sent, and after a failed
+/// write none is): such a record labels the ledger with what it carried from earlier attempts
+/// alone, and is then removed, so that the attempt that runs the job again takes that from the
+/// ledger and not the record's own lines. A finished job loses nothing by it: every query it
+/// sent settled. A failed one (a record that cannot be written fails its job: the query is not
+/// sent) loses the label of what it left in flight, rather than label answered queries.
 fn keep_job(
     (trial, recorded): (usize, usize),
     ledger_dir: Option<&Path>,
-    record_dir: Option<&Path>,
+    record: Option<(&Path, bool)>,
     ledger: Option<Vec<MemberRecord>>,
     curve: Result<Vec<f64>, RunError>,
 ) -> Result<Vec<f64>, RunError> {
+    let (record_dir, record_failed) = (record.map(|(dir, _)| dir), record.is_some_and(|(_, failed)| failed));
+    let labels = if record_failed { output::Labels::Carried } else { output::Labels::All };
     // Written whether or not the job finished: what a failed job spent is recorded too. A job
     // run again writes what its devices show then (for a device on the wire, the failed
     // attempt's spending as well), and keeps the earlier attempt's rows of devices it did not
@@ -342,7 +352,7 @@ fn keep_job(
     if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
         && let Err(e) = output::with_earlier_attempt(dir, trial, recorded, ledger).and_then(|mut all| {
             if let Some(record_dir) = record_dir {
-                unlabelled = output::with_unanswered(record_dir, trial, recorded, &mut all).err();
+                unlabelled = output::with_unanswered(record_dir, trial, recorded, &mut all, labels).err();
             }
             output::write_ledger(dir, trial, recorded, &all)
         })
@@ -357,10 +367,13 @@ fn keep_job(
     if let Some(record) = unlabelled {
         return Err(RunError::Unlabelled { job: curve.err().map(Box::new), record });
     }
-    // Finished: its ledger holds what the record said. A failed job keeps its record, for the
-    // attempt that runs it again, unless it holds nothing to label (the job queried no one).
+    // Finished, or its record failed: its ledger holds what the record can say. A failed job
+    // keeps its record, for the attempt that runs it again, unless it holds nothing to label
+    // (the job queried no one).
     match (&curve, record_dir) {
-        (Ok(_), Some(dir)) if written => output::end_query_record(dir, trial, recorded),
+        (_, Some(dir)) if written && (curve.is_ok() || record_failed) => {
+            output::end_query_record(dir, trial, recorded)
+        }
         (Err(_), Some(dir)) => output::end_empty_query_record(dir, trial, recorded),
         _ => Ok(()),
     }
@@ -388,6 +401,7 @@ impl LoopTask<'_> {
             Some(dir) => Some(output::begin_query_record(dir, trial, recorded).map_err(RunError::Output)?),
             None => None,
         };
+        let health = record.as_ref().map(QueryRecord::health);
         let Trial { curve, ledger, loop_seconds } = run_trial_with_record(
             env.as_ref(),
             &config.algorithms[learner],
@@ -403,7 +417,8 @@ impl LoopTask<'_> {
             Some(fleet) => fleet.ledger_dir.as_deref(),
             None => config.device_ledger_dir.as_deref(),
         };
-        keep_job((trial, recorded), ledger_dir, record_dir, ledger, curve)
+        let record_failed = health.is_some_and(|h| h.failed());
+        keep_job((trial, recorded), ledger_dir, record_dir.map(|dir| (dir, record_failed)), ledger, curve)
     }
 
     /// Whether every job queries a device that privatises (local DP), so that a fleet can
@@ -712,7 +727,7 @@ mod tests {
                 "ldp-queries-in-flight 1\ncarried 1 18446744073709551615 1\nsent 1 1 1\n",
             )
             .unwrap();
-            let got = keep_job((0, 0), Some(&dir), Some(&dir), ledger(), curve);
+            let got = keep_job((0, 0), Some(&dir), Some((&dir, false)), ledger(), curve);
             let Err(e) = got else { panic!("an unreadable record passed over in silence") };
             let ledger = std::fs::read_to_string(dir.join("trial0-learner0.csv"));
             assert!(
@@ -726,6 +741,34 @@ mod tests {
             );
             assert_eq!(message.contains("trial 9"), !finished, "the job's own error first: {message}");
             assert!(record.is_file(), "the damaged record is kept");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A record a write to which failed (here the `done` line of device 1's query) labels the
+    /// job's ledger with what it carried from earlier attempts alone, finished or failed, and
+    /// is removed: the attempt that runs the job again carries that from the ledger, and does
+    /// not count the answered query as unanswered.
+    #[test]
+    fn a_record_whose_writing_failed_labels_only_what_it_carried() {
+        let dir = std::env::temp_dir().join(format!("ldp-keep-failed-{}", std::process::id()));
+        let record = output::queries_path(&dir, 0, 0);
+        let row = |id| MemberRecord { id, spent: 2.0, reports: 2, ..Default::default() };
+        for curve in [Ok(vec![1.0]), Err(RunError::NoSuchJob { trial: 9, learner: 9 })] {
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&record, "ldp-queries-in-flight 1\ncarried 3 1 0.5\nsent 1 1 1\n").unwrap();
+            let finished = curve.is_ok();
+            let got = keep_job((0, 0), Some(&dir), Some((&dir, true)), Some(vec![row(1), row(3)]), curve);
+            assert_eq!(got.is_ok(), finished, "{:?}", got.err().map(|e| e.to_string()));
+            let ledger = std::fs::read_to_string(dir.join("trial0-learner0.csv")).unwrap();
+            let labels: Vec<&str> =
+                ledger.lines().skip(1).map(|l| l.rsplitn(3, ',').collect::<Vec<_>>()[1]).collect();
+            assert_eq!(labels, ["0", "1"], "device 1's answered query labelled: {ledger}");
+            assert!(!record.exists(), "the record whose writing failed is removed");
+            drop(output::begin_query_record(&dir, 0, 0).unwrap());
+            let again = std::fs::read_to_string(&record).unwrap();
+            assert_eq!(again, "ldp-queries-in-flight 1\ncarried 3 1 0.5\n", "carried from the ledger");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -17,7 +17,9 @@ use crate::run::files::{write_whole, write_whole_synced};
 use crate::run::results::AlgorithmResult;
 pub use crate::run::settings::OutputError;
 use ldp_link::device::MemberRecord;
-use ldp_link::fleet::record::{QueryRecord, RECORD_HEADER, Unanswered, read_unanswered, record_start};
+use ldp_link::fleet::record::{
+    QueryRecord, RECORD_HEADER, Unanswered, read_carried, read_unanswered, record_start,
+};
 use std::collections::BTreeMap;
 
 #[cfg(feature = "plots")]
@@ -151,22 +153,40 @@ pub fn begin_query_record(dir: &Path, trial: usize, learner: usize) -> Result<Qu
     QueryRecord::append(&path).map_err(io_err(&path))
 }
 
+/// Which lines of a job's record label its ledger ([`with_unanswered`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Labels {
+    /// Every line: what earlier attempts left unanswered, and this attempt's queries sent and
+    /// not done.
+    All,
+    /// What earlier attempts left unanswered alone (the `carried` lines, written whole before
+    /// this attempt sent anything): for a record a write to which failed, which may lack the
+    /// `done` line of a query whose reply reached the learner
+    /// ([`ldp_link::fleet::record::RecordHealth`]).
+    Carried,
+}
+
 /// Labels `ledger`, of a job whose queries were recorded in `dir`, with each device's queries
 /// that earlier attempts (or this one) left unanswered, from the job's record
-/// ([`queries_path`]; nothing without one): on the device's first row in the fleet (else its
-/// first row, else a row of its own, as left out); every other row shows none, so each is
-/// counted once. A record that cannot be read leaves `ledger` as it was.
+/// ([`queries_path`]; nothing without one; its `labels` lines): on the device's first row in
+/// the fleet (else its first row, else a row of its own, as left out); every other row shows
+/// none, so each is counted once. A record that cannot be read leaves `ledger` as it was.
 pub fn with_unanswered(
     dir: &Path,
     trial: usize,
     learner: usize,
     ledger: &mut Vec<MemberRecord>,
+    labels: Labels,
 ) -> Result<(), OutputError> {
     let path = queries_path(dir, trial, learner);
     if !path.is_file() {
         return Ok(());
     }
-    let unanswered = read_unanswered(&path).map_err(|e| OutputError::read(&path, e.detail()))?;
+    let read = match labels {
+        Labels::All => read_unanswered(&path),
+        Labels::Carried => read_carried(&path),
+    };
+    let unanswered = read.map_err(|e| OutputError::read(&path, e.detail()))?;
     for r in ledger.iter_mut() {
         (r.unanswered, r.unanswered_eps) = (0, 0.0);
     }
@@ -588,7 +608,7 @@ mod tests {
             |id, left_out| MemberRecord { id, spent: 1.0, left_out, unanswered: 5, ..Default::default() };
         // Device 1 twice (left out of this attempt, in the earlier one), 7 absent.
         let mut ledger = vec![row(1, true), row(2, false), row(1, false)];
-        with_unanswered(&dir, 1, 2, &mut ledger).unwrap();
+        with_unanswered(&dir, 1, 2, &mut ledger, Labels::All).unwrap();
         let u = |r: &MemberRecord| (r.id, r.left_out, r.unanswered);
         assert_eq!(
             ledger.iter().map(u).collect::<Vec<_>>(),
@@ -602,7 +622,7 @@ mod tests {
         drop(begin_query_record(&dir, 1, 2).unwrap());
         assert_eq!(fs::read_to_string(&path).unwrap(), carried);
         let mut again = vec![row(1, false), row(2, false), row(7, false)];
-        with_unanswered(&dir, 1, 2, &mut again).unwrap();
+        with_unanswered(&dir, 1, 2, &mut again, Labels::All).unwrap();
         assert_eq!(again.iter().map(u).collect::<Vec<_>>(), [(1, false, 1), (2, false, 0), (7, false, 1)]);
         end_query_record(&dir, 1, 2).unwrap();
         end_query_record(&dir, 1, 2).unwrap();

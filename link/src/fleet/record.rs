@@ -29,6 +29,8 @@ use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The first line of a record.
 pub const RECORD_HEADER: &str = "ldp-queries-in-flight 1";
@@ -122,6 +124,23 @@ pub struct QueryRecord {
     eps: (u64, String),
     /// The first write that failed: nothing is written after it, and no query is sent.
     failed: Option<io::ErrorKind>,
+    /// Whether a write failed, for whoever labels from the record.
+    health: RecordHealth,
+}
+
+/// Whether a write to a [`QueryRecord`] failed, seen from outside the fleet it was given to
+/// ([`QueryRecord::health`]). A record whose write failed may lack the `done` line of a query
+/// that settled (that write is the one that failed, and nothing is written after it): it
+/// says such a query is unanswered though its reply reached the fleet, so only the lines it
+/// began with (carried, written whole before any query) are to be trusted.
+#[derive(Clone, Debug, Default)]
+pub struct RecordHealth(Arc<AtomicBool>);
+
+impl RecordHealth {
+    /// Whether a write to the record failed.
+    pub fn failed(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
 }
 
 impl QueryRecord {
@@ -130,7 +149,18 @@ impl QueryRecord {
     pub fn append(path: &Path) -> io::Result<Self> {
         let file = OpenOptions::new().append(true).open(path)?;
         let eps = (f64::NAN.to_bits(), String::new());
-        Ok(Self { file, path: path.to_path_buf(), line: Vec::with_capacity(64), eps, failed: None })
+        let line = Vec::with_capacity(64);
+        Ok(Self { file, path: path.to_path_buf(), line, eps, failed: None, health: RecordHealth::default() })
+    }
+
+    /// Whether a write to the record failed, now and after the record is given to a fleet.
+    pub fn health(&self) -> RecordHealth {
+        self.health.clone()
+    }
+
+    /// Whether a write to the record failed.
+    pub fn failed(&self) -> bool {
+        self.failed.is_some()
     }
 
     /// The file.
@@ -157,7 +187,7 @@ impl QueryRecord {
     }
 
     /// Writes that query `n` to `device` settled `how`. A failure is kept: the next query is
-    /// not sent.
+    /// not sent, and [`Self::health`] says so.
     pub(super) fn settled(&mut self, device: u64, n: u32, how: Settlement) {
         self.line.clear();
         self.line.extend_from_slice(b"done ");
@@ -174,7 +204,10 @@ impl QueryRecord {
         if let Some(kind) = self.failed {
             return Err(io::Error::new(kind, "an earlier write to the record failed"));
         }
-        self.file.write_all(&self.line).inspect_err(|e| self.failed = Some(e.kind()))
+        self.file.write_all(&self.line).inspect_err(|e| {
+            self.failed = Some(e.kind());
+            self.health.0.store(true, Ordering::Release);
+        })
     }
 }
 
@@ -230,6 +263,30 @@ impl std::error::Error for RecordError {}
 /// that is not a record's and a sum past its type ([`Unanswered::add`]) are errors naming the
 /// file and the line, quoting at most its start.
 pub fn read_unanswered(path: &Path) -> Result<BTreeMap<u64, Unanswered>, RecordError> {
+    let (mut totals, outstanding) = read_record(path)?;
+    for ((device, n), e) in outstanding {
+        totals.entry(device).or_default().add(1, e).map_err(|s| RecordError {
+            path: path.to_path_buf(),
+            line: None,
+            message: format!("device {device}, with query {n} sent and not done: {s}"),
+        })?;
+    }
+    Ok(totals)
+}
+
+/// What the record in `path` carried from earlier attempts, by device: its `carried` lines
+/// alone, for a record whose writing failed ([`RecordHealth`]). The whole record is read, and
+/// refused, as [`read_unanswered`] reads it.
+pub fn read_carried(path: &Path) -> Result<BTreeMap<u64, Unanswered>, RecordError> {
+    read_record(path).map(|(carried, _)| carried)
+}
+
+/// The queries each device's record carried, summed, and the queries sent and not done: ε by
+/// (device, query number).
+type RecordRead = (BTreeMap<u64, Unanswered>, BTreeMap<(u64, u32), f64>);
+
+/// The record in `path`: what it carried, and the queries it says were sent and not done.
+fn read_record(path: &Path) -> Result<RecordRead, RecordError> {
     let error =
         |line: Option<usize>, message: String| RecordError { path: path.to_path_buf(), line, message };
     let file = File::open(path).map_err(|e| error(None, e.to_string()))?;
@@ -301,14 +358,7 @@ pub fn read_unanswered(path: &Path) -> Result<BTreeMap<u64, Unanswered>, RecordE
             _ => return Err(bad("not a line of the record")),
         }
     }
-    for ((device, n), e) in outstanding {
-        totals
-            .entry(device)
-            .or_default()
-            .add(1, e)
-            .map_err(|s| error(None, format!("device {device}, with query {n} sent and not done: {s}")))?;
-    }
-    Ok(totals)
+    Ok((totals, outstanding))
 }
 
 /// The longest line a record holds, its newline excluded; a longer one is damage. The longest
@@ -498,6 +548,27 @@ mod tests {
             let e = got.expect_err("an ε sum that is not finite");
             assert!(e.to_string().contains("ε"), "{e}");
         }
+    }
+
+    /// A failed `done` write is not silent: the record's health, which outlives its move into
+    /// a fleet, says so, and nothing is sent after it. Its lines carried from earlier attempts
+    /// still read alone, without the query whose `done` line is missing.
+    #[test]
+    fn a_failed_done_write_is_seen_from_outside() {
+        let carried = BTreeMap::from([(3, Unanswered { queries: 1, eps: 0.5 })]);
+        let path = file("failed-done", &record_start(&carried));
+        let mut record = QueryRecord::append(&path).expect("opens");
+        let health = record.health();
+        record.sent(1, 1, 0.5).expect("written");
+        assert!(!health.failed() && !record.failed());
+        // The file, read-only: every write fails from here on.
+        record.file = File::open(&path).expect("opens");
+        record.settled(1, 1, Settlement::Report);
+        assert!(health.failed() && record.failed(), "a failed done write passed over in silence");
+        assert!(record.sent(1, 2, 0.5).is_err(), "nothing is sent after it");
+        assert_eq!(read_carried(&path).expect("reads"), carried);
+        assert_eq!(read_unanswered(&path).expect("reads")[&1].queries, 1, "its done line is missing");
+        clean(&path);
     }
 
     /// The numbers are written as `Display` writes them.
