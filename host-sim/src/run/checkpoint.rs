@@ -244,7 +244,8 @@ pub struct OutLock {
 
 impl OutLock {
     /// Locks `dir` (created if needed), or refuses with [`CheckpointError::InUse`] if another
-    /// process holds it; never waits. Partial files a killed writer left there are removed.
+    /// process holds it; never waits. Partial files a killed writer left there, or in its
+    /// ledger directories, are removed.
     pub fn acquire(dir: &Path) -> Result<Self, CheckpointError> {
         let io = |source| CheckpointError::Open { dir: dir.to_path_buf(), source };
         std::fs::create_dir_all(dir).map_err(io)?;
@@ -264,6 +265,13 @@ impl OutLock {
         }
         file.set_len(0).and_then(|()| writeln!(file, "{}", std::process::id())).map_err(io)?;
         crate::run::files::remove_partials(dir).map_err(io)?;
+        // And the ledgers' and records' (`write_whole` writes them there too).
+        for ledgers in LEDGER_DIRS {
+            match crate::run::files::remove_partials(&dir.join(ledgers)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+                _ => {}
+            }
+        }
         Ok(Self { _file: file })
     }
 }
@@ -618,6 +626,34 @@ mod tests {
         std::fs::write(dir.join("regret.csv.1-0.partial"), "t,a\n1,").unwrap();
         let _second = Checkpoint::open(&dir, "run", 50).unwrap();
         assert!(!dir.join("regret.csv.1-0.partial").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The ledger directories' partial files (a ledger or a record of queries in flight a
+    /// killed writer left part-way) go too when the output directory is next locked; their
+    /// ledgers and records stay.
+    #[test]
+    fn the_ledger_directories_partial_files_go_when_the_directory_is_locked() {
+        let dir = scratch("ledger-partials");
+        for ledgers in LEDGER_DIRS {
+            std::fs::create_dir_all(dir.join(ledgers)).unwrap();
+            for name in [
+                "trial0-learner0.csv.1-0.partial",
+                "trial0-learner0.queries.1-1.partial",
+                "trial0-learner0.csv",
+            ] {
+                std::fs::write(dir.join(ledgers).join(name), "x").unwrap();
+            }
+        }
+        let _lock = OutLock::acquire(&dir).unwrap();
+        for ledgers in LEDGER_DIRS {
+            let mut left: Vec<String> = std::fs::read_dir(dir.join(ledgers))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            left.sort();
+            assert_eq!(left, ["trial0-learner0.csv"], "{ledgers}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
