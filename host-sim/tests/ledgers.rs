@@ -10,7 +10,8 @@
 //! job run again keeps what a device missing from the rerun spent. A fleet's job killed with
 //! queries in flight shows, run again, exactly those queries as spent unanswered by each member
 //! (also after a second kill), its other columns as a run never killed writes them; a run never
-//! killed shows none and keeps no record; a damaged record is refused, naming it.
+//! killed shows none and keeps no record; a damaged record is refused, naming it. The run's own
+//! fleet writes the record; a job that queried no one keeps none, and pins no settings.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
