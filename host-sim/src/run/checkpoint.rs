@@ -265,12 +265,10 @@ impl OutLock {
         }
         file.set_len(0).and_then(|()| writeln!(file, "{}", std::process::id())).map_err(io)?;
         crate::run::files::remove_partials(dir).map_err(io)?;
-        // And the ledgers' and records' (`write_whole` writes them there too).
-        for ledgers in LEDGER_DIRS {
-            match crate::run::files::remove_partials(&dir.join(ledgers)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
-                _ => {}
-            }
+        // And the ledgers' and records' (`write_whole` writes them there too). A ledger
+        // directory that is not one is for the ledger's own writer to report.
+        for ledgers in LEDGER_DIRS.map(|l| dir.join(l)).iter().filter(|l| l.is_dir()) {
+            crate::run::files::remove_partials(ledgers).map_err(io)?;
         }
         Ok(Self { _file: file })
     }
