@@ -7,7 +7,11 @@
 //! sharded run's directories combines the shards' ledgers. A failed job's ledger outlives the
 //! failed run; another run in the same directory does not sum it (a run whose only job failed
 //! leaves an empty `jobs.jsonl`, which pins no settings), `--overwrite` discards it, and the
-//! job run again keeps what a device missing from the rerun spent.
+//! job run again keeps what a device missing from the rerun spent. A fleet's job killed with
+//! queries in flight shows, run again, exactly those queries as spent unanswered by each member
+//! (also after a second kill), its other columns as a run never killed writes them; a run never
+//! killed shows none and keeps no record; a damaged record is refused, naming it. The run's own
+//! fleet writes the record; a job that queried no one keeps none, and pins no settings.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -301,4 +305,223 @@ fn a_job_run_again_keeps_what_a_device_missing_from_the_rerun_spent() {
         recorded.is_some_and(|s| s >= before - 1e-9),
         "device 1 spent {before} ε on this run's job (its failed attempt), and run.json records {recorded:?}: {fleet}"
     );
+}
+
+/// `run device --device fleet:10 --trials 1 --horizon 12 --quiet --out OUT`.
+fn run_fleet(out: &Path) -> (bool, String) {
+    let out = out.to_string_lossy();
+    let args = [
+        "run",
+        "device",
+        "--device",
+        "fleet:10",
+        "--trials",
+        "1",
+        "--horizon",
+        "12",
+        "--quiet",
+        "--out",
+        &out,
+    ];
+    host_sim(&args, Path::new("no-keys"))
+}
+
+/// What a kill of job (trial 0, learner 2) of [`run_fleet`] leaves in `out` when `queries`
+/// queries are in flight: its attempt begun as the run begins it (what earlier attempts left
+/// unanswered carried), its fleet (the run's ids and ε) sending them through the run's record,
+/// and the record as it is on disk at that moment — no reply of those queries has reached the
+/// fleet — with a line a kill cut short after it. (The fleet is then drained, so that its
+/// threads end; the record is put back as the kill left it.)
+fn kill_with_queries_in_flight(out: &Path, queries: usize) {
+    use ldp_link::fleet::{Fleet, InFlightFleet, Routing, in_process};
+    let dir = out.join("fleet");
+    let record = host_sim::run::output::begin_query_record(&dir, 0, 2).unwrap();
+    let (env, epsilon) = host_sim::experiments::experiment_env("device", 0, 0, None).unwrap();
+    let members = in_process(env, 1, 10, epsilon, 50.0).unwrap();
+    let fleet = Fleet::new(members, epsilon, Routing::RoundRobin, 0).with_record(record);
+    let mut flying = InFlightFleet::new(fleet, 8).unwrap();
+    for t in 0..queries {
+        ldp_link::device::Device::submit(&mut flying, t, None).unwrap();
+    }
+    let path = host_sim::run::output::queries_path(&dir, 0, 2);
+    let mut killed = std::fs::read(&path).unwrap();
+    killed.extend_from_slice(b"sent 9 1 0.");
+    ldp_link::device::Device::drain(&mut flying);
+    drop(flying);
+    std::fs::write(&path, killed).unwrap();
+}
+
+/// Every ledger of `out`'s fleet, by file name.
+fn fleet_ledgers(out: &Path) -> std::collections::BTreeMap<String, String> {
+    std::fs::read_dir(out.join("fleet"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+/// Each row of a ledger's text, its fields.
+fn rows(text: &str) -> Vec<Vec<&str>> {
+    text.lines().skip(1).map(|l| l.split(',').collect()).collect()
+}
+
+/// A fleet's job killed with 3 queries in flight, at members 1 to 3 (round robin), run again:
+/// its ledger shows each of them with 1 query spent unanswered at ε = 1, every other member
+/// with none, and every other column (what each spent, its reports) as the ledger of a run
+/// never killed; the other jobs' ledgers are that run's byte for byte. The run never killed
+/// shows nothing unanswered (no such columns, nothing in `run.json`), and neither keeps a
+/// record once its jobs finished.
+#[test]
+fn a_job_killed_with_queries_in_flight_shows_them_spent_unanswered_when_run_again() {
+    let root = dir("killed");
+    let (whole, killed) = (root.join("whole"), root.join("killed"));
+    let (ok, err) = run_fleet(&whole);
+    assert!(ok, "{err}");
+    kill_with_queries_in_flight(&killed, 3);
+    let (ok, err) = run_fleet(&killed);
+    assert!(ok, "{err}");
+    let (never, again) = (fleet_ledgers(&whole), fleet_ledgers(&killed));
+    assert_eq!(never.keys().collect::<Vec<_>>(), again.keys().collect::<Vec<_>>(), "no record is left");
+    assert!(never.keys().all(|name| name.ends_with(".csv")), "{:?}", never.keys());
+    let job = "trial0-learner2.csv";
+    for (name, text) in &never {
+        assert!(!text.contains("unanswered"), "a run never killed labels nothing: {name}: {text}");
+        if name != job {
+            assert_eq!(&again[name], text, "{name}: a job not killed is written as before");
+        }
+    }
+    let (before, after) = (rows(&never[job]), rows(&again[job]));
+    assert!(again[job].starts_with(never[job].lines().next().unwrap()), "{}", again[job]);
+    assert!(again[job].lines().next().unwrap().ends_with(",left_out,unanswered,unanswered_eps"));
+    assert_eq!(before.len(), after.len(), "{}", again[job]);
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(a[..b.len()], b[..], "spent, reports and the rest as a run never killed: {}", again[job]);
+        let id: u64 = a[0].parse().unwrap();
+        let want = if (1..=3).contains(&id) { ["1", "1"] } else { ["0", "0"] };
+        assert_eq!(a[b.len()..], want, "device {id}: {}", again[job]);
+    }
+    assert!(run_json(&whole)["fleet"].get("unanswered").is_none());
+    let unanswered = &run_json(&killed)["fleet"]["unanswered"];
+    let one = serde_json::json!({"queries": 1, "eps": 1.0});
+    assert_eq!(*unanswered, serde_json::json!({"1": one, "2": one, "3": one}), "{unanswered}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Killed twice: the attempt that runs the job again is killed too, with 2 queries in flight
+/// (at members 1 and 2 of its own fleet): the job, run a third time, shows what both attempts
+/// left unanswered — the first's carried by the second's record.
+#[test]
+fn a_job_killed_twice_shows_what_both_attempts_left_unanswered() {
+    let root = dir("twice");
+    let out = root.join("out");
+    kill_with_queries_in_flight(&out, 3);
+    kill_with_queries_in_flight(&out, 2);
+    let (ok, err) = run_fleet(&out);
+    assert!(ok, "{err}");
+    let text = &fleet_ledgers(&out)["trial0-learner2.csv"];
+    for row in rows(text) {
+        let want = match row[0] {
+            "1" | "2" => ["2", "2"],
+            "3" => ["1", "1"],
+            _ => ["0", "0"],
+        };
+        assert_eq!(row[row.len() - 2..], want, "device {}: {text}", row[0]);
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A record damaged other than by a kill (a whole line that is not a record's) is refused
+/// before the job queries anyone: the error names the file and the line and says what to do;
+/// removed, the job runs.
+#[test]
+fn a_damaged_record_of_queries_in_flight_is_refused_naming_it() {
+    let root = dir("damaged");
+    let out = root.join("out");
+    kill_with_queries_in_flight(&out, 3);
+    let path = host_sim::run::output::queries_path(&out.join("fleet"), 0, 2);
+    let text = std::fs::read_to_string(&path).unwrap().replacen("sent 2 1 1\n", "sent two 1 1\n", 1);
+    std::fs::write(&path, text).unwrap();
+    let (ok, err) = run_fleet(&out);
+    assert!(!ok, "a damaged record was read");
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    assert!(err.contains("line 3") && err.contains("remove it"), "{err}");
+    std::fs::remove_file(&path).unwrap();
+    let (ok, err) = run_fleet(&out);
+    assert!(ok, "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The run's own fleet writes each query to its job's record (the wiring of `job_recorded_as`
+/// and `trial_parts`, not a fleet built by the test): a job whose fleet runs out of budget
+/// fails and keeps its record, which holds the queries it sent and how they settled.
+#[test]
+fn the_runs_own_fleet_writes_each_query_to_its_record() {
+    let root = dir("wired");
+    let out = root.join("out");
+    let o = out.to_string_lossy();
+    let args = [
+        "run",
+        "device",
+        "--device",
+        "fleet:2",
+        "--user-budget",
+        "2",
+        "--trials",
+        "1",
+        "--horizon",
+        "12",
+        "--quiet",
+        "--out",
+        &o,
+    ];
+    let (ok, err) = host_sim(&args, Path::new("no-keys"));
+    assert!(!ok && err.contains("budget is exhausted"), "the fleet ran out: {err}");
+    let records: Vec<String> = std::fs::read_dir(out.join("fleet"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "queries"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(!records.is_empty(), "a failed job keeps its record");
+    assert!(
+        records.iter().any(|r| r.contains("\nsent 1 1 ") && r.contains("\ndone 1 1 report\n")),
+        "the run's fleet recorded nothing: {records:?}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A run that failed before its job queried anyone (a broker it cannot reach, no keys) leaves
+/// no record of queries in flight; and a record that holds no query (its header alone, as a
+/// kill before the first query leaves it) pins no settings: another run in the directory runs.
+#[test]
+fn a_record_of_no_query_is_not_kept_and_pins_no_settings() {
+    let root = dir("no-query");
+    let out = root.join("out");
+    let o = out.to_string_lossy();
+    let args = [
+        "run",
+        "device",
+        "--device",
+        "mqtt://127.0.0.1:1",
+        "--trials",
+        "1",
+        "--horizon",
+        "12",
+        "--quiet",
+        "--out",
+        &o,
+    ];
+    let (ok, err) = host_sim(&args, Path::new("no-keys"));
+    assert!(!ok, "no keys, no broker: {err}");
+    let fleet = out.join("fleet");
+    let records: Vec<PathBuf> =
+        std::fs::read_dir(&fleet).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
+    assert!(records.is_empty(), "a job that queried no one keeps nothing: {records:?}");
+    std::fs::create_dir_all(&fleet).unwrap();
+    std::fs::write(fleet.join("trial0-learner0.queries"), "ldp-queries-in-flight 1\n").unwrap();
+    let (ok, err) = run_fleet(&out);
+    assert!(ok, "{err}");
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -53,6 +53,14 @@ pub enum DeviceError {
         /// The largest member's lifetime budget (ε).
         user_budget: f64,
     },
+    /// A fleet's query could not be written to its record of queries in flight
+    /// ([`crate::fleet::record`]), so it was not sent.
+    Record {
+        /// The record.
+        path: std::path::PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
 }
 
 impl std::fmt::Display for DeviceError {
@@ -73,6 +81,11 @@ impl std::fmt::Display for DeviceError {
             Self::FleetExhausted { round, devices, user_budget } => write!(
                 f,
                 "the fleet's budget is exhausted at round {round}: none of its {devices} devices (each with a lifetime budget of at most {user_budget} eps) has budget left or answers; use more devices (--device fleet:N), a larger --user-budget, or a shorter --horizon"
+            ),
+            Self::Record { path, source } => write!(
+                f,
+                "cannot write the query to {} ({source}), so it was not sent: a fleet records each query before it sends it, so that a run killed with queries in flight can say what they spent (free space on its disk, or make it writable, and run again)",
+                path.display()
             ),
             Self::UnboundedNoise => f.write_str(
                 "the environment's noise is unbounded, so CTL(eps) has no R: use a bounded-noise environment",
@@ -122,7 +135,7 @@ pub enum Submitted {
 
 /// What one member of a fleet spent in a job, as the device showed it in its last
 /// authenticated frame.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MemberRecord {
     /// The device's id.
     pub id: u64,
@@ -137,6 +150,14 @@ pub struct MemberRecord {
     /// The learner holds its key but it was not in the job's fleet: it showed no hello, or did
     /// not answer its first one (`spent` is then unknown and 0 here).
     pub left_out: bool,
+    /// Queries sent to it by earlier attempts of the job, killed with them in flight, whose
+    /// replies never reached the learner ([`crate::fleet::record`]): a label of what `spent`
+    /// counts for a device that keeps its budget (over MQTT; an in-process fleet's simulated
+    /// devices are made afresh for each attempt). 0 where no attempt was killed, and from the
+    /// fleet itself (the run that runs the job again fills it in).
+    pub unanswered: u64,
+    /// The ε of those queries, summed.
+    pub unanswered_eps: f64,
 }
 
 /// The public configuration of a device over `env`: its B and R, per-report limit `epsilon`
@@ -296,6 +317,7 @@ impl<L: Link> WireDevice<L> {
             skipped: 0,
             dropped: self.client.dropped,
             left_out: false,
+            ..MemberRecord::default()
         }])
     }
 }

@@ -13,7 +13,9 @@
 //! - [`FileMedium`]: a device's durable state (seed material, boot counter, reserved budget) in
 //!   a file, so that a restarted device process never gets its budget back;
 //! - [`Fleet`]: the learner's view, a [`Device`] that routes each query
-//!   and records what every member spent.
+//!   and records what every member spent;
+//! - [`record`]: each query written to a file before it is sent, so that a run killed with
+//!   queries in flight can say, running the job again, what they spent unanswered.
 
 use std::borrow::Borrow;
 use std::fs::OpenOptions;
@@ -535,6 +537,8 @@ pub struct Fleet<L> {
     next: usize,
     round: u64,
     left_out: Vec<u64>,
+    /// Where each query is written before it is sent, and its settlement after, if anywhere.
+    record: Option<QueryRecord>,
 }
 
 impl<L: Link> Fleet<L> {
@@ -549,7 +553,23 @@ impl<L: Link> Fleet<L> {
             next: 0,
             round: 0,
             left_out: Vec::new(),
+            record: None,
         }
+    }
+
+    /// The fleet with each query written to `record` before it is sent to its member, and its
+    /// settlement after ([`record`]): a query whose line cannot be written is not sent, and the
+    /// round fails with [`DeviceError::Record`] once no member can be asked.
+    pub fn with_record(mut self, record: QueryRecord) -> Self {
+        self.record = Some(record);
+        self
+    }
+
+    /// Whether a write to the fleet's record of queries in flight failed ([`with_record`](Self::with_record)):
+    /// then no query was sent after it, and the record may lack the `done` line of a query that
+    /// settled ([`record::RecordHealth`]).
+    pub fn record_failed(&self) -> bool {
+        self.record.as_ref().is_some_and(QueryRecord::failed)
     }
 
     /// The fleet with `ids` named in its ledger as left out: devices the learner holds keys for
@@ -582,6 +602,7 @@ impl<L: Link> Fleet<L> {
                 // `Member::client`) shows what it had dropped when its last query settled.
                 dropped: m.client.try_lock().map_or(m.dropped_replies, |c| c.dropped),
                 left_out: false,
+                ..MemberRecord::default()
             })
             .chain(self.left_out.iter().map(|&id| MemberRecord {
                 id,
@@ -590,6 +611,7 @@ impl<L: Link> Fleet<L> {
                 skipped: 0,
                 dropped: Dropped::default(),
                 left_out: true,
+                ..MemberRecord::default()
             }))
             .collect()
     }
@@ -648,7 +670,7 @@ impl<L: Link> Fleet<L> {
             LaplaceMechanism::truncated(self.epsilon, level)
                 .map_err(|e| DeviceError::Refusal(Refusal::Param(e)))?;
         }
-        Ok(Round { number: self.round, action, level, tried: Vec::new(), bad_query: None })
+        Ok(Round { number: self.round, action, level, tried: Vec::new(), bad_query: None, unrecorded: None })
     }
 
     /// Member `i` taken for `round`: its query's sequence number, or `None` if the query's
@@ -662,8 +684,16 @@ impl<L: Link> Fleet<L> {
             round.bad_query = Some(Refusal::Param(e));
             return None;
         }
-        m.round = m.round.wrapping_add(1);
-        Some(m.round)
+        let n = m.round.wrapping_add(1);
+        // Written before the query can leave (module `record`): if it cannot be, it does not.
+        if let Some(record) = self.record.as_mut()
+            && let Err(source) = record.sent(m.id, n, self.epsilon.get())
+        {
+            round.unrecorded = Some((record.path().to_path_buf(), source));
+            return None;
+        }
+        m.round = n;
+        Some(n)
     }
 
     /// What member `i`'s answer (or silence) to round `round`'s query does: `Some` ends the
@@ -671,6 +701,14 @@ impl<L: Link> Fleet<L> {
     fn settle(&mut self, i: usize, round: u64, outcome: Outcome) -> Option<Result<f64, DeviceError>> {
         let n = self.members.len() as u64;
         let m = &mut self.members[i];
+        if let Some(record) = self.record.as_mut() {
+            let how = match &outcome {
+                Ok(Ok(_)) => Settlement::Report,
+                Ok(Err(_)) => Settlement::Refused,
+                Err(_) => Settlement::Failed,
+            };
+            record.settled(m.id, m.round, how);
+        }
         // What the device showed it has left in any authenticated frame, a closing hello
         // included: a report the link swallowed is spent all the same.
         {
@@ -741,6 +779,9 @@ impl<L: Link> Fleet<L> {
     /// The error of a round no member answered: the refusal of its query, or the fleet's
     /// exhausted budget.
     fn unanswered(&self, round: Round) -> DeviceError {
+        if let Some((path, source)) = round.unrecorded {
+            return DeviceError::Record { path, source };
+        }
         if let Some(refusal) = round.bad_query {
             return DeviceError::Refusal(refusal);
         }
@@ -759,6 +800,8 @@ struct Round {
     level: Option<TruncationLevel>,
     tried: Vec<usize>,
     bad_query: Option<Refusal>,
+    /// The record a query of the round could not be written to, and why: no member was sent it.
+    unrecorded: Option<(PathBuf, io::Error)>,
 }
 
 /// A member's answer to a query, or why there was none.
@@ -783,6 +826,9 @@ impl<L: Link> Device for Fleet<L> {
 
 mod in_flight;
 pub use in_flight::InFlightFleet;
+
+pub mod record;
+use record::{QueryRecord, Settlement};
 
 /// The in-process fleet of one trial: `devices` simulated users with ids 1 to `devices`, member
 /// `id` the device application over `env` keyed with [`MemberSeeds::simulated`]`(trial_seed, id)`,

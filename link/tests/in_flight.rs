@@ -4,9 +4,13 @@
 //! members as queries in flight or fewer, up to and past the fleet's exhaustion; a silent
 //! member's rounds go to the others, and it is benched as long as one query at a time would
 //! bench it; a fleet drained with queries outstanding counts what those sent spent, and sends
-//! nothing more.
+//! nothing more. A fleet with a record of its queries writes each before it is sent: killed with
+//! queries in flight, its record holds exactly those as sent and not done; a query that cannot
+//! be recorded is not sent.
 
+use std::collections::BTreeMap;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,6 +18,7 @@ use ldp_core::Epsilon;
 use ldp_learn::env::{Environment, SensorEnv};
 use ldp_link::client::WireClient;
 use ldp_link::device::{Device, DeviceError, MemberRecord, Submitted};
+use ldp_link::fleet::record::{QueryRecord, Unanswered, read_unanswered, record_start};
 use ldp_link::fleet::{Fleet, InFlightFleet, Member, MemberLink, Routing, in_process};
 use ldp_link::transport::Link;
 
@@ -358,4 +363,111 @@ fn a_query_refused_for_its_level_still_counts_a_round() {
     fleet.query(0, None).expect("round 3");
     let e = fleet.query(0, None);
     assert!(matches!(e, Err(DeviceError::FleetExhausted { round: 4, .. })), "{e:?}");
+}
+
+/// A new, empty record of queries in flight in a fresh directory `tag`: its path.
+fn record_file(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ldp-in-flight-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let path = dir.join("trial0-learner0.queries");
+    std::fs::write(&path, record_start(&BTreeMap::new())).expect("the record begun");
+    path
+}
+
+/// `queries` unanswered at ε = 1 for each of `ids`.
+fn one_each(ids: std::ops::RangeInclusive<u64>) -> BTreeMap<u64, Unanswered> {
+    ids.map(|id| (id, Unanswered { queries: 1, eps: 1.0 })).collect()
+}
+
+/// The state of a run killed with queries in flight is what its record holds on disk at that
+/// moment (a kill loses nothing written): 3 queries collected, then 5 submitted and not
+/// collected — whatever the workers' timing, no reply of those 5 has reached the fleet, so the
+/// record says each of their members has one query sent and not done. Drained, the fleet
+/// settles them, and nothing is left unanswered.
+#[test]
+fn a_fleet_killed_with_queries_in_flight_leaves_exactly_those_sent_and_not_done_in_its_record() {
+    let env = env();
+    let path = record_file("killed");
+    let record = QueryRecord::append(&path).expect("the record opens");
+    let fleet = Fleet::new(members(&env, 10, 50.0), eps(), Routing::RoundRobin, 0).with_record(record);
+    let mut concurrent = InFlightFleet::new(fleet, 8).expect("workers");
+    for t in 0..3 {
+        let s = concurrent.submit(t, None).expect("submitted");
+        collected(&mut concurrent, Some(s)).expect("a report");
+    }
+    for t in 0..5 {
+        concurrent.submit(t, None).expect("submitted");
+    }
+    // Round robin: members 1 to 3 answered, 4 to 8 have a query each in flight.
+    assert_eq!(read_unanswered(&path).expect("the record reads"), one_each(4..=8));
+    concurrent.drain();
+    let settled = read_unanswered(&path).expect("the record reads");
+    assert!(settled.values().all(|u| u.queries == 0), "drained, nothing is unanswered: {settled:?}");
+    let ledger = concurrent.ledger().expect("ledger");
+    assert_eq!(ledger.iter().map(|r| r.reports).sum::<u64>(), 8, "{ledger:?}");
+    assert!(ledger.iter().all(|r| r.unanswered == 0), "the fleet labels nothing itself: {ledger:?}");
+    let text = std::fs::read_to_string(&path).expect("the record");
+    assert_eq!(text.lines().filter(|l| l.starts_with("sent ")).count(), 8, "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("done ")).count(), 8, "{text}");
+    let _ = std::fs::remove_dir_all(path.parent().expect("its directory"));
+}
+
+/// One query at a time, each query's lines are written around it: after every query the
+/// record shows nothing unanswered, and it holds a `sent` and a `done` line per query.
+#[test]
+fn a_sequential_fleet_records_each_query_and_its_settlement() {
+    let env = env();
+    let path = record_file("sequential");
+    let record = QueryRecord::append(&path).expect("the record opens");
+    let mut fleet = Fleet::new(members(&env, 3, 2.0), eps(), Routing::RoundRobin, 0).with_record(record);
+    for t in 0..6 {
+        fleet.query(t % 10, None).expect("a report");
+        let left = read_unanswered(&path).expect("the record reads");
+        assert!(left.values().all(|u| u.queries == 0), "after query {t}: {left:?}");
+    }
+    // Exhausted: refused before anything is sent, so nothing more is recorded.
+    assert!(matches!(fleet.query(0, None), Err(DeviceError::FleetExhausted { .. })));
+    let text = std::fs::read_to_string(&path).expect("the record");
+    assert_eq!(text.lines().count(), 1 + 2 * 6, "{text}");
+    assert!(text.lines().nth(1).is_some_and(|l| l == "sent 1 1 1"), "{text}");
+    assert!(text.lines().nth(2).is_some_and(|l| l == "done 1 1 report"), "{text}");
+    let _ = std::fs::remove_dir_all(path.parent().expect("its directory"));
+}
+
+/// A query whose line cannot be written (a full disk: `/dev/full`) is not sent: the round
+/// fails naming the record, no member is charged or asked, and nothing is sent after.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_query_that_cannot_be_recorded_is_not_sent() {
+    let env = env();
+    let full = Path::new("/dev/full");
+    let record = QueryRecord::append(full).expect("/dev/full opens");
+    let mut fleet = Fleet::new(members(&env, 3, 5.0), eps(), Routing::RoundRobin, 0).with_record(record);
+    assert!(!fleet.record_failed());
+    assert!(fleet.query(0, None).is_err());
+    assert!(fleet.record_failed(), "the fleet says its record failed");
+    for in_flight in [1, 4] {
+        let record = QueryRecord::append(full).expect("/dev/full opens");
+        let fleet = Fleet::new(members(&env, 3, 5.0), eps(), Routing::RoundRobin, 0).with_record(record);
+        let mut device: Box<dyn Device> = if in_flight > 1 {
+            Box::new(InFlightFleet::new(fleet, in_flight).expect("workers"))
+        } else {
+            Box::new(fleet)
+        };
+        for t in 0..2 {
+            match device.query(t, None) {
+                Err(DeviceError::Record { path, .. }) => assert_eq!(path, full),
+                other => panic!("{in_flight} in flight: expected the record's error, got {other:?}"),
+            }
+        }
+        let e = device.query(0, None).expect_err("refused");
+        assert!(e.to_string().contains("/dev/full") && e.to_string().contains("not sent"), "{e}");
+        device.drain();
+        let ledger = device.ledger().expect("ledger");
+        assert!(
+            ledger.iter().all(|r| r.spent == 0.0 && r.reports == 0 && r.skipped == 0),
+            "{in_flight} in flight: a member was charged or asked: {ledger:?}"
+        );
+    }
 }

@@ -32,6 +32,8 @@ use ldp_link::transport::{Link, QemuDevice, TcpLink};
 
 use crate::run::checkpoint::Checkpoint;
 use crate::run::executor::{Executor, Progress, Task};
+use crate::run::output;
+use ldp_link::fleet::record::QueryRecord;
 
 pub use crate::run::results::{AlgorithmResult, UNIFORM_LABEL, aggregate, uniform_curve, with_uniform};
 pub use crate::run::settings::{
@@ -114,7 +116,21 @@ pub fn run_trial_recorded(
     trial_seed: u64,
     algo_index: u64,
 ) -> Trial {
-    let (mut learner, mut device) = match trial_parts(env, algorithm, config, trial_seed, algo_index) {
+    run_trial_with_record(env, algorithm, config, trial_seed, algo_index, None)
+}
+
+/// [`run_trial_recorded`], a fleet writing each query to `record` before it sends it, and its
+/// settlement after (`ldp_link::fleet::record`); `record` is unused by any other device.
+pub fn run_trial_with_record(
+    env: &dyn Environment,
+    algorithm: &AlgorithmSpec,
+    config: &RunConfig,
+    trial_seed: u64,
+    algo_index: u64,
+    record: Option<QueryRecord>,
+) -> Trial {
+    let (mut learner, mut device) = match trial_parts(env, algorithm, config, trial_seed, algo_index, record)
+    {
         Ok(parts) => parts,
         Err(e) => return Trial { curve: Err(e), ledger: None, loop_seconds: 0.0 },
     };
@@ -185,13 +201,14 @@ pub fn in_flight_loop(
     Ok(())
 }
 
-/// A trial's learner and the device it queries.
+/// A trial's learner and the device it queries (a fleet writing its queries to `record`).
 fn trial_parts<'a>(
     env: &'a dyn Environment,
     algorithm: &AlgorithmSpec,
     config: &RunConfig,
     trial_seed: u64,
     algo_index: u64,
+    record: Option<QueryRecord>,
 ) -> Result<(Optimizer, Box<dyn Device + 'a>), RunError> {
     let mut problem = problem_for(env, config)?;
     if config.constants == Constants::Calibrated {
@@ -238,13 +255,17 @@ fn trial_parts<'a>(
             let budget = spec.user_budget.unwrap_or(eps.get() * config.horizon.div_ceil(devices) as f64);
             let members =
                 fleet::in_process(env, trial_seed, devices, eps, budget).map_err(RunError::Device)?;
-            Box::new(Fleet::new(members, eps, spec.routing, derive_seed(trial_seed, algo_index, 4)))
+            let fleet = Fleet::new(members, eps, spec.routing, derive_seed(trial_seed, algo_index, 4));
+            Box::new(match record {
+                Some(record) => fleet.with_record(record),
+                None => fleet,
+            })
         }
         #[cfg(feature = "network")]
         (Some(eps), DeviceKind::Mqtt { url }) => {
             let (spec, seed) =
                 (config.fleet.clone().unwrap_or_default(), derive_seed(trial_seed, algo_index, 4));
-            Box::new(mqtt::MqttRun::connect(env, url, eps, spec.routing, seed, config.in_flight)?)
+            Box::new(mqtt::MqttRun::connect(env, url, eps, spec.routing, seed, config.in_flight, record)?)
         }
         #[cfg(not(feature = "network"))]
         (Some(_), DeviceKind::Serial { .. }) => return Err(ConfigError::DeviceNotBuilt("serial port").into()),
@@ -300,6 +321,66 @@ impl LoopClock {
     }
 }
 
+/// What job (`trial`, learner `recorded` of the run) leaves once its loop ended with `curve`:
+/// its fleet's or device's `ledger` written in `ledger_dir`, labelled with what its record of
+/// queries in flight in `record`'s directory says earlier attempts left unanswered; the record
+/// removed once the job finished. The job's outcome, or why its results are not whole.
+///
+/// A record a write to which failed (`record`'s flag) may lack the `done` line of a query whose
+/// reply reached the learner (a query whose `sent` line failed was not sent, and after a failed
+/// write none is): such a record labels the ledger with what it carried from earlier attempts
+/// alone, and is then removed, so that the attempt that runs the job again takes that from the
+/// ledger and not the record's own lines. A finished job loses nothing by it: every query it
+/// sent settled. A failed one (a record that cannot be written fails its job: the query is not
+/// sent) loses the label of what it left in flight, rather than label answered queries.
+fn keep_job(
+    (trial, recorded): (usize, usize),
+    ledger_dir: Option<&Path>,
+    record: Option<(&Path, bool)>,
+    ledger: Option<Vec<MemberRecord>>,
+    curve: Result<Vec<f64>, RunError>,
+) -> Result<Vec<f64>, RunError> {
+    let (record_dir, record_failed) = (record.map(|(dir, _)| dir), record.is_some_and(|(_, failed)| failed));
+    let labels = if record_failed { output::Labels::Carried } else { output::Labels::All };
+    // Written whether or not the job finished: what a failed job spent is recorded too. A job
+    // run again writes what its devices show then (for a device on the wire, the failed
+    // attempt's spending as well), and keeps the earlier attempt's rows of devices it did not
+    // reach. A label must never cost the ledger: if the record cannot be read, the ledger is
+    // written without its label, and the record's error said after.
+    let mut unlabelled = None;
+    let written = ledger.is_some() && ledger_dir.is_some();
+    if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
+        && let Err(e) = output::with_earlier_attempt(dir, trial, recorded, ledger).and_then(|mut all| {
+            if let Some(record_dir) = record_dir {
+                unlabelled = output::with_unanswered(record_dir, trial, recorded, &mut all, labels).err();
+            }
+            output::write_ledger(dir, trial, recorded, &all)
+        })
+    {
+        // A failed job's own error comes first; that its ledger is lost is said too.
+        return Err(match curve {
+            Ok(_) => RunError::Output(e),
+            Err(job) => RunError::LedgerNotWritten { job: Box::new(job), ledger: e },
+        });
+    }
+    // The record stays as it is, for its owner to see.
+    if let Some(record) = unlabelled {
+        return Err(RunError::Unlabelled { job: curve.err().map(Box::new), record });
+    }
+    // Finished, or its record failed: its ledger holds what the record can say. A failed job
+    // keeps its record, for the attempt that runs it again, unless it holds nothing to label
+    // (the job queried no one).
+    match (&curve, record_dir) {
+        (_, Some(dir)) if written && (curve.is_ok() || record_failed) => {
+            output::end_query_record(dir, trial, recorded)
+        }
+        (Err(_), Some(dir)) => output::end_empty_query_record(dir, trial, recorded),
+        _ => Ok(()),
+    }
+    .map_err(RunError::Output)?;
+    curve
+}
+
 impl LoopTask<'_> {
     /// The job of `learner` in `trial`, its fleet's ledger (if any) recorded as learner
     /// `recorded` of the run (a sweep's learners are numbered across its points).
@@ -312,8 +393,23 @@ impl LoopTask<'_> {
         let config = self.config;
         let trial_seed = derive_seed(config.seed, trial as u64, 0);
         let env = (self.make_env)(trial_seed).map_err(RunError::Environment)?;
-        let Trial { curve, ledger, loop_seconds } =
-            run_trial_recorded(env.as_ref(), &config.algorithms[learner], config, trial_seed, learner as u64);
+        // A fleet's queries are recorded beside its ledgers before they are sent, so that this
+        // job, if killed with queries in flight, says in its ledger when run again what they
+        // spent unanswered.
+        let record_dir = config.fleet.as_ref().and_then(|f| f.ledger_dir.as_deref());
+        let record = match record_dir {
+            Some(dir) => Some(output::begin_query_record(dir, trial, recorded).map_err(RunError::Output)?),
+            None => None,
+        };
+        let health = record.as_ref().map(QueryRecord::health);
+        let Trial { curve, ledger, loop_seconds } = run_trial_with_record(
+            env.as_ref(),
+            &config.algorithms[learner],
+            config,
+            trial_seed,
+            learner as u64,
+            record,
+        );
         if let (Some(clock), Ok(curve)) = (self.clock, &curve) {
             clock.add(learner, loop_seconds, curve.len());
         }
@@ -321,21 +417,8 @@ impl LoopTask<'_> {
             Some(fleet) => fleet.ledger_dir.as_deref(),
             None => config.device_ledger_dir.as_deref(),
         };
-        // Written whether or not the job finished: what a failed job spent is recorded too. A
-        // job run again writes what its devices show then (for a device on the wire, the failed
-        // attempt's spending as well), and keeps the earlier attempt's rows of devices it did
-        // not reach.
-        if let (Some(ledger), Some(dir)) = (ledger, ledger_dir)
-            && let Err(e) = crate::run::output::with_earlier_attempt(dir, trial, recorded, ledger)
-                .and_then(|all| crate::run::output::write_ledger(dir, trial, recorded, &all))
-        {
-            // A failed job's own error comes first; that its ledger is lost is said too.
-            return Err(match curve {
-                Ok(_) => RunError::Output(e),
-                Err(job) => RunError::LedgerNotWritten { job: Box::new(job), ledger: e },
-            });
-        }
-        curve
+        let record_failed = health.is_some_and(|h| h.failed());
+        keep_job((trial, recorded), ledger_dir, record_dir.map(|dir| (dir, record_failed)), ledger, curve)
     }
 
     /// Whether every job queries a device that privatises (local DP), so that a fleet can
@@ -623,6 +706,71 @@ mod tests {
         let model = SensorModel::new(10, Bound::new(1.0).unwrap()).unwrap();
         let source = SimulatedSensor::new(model, ChaCha20Rng::seed_from_u64(5));
         LoopbackLink::new(DeviceApp::new(reporter, source, 7))
+    }
+
+    /// A record of queries in flight that cannot be read when a job ends (here a count past
+    /// what a u64 holds, carried plus one query its failed attempt sent and never settled)
+    /// costs the job's label, never its ledger: what the devices spent is written, without the
+    /// label, and the record's error is said after the job's own; the record is kept.
+    #[test]
+    fn a_record_that_cannot_be_read_still_leaves_the_jobs_ledger() {
+        let dir = std::env::temp_dir().join(format!("ldp-keep-job-{}", std::process::id()));
+        let record = output::queries_path(&dir, 0, 0);
+        let ledger = || Some(vec![MemberRecord { id: 1, spent: 2.0, reports: 2, ..Default::default() }]);
+        let failed = || Err(RunError::NoSuchJob { trial: 9, learner: 9 });
+        for curve in [Ok(vec![1.0]), failed()] {
+            let finished = curve.is_ok();
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                &record,
+                "ldp-queries-in-flight 1\ncarried 1 18446744073709551615 1\nsent 1 1 1\n",
+            )
+            .unwrap();
+            let got = keep_job((0, 0), Some(&dir), Some((&dir, false)), ledger(), curve);
+            let Err(e) = got else { panic!("an unreadable record passed over in silence") };
+            let ledger = std::fs::read_to_string(dir.join("trial0-learner0.csv"));
+            assert!(
+                ledger.as_ref().is_ok_and(|l| l.lines().nth(1) == Some("1,2,2,0,0,0,0,0,0,0,0,0,0,0")),
+                "{ledger:?}: {e}"
+            );
+            let message = e.to_string();
+            assert!(
+                message.contains(&record.display().to_string()) && message.contains("too many queries"),
+                "{message}"
+            );
+            assert_eq!(message.contains("trial 9"), !finished, "the job's own error first: {message}");
+            assert!(record.is_file(), "the damaged record is kept");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A record a write to which failed (here the `done` line of device 1's query) labels the
+    /// job's ledger with what it carried from earlier attempts alone, finished or failed, and
+    /// is removed: the attempt that runs the job again carries that from the ledger, and does
+    /// not count the answered query as unanswered.
+    #[test]
+    fn a_record_whose_writing_failed_labels_only_what_it_carried() {
+        let dir = std::env::temp_dir().join(format!("ldp-keep-failed-{}", std::process::id()));
+        let record = output::queries_path(&dir, 0, 0);
+        let row = |id| MemberRecord { id, spent: 2.0, reports: 2, ..Default::default() };
+        for curve in [Ok(vec![1.0]), Err(RunError::NoSuchJob { trial: 9, learner: 9 })] {
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&record, "ldp-queries-in-flight 1\ncarried 3 1 0.5\nsent 1 1 1\n").unwrap();
+            let finished = curve.is_ok();
+            let got = keep_job((0, 0), Some(&dir), Some((&dir, true)), Some(vec![row(1), row(3)]), curve);
+            assert_eq!(got.is_ok(), finished, "{:?}", got.err().map(|e| e.to_string()));
+            let ledger = std::fs::read_to_string(dir.join("trial0-learner0.csv")).unwrap();
+            let labels: Vec<&str> =
+                ledger.lines().skip(1).map(|l| l.rsplitn(3, ',').collect::<Vec<_>>()[1]).collect();
+            assert_eq!(labels, ["0", "1"], "device 1's answered query labelled: {ledger}");
+            assert!(!record.exists(), "the record whose writing failed is removed");
+            drop(output::begin_query_record(&dir, 0, 0).unwrap());
+            let again = std::fs::read_to_string(&record).unwrap();
+            assert_eq!(again, "ldp-queries-in-flight 1\ncarried 3 1 0.5\n", "carried from the ledger");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A device this run provisioned must report the whole configuration it was given: one with

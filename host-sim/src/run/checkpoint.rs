@@ -244,7 +244,8 @@ pub struct OutLock {
 
 impl OutLock {
     /// Locks `dir` (created if needed), or refuses with [`CheckpointError::InUse`] if another
-    /// process holds it; never waits. Partial files a killed writer left there are removed.
+    /// process holds it; never waits. Partial files a killed writer left there, or in its
+    /// ledger directories, are removed.
     pub fn acquire(dir: &Path) -> Result<Self, CheckpointError> {
         let io = |source| CheckpointError::Open { dir: dir.to_path_buf(), source };
         std::fs::create_dir_all(dir).map_err(io)?;
@@ -264,7 +265,34 @@ impl OutLock {
         }
         file.set_len(0).and_then(|()| writeln!(file, "{}", std::process::id())).map_err(io)?;
         crate::run::files::remove_partials(dir).map_err(io)?;
+        // And the ledgers' and records' (`write_whole` writes them there too). A ledger
+        // directory that is not one is for the ledger's own writer to report.
+        for ledgers in LEDGER_DIRS.map(|l| dir.join(l)).iter().filter(|l| l.is_dir()) {
+            crate::run::files::remove_partials(ledgers).map_err(io)?;
+        }
         Ok(Self { _file: file })
+    }
+}
+
+/// Whether the ledger directory `dir` holds results of a run: a ledger (`*.csv`: what a job's
+/// devices spent), or a record of queries in flight that holds more than its header (queries a
+/// killed or failed job sent, or carried). A directory that holds neither (empty, or only the
+/// record a job killed before its first query began) is no run's results; one that cannot be
+/// read is taken to hold some.
+fn holds_results(dir: &Path) -> bool {
+    let header = ldp_link::fleet::record::RECORD_HEADER.len() as u64 + 1;
+    match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(_) => true,
+        Ok(entries) => entries.into_iter().any(|entry| {
+            let Ok(entry) = entry else { return true };
+            let path = entry.path();
+            match path.extension().and_then(|x| x.to_str()) {
+                Some("csv") => true,
+                Some("queries") => entry.metadata().map_or(true, |m| m.len() > header),
+                _ => false,
+            }
+        }),
     }
 }
 
@@ -436,7 +464,7 @@ impl Checkpoint {
         // (review 15), so they pin the settings as finished jobs do.
         if done.is_empty()
             && let Some(here) = settings
-            && LEDGER_DIRS.iter().any(|l| dir.join(l).exists())
+            && LEDGER_DIRS.iter().any(|l| holds_results(&dir.join(l)))
             && let Some(there) = std::fs::read(&recorded).ok().and_then(|b| serde_json::from_slice(&b).ok())
             && there != *here
         {
@@ -596,6 +624,34 @@ mod tests {
         std::fs::write(dir.join("regret.csv.1-0.partial"), "t,a\n1,").unwrap();
         let _second = Checkpoint::open(&dir, "run", 50).unwrap();
         assert!(!dir.join("regret.csv.1-0.partial").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The ledger directories' partial files (a ledger or a record of queries in flight a
+    /// killed writer left part-way) go too when the output directory is next locked; their
+    /// ledgers and records stay.
+    #[test]
+    fn the_ledger_directories_partial_files_go_when_the_directory_is_locked() {
+        let dir = scratch("ledger-partials");
+        for ledgers in LEDGER_DIRS {
+            std::fs::create_dir_all(dir.join(ledgers)).unwrap();
+            for name in [
+                "trial0-learner0.csv.1-0.partial",
+                "trial0-learner0.queries.1-1.partial",
+                "trial0-learner0.csv",
+            ] {
+                std::fs::write(dir.join(ledgers).join(name), "x").unwrap();
+            }
+        }
+        let _lock = OutLock::acquire(&dir).unwrap();
+        for ledgers in LEDGER_DIRS {
+            let mut left: Vec<String> = std::fs::read_dir(dir.join(ledgers))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            left.sort();
+            assert_eq!(left, ["trial0-learner0.csv"], "{ledgers}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

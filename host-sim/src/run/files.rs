@@ -59,12 +59,25 @@ impl std::error::Error for OutputError {}
 /// process and write (`NAME.<pid>-<n>.partial`, so no two writers share one), renamed over
 /// `path` once complete. On any failure the partial file is removed.
 pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    write_whole_with(path, bytes, false)
+}
+
+/// [`write_whole`], the partial file synced to the disk before it is renamed over `path`: a
+/// power cut leaves `path` as it was or whole, never renamed and empty.
+pub(crate) fn write_whole_synced(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    write_whole_with(path, bytes, true)
+}
+
+fn write_whole_with(path: &Path, bytes: &[u8], sync: bool) -> Result<(), OutputError> {
     static WRITES: AtomicUsize = AtomicUsize::new(0);
     let mut partial = path.as_os_str().to_owned();
     partial.push(format!(".{}-{}{PARTIAL}", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
     let partial = PathBuf::from(partial);
     let written = std::fs::File::create(&partial)
-        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            if sync { file.sync_all() } else { Ok(()) }
+        })
         .and_then(|()| std::fs::rename(&partial, path));
     written.map_err(|e| {
         let _ = std::fs::remove_file(&partial);

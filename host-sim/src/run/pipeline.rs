@@ -149,7 +149,10 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
     }
 }
 
-/// A shard's ledgers (a fleet's, or one device's on the wire) into the merged run's (`merge`).
+/// A shard's ledgers (a fleet's, or one device's on the wire: `*.csv`) into the merged run's
+/// (`merge`). Nothing else: a partial file is a killed writer's, and a record of queries in
+/// flight belongs to a job that has not finished since, while every job of a merged run
+/// finished (its ledger holds what its record said).
 fn copy_ledgers(from: &Path, to: &Path) -> Result<(), RunError> {
     fn err(p: &Path) -> impl Fn(std::io::Error) -> RunError + '_ {
         move |e| RunError::Output(output::OutputError::write(p, e.to_string()))
@@ -162,9 +165,37 @@ fn copy_ledgers(from: &Path, to: &Path) -> Result<(), RunError> {
     std::fs::create_dir_all(to).map_err(err(to))?;
     for entry in entries {
         let path = entry.map_err(err(from))?.path();
-        if let Some(name) = path.file_name() {
+        if let Some(name) = path.file_name()
+            && path.extension().is_some_and(|x| x == "csv")
+        {
             std::fs::copy(&path, to.join(name)).map_err(err(&path))?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Merging copies a shard's ledgers (`*.csv`) alone: not a partial file a killed writer
+    /// left, nor a record of queries in flight (every job of a merged run finished, and its
+    /// ledger holds what its record said).
+    #[test]
+    fn merging_copies_a_shards_ledgers_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("host-sim-copy-ledgers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (from, to) = (dir.join("shard/fleet"), dir.join("merged/fleet"));
+        std::fs::create_dir_all(&from).unwrap();
+        for name in ["trial0-learner0.csv", "trial0-learner0.csv.7-0.partial", "trial1-learner0.queries"] {
+            std::fs::write(from.join(name), "x").unwrap();
+        }
+        copy_ledgers(&from, &to).unwrap();
+        let copied: Vec<String> = std::fs::read_dir(&to)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(copied, ["trial0-learner0.csv"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

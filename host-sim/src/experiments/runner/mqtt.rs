@@ -5,6 +5,7 @@ use ldp_learn::env::Environment;
 use ldp_link::client::LinkError;
 use ldp_link::connect::keyed_client;
 use ldp_link::device::{Device, DeviceError, MemberRecord, Submitted};
+use ldp_link::fleet::record::QueryRecord;
 use ldp_link::fleet::{Fleet, InFlightFleet, Member, Routing};
 use ldp_link::mqtt::{BrokerUrl, FleetWait, MqttFleet};
 
@@ -14,7 +15,8 @@ use crate::run::settings::RunError;
 /// The devices on an MQTT broker as one fleet for one job: every device whose hello is on the
 /// broker, each checked against the environment's B and R. The connection lives as long as
 /// the job. With more than one query in flight (`--in-flight N`), N queries wait for their
-/// replies at once, at distinct devices ([`InFlightFleet`]).
+/// replies at once, at distinct devices ([`InFlightFleet`]). Each query is written to
+/// `record`, if given, before it is sent.
 pub(super) struct MqttRun {
     fleet: Box<dyn Device>,
     _connection: MqttFleet,
@@ -28,6 +30,7 @@ impl MqttRun {
         routing: Routing,
         seed: u64,
         in_flight: usize,
+        record: Option<QueryRecord>,
     ) -> Result<Self, RunError> {
         let mqtt = RunError::Mqtt;
         let url = BrokerUrl::parse(url).map_err(mqtt)?;
@@ -72,7 +75,10 @@ impl MqttRun {
                 .map_or("it showed no hello".to_string(), |(_, e)| e.to_string());
             eprintln!("device {id} is left out of this run (the learner holds its key): {why}");
         }
-        let fleet = Fleet::new(members, epsilon, routing, seed).with_left_out(left_out);
+        let mut fleet = Fleet::new(members, epsilon, routing, seed).with_left_out(left_out);
+        if let Some(record) = record {
+            fleet = fleet.with_record(record);
+        }
         let fleet: Box<dyn Device> = if in_flight > 1 {
             let workers = InFlightFleet::new(fleet, in_flight).map_err(|source| {
                 RunError::Device(DeviceError::Connect { target: "the fleet's query threads".into(), source })

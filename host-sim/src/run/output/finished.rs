@@ -98,6 +98,11 @@ struct FleetSummary {
     /// no answer to the first); absent when there were none.
     #[serde(skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     left_out: std::collections::BTreeSet<u64>,
+    /// Queries sent by attempts of jobs that were killed with them in flight, whose replies
+    /// never reached the learner, and their ε, by device, summed over the jobs (the ledgers'
+    /// unanswered columns, #37); absent when there were none.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    unanswered: std::collections::BTreeMap<u64, ldp_link::fleet::record::Unanswered>,
 }
 
 fn fleet_summary(dir: &Path, config: &RunConfig) -> Result<Option<FleetSummary>, OutputError> {
@@ -123,6 +128,13 @@ fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSu
         *e = e.max(r.spent);
     }
     let left_out = ledgers.iter().flatten().filter(|r| r.left_out).map(|r| r.id).collect();
+    let mut unanswered = std::collections::BTreeMap::new();
+    for r in ledgers.iter().flatten().filter(|r| r.unanswered > 0) {
+        let u: &mut ldp_link::fleet::record::Unanswered = unanswered.entry(r.id).or_default();
+        u.add(r.unanswered, r.unanswered_eps).map_err(|e| {
+            OutputError::read(&dir.join(ledger_dir), format!("device {}'s unanswered queries: {e}", r.id))
+        })?;
+    }
     let mut dropped_frames = ldp_link::client::Dropped::default();
     for r in ledgers.iter().flatten() {
         dropped_frames.add(&r.dropped);
@@ -135,6 +147,7 @@ fn ledger_summary(dir: &Path, ledger_dir: &'static str) -> Result<Option<FleetSu
         skipped: ledgers.iter().flatten().map(|r| r.skipped).sum(),
         spent_by_device,
         left_out,
+        unanswered,
     }))
 }
 
@@ -258,6 +271,34 @@ mod tests {
     use crate::run::output::write_ledger;
     use ldp_link::device::MemberRecord;
 
+    /// The ledgers' unanswered columns are summed by device for `run.json` refusing a count
+    /// past what a u64 holds or an ε sum that is not finite: hostile or damaged ledgers neither
+    /// panic nor wrap the label to 0.
+    #[test]
+    fn a_sum_of_unanswered_queries_past_its_type_is_refused() {
+        let dir = std::env::temp_dir().join(format!("ldp-summary-overflow-{}", std::process::id()));
+        let row = |unanswered, unanswered_eps| MemberRecord {
+            id: 1,
+            spent: 1.0,
+            unanswered,
+            unanswered_eps,
+            ..Default::default()
+        };
+        let config = RunConfig { fleet: Some(Default::default()), ..RunConfig::default() };
+        for (rows, why) in
+            [([row(u64::MAX, 0.5), row(1, 0.5)], "too many queries"), ([row(1, 1e308), row(1, 1e308)], "ε")]
+        {
+            let _ = fs::remove_dir_all(&dir);
+            for (trial, r) in rows.iter().enumerate() {
+                write_ledger(&dir.join(LEDGER_DIR), trial, 0, &[*r]).unwrap();
+            }
+            let got = std::panic::catch_unwind(|| fleet_summary(&dir, &config).map(drop));
+            let Ok(Err(e)) = got else { panic!("{rows:?}: not refused: {got:?}") };
+            assert!(e.to_string().contains(why) && e.to_string().contains("device 1"), "{e}");
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+
     /// A run on one device on the wire (QEMU, serial, TCP) summarises its jobs' ledgers in
     /// `run.json` as `device`, with the dropped replies by reason (review of wire format 3,
     /// item 7); an in-process run has none.
@@ -266,7 +307,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ldp-device-ledger-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let dropped = ldp_link::client::Dropped { bad_tag: 4, malformed: 1, ..Default::default() };
-        let record = MemberRecord { id: 7, spent: 20.0, reports: 20, skipped: 0, dropped, left_out: false };
+        let record = MemberRecord { id: 7, spent: 20.0, reports: 20, dropped, ..Default::default() };
         write_ledger(&dir.join(DEVICE_LEDGER_DIR), 0, 1, &[record]).unwrap();
         let config = RunConfig {
             device: crate::run::settings::DeviceKind::Tcp { addr: "x:1".into() },
