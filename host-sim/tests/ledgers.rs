@@ -525,3 +525,33 @@ fn a_record_of_no_query_is_not_kept_and_pins_no_settings() {
     assert!(ok, "{err}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A record that holds a query (a job killed with it in flight) is a result of its run's
+/// settings, as a ledger is: a run with other settings is refused the directory.
+#[test]
+fn a_record_of_queries_pins_the_settings() {
+    let root = dir("record-pins");
+    let out = root.join("out");
+    let o = out.to_string_lossy();
+    let args = [
+        "run",
+        "device",
+        "--device",
+        "mqtt://127.0.0.1:1",
+        "--trials",
+        "1",
+        "--horizon",
+        "12",
+        "--quiet",
+        "--out",
+        &o,
+    ];
+    let (ok, err) = host_sim(&args, Path::new("no-keys"));
+    assert!(!ok, "no keys, no broker: {err}");
+    let fleet = out.join("fleet");
+    std::fs::create_dir_all(&fleet).unwrap();
+    std::fs::write(fleet.join("trial0-learner0.queries"), "ldp-queries-in-flight 1\nsent 1 1 0.5\n").unwrap();
+    let (ok, err) = run_fleet(&out);
+    assert!(!ok && err.contains("other settings"), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -363,22 +363,51 @@ fn keep_job(
             Err(job) => RunError::LedgerNotWritten { job: Box::new(job), ledger: e },
         });
     }
-    // The record stays as it is, for its owner to see.
     if let Some(record) = unlabelled {
-        return Err(RunError::Unlabelled { job: curve.err().map(Box::new), record });
+        let Err(job) = curve else {
+            // Finished: its ledger holds what its devices spent, and failing it would run it
+            // again and make them spend again. The record, which nothing can read, is set
+            // aside (`.queries.damaged`, which nothing reads) and said.
+            let aside = record_dir.map(|dir| {
+                let path = output::queries_path(dir, trial, recorded);
+                let to = path.with_extension("queries.damaged");
+                std::fs::rename(&path, &to).map(|()| to)
+            });
+            let aside = match aside {
+                Some(Ok(to)) => format!("; the record is set aside as {}", to.display()),
+                Some(Err(e)) => format!("; it could not be set aside ({e})"),
+                None => String::new(),
+            };
+            eprintln!(
+                "warning: trial {trial}'s job finished and its ledger is written, but does not label the queries its killed attempts left unanswered: {record}{aside}"
+            );
+            return curve;
+        };
+        // A failed job keeps its record as it is, for its owner to see.
+        return Err(RunError::Unlabelled { job: Box::new(job), record });
     }
     // Finished, or its record failed: its ledger holds what the record can say. A failed job
     // keeps its record, for the attempt that runs it again, unless it holds nothing to label
     // (the job queried no one).
-    match (&curve, record_dir) {
+    let ended = match (&curve, record_dir) {
         (_, Some(dir)) if written && (curve.is_ok() || record_failed) => {
             output::end_query_record(dir, trial, recorded)
         }
         (Err(_), Some(dir)) => output::end_empty_query_record(dir, trial, recorded),
         _ => Ok(()),
+    };
+    // A failed job's own error is the one returned; that its record could not be removed is
+    // said beside it.
+    match (curve, ended) {
+        (curve, Ok(())) => curve,
+        (Ok(_), Err(e)) => Err(RunError::Output(e)),
+        (Err(job), Err(e)) => {
+            eprintln!(
+                "warning: trial {trial}'s failed job's record of queries in flight is left as it was: {e}"
+            );
+            Err(job)
+        }
     }
-    .map_err(RunError::Output)?;
-    curve
 }
 
 impl LoopTask<'_> {
@@ -728,20 +757,41 @@ mod tests {
             )
             .unwrap();
             let got = keep_job((0, 0), Some(&dir), Some((&dir, false)), ledger(), curve);
-            let Err(e) = got else { panic!("an unreadable record passed over in silence") };
             let ledger = std::fs::read_to_string(dir.join("trial0-learner0.csv"));
             assert!(
                 ledger.as_ref().is_ok_and(|l| l.lines().nth(1) == Some("1,2,2,0,0,0,0,0,0,0,0,0,0,0")),
-                "{ledger:?}: {e}"
+                "{ledger:?}"
             );
+            let aside = record.with_extension("queries.damaged");
+            if finished {
+                // Not run again (its devices would spend again): its curve, the record set aside.
+                assert_eq!(got.ok(), Some(vec![1.0]));
+                assert!(!record.exists() && aside.is_file(), "the damaged record is set aside");
+                continue;
+            }
+            let Err(e) = got else { panic!("an unreadable record passed over in silence") };
             let message = e.to_string();
             assert!(
                 message.contains(&record.display().to_string()) && message.contains("too many queries"),
                 "{message}"
             );
-            assert_eq!(message.contains("trial 9"), !finished, "the job's own error first: {message}");
-            assert!(record.is_file(), "the damaged record is kept");
+            assert!(message.contains("trial 9"), "the job's own error first: {message}");
+            assert!(record.is_file() && !aside.exists(), "a failed job's damaged record is kept");
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A failed job whose record cannot be removed returns its own error, not the removal's.
+    #[test]
+    fn a_failed_jobs_error_is_not_replaced_by_its_records() {
+        let dir = std::env::temp_dir().join(format!("ldp-keep-own-error-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(output::queries_path(&dir, 0, 0)).unwrap(); // cannot be removed as a file
+        let row = MemberRecord { id: 1, spent: 2.0, reports: 2, ..Default::default() };
+        let failed = Err(RunError::NoSuchJob { trial: 9, learner: 9 });
+        let got = keep_job((0, 0), Some(&dir), Some((&dir, true)), Some(vec![row]), failed);
+        let message = got.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("trial 9") && !message.contains(".queries"), "{message}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

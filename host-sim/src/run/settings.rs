@@ -299,8 +299,8 @@ pub enum RunError {
     /// A job's ledger was written, but its record of queries in flight could not be read, so
     /// the ledger does not label what earlier attempts left unanswered.
     Unlabelled {
-        /// Why the job failed, if it did.
-        job: Option<Box<RunError>>,
+        /// Why the job failed.
+        job: Box<RunError>,
         /// Why the record could not be read.
         record: OutputError,
     },
@@ -338,15 +338,10 @@ impl std::fmt::Display for RunError {
                 f,
                 "{job}; the failed job's ledger (what its devices spent on it) could not be written either, so it is recorded nowhere: {ledger}"
             ),
-            Self::Unlabelled { job, record } => {
-                if let Some(job) = job {
-                    write!(f, "{job}; ")?;
-                }
-                write!(
-                    f,
-                    "the job's ledger (what its devices spent) is written, but does not label the queries its killed attempts left unanswered: {record}"
-                )
-            }
+            Self::Unlabelled { job, record } => write!(
+                f,
+                "{job}; the job's ledger (what its devices spent) is written, but does not label the queries its killed attempts left unanswered: {record}"
+            ),
             Self::Incomplete { missing, total, first: (trial, label) } => write!(
                 f,
                 "{missing} of {total} jobs are in none of the shard directories (the first: trial {trial} of {label}): \
