@@ -497,24 +497,7 @@ fn the_runs_own_fleet_writes_each_query_to_its_record() {
 /// kill before the first query leaves it) pins no settings: another run in the directory runs.
 #[test]
 fn a_record_of_no_query_is_not_kept_and_pins_no_settings() {
-    let root = dir("no-query");
-    let out = root.join("out");
-    let o = out.to_string_lossy();
-    let args = [
-        "run",
-        "device",
-        "--device",
-        "mqtt://127.0.0.1:1",
-        "--trials",
-        "1",
-        "--horizon",
-        "12",
-        "--quiet",
-        "--out",
-        &o,
-    ];
-    let (ok, err) = host_sim(&args, Path::new("no-keys"));
-    assert!(!ok, "no keys, no broker: {err}");
+    let (root, out) = failed_before_any_query("no-query");
     let fleet = out.join("fleet");
     let records: Vec<PathBuf> =
         std::fs::read_dir(&fleet).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
@@ -530,7 +513,19 @@ fn a_record_of_no_query_is_not_kept_and_pins_no_settings() {
 /// settings, as a ledger is: a run with other settings is refused the directory.
 #[test]
 fn a_record_of_queries_pins_the_settings() {
-    let root = dir("record-pins");
+    let (root, out) = failed_before_any_query("record-pins");
+    let fleet = out.join("fleet");
+    std::fs::create_dir_all(&fleet).unwrap();
+    std::fs::write(fleet.join("trial0-learner0.queries"), "ldp-queries-in-flight 1\nsent 1 1 0.5\n").unwrap();
+    let (ok, err) = run_fleet(&out);
+    assert!(!ok && err.contains("other settings"), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A run into `tag/out` that fails before it queries anyone (an MQTT fleet with no keys and no
+/// broker), having recorded its settings there: the directory and the output directory.
+fn failed_before_any_query(tag: &str) -> (PathBuf, PathBuf) {
+    let root = dir(tag);
     let out = root.join("out");
     let o = out.to_string_lossy();
     let args = [
@@ -548,10 +543,5 @@ fn a_record_of_queries_pins_the_settings() {
     ];
     let (ok, err) = host_sim(&args, Path::new("no-keys"));
     assert!(!ok, "no keys, no broker: {err}");
-    let fleet = out.join("fleet");
-    std::fs::create_dir_all(&fleet).unwrap();
-    std::fs::write(fleet.join("trial0-learner0.queries"), "ldp-queries-in-flight 1\nsent 1 1 0.5\n").unwrap();
-    let (ok, err) = run_fleet(&out);
-    assert!(!ok && err.contains("other settings"), "{err}");
-    let _ = std::fs::remove_dir_all(&root);
+    (root, out)
 }
