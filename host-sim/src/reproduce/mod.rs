@@ -40,7 +40,7 @@
 //! trial is its first pass's job time over its trials), their runs are run again at those counts
 //! (resuming from their checkpoints: only the new trials are computed) and every claim is
 //! decided again. One pass: a claim whose difference shrinks with the new trials stays
-//! undecided, and says at how many trials it would not.
+//! undecided, and its evidence names the trial count that would now decide it.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
