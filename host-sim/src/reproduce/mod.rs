@@ -226,16 +226,16 @@ pub fn more_trials(outcomes: &[Outcome], verdicts: &[claims::Verdict], budget: f
         })
         .collect();
     wanted.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut to: Vec<(&'static str, usize)> = Vec::new();
+    // The trials each raised run gets so far.
+    let mut to: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     let mut spent = 0.0;
     for (_, m) in wanted {
-        let now = |r: &str, to: &[(&str, usize)]| to.iter().find(|(k, _)| *k == r).map(|(_, t)| *t);
         let extra: f64 = m
             .runs
             .iter()
             .filter_map(|r| {
                 let (trials, each) = per_trial(r)?;
-                let have = now(r, &to).unwrap_or(trials);
+                let have = to.get(r).copied().unwrap_or(trials);
                 Some(m.trials.saturating_sub(have) as f64 * each)
             })
             .sum();
@@ -244,16 +244,14 @@ pub fn more_trials(outcomes: &[Outcome], verdicts: &[claims::Verdict], budget: f
         }
         spent += extra;
         for r in &m.runs {
-            match to.iter_mut().find(|(k, _)| k == r) {
-                Some((_, t)) => *t = (*t).max(m.trials),
-                None => to.push((r, m.trials)),
-            }
+            let t = to.entry(r).or_insert(0);
+            *t = (*t).max(m.trials);
         }
     }
     outcomes
         .iter()
         .filter_map(|o| {
-            let (_, target) = to.iter().find(|(k, _)| *k == o.planned.key)?;
+            let target = to.get(o.planned.key)?;
             let (from, each) = per_trial(o.planned.key)?;
             (*target > from).then(|| Raise {
                 key: o.planned.key,
