@@ -39,11 +39,11 @@ fn the_uniform_row_is_t_times_the_gap_to_the_mean_reward() {
     let (trials, horizon) = (2, 40);
     let results = run("box-branin", &config("box-branin", trials, horizon, 2));
     let labels: Vec<&str> = results.iter().map(|r| r.label.as_str()).collect();
-    assert_eq!(labels, ["GP-UCB", "LDP-TGP-UCB", UNIFORM_LABEL]);
+    assert_eq!(labels, ["GP-UCB", "LDP-TGP-UCB", "LDP-MoMA-GP-UCB", UNIFORM_LABEL]);
 
     let f = TestFunction::Branin;
     let gap = f.best_reward() - f.mean_reward();
-    let uniform = &results[2];
+    let uniform = &results[3];
     assert!(uniform.reference);
     for (t, m) in uniform.mean.iter().enumerate() {
         assert!((m - (t + 1) as f64 * gap).abs() <= 1e-12 * horizon as f64, "round {t}: {m}");
@@ -62,7 +62,7 @@ fn the_uniform_row_is_t_times_the_gap_to_the_mean_reward() {
     let se = ((squares / n as f64 - mean * mean) / n as f64).sqrt();
     assert!((f.mean_reward() - mean).abs() < 4.0 * se, "{} vs {mean} ± {se}", f.mean_reward());
     // Every learner's row is compared with it, and carries f*, E reward and the simple regret.
-    for r in &results[..2] {
+    for r in &results[..3] {
         assert_eq!(r.uniform_finals, uniform.finals);
         let constant = |k: &str| r.constants.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
         assert_eq!(constant("f_star"), Some(f.best_reward()));
@@ -120,6 +120,7 @@ fn eps_none_runs_a_box_non_private_and_a_finite_set_experiment_still_refuses_it(
     assert!(settled.title.contains("non-private"), "{}", settled.title);
     let results = run("box-branin", &settled.config);
     assert_eq!(results[1].label, "TGP-UCB");
+    assert_eq!(results[2].label, "MoMA-GP-UCB");
     let private = settle(RunRequest { epsilon: Epsilon::new(0.5).ok(), ..RunRequest::new(branin) }).unwrap();
     assert!(private.title.ends_with("(eps = 0.5)"), "{}", private.title);
     let fig2a = experiments::find("fig2a").unwrap();
@@ -136,7 +137,7 @@ fn a_box_experiment_runs_in_batches() {
     let e = experiments::find(name).unwrap();
     let curves = |config: &RunConfig| {
         let task = experiments::task(e, e.env, config, None).unwrap();
-        (0..2).map(|learner| task.job(1, learner).unwrap()).collect::<Vec<_>>()
+        (0..3).map(|learner| task.job(1, learner).unwrap()).collect::<Vec<_>>()
     };
     assert_eq!(curves(&one), curves(&RunConfig { batch: 1, ..one.clone() }));
     let batch = RunConfig { batch: 8, ..one.clone() };
@@ -171,10 +172,10 @@ fn the_simple_regret_of_every_trial_survives_a_resume_and_a_merge() {
             .collect()
     };
     let whole = simple(&Executor::new(&config).results(task().as_ref()).unwrap());
-    assert_eq!(whole.len(), 2);
+    assert_eq!(whole.len(), 3);
     assert!(whole.iter().all(|(m, n)| m.is_some() && *n == Some(3.0)), "{whole:?}");
 
-    // Stopped after two of its six jobs, then resumed by a new process (a new task).
+    // Stopped after two of its nine jobs, then resumed by a new process (a new task).
     let dir = std::env::temp_dir().join(format!("box-simple-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -222,11 +223,11 @@ fn the_simple_regret_of_every_trial_survives_a_resume_and_a_merge() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `--beta-scale s` reaches the box learners: κ is BOX_KAPPA · s in `run.json`'s constants, and
-/// the learners play differently.
+/// `--beta-scale s` reaches the box learners: κ is BOX_KAPPA · s (MoMA's BOX_MOMA_KAPPA · s) in
+/// `run.json`'s constants, and the learners play differently.
 #[test]
 fn beta_scale_multiplies_a_box_learners_kappa() {
-    use ldp_learn::domain::BOX_KAPPA;
+    use ldp_learn::domain::{BOX_KAPPA, BOX_MOMA_KAPPA};
     let plain = config("box-hartmann3", 1, 60, 1);
     let scaled = RunConfig { beta_scale: 4.0, ..plain.clone() };
     let kappa = |results: &[AlgorithmResult]| -> Vec<Option<f64>> {
@@ -234,7 +235,7 @@ fn beta_scale_multiplies_a_box_learners_kappa() {
         results.iter().filter(|r| r.label != UNIFORM_LABEL).map(kappa).collect()
     };
     let (a, b) = (run("box-hartmann3", &plain), run("box-hartmann3", &scaled));
-    assert_eq!(kappa(&a), vec![Some(BOX_KAPPA); 2]);
-    assert_eq!(kappa(&b), vec![Some(4.0 * BOX_KAPPA); 2]);
+    assert_eq!(kappa(&a), [BOX_KAPPA, BOX_KAPPA, BOX_MOMA_KAPPA].map(Some));
+    assert_eq!(kappa(&b), [BOX_KAPPA, BOX_KAPPA, BOX_MOMA_KAPPA].map(|k| Some(4.0 * k)));
     assert_ne!(a[0].finals, b[0].finals);
 }

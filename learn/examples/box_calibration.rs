@@ -8,6 +8,15 @@
 //!     --runs fitted@1,fitted@0.5,median@1,0.1@1
 //! ```
 //!
+//! With `--points N` the domain is N points drawn uniformly from the unit cube (a new set each
+//! trial, seed `derive_seed(seed, i, 12)`) and the learner the large point set's
+//! ([`PointSetGp`], `ldp_learn::domain::points`) with its β multiplied by SCALE; regret and
+//! uniform play are then measured against the set's best point and the set's mean reward.
+//! What the large point sets' κ is chosen on (`scripts/choose-point-set-kappa.sh`).
+//!
+//! `--learner moma` runs (LDP-)MoMA-GP-UCB on the box instead of (LDP-)TGP-UCB (what its κ,
+//! [`ldp_learn::domain::BOX_MOMA_KAPPA`], is chosen on: `scripts/choose-box-kappa.sh --moma`).
+//!
 //! Each run is `KERNEL@SCALE`: KERNEL `fitted` (the default), `median` (the median rule's fixed
 //! lengthscale √(d/6)) or a number (a fixed lengthscale in units of the side), and SCALE the β
 //! multiplier (`BoxOptions::beta_scale`); `--features m` sets the learner's random features and `--noise-bound R` the R it is told (the world's noise stays U[−1, 1]). Trial i draws its function from seed
@@ -23,10 +32,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ldp_core::{Bound, Epsilon, LaplaceMechanism};
+use ldp_learn::bo::ZHOU_TAN_ALGORITHMS;
 use ldp_learn::domain::functions::PriorSample;
+use ldp_learn::domain::points::PointSetGp;
 use ldp_learn::domain::{BoxOptimizer, BoxOptions, Lengthscale};
 use ldp_learn::env::SimRng;
-use ldp_learn::optimizer::Settings;
+use ldp_learn::optimizer::{Settings, domain_free};
+use ldp_learn::policy::Policy;
 use ldp_learn::rules::derive_seed;
 use rand::RngExt;
 use rand_core::SeedableRng;
@@ -42,6 +54,8 @@ struct Args {
     threads: usize,
     features: usize,
     noise_bound: f64,
+    points: usize,
+    moma: bool,
 }
 
 fn parse() -> Result<Args, String> {
@@ -56,6 +70,8 @@ fn parse() -> Result<Args, String> {
         threads: 2,
         features: BoxOptions::default().features,
         noise_bound: 1.0,
+        points: 0,
+        moma: false,
     };
     let mut runs = "fitted@1".to_string();
     let mut it = std::env::args().skip(1);
@@ -73,6 +89,10 @@ fn parse() -> Result<Args, String> {
             "--threads" => a.threads = value.parse().map_err(|e| bad(&e))?,
             "--features" => a.features = value.parse().map_err(|e| bad(&e))?,
             "--noise-bound" => a.noise_bound = value.parse().map_err(|e| bad(&e))?,
+            "--points" => a.points = value.parse().map_err(|e| bad(&e))?,
+            "--learner" if value == "moma" => a.moma = true,
+            "--learner" if value == "tgp" => a.moma = false,
+            "--learner" => return Err(format!("--learner is tgp or moma, not {value}")),
             "--runs" => runs = value,
             _ => return Err(format!("unknown flag {flag}")),
         }
@@ -102,18 +122,19 @@ fn trial(a: &Args, f: &PriorSample, mean: f64, i: usize, run: usize) -> Result<[
         seed: derive_seed(trial_seed, 0, 3),
         ..Settings::default()
     };
+    if a.points > 0 {
+        return point_set_trial(a, f, i, run, settings);
+    }
     let options = BoxOptions { lengthscale, beta_scale, features: a.features, ..BoxOptions::default() };
-    let name = if a.eps.is_some() { "ldp-tgp-ucb" } else { "tgp-ucb" };
+    let name = match (a.moma, a.eps.is_some()) {
+        (true, true) => "ldp-moma-gp-ucb",
+        (true, false) => "moma-gp-ucb",
+        (false, true) => "ldp-tgp-ucb",
+        (false, false) => "tgp-ucb",
+    };
     let mut opt =
         BoxOptimizer::with_options(name, f.domain(), settings, options).map_err(|e| e.to_string())?;
-    let one = Bound::new(1.0).map_err(|e| format!("{e:?}"))?;
-    let ctl = match a.eps {
-        Some(e) => Some(
-            LaplaceMechanism::ctl(Epsilon::new(e).map_err(|e| format!("{e:?}"))?, one, one)
-                .map_err(|e| format!("{e:?}"))?,
-        ),
-        None => None,
-    };
+    let ctl = release(a.eps)?;
     let mut world = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 1));
     let mut device = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 2));
     let mut regret = 0.0;
@@ -134,13 +155,77 @@ fn trial(a: &Args, f: &PriorSample, mean: f64, i: usize, run: usize) -> Result<[
     Ok([regret, a.horizon as f64 * (1.0 - mean), simple, ls])
 }
 
+/// The CTL(ε) release of the box experiments' device (B = R = 1), or none for raw rewards.
+fn release(eps: Option<f64>) -> Result<Option<LaplaceMechanism>, String> {
+    let one = Bound::new(1.0).map_err(|e| format!("{e:?}"))?;
+    eps.map(|e| {
+        LaplaceMechanism::ctl(Epsilon::new(e).map_err(|e| format!("{e:?}"))?, one, one)
+            .map_err(|e| format!("{e:?}"))
+    })
+    .transpose()
+}
+
+/// [`trial`] on `--points` points of the unit cube: the large point set's learner, regret against
+/// the set's best point, uniform play's expected R_T over the set.
+fn point_set_trial(
+    a: &Args,
+    f: &PriorSample,
+    i: usize,
+    run: usize,
+    settings: Settings,
+) -> Result<[f64; 4], String> {
+    let (_, lengthscale, beta_scale) = a.runs[run];
+    let trial_seed = derive_seed(a.seed, i as u64, 0);
+    let mut draw = SimRng::seed_from_u64(derive_seed(a.seed, i as u64, 12));
+    let points: Vec<Vec<f64>> =
+        (0..a.points).map(|_| (0..a.d).map(|_| draw.random_range(0.0..1.0)).collect()).collect();
+    let rewards: Vec<f64> = points.iter().map(|x| f.reward(x)).collect();
+    let best = rewards.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mean = rewards.iter().sum::<f64>() / rewards.len() as f64;
+    let spec = ZHOU_TAN_ALGORITHMS[1];
+    let epsilon = a.eps.map(Epsilon::new).transpose().map_err(|e| format!("{e:?}"))?;
+    let constants = domain_free(spec, &settings, epsilon)?;
+    let fixed = match lengthscale {
+        Lengthscale::Fitted => None,
+        Lengthscale::Fixed(l) => Some(l),
+    };
+    let mut learner = PointSetGp::new(
+        &points,
+        constants.lambda,
+        constants.delta,
+        settings.bound,
+        constants.beta_scale * beta_scale,
+        constants.levels,
+        fixed,
+        derive_seed(settings.seed, 0, 3),
+    );
+    let ctl = release(a.eps)?;
+    let mut world = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 1));
+    let mut device = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 2));
+    let mut regret = 0.0;
+    for _ in 0..a.horizon {
+        let k = learner.select();
+        regret += best - rewards[k];
+        let raw = rewards[k] + world.random_range(-1.0..=1.0);
+        let report = match &ctl {
+            Some(ctl) => ctl.release(raw, &mut device).map_err(|e| format!("{e:?}"))?.value(),
+            None => raw,
+        };
+        learner.observe(k, report).map_err(|e| format!("{e:?}"))?;
+    }
+    let simple = learner.recommend().map_or(f64::NAN, |k| best - rewards[k]);
+    let ls = &learner.hyperparameters().lengthscales;
+    let ls = ls.iter().sum::<f64>() / ls.len() as f64;
+    Ok([regret, a.horizon as f64 * (best - mean), simple, ls])
+}
+
 fn main() -> Result<(), String> {
     let a = parse()?;
     let functions: Vec<(PriorSample, f64)> = (0..a.trials)
         .map(|i| {
             let f = PriorSample::draw(a.d, a.lengthscale, derive_seed(a.seed, i as u64, 11))
                 .ok_or("--d must be 1 to 20 and --lengthscale positive")?;
-            let mean = f.mean_reward();
+            let mean = if a.points > 0 { f64::NAN } else { f.mean_reward() };
             Ok((f, mean))
         })
         .collect::<Result<_, String>>()?;

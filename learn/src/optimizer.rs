@@ -165,7 +165,8 @@ impl Settings {
 
 /// The constants of a learner that keeps no prior over its domain (a box, a large point set),
 /// from the public settings alone: a 1 × 1 prior gives them, since none depends on the domain.
-pub(crate) struct DomainFree {
+#[derive(Clone, Debug)]
+pub struct DomainFree {
     /// λ, kept away from 0 (noiseless raw rewards: R = 0, no ε) so that A ⪰ λI stays invertible.
     pub lambda: f64,
     /// δ of β.
@@ -176,8 +177,10 @@ pub(crate) struct DomainFree {
     pub levels: Option<crate::bo::gp_ucb::GpUcb>,
 }
 
-/// [`DomainFree`] for `spec` (GP-UCB or (LDP-)TGP-UCB) under `settings` and the checked ε.
-pub(crate) fn domain_free(
+/// [`DomainFree`] for `spec` (GP-UCB or (LDP-)TGP-UCB) under `settings` and the checked ε (what
+/// [`Optimizer`] gives a box's or a large point set's learner; `learn/examples/box_calibration.rs`
+/// builds a [`PointSetGp`](crate::domain::points::PointSetGp) with them).
+pub fn domain_free(
     spec: AlgorithmSpec,
     settings: &Settings,
     epsilon: Option<ldp_core::Epsilon>,

@@ -223,8 +223,9 @@ fn read_arms(value: &Bound<'_, PyAny>) -> PyResult<usize> {
 ///     Your own prior covariance over k actions (symmetric, non-negative diagonal).
 /// bounds : array_like of float, shape (d, 2), keyword only
 ///     A box of d continuous knobs (1 <= d <= 20), one (lower, upper) pair a coordinate with
-///     lower < upper. Runs GP-UCB or LDP-TGP-UCB (calibrated constants only); the other
-///     learners are refused, saying why.
+///     lower < upper. Runs GP-UCB, LDP-TGP-UCB or LDP-MoMA-GP-UCB (calibrated constants
+///     only; MoMA plays each point k times, `constants["k"]`); the other learners are
+///     refused, saying why.
 ///
 /// Actions are indices 0..n-1 into the domain: `ask()` returns an int, `tell(action, report)`
 /// takes it back, `recommend()` returns one; `points[action]` is its point. With bounds they

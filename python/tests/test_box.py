@@ -1,4 +1,4 @@
-"""ldp_bo.Optimizer(bounds=...): GP-UCB and LDP-TGP-UCB on a box of continuous knobs
+"""ldp_bo.Optimizer(bounds=...): GP-UCB, LDP-TGP-UCB and LDP-MoMA-GP-UCB on a box of continuous knobs
 (ldp_learn::domain::BoxOptimizer) from Python, issue #36. Asks are points of the box, bad input
 is refused with ldp-learn's message and changes nothing, and the learner finds an optimum."""
 
@@ -37,6 +37,25 @@ def test_ask_returns_float64_points_of_the_box_of_length_d():
     best = opt.recommend()
     assert isinstance(best, np.ndarray) and best.shape == (3,)
     assert any((best == x).all() for x in told), "recommend() is a told point"
+
+
+def test_moma_plays_each_point_of_the_box_k_times():
+    opt = ldp_bo.Optimizer(bounds=BOX, algorithm="ldp-moma-gp-ucb", eps=1.0, bound=1.0, noise_bound=0.5,
+                           horizon=200, seed=2)
+    dev = ldp_bo.Reporter.for_reports(200, 1.0, bound=1.0, noise_bound=0.5, seed=3)
+    k = int(opt.constants["k"])
+    asks = []
+    for _ in range(200):
+        x = opt.ask()
+        assert (LOWER <= x).all() and (x <= UPPER).all(), x
+        asks.append(x)
+        opt.tell(x, dev.report(f(x), eps=1.0))
+    assert opt.algorithm == "LDP-MoMA-GP-UCB" and opt.told == 200 and k > 1
+    epochs = [np.array(asks[i:i + k]) for i in range(0, 200 - 200 % k, k)]
+    assert all((e == e[0]).all() for e in epochs), "an epoch plays one point"
+    assert len({tuple(e[0]) for e in epochs}) > len(epochs) // 2
+    best = opt.recommend()
+    assert any((best == e[0]).all() for e in epochs), "recommend() is an epoch's point"
 
 
 def test_before_any_report_recommend_is_the_boxs_centre():
@@ -86,8 +105,6 @@ def test_a_fixed_lengthscale_is_used_and_never_fitted():
     (dict(bounds=[("a", "b")]), ldp_bo.InvalidValue, "bounds must be an array of floats or ints"),
     (dict(bounds=BOX, algorithm="ldp-ata-gp-ucb"), ldp_bo.InvalidParameter,
      "LDP-ATA-GP-UCB cannot run on a box: its Nyström dictionary is sampled from a finite set"),
-    (dict(bounds=BOX, algorithm="ldp-moma-gp-ucb"), ldp_bo.InvalidParameter,
-     "LDP-MoMA-GP-UCB cannot run on a box: its median-of-means epochs"),
     (dict(bounds=BOX, algorithm="ldp-ucb"), ldp_bo.InvalidParameter, "LDP-UCB cannot run on a box: it is a K-armed"),
     (dict(bounds=BOX, algorithm="sgd"), ldp_bo.InvalidParameter,
      "no learner on a box is called 'sgd': choose one of GP-UCB, LDP-TGP-UCB"),

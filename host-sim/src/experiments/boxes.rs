@@ -1,4 +1,4 @@
-//! The box experiments (#36): GP-UCB and LDP-TGP-UCB ([`BoxOptimizer`]) on the standard test
+//! The box experiments (#36): GP-UCB, LDP-TGP-UCB and LDP-MoMA-GP-UCB ([`BoxOptimizer`]) on the standard test
 //! functions of [`ldp_learn::domain::functions`], against uniform random search over the box.
 //!
 //! | name | function | box |
@@ -13,8 +13,8 @@
 //! (|reward| ≤ B = 1, R = 1) and releases it at ε through ldp-core's production reporter
 //! (CTL(ε), as the in-process device of every finite-set LDP experiment,
 //! [`ldp_link::device::InProcessDevice`]); `--eps none` tells the raw rewards instead. Regret is
-//! measured against f* = the reward at the function's minimiser. The learners are GP-UCB and
-//! (LDP-)TGP-UCB, told the same kind of reports (GP-UCB untruncated).
+//! measured against f* = the reward at the function's minimiser. The learners are GP-UCB,
+//! (LDP-)TGP-UCB and (LDP-)MoMA-GP-UCB, told the same kind of reports (GP-UCB untruncated).
 //!
 //! The reference row, "uniform play", is uniform random search over the box: its expected
 //! cumulative regret after round t is exactly t · (f* − E reward), E reward estimated once by
@@ -48,8 +48,9 @@ use ldp_learn::optimizer::Settings;
 use ldp_learn::policy::AlgorithmSpec;
 use ldp_link::device::{DeviceError, simulated_reporter};
 
-/// The learners of a box experiment: GP-UCB and (LDP-)TGP-UCB.
-pub const BOX_LEARNERS: [AlgorithmSpec; 2] = [ZHOU_TAN_ALGORITHMS[0], ZHOU_TAN_ALGORITHMS[1]];
+/// The learners of a box experiment: GP-UCB, (LDP-)TGP-UCB and (LDP-)MoMA-GP-UCB.
+pub const BOX_LEARNERS: [AlgorithmSpec; 3] =
+    [ZHOU_TAN_ALGORITHMS[0], ZHOU_TAN_ALGORITHMS[1], ZHOU_TAN_ALGORITHMS[3]];
 
 /// B of every box experiment: the rewards are rescaled to [−1, 1].
 pub const BOX_BOUND: f64 = 1.0;

@@ -165,7 +165,7 @@ impl FeatureGp {
     }
 
     /// A⁻¹Φᵀ(y − m̂1) = θ − m̂ψ: the posterior mean's weights.
-    fn weights(&self) -> DVector<f64> {
+    pub fn weights(&self) -> DVector<f64> {
         &self.theta - &self.psi * self.prior_mean()
     }
 

@@ -1,5 +1,5 @@
-//! Continuous domains: GP-UCB and LDP-TGP-UCB on a box `[lower, upper] ⊂ ℝᵈ` (d ≤ 20), asked
-//! for points and told points.
+//! Continuous domains: GP-UCB, LDP-TGP-UCB and LDP-MoMA-GP-UCB on a box `[lower, upper] ⊂ ℝᵈ`
+//! (d ≤ 20), asked for points and told points.
 //!
 //! ```
 //! use ldp_learn::domain::BoxOptimizer;
@@ -45,8 +45,10 @@
 //!   derives it (Zhou & Tan Alg. 2 under CTL(ε): B + R + 𝓛 ln t).
 //! - **(LDP-)ATA-GP-UCB** is refused: its Nyström dictionary is sampled from a finite set of
 //!   actions (Zhou & Tan Alg. 3), and a box has none.
-//! - **(LDP-)MoMA-GP-UCB** is refused for now: its median-of-means epochs are implemented over
-//!   a finite set's posterior; grid the box as points, or use GP-UCB or LDP-TGP-UCB.
+//! - **(LDP-)MoMA-GP-UCB**: on every box ([`moma`]): epochs of k plays of one point, k
+//!   estimates in the box's random features (one a play index), the median-of-means pick of
+//!   Alg. 3, its own κ [`BOX_MOMA_KAPPA`]. A report counts toward the epoch of the ask it
+//!   answers (the point told only chooses which ask).
 //! - **UCB1, LDP-UCB, LDP-RSE, Robust-UCB** are refused: K-armed learners keep statistics per
 //!   action, and a box has infinitely many.
 //!
@@ -95,10 +97,12 @@ pub mod acquisition;
 pub mod feature_gp;
 pub mod fit;
 pub mod functions;
+pub mod moma;
 pub mod points;
 
 pub use acquisition::{Pool, Search};
 use feature_gp::{FeatureGp, Hyperparameters};
+pub use moma::BOX_MOMA_KAPPA;
 
 /// The largest dimension a box may have.
 pub const MAX_DIMENSION: usize = 20;
@@ -228,7 +232,7 @@ impl std::fmt::Display for BoxError {
             }
             Self::NotOnABox { learner, why } => write!(
                 f,
-                "{learner} cannot run on a box: {why}; use GP-UCB or LDP-TGP-UCB, or give the box as a set of points"
+                "{learner} cannot run on a box: {why}; use GP-UCB, LDP-TGP-UCB or LDP-MoMA-GP-UCB, or give the box as a set of points"
             ),
             Self::NotABox => f.write_str(
                 "BoxOptimizer takes a box (Domain::Box { lower, upper }); for points, arms or a covariance use Optimizer",
@@ -278,7 +282,7 @@ impl std::fmt::Display for BoxError {
 
 impl std::error::Error for BoxError {}
 
-/// GP-UCB or (LDP-)TGP-UCB on a box. See the [module documentation](self).
+/// GP-UCB, (LDP-)TGP-UCB or (LDP-)MoMA-GP-UCB on a box. See the [module documentation](self).
 pub struct BoxOptimizer {
     name: &'static str,
     lower: Vec<f64>,
@@ -299,16 +303,18 @@ pub struct BoxOptimizer {
     pool: Pool,
     next_fit: usize,
     fits: usize,
+    /// (LDP-)MoMA-GP-UCB's epochs and estimates ([`moma`]); `None` for the other learners.
+    moma: Option<moma::BoxMoma>,
 }
 
 /// The learners that run on a box.
-fn box_learners() -> [AlgorithmSpec; 2] {
-    [ZHOU_TAN_ALGORITHMS[0], ZHOU_TAN_ALGORITHMS[1]]
+fn box_learners() -> [AlgorithmSpec; 3] {
+    [ZHOU_TAN_ALGORITHMS[0], ZHOU_TAN_ALGORITHMS[1], ZHOU_TAN_ALGORITHMS[3]]
 }
 
 impl BoxOptimizer {
-    /// The learner called `algorithm` (GP-UCB or (LDP-)TGP-UCB; any case, `ldp-` optional)
-    /// over the box `domain` with `settings` and the default [`BoxOptions`].
+    /// The learner called `algorithm` (GP-UCB, (LDP-)TGP-UCB or (LDP-)MoMA-GP-UCB; any case,
+    /// `ldp-` optional) over the box `domain` with `settings` and the default [`BoxOptions`].
     pub fn new(algorithm: &str, domain: Domain, settings: Settings) -> Result<Self, BoxError> {
         Self::with_options(algorithm, domain, settings, BoxOptions::default())
     }
@@ -370,8 +376,13 @@ impl BoxOptimizer {
             Lengthscale::Fixed(l) => Hyperparameters { lengthscales: vec![l; d], signal: 1.0 },
         };
         let mut rng = SimRng::seed_from_u64(derive_seed(settings.seed, 0, 3));
-        let gp = FeatureGp::new(d, options.features / 2, lambda, hyper, &mut rng);
+        let is_moma = spec == ZHOU_TAN_ALGORITHMS[3];
+        let k = crate::bo::calibrated::epoch_length(settings.horizon, constants.delta);
+        // MoMA's estimates see one row an epoch, at the variance of its median-of-means pick.
+        let gp_lambda = if is_moma { crate::bo::calibrated::moma_noise_variance(lambda, k) } else { lambda };
+        let gp = FeatureGp::new(d, options.features / 2, gp_lambda, hyper, &mut rng);
         let pool = Pool::new(&gp, d, search.pool, pool_seed(settings.seed, 0));
+        let moma = is_moma.then(|| moma::BoxMoma::new(&gp, k, lambda, &mut rng));
         Ok(Self {
             name: spec.label(private),
             lower,
@@ -388,6 +399,7 @@ impl BoxOptimizer {
             pool,
             next_fit: FIRST_FIT,
             fits: 0,
+            moma,
         })
     }
 
@@ -403,7 +415,12 @@ impl BoxOptimizer {
 
     /// The reports told so far.
     pub fn num_reports(&self) -> usize {
-        self.gp.num_reports()
+        self.moma.as_ref().map_or(self.gp.num_reports(), moma::BoxMoma::reports)
+    }
+
+    /// k, the plays of one of MoMA-GP-UCB's epochs (1 for the other learners).
+    pub fn epoch_length(&self) -> usize {
+        self.moma.as_ref().map_or(1, moma::BoxMoma::epoch_length)
     }
 
     /// β_t for round t (see the module documentation).
@@ -415,9 +432,10 @@ impl BoxOptimizer {
         self.kappa() * (2.0 * (log_domain + (t * t * pi2 / (6.0 * self.delta)).ln())).sqrt()
     }
 
-    /// κ: [`BOX_KAPPA`] times the options' `beta_scale`.
+    /// κ: [`BOX_KAPPA`] ([`BOX_MOMA_KAPPA`] for MoMA-GP-UCB) times the options' `beta_scale`.
     pub fn kappa(&self) -> f64 {
-        BOX_KAPPA * self.options.beta_scale
+        let kappa = if self.moma.is_some() { BOX_MOMA_KAPPA } else { BOX_KAPPA };
+        kappa * self.options.beta_scale
     }
 
     /// The truncation level b_t of round t (∞ for GP-UCB).
@@ -456,6 +474,9 @@ impl BoxOptimizer {
     /// mean, while the variance shrinks as the real reports will shrink it), with β of the
     /// reports actually told. The opening design's Sobol points are handed out in order.
     pub fn ask_batch(&mut self, q: usize) -> Vec<Vec<f64>> {
+        if self.moma.is_some() {
+            return self.ask_epochs(q);
+        }
         let mut out = Vec::with_capacity(q.min(1 << 16));
         let told = self.gp.num_reports();
         let beta = self.beta(told + 1);
@@ -493,6 +514,45 @@ impl BoxOptimizer {
         out
     }
 
+    /// [`ask_batch`](Self::ask_batch) for MoMA-GP-UCB: the running epochs' point while they
+    /// need plays, then new epochs, each chosen by GP-BUCB over epochs (the kept estimate told
+    /// every running epoch's point once at its mean), with β of the epochs completed.
+    fn ask_epochs(&mut self, q: usize) -> Vec<Vec<f64>> {
+        let mut out = Vec::with_capacity(q.min(1 << 16));
+        let Some(mut moma) = self.moma.take() else { return out };
+        for _ in 0..q {
+            let pending = &self.pending;
+            let running = moma.unfinished(|x| pending.iter().filter(|p| p.as_slice() == x).count());
+            let x = match running {
+                Some(x) => x,
+                None => {
+                    let n = moma.started();
+                    let beta = self.beta(moma.epochs() + 1);
+                    let u = if n < initial_design(self.dimension()) {
+                        self.pool.point(n)
+                    } else if moma.open().is_empty() {
+                        acquisition::maximise(&self.gp, &mut self.pool, beta, self.options.search)
+                    } else {
+                        let mut shadow = self.gp.clone();
+                        for (x, _) in moma.open() {
+                            let u = self.to_unit(x);
+                            let mean = shadow.mean(&u);
+                            shadow.observe(&u, mean);
+                        }
+                        acquisition::maximise(&shadow, &mut self.pool, beta, self.options.search)
+                    };
+                    let x = self.to_box(&u);
+                    moma.start(x.clone());
+                    x
+                }
+            };
+            self.pending.push(x.clone());
+            out.push(x);
+        }
+        self.moma = Some(moma);
+        out
+    }
+
     /// The points asked and not yet told, in the order asked.
     pub fn pending(&self) -> &[Vec<f64>] {
         &self.pending
@@ -516,6 +576,10 @@ impl BoxOptimizer {
         if !report.is_finite() {
             return Err(BoxError::NonFiniteReport);
         }
+        if self.moma.is_some() {
+            self.tell_epoch(point, report);
+            return Ok(());
+        }
         let t = self.gp.num_reports() + 1;
         let y = if report.abs() <= self.level(t) { report } else { 0.0 };
         let u: Vec<f64> = self.to_unit(point).iter().map(|v| v.clamp(0.0, 1.0)).collect();
@@ -532,8 +596,44 @@ impl BoxOptimizer {
         Ok(())
     }
 
+    /// [`tell`](Self::tell) for MoMA-GP-UCB (point and report checked): the report counts
+    /// toward the epoch of the ask it answers (whose point is the epoch's: the point told only
+    /// chooses the ask), or a new epoch at `point` if nothing is pending; at an epoch's k-th
+    /// report the estimates are updated and the kernel re-fitted on the schedule (in epochs).
+    fn tell_epoch(&mut self, point: &[f64], report: f64) {
+        let x = if self.pending.is_empty() {
+            point.to_vec()
+        } else {
+            let i = self.pending.iter().position(|x| x == point).unwrap_or(0);
+            self.pending.remove(i)
+        };
+        let Some(moma) = self.moma.as_mut() else { return };
+        let Some((x, ys)) = moma.add(&x, report) else { return };
+        let u: Vec<f64> = self.to_unit(&x).iter().map(|v| v.clamp(0.0, 1.0)).collect();
+        let Some(moma) = self.moma.as_mut() else { return };
+        self.gp = moma.complete(&u, &ys).clone();
+        if moma.epochs() >= self.next_fit {
+            self.refit();
+            self.next_fit = self.next_fit.saturating_mul(2);
+        }
+    }
+
     /// Re-fits the kernel (when fitted) and rebuilds the posterior from every report.
     fn refit(&mut self) {
+        if let Some(moma) = self.moma.as_mut() {
+            match self.options.lengthscale {
+                Lengthscale::Fitted => {
+                    let hyper = moma.fitted(self.bound);
+                    moma.set_hyperparameters(&hyper);
+                }
+                Lengthscale::Fixed(_) => moma.rebuild(),
+            }
+            self.gp = moma.kept().clone();
+            self.fits += 1;
+            let seed = pool_seed(self.seed, self.fits);
+            self.pool = Pool::new(&self.gp, self.dimension(), self.options.search.pool, seed);
+            return;
+        }
         let before = self.gp.clone();
         let result = match self.options.lengthscale {
             Lengthscale::Fitted => {
@@ -555,12 +655,11 @@ impl BoxOptimizer {
     /// coordinates; the box's centre before any report. O(t m d).
     pub fn recommend(&self) -> Vec<f64> {
         let d = self.dimension();
-        let points = self.gp.points();
+        let points = self.moma.as_ref().map_or(self.gp.points(), moma::BoxMoma::points);
         if points.is_empty() {
             return self.lower.iter().zip(&self.upper).map(|(lo, hi)| 0.5 * (lo + hi)).collect();
         }
-        let t = self.gp.num_reports();
-        let best = crate::bo::argmax(t, |k| self.gp.mean(&points[k * d..(k + 1) * d]));
+        let best = crate::bo::argmax(points.len() / d, |k| self.gp.mean(&points[k * d..(k + 1) * d]));
         self.to_box(&points[best * d..(best + 1) * d])
     }
 
@@ -586,7 +685,7 @@ impl BoxOptimizer {
 
     /// The constants the learner derived, by name.
     pub fn constants(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut constants = vec![
             ("lambda", self.gp.lambda()),
             ("delta", self.delta),
             ("kappa", self.kappa()),
@@ -595,7 +694,11 @@ impl BoxOptimizer {
             ("level_1", self.level(1)),
             ("level_T", self.level(self.horizon)),
             ("features", self.gp.num_features() as f64),
-        ]
+        ];
+        if let Some(moma) = &self.moma {
+            constants.push(("k", moma.epoch_length() as f64));
+        }
+        constants
     }
 }
 
@@ -621,8 +724,6 @@ fn find_learner(algorithm: &str, private: bool) -> Result<AlgorithmSpec, BoxErro
         Some(spec) => {
             let why = if spec == ZHOU_TAN_ALGORITHMS[2] {
                 "its Nyström dictionary is sampled from a finite set of actions (Zhou & Tan Alg. 3), and a box has none"
-            } else if spec == ZHOU_TAN_ALGORITHMS[3] {
-                "its median-of-means epochs are implemented over a finite set's posterior (not yet on a box)"
             } else {
                 "it is a K-armed learner, keeping statistics per action, and a box has infinitely many"
             };

@@ -38,12 +38,7 @@ fn bad_boxes_and_learners_are_refused_in_the_users_words() {
     assert!(matches!(make(vec![-1e308], vec![1e308]), Some(BoxError::EmptyOrInverted { .. })));
     assert!(make(vec![0.0; 21], vec![1.0; 21]).unwrap().to_string().contains("at most 20"));
 
-    for (name, shown) in [
-        ("ata-gp-ucb", "Nyström"),
-        ("ldp-moma-gp-ucb", "median-of-means"),
-        ("ucb1", "K-armed"),
-        ("ldp-rse", "K-armed"),
-    ] {
+    for (name, shown) in [("ata-gp-ucb", "Nyström"), ("ucb1", "K-armed"), ("ldp-rse", "K-armed")] {
         let e = BoxOptimizer::new(name, unit_box(2), s).err().unwrap();
         assert!(matches!(e, BoxError::NotOnABox { .. }) && e.to_string().contains(shown), "{name}: {e}");
     }
@@ -241,13 +236,24 @@ fn uniform_regret() -> f64 {
 /// expected cumulative regret; and the simple regret of the recommendation. β is multiplied by
 /// `beta_scale` (4: κ = 0.3, the box learners' κ before [`BOX_KAPPA`] was chosen).
 fn regret_ratio(epsilon: Option<f64>, horizon: usize, seed: u64, beta_scale: f64) -> (f64, f64) {
+    regret_ratio_of("tgp-ucb", epsilon, horizon, seed, beta_scale)
+}
+
+/// [`regret_ratio`] of the learner `name`.
+fn regret_ratio_of(
+    name: &str,
+    epsilon: Option<f64>,
+    horizon: usize,
+    seed: u64,
+    beta_scale: f64,
+) -> (f64, f64) {
     use ldp_core::{Bound, Epsilon, LaplaceMechanism};
     let one = Bound::new(1.0).unwrap();
     let ctl = epsilon.map(|e| LaplaceMechanism::ctl(Epsilon::new(e).unwrap(), one, one).unwrap());
     let settings = Settings { epsilon, horizon, seed, ..Settings::default() };
     let domain = Domain::Box { lower: vec![-2.0, 0.0], upper: vec![3.0, 1.0] };
     let options = BoxOptions { beta_scale, ..BoxOptions::default() };
-    let mut opt = BoxOptimizer::with_options("tgp-ucb", domain, settings, options).unwrap();
+    let mut opt = BoxOptimizer::with_options(name, domain, settings, options).unwrap();
     let mut world = SimRng::seed_from_u64(seed ^ 0x5eed);
     let mut regret = 0.0;
     for _ in 0..horizon {
@@ -454,4 +460,82 @@ fn a_large_point_set_is_deterministic() {
         (actions, opt.recommend())
     };
     assert_eq!(run(false), run(true));
+}
+
+/// MoMA-GP-UCB on a box plays each point k times (an epoch), opens with the Sobol design as
+/// the other learners do (one epoch a design point), counts every report, and asked again
+/// before a report gives the same point.
+#[test]
+fn moma_on_a_box_plays_each_point_k_times() {
+    let domain = Domain::Box { lower: vec![-2.0, 0.0], upper: vec![3.0, 1.0] };
+    let mut opt = BoxOptimizer::new("moma-gp-ucb", domain.clone(), raw(300, 9)).unwrap();
+    let gp = BoxOptimizer::new("gp-ucb", domain, raw(300, 9)).unwrap();
+    let k = opt.epoch_length();
+    assert_eq!(k, crate::bo::calibrated::epoch_length(300, 0.1));
+    assert!(opt.constants().contains(&("k", k as f64)));
+    let mut world = SimRng::seed_from_u64(2);
+    let mut asked = Vec::new();
+    for _ in 0..300 {
+        let x = opt.ask();
+        assert_eq!(opt.ask(), x);
+        opt.tell(&x, bump(&x) + world.random_range(-1.0..=1.0)).unwrap();
+        asked.push(x);
+    }
+    assert_eq!(opt.num_reports(), 300);
+    let epochs: Vec<&[Vec<f64>]> = asked.chunks(k).collect();
+    for e in &epochs {
+        assert!(e.iter().all(|x| x == &e[0]), "an epoch moved: {e:?}");
+    }
+    let design = initial_design(2);
+    for (n, e) in epochs.iter().take(design).enumerate() {
+        assert_eq!(e[0], gp.to_box(&gp.pool.point(n)), "design epoch {n}");
+    }
+    assert!(epochs.windows(2).skip(design).any(|w| w[0][0] != w[1][0]));
+}
+
+/// Without privacy (raw reports, U[−1, 1] noise), T = 1000: MoMA-GP-UCB's cumulative regret
+/// is at most 0.45× uniform random search's (mean of 4 seeds; each at most 0.6×). Measured on
+/// seeds 0–7 while choosing the bounds: 0.19–0.37 (mean 0.26, sd ≈ 0.06; the mean of 4 has sd
+/// ≈ 0.03, so 0.45 is about 6 sd away; TGP-UCB on the same seeds: 0.05–0.19). Its epochs cost
+/// it: the opening design alone takes 8 epochs of k = 13 rounds. Seeds 100–103 were not measured.
+#[test]
+fn moma_learns_a_bump_better_than_uniform_search_without_privacy() {
+    let runs: Vec<(f64, f64)> =
+        (100..104).map(|seed| regret_ratio_of("moma-gp-ucb", None, 1000, seed, 1.0)).collect();
+    let mean = runs.iter().map(|r| r.0).sum::<f64>() / runs.len() as f64;
+    assert!(mean <= 0.45 && runs.iter().all(|r| r.0 <= 0.6), "{runs:?}");
+}
+
+/// A MoMA batch hands out the running epoch's point until its k plays are asked, then new
+/// epochs' points (GP-BUCB over epochs: distinct points); reports told in any order complete
+/// each epoch at its k-th; a forgotten play is asked again.
+#[test]
+fn a_moma_batch_plays_whole_epochs_and_takes_reports_in_any_order() {
+    let domain = Domain::Box { lower: vec![-2.0, 0.0], upper: vec![3.0, 1.0] };
+    let mut opt = BoxOptimizer::new("moma-gp-ucb", domain, raw(2000, 4)).unwrap();
+    let k = opt.epoch_length();
+    let mut world = SimRng::seed_from_u64(5);
+    for _ in 0..(initial_design(2) + 2) * k + 3 {
+        let x = opt.ask();
+        opt.tell(&x, bump(&x) + world.random_range(-1.0..=1.0)).unwrap();
+    }
+    let running = opt.ask();
+    let batch = opt.ask_batch(2 * k + 2);
+    assert_eq!(opt.pending().len(), 2 * k + 3);
+    // The running epoch's k − 3 plays (one already asked by ask()), then two new epochs.
+    assert!(batch[..k - 4].iter().all(|x| x == &running), "{batch:?}");
+    let (second, third) = (&batch[k - 4], &batch[2 * k - 4]);
+    assert!(second != &running && third != second && third != &running);
+    assert!(batch[k - 4..2 * k - 4].iter().all(|x| x == second));
+    assert!(batch[2 * k - 4..].iter().all(|x| x == third));
+    opt.forget(third).unwrap();
+    assert_eq!(opt.ask_batch(1)[0], *third, "a forgotten play is asked again");
+    let told = opt.num_reports();
+    for x in opt.pending().to_vec().iter().rev() {
+        opt.tell(x, bump(x)).unwrap();
+    }
+    assert_eq!(opt.num_reports(), told + 2 * k + 3);
+    assert!(opt.pending().is_empty());
+    // Two epochs ended (the running one and the second); the third has 6 of its k reports.
+    assert_eq!(opt.ask(), *third);
 }
