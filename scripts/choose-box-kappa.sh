@@ -32,7 +32,7 @@ box_settings=(
 )
 if [ "$mode" = --moma ]; then
   out=${1:-/tmp/choose-box-moma-kappa}
-  kappas=${KAPPAS:-"0.0075 0.015 0.03 0.06 0.12"}
+  kappas=${KAPPAS:-"0.009375 0.01875 0.0375 0.075 0.15 0.3 0.6"}
   unit=$(sed -n 's/^pub const BOX_MOMA_KAPPA: f64 = \(.*\);/\1/p' learn/src/domain/moma.rs)
   learner=moma
   settings=("${box_settings[@]}")

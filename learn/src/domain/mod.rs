@@ -519,6 +519,8 @@ impl BoxOptimizer {
     /// every running epoch's point once at its mean), with β of the epochs completed.
     fn ask_epochs(&mut self, q: usize) -> Vec<Vec<f64>> {
         let mut out = Vec::with_capacity(q.min(1 << 16));
+        // β before the state is taken apart (κ is MoMA's only while `self.moma` holds it).
+        let beta = self.beta(self.moma.as_ref().map_or(0, moma::BoxMoma::epochs) + 1);
         let Some(mut moma) = self.moma.take() else { return out };
         for _ in 0..q {
             let pending = &self.pending;
@@ -527,7 +529,6 @@ impl BoxOptimizer {
                 Some(x) => x,
                 None => {
                     let n = moma.started();
-                    let beta = self.beta(moma.epochs() + 1);
                     let u = if n < initial_design(self.dimension()) {
                         self.pool.point(n)
                     } else if moma.open().is_empty() {

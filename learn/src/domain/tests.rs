@@ -494,16 +494,19 @@ fn moma_on_a_box_plays_each_point_k_times() {
 }
 
 /// Without privacy (raw reports, U[−1, 1] noise), T = 1000: MoMA-GP-UCB's cumulative regret
-/// is at most 0.45× uniform random search's (mean of 4 seeds; each at most 0.6×). Measured on
-/// seeds 0–7 while choosing the bounds: 0.19–0.37 (mean 0.26, sd ≈ 0.06; the mean of 4 has sd
-/// ≈ 0.03, so 0.45 is about 6 sd away; TGP-UCB on the same seeds: 0.05–0.19). Its epochs cost
-/// it: the opening design alone takes 8 epochs of k = 13 rounds. Seeds 100–103 were not measured.
+/// is at most 0.5× uniform random search's (mean of 8 seeds; each at most 0.8×). Measured on
+/// seeds 0–7 and 100–103 while choosing the bounds: 10 of 12 at 0.17–0.36, two at 0.63–0.64 (runs
+/// that kept to a spurious maximum; simple regret 0.06 and 0.71), mean 0.30 (TGP-UCB on seeds
+/// 0–7: 0.05–0.19). Taking a run as stuck at 0.65 with probability 1/6 and otherwise N(0.24,
+/// 0.05²), the mean of 8 passes 0.5 only with 5 stuck runs or more (4 give 0.45): a false
+/// alarm of about 0.3%.
+/// Its epochs cost it: the opening design alone takes 8 epochs of k = 13 rounds. The seeds below
+/// (200–207) were not measured.
 #[test]
 fn moma_learns_a_bump_better_than_uniform_search_without_privacy() {
-    let runs: Vec<(f64, f64)> =
-        (100..104).map(|seed| regret_ratio_of("moma-gp-ucb", None, 1000, seed, 1.0)).collect();
+    let runs: Vec<(f64, f64)> = (200..208).map(|seed| regret_ratio_of("moma-gp-ucb", None, 1000, seed, 1.0)).collect();
     let mean = runs.iter().map(|r| r.0).sum::<f64>() / runs.len() as f64;
-    assert!(mean <= 0.45 && runs.iter().all(|r| r.0 <= 0.6), "{runs:?}");
+    assert!(mean <= 0.5 && runs.iter().all(|r| r.0 <= 0.8), "{runs:?}");
 }
 
 /// A MoMA batch hands out the running epoch's point until its k plays are asked, then new
@@ -539,3 +542,30 @@ fn a_moma_batch_plays_whole_epochs_and_takes_reports_in_any_order() {
     // Two epochs ended (the running one and the second); the third has 6 of its k reports.
     assert_eq!(opt.ask(), *third);
 }
+
+/// Past the design, MoMA's next epoch is the acquisition's maximiser over the kept estimate
+/// with β_{n+1} of MoMA's own κ = [`BOX_MOMA_KAPPA`] (computed here from the formula), not the
+/// other learners' [`BOX_KAPPA`].
+#[test]
+fn moma_chooses_its_epochs_with_its_own_kappa() {
+    let mut opt = BoxOptimizer::new("moma-gp-ucb", unit_box(2), raw(1000, 3)).unwrap();
+    let k = opt.epoch_length();
+    let mut world = SimRng::seed_from_u64(8);
+    for _ in 0..(initial_design(2) + 3) * k {
+        let x = opt.ask();
+        opt.tell(&x, bump(&[5.0 * x[0] - 2.0, x[1]]) + world.random_range(-1.0..=1.0)).unwrap();
+    }
+    let n = opt.moma.as_ref().unwrap().epochs();
+    assert_eq!(n, initial_design(2) + 3);
+    let t = (n + 1) as f64;
+    let pi2 = std::f64::consts::PI.powi(2);
+    let beta = |kappa: f64| kappa * (2.0 * (2.0 * (2.0 * t * t).ln() + (t * t * pi2 / 0.6).ln())).sqrt();
+    let choice = |kappa: f64| {
+        let mut pool = opt.pool.clone();
+        acquisition::maximise(&opt.gp, &mut pool, beta(kappa), opt.options.search)
+    };
+    let (own, other) = (choice(BOX_MOMA_KAPPA), choice(BOX_KAPPA));
+    assert_ne!(own, other, "the two κ choose the same point: the test cannot tell them apart");
+    assert_eq!(opt.ask(), own);
+}
+
