@@ -8,9 +8,9 @@
 # a κ that differs in its last bit may change a trial.) About 35 minutes on 2 cores.
 #
 # With --points, the same for the large point sets' κ (POINT_SET_KAPPA,
-# learn/src/domain/points.rs; docs/your-problem.md, "Large point sets"): the learner of
-# ldp_learn::domain::points on 10⁴ or 10⁵ points drawn uniformly from the unit cube, κ in units of
-# the finite sets' KAPPA (learn/src/bo/calibrated.rs). About 40 minutes on 2 cores.
+# learn/src/domain/points.rs; docs/your-problem.md, "Many points"): the learner of
+# ldp_learn::domain::points on 10⁴ or 10⁵ points drawn uniformly from the unit cube (a new set
+# each trial). About 50 minutes on 2 cores.
 #
 # With --moma, the box settings for (LDP-)MoMA-GP-UCB's κ on a box (BOX_MOMA_KAPPA,
 # learn/src/domain/moma.rs; docs/boxes.md, "The constants"). About 15 minutes on 2 cores.
@@ -38,8 +38,8 @@ if [ "$mode" = --moma ]; then
   settings=("${box_settings[@]}")
 elif [ "$mode" = --points ]; then
   out=${1:-/tmp/choose-point-set-kappa}
-  kappas=${KAPPAS:-"0.075 0.15 0.21 0.3"}
-  unit=$(sed -n 's/^pub const KAPPA: f64 = \(.*\);/\1/p' learn/src/bo/calibrated.rs)
+  kappas=${KAPPAS:-"0.0375 0.075 0.15 0.21 0.3"}
+  unit=$(sed -n 's/^pub const POINT_SET_KAPPA: f64 = \(.*\);/\1/p' learn/src/domain/points.rs)
   settings=(
     "p2 --points 10000 --d 2 --lengthscale 0.3 --horizon 10000 --seed 8100"
     "p3 --points 100000 --d 3 --lengthscale 0.25 --horizon 10000 --seed 8200"

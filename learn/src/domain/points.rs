@@ -19,9 +19,11 @@
 //!   design); then each round scores [`CANDIDATES`] points — the next ones of a random
 //!   permutation of the set, so that every point is scored once every |D|/512 rounds — plus the
 //!   [`ELITE`] best of the previous round and the told point of best mean among the last 128,
-//!   and plays the best
-//!   of μ + β σ: **O((C + E) (m² + m d))** a round, with β_t the calibrated finite-set schedule
-//!   over |D| actions ([`crate::bo::calibrated::beta`]).
+//!   and plays the best of μ + β σ: **O((C + E) (m² + m d))** a round, with β_t the
+//!   calibrated finite-set schedule over |D| actions ([`crate::bo::calibrated::beta_with`]) and
+//!   the large sets' own κ = [`POINT_SET_KAPPA`] = 0.15, chosen as the finite sets' 0.3 and the
+//!   box's 0.075 were, on settings no reported run uses (`scripts/choose-box-kappa.sh
+//!   --points`; `docs/your-problem.md`, "Many points").
 //!
 //! What the candidate search can miss: a point whose UCB is the largest but that is neither in
 //! this round's slice of the permutation nor among the best of the last rounds. Its neighbours
@@ -55,6 +57,11 @@ const INCUMBENT_WINDOW: usize = 128;
 
 /// The random features of the surrogate.
 pub const FEATURES: usize = 128;
+
+/// κ of the large point sets' β: the multiplier of smallest geometric-mean regret over
+/// functions drawn from a GP prior on 10⁴ and 10⁵ uniform points of the unit cube, in settings
+/// no reported run uses (`scripts/choose-box-kappa.sh --points`).
+pub const POINT_SET_KAPPA: f64 = 0.15;
 
 /// GP-UCB or (LDP-)TGP-UCB over a large point set. See the [module documentation](self).
 #[derive(Clone, Debug)]
@@ -172,9 +179,10 @@ impl PointSetGp {
         &self.unit[a * self.d..(a + 1) * self.d]
     }
 
-    /// β_t: the calibrated finite-set schedule over |D| actions.
+    /// β_t: the calibrated finite-set schedule over |D| actions with κ = [`POINT_SET_KAPPA`]
+    /// times the β multiplier.
     pub fn beta(&self, t: usize) -> f64 {
-        self.beta_scale * crate::bo::calibrated::beta(self.len(), t, self.delta)
+        crate::bo::calibrated::beta_with(POINT_SET_KAPPA * self.beta_scale, self.len(), t, self.delta)
     }
 
     /// The truncation level b_t of round t (∞ for GP-UCB).
@@ -275,7 +283,7 @@ impl Policy for PointSetGp {
         vec![
             ("lambda", self.gp.lambda()),
             ("delta", self.delta),
-            ("kappa", crate::bo::calibrated::KAPPA * self.beta_scale),
+            ("kappa", POINT_SET_KAPPA * self.beta_scale),
             ("beta_1", self.beta(1)),
             ("level_1", self.level(1)),
             ("features", self.gp.num_features() as f64),

@@ -417,29 +417,33 @@ fn a_large_point_set_refuses_what_it_cannot_run() {
     }
 }
 
-/// On 20,000 points of a cube, raw reports with U[−1, 1] noise, T = 400: TGP-UCB's and
-/// GP-UCB's cumulative regret is at most 0.5× uniform play's over the set (its exact expected
-/// regret), and the recommendation is within 0.15 of the best point. Measured on seeds 0–3
-/// while choosing the bounds: ratios 0.12–0.2, simple regrets ≤ 0.05; the seeds below are others.
+/// On 20,000 points of a cube, raw reports with U[−1, 1] noise, T = 1000: TGP-UCB's and
+/// GP-UCB's cumulative regret is at most 0.7× uniform play's over the set (its exact expected
+/// regret), and the recommendation is within 0.25 of the best point. Measured on seeds 0–7
+/// while choosing the bounds (κ = [`points::POINT_SET_KAPPA`]): ratios 0.20–0.49 (mean 0.32, sd
+/// 0.09), simple regrets ≤ 0.11; the seeds below are others. (At κ = 0.3, before the large
+/// sets had their own κ, T = 400 gave 0.12–0.2; at 0.15 T = 400 gives 0.37–0.65 with
+/// simple regrets up to 0.47: the smaller κ chosen at T = 10⁴ explores less early.)
 #[test]
 fn a_large_point_set_is_learned_without_its_kernel_matrix() {
     let set = cloud(20_000, 7);
     let values: Vec<f64> = set.iter().map(|x| bump3(x)).collect();
     let best = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let uniform = best - values.iter().sum::<f64>() / values.len() as f64;
-    for (name, seed) in [("gp-ucb", 11), ("tgp-ucb", 12)] {
-        let settings = Settings { epsilon: None, horizon: 400, seed, ..Settings::default() };
+    for (name, seed) in [("gp-ucb", 20), ("tgp-ucb", 21)] {
+        let settings = Settings { epsilon: None, horizon: 1000, seed, ..Settings::default() };
         let mut opt = Optimizer::new(name, Domain::points(set.clone()), settings).unwrap();
+        assert!(opt.constants().contains(&("kappa", points::POINT_SET_KAPPA)), "{:?}", opt.constants());
         let mut world = SimRng::seed_from_u64(seed);
         let mut regret = 0.0;
-        for _ in 0..400 {
+        for _ in 0..1000 {
             let a = opt.ask();
             regret += best - values[a];
             opt.tell(a, values[a] + world.random_range(-1.0..=1.0)).unwrap();
         }
-        let ratio = regret / (400.0 * uniform);
+        let ratio = regret / (1000.0 * uniform);
         let simple = best - values[opt.recommend()];
-        assert!(ratio <= 0.5 && simple <= 0.15, "{name}: ratio {ratio}, simple regret {simple}");
+        assert!(ratio <= 0.7 && simple <= 0.25, "{name}: ratio {ratio}, simple regret {simple}");
     }
 }
 
@@ -504,7 +508,8 @@ fn moma_on_a_box_plays_each_point_k_times() {
 /// (200–207) were not measured.
 #[test]
 fn moma_learns_a_bump_better_than_uniform_search_without_privacy() {
-    let runs: Vec<(f64, f64)> = (200..208).map(|seed| regret_ratio_of("moma-gp-ucb", None, 1000, seed, 1.0)).collect();
+    let runs: Vec<(f64, f64)> =
+        (200..208).map(|seed| regret_ratio_of("moma-gp-ucb", None, 1000, seed, 1.0)).collect();
     let mean = runs.iter().map(|r| r.0).sum::<f64>() / runs.len() as f64;
     assert!(mean <= 0.5 && runs.iter().all(|r| r.0 <= 0.8), "{runs:?}");
 }
@@ -568,4 +573,3 @@ fn moma_chooses_its_epochs_with_its_own_kappa() {
     assert_ne!(own, other, "the two κ choose the same point: the test cannot tell them apart");
     assert_eq!(opt.ask(), own);
 }
-
