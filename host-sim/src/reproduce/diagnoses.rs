@@ -12,6 +12,8 @@ pub enum Cause {
     Constant,
     /// The horizon: a longer run decides (the diagnosis says which).
     Horizon,
+    /// The trial count: more trials decide (the diagnosis says how many).
+    Trials,
     /// What the learner observes does not identify the answer at this horizon.
     InformationLimit,
     /// The paper's claim does not follow from its algorithm with its stated constants.
@@ -27,6 +29,7 @@ impl Cause {
             Self::Bug(commit) => format!("a bug (fixed in {commit})"),
             Self::Constant => "a constant".to_string(),
             Self::Horizon => "the horizon".to_string(),
+            Self::Trials => "the trial count".to_string(),
             Self::InformationLimit => "an information limit".to_string(),
             Self::PaperConstants => "not reproducible with the paper's stated constants".to_string(),
             Self::OurConstantsAndHorizon => {
@@ -144,15 +147,17 @@ pub static DIAGNOSES: &[Diagnosis] = &[
     Diagnosis {
         experiment: "dubey-table1",
         claim: &["regret rises from", "(α falls)"],
-        cause: Cause::Horizon,
+        cause: Cause::Trials,
         text: "Each step of α (non-private → 10 → 1 → 0.1) is judged on its own. At the paper's T = 10⁴ \
-               with 2 trials (issue #38, seed 0; docs/table1.md) every step goes the paper's way in the \
-               means (camel 127 → 1,160 → 1,984 → 2,972; styb 2,934 → 3,350 → 5,949 → 7,739; mw 5,848 \
-               → 11,707 → 14,908 → 15,077), but the trials cannot separate most steps: one trial of \
-               the styb and mw learners locks onto a wrong candidate and the other does not (styb α = \
-               10: 783 and 5,918), so the s.e. is of the order of the steps. mw at α = 1 and 0.1 is at \
-               uniform play (1.03× and 1.04×): there the step cannot show. The quick run (T = 2000, 3 \
-               trials) is further from deciding.",
+               and 10 trials (seed 0) every step goes the paper's way in the means (camel 369 → 771 → \
+               1,537 → 3,285; styb 4,131 → 4,471 → 7,009 → 9,036; mw 7,221 → 7,967 → 12,827 → 14,879) \
+               and the later steps are decided (mw's last is uninformative: both ends at uniform play). \
+               The first, non-private → α = 10, is within the trials' noise on all three: camel's \
+               non-private mean is lifted by trials that lock onto a wrong candidate (median 103 against \
+               α = 10's 644, mean 369 ± 236); styb's and mw's steps are 8% and 10% of the means, with \
+               s.e. of 16% and 12%. At these differences 18, 356 and 92 trials would separate them; \
+               Table 1's run is not raised by the second pass, its cells being judged at the paper's \
+               10 trials. The quick run (T = 2000, 3 trials) is further from deciding.",
         runs: &["dubey-table1"],
     },
     Diagnosis {

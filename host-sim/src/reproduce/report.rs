@@ -141,13 +141,13 @@ pub fn report(
         let _ =
             writeln!(out, "| {} | {} | {kind} | {} | {} |", v.experiment, v.claim, v.source, verdict_word(v));
     }
-    out.push_str("\n## Diagnoses\n\nEvery claim that does not hold, every missed target, and every undecided claim that a longer run decides (an uninformative one is not: its learners are no better than uniform play): the cause, and the runs of this report that show it.\n\n| experiment | claim | verdict | cause | diagnosis | shown by |\n|---|---|---|---|---|---|\n");
+    out.push_str("\n## Diagnoses\n\nEvery claim that does not hold, every missed target, and every undecided claim that a longer run or more trials decide (an uninformative one is not: its learners are no better than uniform play): the cause, and the runs of this report that show it.\n\n| experiment | claim | verdict | cause | diagnosis | shown by |\n|---|---|---|---|---|---|\n");
     let shown = |v: &&Verdict| {
         v.holds == Some(false)
             || (v.holds.is_none()
                 && !v.uninformative()
                 && v.evidence != "not run"
-                && diagnosis(v).is_some_and(|d| d.cause == Cause::Horizon))
+                && diagnosis(v).is_some_and(|d| matches!(d.cause, Cause::Horizon | Cause::Trials)))
     };
     for v in verdicts.iter().filter(shown) {
         let (cause, text, runs) = match diagnosis(v) {
