@@ -296,8 +296,10 @@ fn holds_results(dir: &Path) -> bool {
     }
 }
 
-/// The finished jobs of a run, by (trial, algorithm): the curve and its seconds.
-type Done = HashMap<(usize, usize), (Vec<f64>, f64)>;
+/// The finished jobs of a run, by (trial, algorithm): the curve, kept encoded (decoded when a
+/// row is aggregated: a T = 10⁶ curve is 8 MB, and a raised run holds thousands), and its
+/// seconds.
+type Done = HashMap<(usize, usize), (Steps, f64)>;
 
 /// The notes of the finished jobs that have one, by (trial, algorithm).
 type Notes = HashMap<(usize, usize), f64>;
@@ -341,7 +343,8 @@ fn read_jobs(
             }
             match job.steps.decode(horizon) {
                 Ok(curve) if curve.len() == horizon => {
-                    done.insert((job.trial, job.algo), (curve, job.seconds));
+                    drop(curve);
+                    done.insert((job.trial, job.algo), (job.steps, job.seconds));
                     match job.note {
                         Some(note) => notes.insert((job.trial, job.algo), note),
                         None => notes.remove(&(job.trial, job.algo)),
@@ -499,10 +502,17 @@ impl Checkpoint {
             if self.done.contains_key(&(trial, algo)) {
                 continue;
             }
-            if let Some((curve, seconds)) = other.get(&(trial, algo)) {
+            if let Some((steps, seconds)) = other.get(&(trial, algo)) {
                 let note = notes.get(&(trial, algo)).copied();
-                self.record(trial, algo, curve, *seconds, note)?;
-                self.done.insert((trial, algo), (curve.clone(), *seconds));
+                self.append(Line {
+                    run: self.run.clone(),
+                    trial,
+                    algo,
+                    seconds: *seconds,
+                    steps: steps.clone(),
+                    note,
+                })?;
+                self.done.insert((trial, algo), (steps.clone(), *seconds));
                 if let Some(note) = note {
                     self.notes.insert((trial, algo), note);
                 }
@@ -512,9 +522,15 @@ impl Checkpoint {
         Ok(added)
     }
 
-    /// A finished job's curve and seconds.
-    pub fn get(&self, trial: usize, algo: usize) -> Option<&(Vec<f64>, f64)> {
-        self.done.get(&(trial, algo))
+    /// A finished job's curve (decoded afresh: O(T) memory a call) and seconds.
+    pub fn get(&self, trial: usize, algo: usize) -> Option<(Vec<f64>, f64)> {
+        let (steps, seconds) = self.done.get(&(trial, algo))?;
+        steps.decode(self.horizon).ok().map(|curve| (curve, *seconds))
+    }
+
+    /// Whether the job is finished (without decoding its curve).
+    pub fn contains(&self, trial: usize, algo: usize) -> bool {
+        self.done.contains_key(&(trial, algo))
     }
 
     /// A finished job's note ([`crate::run::executor::Task::job_note`]), if it has one.
@@ -537,7 +553,11 @@ impl Checkpoint {
         seconds: f64,
         note: Option<f64>,
     ) -> Result<(), CheckpointError> {
-        let line = Line { run: self.run.clone(), trial, algo, seconds, steps: Steps::encode(curve)?, note };
+        self.append(Line { run: self.run.clone(), trial, algo, seconds, steps: Steps::encode(curve)?, note })
+    }
+
+    /// Appends `line` and flushes it; a failed write is cut off again (see [`Self::record`]).
+    fn append(&self, line: Line) -> Result<(), CheckpointError> {
         let mut text = serde_json::to_string(&line).map_err(|e| CheckpointError::Encode(e.to_string()))?;
         text.push('\n');
         let err = |source| CheckpointError::Append { path: self.path.clone(), source };
@@ -587,7 +607,7 @@ mod tests {
         assert_eq!(text.lines().last(), Some(lines[2].as_str()), "the record has a line of its own");
         let checkpoint = Checkpoint::open(&dir, "run", 50).unwrap();
         assert_eq!(checkpoint.finished(), 3, "the job recorded after the torn line is found");
-        assert_eq!(checkpoint.get(2, 0).map(|(c, _)| c), Some(&curve));
+        assert_eq!(checkpoint.get(2, 0).map(|(c, _)| c), Some(curve.clone()));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -273,8 +273,11 @@ impl<'a> Executor<'a> {
             .collect();
         let mine: Vec<usize> = (0..jobs.len()).filter(|&j| self.shard.owns(j)).collect();
         let done = |trial: usize, learner: usize| self.checkpoint.and_then(|c| c.get(trial, learner));
-        let todo: Vec<usize> =
-            mine.iter().copied().filter(|&j| done(jobs[j].trial, jobs[j].learner).is_none()).collect();
+        let todo: Vec<usize> = mine
+            .iter()
+            .copied()
+            .filter(|&j| !self.checkpoint.is_some_and(|c| c.contains(jobs[j].trial, jobs[j].learner)))
+            .collect();
         if let Some(checkpoint) = self.checkpoint {
             for &j in &mine {
                 if let Some(note) = checkpoint.note(jobs[j].trial, jobs[j].learner) {
@@ -407,27 +410,22 @@ impl Open {
 
     /// Aggregates the row from the computed trials and the checkpoint's (`done(trial)`), in
     /// trial order, and drops the computed curves.
-    fn close<'c>(
-        &mut self,
-        label: &str,
-        learner: usize,
-        done: &impl Fn(usize, usize) -> Option<&'c Finished>,
-    ) {
-        let computed = std::mem::take(&mut self.computed);
-        let mut curves: Vec<&[f64]> = Vec::with_capacity(computed.len());
+    fn close(&mut self, label: &str, learner: usize, done: &impl Fn(usize, usize) -> Option<Finished>) {
+        let mut trials = std::mem::take(&mut self.computed);
         let mut seconds = 0.0;
-        for (trial, c) in computed.iter().enumerate() {
-            match c.as_ref().or_else(|| done(trial, learner)) {
-                Some((curve, secs)) => {
-                    curves.push(curve);
-                    seconds += secs;
-                }
+        for (trial, c) in trials.iter_mut().enumerate() {
+            if c.is_none() {
+                *c = done(trial, learner);
+            }
+            match c {
+                Some((_, secs)) => seconds += *secs,
                 None => {
                     self.row = Some(Err(RunError::NoSuchJob { trial, learner }));
                     return;
                 }
             }
         }
+        let curves: Vec<&[f64]> = trials.iter().flatten().map(|(curve, _)| curve.as_slice()).collect();
         self.row = Some(Ok(aggregate(label.to_string(), &curves, seconds)));
     }
 }
