@@ -12,7 +12,7 @@
 //! trial, seed `derive_seed(seed, i, 12)`) and the learner the large point set's
 //! ([`PointSetGp`], `ldp_learn::domain::points`) with its β multiplied by SCALE; regret and
 //! uniform play are then measured against the set's best point and the set's mean reward.
-//! What the large point sets' κ is chosen on (`scripts/choose-point-set-kappa.sh`).
+//! What the large point sets' κ is chosen on (`scripts/choose-box-kappa.sh --points`).
 //!
 //! `--learner moma` runs (LDP-)MoMA-GP-UCB on the box instead of (LDP-)TGP-UCB (what its κ,
 //! [`ldp_learn::domain::BOX_MOMA_KAPPA`], is chosen on: `scripts/choose-box-kappa.sh --moma`).
@@ -134,20 +134,13 @@ fn trial(a: &Args, f: &PriorSample, mean: f64, i: usize, run: usize) -> Result<[
     };
     let mut opt =
         BoxOptimizer::with_options(name, f.domain(), settings, options).map_err(|e| e.to_string())?;
-    let ctl = release(a.eps)?;
-    let mut world = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 1));
-    let mut device = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 2));
+    let mut device = Device::new(a.eps, trial_seed)?;
     let mut regret = 0.0;
     for _ in 0..a.horizon {
         let x = opt.ask();
         let reward = f.reward(&x);
         regret += 1.0 - reward;
-        let raw = reward + world.random_range(-1.0..=1.0);
-        let report = match &ctl {
-            Some(ctl) => ctl.release(raw, &mut device).map_err(|e| format!("{e:?}"))?.value(),
-            None => raw,
-        };
-        opt.tell(&x, report).map_err(|e| e.to_string())?;
+        opt.tell(&x, device.report(reward)?).map_err(|e| e.to_string())?;
     }
     let simple = 1.0 - f.reward(&opt.recommend());
     let (ls, _) = opt.lengthscales();
@@ -155,14 +148,39 @@ fn trial(a: &Args, f: &PriorSample, mean: f64, i: usize, run: usize) -> Result<[
     Ok([regret, a.horizon as f64 * (1.0 - mean), simple, ls])
 }
 
-/// The CTL(ε) release of the box experiments' device (B = R = 1), or none for raw rewards.
-fn release(eps: Option<f64>) -> Result<Option<LaplaceMechanism>, String> {
-    let one = Bound::new(1.0).map_err(|e| format!("{e:?}"))?;
-    eps.map(|e| {
-        LaplaceMechanism::ctl(Epsilon::new(e).map_err(|e| format!("{e:?}"))?, one, one)
-            .map_err(|e| format!("{e:?}"))
-    })
-    .transpose()
+/// A trial's world and device: U[−1, 1] noise on the reward, then the CTL(ε) release of the
+/// box experiments' device (B = R = 1), or the raw reward; seeded from the trial's seed, so
+/// every run of a trial sees the same noise (paired).
+struct Device {
+    ctl: Option<LaplaceMechanism>,
+    world: SimRng,
+    device: SimRng,
+}
+
+impl Device {
+    fn new(eps: Option<f64>, trial_seed: u64) -> Result<Self, String> {
+        let one = Bound::new(1.0).map_err(|e| format!("{e:?}"))?;
+        let ctl = eps
+            .map(|e| {
+                LaplaceMechanism::ctl(Epsilon::new(e).map_err(|e| format!("{e:?}"))?, one, one)
+                    .map_err(|e| format!("{e:?}"))
+            })
+            .transpose()?;
+        Ok(Self {
+            ctl,
+            world: SimRng::seed_from_u64(derive_seed(trial_seed, 0, 1)),
+            device: SimRng::seed_from_u64(derive_seed(trial_seed, 0, 2)),
+        })
+    }
+
+    /// The report of a round whose reward is `reward`.
+    fn report(&mut self, reward: f64) -> Result<f64, String> {
+        let raw = reward + self.world.random_range(-1.0..=1.0);
+        match &self.ctl {
+            Some(ctl) => Ok(ctl.release(raw, &mut self.device).map_err(|e| format!("{e:?}"))?.value()),
+            None => Ok(raw),
+        }
+    }
 }
 
 /// [`trial`] on `--points` points of the unit cube: the large point set's learner, regret against
@@ -199,19 +217,12 @@ fn point_set_trial(
         fixed,
         derive_seed(settings.seed, 0, 3),
     );
-    let ctl = release(a.eps)?;
-    let mut world = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 1));
-    let mut device = SimRng::seed_from_u64(derive_seed(trial_seed, 0, 2));
+    let mut device = Device::new(a.eps, trial_seed)?;
     let mut regret = 0.0;
     for _ in 0..a.horizon {
         let k = learner.select();
         regret += best - rewards[k];
-        let raw = rewards[k] + world.random_range(-1.0..=1.0);
-        let report = match &ctl {
-            Some(ctl) => ctl.release(raw, &mut device).map_err(|e| format!("{e:?}"))?.value(),
-            None => raw,
-        };
-        learner.observe(k, report).map_err(|e| format!("{e:?}"))?;
+        learner.observe(k, device.report(rewards[k])?).map_err(|e| format!("{e:?}"))?;
     }
     let simple = learner.recommend().map_or(f64::NAN, |k| best - rewards[k]);
     let ls = &learner.hyperparameters().lengthscales;

@@ -303,6 +303,9 @@ pub struct BoxOptimizer {
     pool: Pool,
     next_fit: usize,
     fits: usize,
+    /// κ of β: [`BOX_KAPPA`], or [`BOX_MOMA_KAPPA`] for MoMA-GP-UCB, times the options'
+    /// `beta_scale`; fixed at construction.
+    kappa: f64,
     /// (LDP-)MoMA-GP-UCB's epochs and estimates ([`moma`]); `None` for the other learners.
     moma: Option<moma::BoxMoma>,
 }
@@ -383,6 +386,7 @@ impl BoxOptimizer {
         let gp = FeatureGp::new(d, options.features / 2, gp_lambda, hyper, &mut rng);
         let pool = Pool::new(&gp, d, search.pool, pool_seed(settings.seed, 0));
         let moma = is_moma.then(|| moma::BoxMoma::new(&gp, k, lambda, &mut rng));
+        let kappa = (if is_moma { BOX_MOMA_KAPPA } else { BOX_KAPPA }) * options.beta_scale;
         Ok(Self {
             name: spec.label(private),
             lower,
@@ -399,6 +403,7 @@ impl BoxOptimizer {
             pool,
             next_fit: FIRST_FIT,
             fits: 0,
+            kappa,
             moma,
         })
     }
@@ -434,8 +439,7 @@ impl BoxOptimizer {
 
     /// κ: [`BOX_KAPPA`] ([`BOX_MOMA_KAPPA`] for MoMA-GP-UCB) times the options' `beta_scale`.
     pub fn kappa(&self) -> f64 {
-        let kappa = if self.moma.is_some() { BOX_MOMA_KAPPA } else { BOX_KAPPA };
-        kappa * self.options.beta_scale
+        self.kappa
     }
 
     /// The truncation level b_t of round t (∞ for GP-UCB).
@@ -491,15 +495,7 @@ impl BoxOptimizer {
             } else {
                 let mut shadow = match self.shadow.take() {
                     Some(shadow) => shadow,
-                    None => {
-                        let mut shadow = self.gp.clone();
-                        for x in &self.pending {
-                            let u = self.to_unit(x);
-                            let mean = shadow.mean(&u);
-                            shadow.observe(&u, mean);
-                        }
-                        shadow
-                    }
+                    None => self.told_at_means(&self.pending),
                 };
                 let u = acquisition::maximise(&shadow, &mut self.pool, beta, self.options.search);
                 let mean = shadow.mean(&u);
@@ -519,7 +515,7 @@ impl BoxOptimizer {
     /// every running epoch's point once at its mean), with β of the epochs completed.
     fn ask_epochs(&mut self, q: usize) -> Vec<Vec<f64>> {
         let mut out = Vec::with_capacity(q.min(1 << 16));
-        // β before the state is taken apart (κ is MoMA's only while `self.moma` holds it).
+        // No report arrives while asking: β of the epochs completed holds for the whole batch.
         let beta = self.beta(self.moma.as_ref().map_or(0, moma::BoxMoma::epochs) + 1);
         let Some(mut moma) = self.moma.take() else { return out };
         for _ in 0..q {
@@ -534,12 +530,7 @@ impl BoxOptimizer {
                     } else if moma.open().is_empty() {
                         acquisition::maximise(&self.gp, &mut self.pool, beta, self.options.search)
                     } else {
-                        let mut shadow = self.gp.clone();
-                        for (x, _) in moma.open() {
-                            let u = self.to_unit(x);
-                            let mean = shadow.mean(&u);
-                            shadow.observe(&u, mean);
-                        }
+                        let shadow = self.told_at_means(moma.open().iter().map(|(x, _)| x));
                         acquisition::maximise(&shadow, &mut self.pool, beta, self.options.search)
                     };
                     let x = self.to_box(&u);
@@ -552,6 +543,26 @@ impl BoxOptimizer {
         }
         self.moma = Some(moma);
         out
+    }
+
+    /// The posterior told each of `points` (box coordinates) once at its posterior mean:
+    /// GP-BUCB's stand-in for the reports still to come.
+    fn told_at_means<'a>(&self, points: impl IntoIterator<Item = &'a Vec<f64>>) -> FeatureGp {
+        let mut shadow = self.gp.clone();
+        for x in points {
+            let u = self.to_unit(x);
+            let mean = shadow.mean(&u);
+            shadow.observe(&u, mean);
+        }
+        shadow
+    }
+
+    /// Removes and returns the pending ask a report for `point` answers: the earliest ask of
+    /// that point, else the earliest ask (a measured point near one asked); `None` if nothing
+    /// is pending.
+    fn answer(&mut self, point: &[f64]) -> Option<Vec<f64>> {
+        let i = self.pending.iter().position(|x| x == point).or((!self.pending.is_empty()).then_some(0))?;
+        Some(self.pending.remove(i))
     }
 
     /// The points asked and not yet told, in the order asked.
@@ -585,10 +596,7 @@ impl BoxOptimizer {
         let y = if report.abs() <= self.level(t) { report } else { 0.0 };
         let u: Vec<f64> = self.to_unit(point).iter().map(|v| v.clamp(0.0, 1.0)).collect();
         self.gp.observe(&u, y);
-        if !self.pending.is_empty() {
-            let i = self.pending.iter().position(|x| x == point).unwrap_or(0);
-            self.pending.remove(i);
-        }
+        self.answer(point);
         self.shadow = None;
         if t >= self.next_fit {
             self.refit();
@@ -602,12 +610,7 @@ impl BoxOptimizer {
     /// chooses the ask), or a new epoch at `point` if nothing is pending; at an epoch's k-th
     /// report the estimates are updated and the kernel re-fitted on the schedule (in epochs).
     fn tell_epoch(&mut self, point: &[f64], report: f64) {
-        let x = if self.pending.is_empty() {
-            point.to_vec()
-        } else {
-            let i = self.pending.iter().position(|x| x == point).unwrap_or(0);
-            self.pending.remove(i)
-        };
+        let x = self.answer(point).unwrap_or_else(|| point.to_vec());
         let Some(moma) = self.moma.as_mut() else { return };
         let Some((x, ys)) = moma.add(&x, report) else { return };
         let u: Vec<f64> = self.to_unit(&x).iter().map(|v| v.clamp(0.0, 1.0)).collect();

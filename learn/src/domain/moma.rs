@@ -20,7 +20,8 @@
 //! (post-processing of released reports).
 //!
 //! Cost: a report O(1) within an epoch; an epoch's end O(k m² + m d) for the k estimates'
-//! steps, O(k² m²) for the median, one acquisition; memory k times the box GP's
+//! steps, O(k² m²) for the median, O(m² + n d) to copy the kept estimate into the learner's
+//! posterior, one acquisition; memory k times the box GP's
 //! (O(k (m² + n d)) for n epochs). Amortised over the epoch's k rounds, O(k m²) a round and one
 //! acquisition every k rounds.
 
@@ -51,8 +52,6 @@ pub struct BoxMoma {
     /// The running epochs (asked or told, not yet k reports): their point in the box's
     /// coordinates and their reports so far, in the order started.
     open: Vec<(Vec<f64>, Vec<f64>)>,
-    /// Reports told, in all.
-    reports: usize,
 }
 
 impl BoxMoma {
@@ -64,12 +63,16 @@ impl BoxMoma {
         let d = h.lengthscales.len();
         // The fit's GP draws its own frequencies: it only ever gives hyperparameters.
         let means = FeatureGp::new(d, prior.num_features() / 2, observed / k as f64, h, rng);
-        let m = prior.num_features();
-        let mut norm = DMatrix::zeros(m + 1, m + 1);
-        for i in 1..=m {
-            norm[(i, i)] = prior.lambda();
-        }
-        Self { k, estimates: vec![prior.clone(); k], means, norm, pick: 0, open: Vec::new(), reports: 0 }
+        let mut moma = Self {
+            k,
+            estimates: vec![prior.clone(); k],
+            means,
+            norm: DMatrix::zeros(0, 0),
+            pick: 0,
+            open: Vec::new(),
+        };
+        moma.rebuild_norm();
+        moma
     }
 
     /// k, the plays of an epoch.
@@ -87,9 +90,9 @@ impl BoxMoma {
         self.epochs() + self.open.len()
     }
 
-    /// Reports told, in all.
+    /// Reports told, in all: k a completed epoch and the running epochs'.
     pub fn reports(&self) -> usize {
-        self.reports
+        self.epochs() * self.k + self.open.iter().map(|(_, ys)| ys.len()).sum::<usize>()
     }
 
     /// The completed epochs' points (unit coordinates), n × d row by row.
@@ -115,7 +118,6 @@ impl BoxMoma {
     /// Adds `report` to the epoch at `x` (box coordinates; a new epoch if none runs there);
     /// at its k-th report the epoch ends: returns its point and reports.
     pub fn add(&mut self, x: &[f64], report: f64) -> Option<(Vec<f64>, Vec<f64>)> {
-        self.reports += 1;
         let e = match self.open.iter().position(|(p, _)| p == x) {
             Some(e) => e,
             None => {
@@ -198,6 +200,7 @@ impl BoxMoma {
         self.choose();
     }
 
+    /// V̄ afresh: diag(0, λ̃, …, λ̃) plus (1, φ)(1, φ)ᵀ for each completed epoch's point.
     fn rebuild_norm(&mut self) {
         let m = self.estimates[0].num_features();
         let lambda = self.estimates[0].lambda();

@@ -500,7 +500,7 @@ fn moma_on_a_box_plays_each_point_k_times() {
 /// Without privacy (raw reports, U[−1, 1] noise), T = 1000: MoMA-GP-UCB's cumulative regret
 /// is at most 0.5× uniform random search's (mean of 8 seeds; each at most 0.8×). Measured on
 /// seeds 0–7 and 100–103 while choosing the bounds: 10 of 12 at 0.17–0.36, two at 0.63–0.64 (runs
-/// that kept to a spurious maximum; simple regret 0.06 and 0.71), mean 0.30 (TGP-UCB on seeds
+/// that kept to a spurious maximum; simple regret 0.06 and 0.71), mean 0.31 (TGP-UCB on seeds
 /// 0–7: 0.05–0.19). Taking a run as stuck at 0.65 with probability 1/6 and otherwise N(0.24,
 /// 0.05²), the mean of 8 passes 0.5 only with 5 stuck runs or more (4 give 0.45): a false
 /// alarm of about 0.3%.
