@@ -87,6 +87,9 @@ pub(crate) struct Point {
     pub(crate) mean: f64,
     pub(crate) se: f64,
     pub(crate) trials: usize,
+    /// The final regret of each trial, in trial order (empty for a derived value): two rows of
+    /// one run share trial i's seed (its f, its environment), so their difference is paired.
+    pub(crate) finals: Vec<f64>,
     pub(crate) round_robin: bool,
     /// Uniform play's mean final regret over the same trials, and whether this row is at or
     /// worse than it (`None`: no uniform reference, or one without regret).
@@ -102,6 +105,7 @@ impl Point {
             mean,
             se,
             trials: r.finals.len(),
+            finals: r.finals.clone(),
             round_robin: round_robin(r),
             uniform: vs_uniform(r),
         }
@@ -134,10 +138,22 @@ fn uninformative(points: &[&Point]) -> Judged {
     (None, evidence, None)
 }
 
-/// How `a` compares with `b`: `Less` or `Greater` when the means differ by more than 2s,
-/// s = √(s.e._a² + s.e._b²); `Equal` when the trials cannot separate them.
+/// The standard error s of the difference of `a`'s and `b`'s means. Two rows of one run with
+/// the same trials are paired (trial i of each saw the same seed, hence the same f or
+/// environment): s is the s.e. of the mean of the per-trial differences, which counts what the
+/// rows share. Otherwise s = √(s.e._a² + s.e._b²).
+pub(crate) fn spread(a: &Point, b: &Point) -> f64 {
+    if a.run == b.run && a.finals.len() == b.finals.len() && a.finals.len() > 1 {
+        let d: Vec<f64> = a.finals.iter().zip(&b.finals).map(|(x, y)| x - y).collect();
+        return mean_se(&d).1;
+    }
+    (a.se * a.se + b.se * b.se).sqrt()
+}
+
+/// How `a` compares with `b`: `Less` or `Greater` when the means differ by more than 2s
+/// ([`spread`]); `Equal` when the trials cannot separate them.
 pub(crate) fn compare(a: &Point, b: &Point) -> std::cmp::Ordering {
-    let s2 = 2.0 * (a.se * a.se + b.se * b.se).sqrt();
+    let s2 = 2.0 * spread(a, b);
     if a.mean < b.mean - s2 {
         std::cmp::Ordering::Less
     } else if a.mean > b.mean + s2 {
@@ -151,7 +167,7 @@ pub(crate) fn compare(a: &Point, b: &Point) -> std::cmp::Ordering {
 /// shrinking as 1/√trials); `None` when they do not differ or have no spread.
 fn trials_to_separate(a: &Point, b: &Point) -> Option<f64> {
     let d = (a.mean - b.mean).abs();
-    let s = (a.se * a.se + b.se * b.se).sqrt();
+    let s = spread(a, b);
     let n = a.trials.min(b.trials);
     (d > 0.0 && s > 0.0).then(|| (n as f64 * (2.0 * s / d).powi(2)).ceil())
 }
@@ -364,14 +380,21 @@ impl Claims<'_> {
     /// factor √2 (each step's ratio in [√2, 2√2]). A step is decided only where its ratio ± 2
     /// s.e. (delta method) lies wholly inside that band (consistent) or wholly outside it (not);
     /// holds when every step is consistent, does not hold when one is not. The excesses must
-    /// be above zero by more than 2 s.e. to be divided.
-    fn excess_per_doubling(&self, key: &str, plain: &str, private: &str, epsilons: &[f64]) -> Option<Judged> {
-        let (mp, sp) = stats(find(&self.by, key, plain)?);
+    /// be above zero by more than 2 s.e. (of the paired per-trial differences, [`spread`]) to be
+    /// divided.
+    fn excess_per_doubling(
+        &self,
+        key: &'static str,
+        plain: &str,
+        private: &str,
+        epsilons: &[f64],
+    ) -> Option<Judged> {
+        let p = Point::of(key, find(&self.by, key, plain)?);
         let excess: Vec<(f64, f64, f64)> = epsilons
             .iter()
             .map(|eps| {
-                let (mq, sq) = stats(find(&self.by, key, &format!("{private} eps={eps}"))?);
-                Some((*eps, mq - mp, (sq * sq + sp * sp).sqrt()))
+                let q = Point::of(key, find(&self.by, key, &format!("{private} eps={eps}"))?);
+                Some((*eps, q.mean - p.mean, spread(&q, &p)))
             })
             .collect::<Option<_>>()?;
         let shown: Vec<String> =
@@ -426,6 +449,7 @@ impl Claims<'_> {
                     mean: ratio - 1.0,
                     se,
                     trials: p.finals.len().min(q.finals.len()),
+                    finals: Vec::new(),
                     round_robin: false,
                     uniform: None,
                 })

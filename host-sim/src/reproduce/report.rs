@@ -103,8 +103,10 @@ pub fn report(
     }
     out.push_str(
         "Verdict rules (`host-sim/src/reproduce/claims.rs`), on final cumulative regret with s.e. = sd/√trials \
-         and s = √(s.e.₁² + s.e.₂²) for two rows: two rows *differ* when their means differ by more than \
-         2s. *Lowest*: holds when the learner's regret is below every other's by more than 2s, does not \
+         and s the s.e. of two rows' difference: of the per-trial differences when the rows are of one \
+         run (trial i of each saw the same seed, hence the same f or environment: the difference is \
+         paired), √(s.e.₁² + s.e.₂²) when they are of two runs. Two rows *differ* when their means \
+         differ by more than 2s. *Lowest*: holds when the learner's regret is below every other's by more than 2s, does not \
          hold when another's is below it by more than 2s. *Better or competitive* (seed 000 Fig. 3's \
          words): holds when no other is below the learner by more than 2s. *Falls along a sweep*: holds \
          when the ends differ by more than 2s in the claimed direction and no step goes the other way by \
