@@ -10,13 +10,14 @@
 //! Shard `i/n` runs the jobs with `j % n == i`; `host-sim merge` gathers the shards' checkpoints
 //! and finishes the run from them alone, so its outputs are byte for byte a one-machine run's.
 
+use std::borrow::Cow;
 use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::run::checkpoint::Checkpoint;
-use crate::run::results::{AlgorithmResult, aggregate};
+use crate::run::checkpoint::{Checkpoint, CheckpointError, Steps};
+use crate::run::results::{AlgorithmResult, aggregate_by};
 use crate::run::settings::{ConfigError, RunConfig, RunError};
 pub use ldp_learn::policy::names_learner;
 
@@ -332,13 +333,27 @@ impl<'a> Executor<'a> {
                             *f = Some((j, e));
                         }
                     }
-                    Ok(finished) if whole => {
-                        if let Ok(mut slot) = open[job.learner].lock() {
-                            slot.computed[job.trial] = Some(finished);
-                            slot.missing -= 1;
-                            if slot.missing == 0 {
-                                slot.close(&labels[job.learner], job.learner, &done);
+                    Ok((curve, seconds)) if whole => {
+                        // Kept as the checkpoint's steps (kilobytes where the curve is megabytes).
+                        let kept = Steps::encode(&curve).map_err(RunError::Checkpoint);
+                        let rounds = curve.len();
+                        drop(curve);
+                        match (kept, open[job.learner].lock()) {
+                            (Ok(steps), Ok(mut slot)) => {
+                                slot.computed[job.trial] = Some((steps, rounds, seconds));
+                                slot.missing -= 1;
+                                if slot.missing == 0 {
+                                    slot.close(&labels[job.learner], job.learner, &done);
+                                }
                             }
+                            (Err(e), _) => {
+                                if let Ok(mut f) = failed.lock()
+                                    && f.as_ref().is_none_or(|(k, _)| j < *k)
+                                {
+                                    *f = Some((j, e));
+                                }
+                            }
+                            (Ok(_), Err(_)) => {}
                         }
                     }
                     Ok(_) => {} // a shard's jobs live in its checkpoint
@@ -395,8 +410,8 @@ impl<'a> Executor<'a> {
 
 /// A learner's row while its trials are being computed.
 struct Open {
-    /// The computed trials (the others are in the checkpoint).
-    computed: Vec<Option<Finished>>,
+    /// The computed trials (the others are in the checkpoint): their steps, rounds and seconds.
+    computed: Vec<Option<(Steps, usize, f64)>>,
     /// How many trials are still being computed.
     missing: usize,
     /// The aggregated row, once every trial is in (or a trial missing from both).
@@ -409,24 +424,31 @@ impl Open {
     }
 
     /// Aggregates the row from the computed trials and the checkpoint's (`done(trial)`), in
-    /// trial order, and drops the computed curves.
+    /// trial order, one curve decoded at a time ([`aggregate_by`]), and drops the computed
+    /// steps.
     fn close(&mut self, label: &str, learner: usize, done: &impl Fn(usize, usize) -> Option<Finished>) {
-        let mut trials = std::mem::take(&mut self.computed);
-        let mut seconds = 0.0;
-        for (trial, c) in trials.iter_mut().enumerate() {
-            if c.is_none() {
-                *c = done(trial, learner);
-            }
-            match c {
-                Some((_, secs)) => seconds += *secs,
-                None => {
-                    self.row = Some(Err(RunError::NoSuchJob { trial, learner }));
-                    return;
+        let computed = std::mem::take(&mut self.computed);
+        let mut seconds: Vec<f64> = vec![0.0; computed.len()];
+        let curve = |trial: usize| -> Result<Cow<'static, [f64]>, RunError> {
+            let (curve, secs) = match &computed[trial] {
+                Some((steps, rounds, secs)) => {
+                    let curve = steps.decode(*rounds).map_err(|e| {
+                        RunError::Checkpoint(CheckpointError::Encode(format!(
+                            "trial {trial} of {label} does not decode from its own steps: {e:?}"
+                        )))
+                    })?;
+                    (curve, *secs)
                 }
-            }
-        }
-        let curves: Vec<&[f64]> = trials.iter().flatten().map(|(curve, _)| curve.as_slice()).collect();
-        self.row = Some(Ok(aggregate(label.to_string(), &curves, seconds)));
+                None => done(trial, learner).ok_or(RunError::NoSuchJob { trial, learner })?,
+            };
+            seconds[trial] = secs;
+            Ok(Cow::Owned(curve))
+        };
+        let row = aggregate_by(label.to_string(), computed.len(), curve, 0.0).map(|mut row| {
+            row.seconds = seconds.iter().fold(0.0, |total, s| total + s);
+            row
+        });
+        self.row = Some(row);
     }
 }
 
