@@ -155,9 +155,14 @@ pub static DIAGNOSES: &[Diagnosis] = &[
                The first, non-private → α = 10, is within the trials' noise on all three: camel's \
                non-private mean is lifted by trials that lock onto a wrong candidate (median 103 against \
                α = 10's 644, mean 369 ± 236); styb's and mw's steps are 8% and 10% of the means, with \
-               s.e. of 16% and 12%. At these differences 18, 356 and 92 trials would separate them; \
-               Table 1's run is not raised by the second pass, its cells being judged at the paper's \
-               10 trials. The quick run (T = 2000, 3 trials) is further from deciding.",
+               s.e. of 16% and 12%, and pairing the trials does not help: each row's private noise \
+               leaves them uncorrelated (−0.14, 0.26, −0.31). The evidence names the trials that \
+               would separate them (about 20, 265 and 119). Table 1's run is not raised by the second \
+               pass: its cells are judged at the paper's 10 trials, and a trial of the whole run costs \
+               1,216 s of one core (the 20-D rows and the exact GP-UCB baselines); the two rows of \
+               each step alone cost 10 s (camel), 131 s (styb) and 170 s (mw) a trial, so styb's and \
+               mw's steps would take 9.6 and 5.2 hours of one core. The quick run (T = 2000, 3 \
+               trials) is further from deciding.",
         runs: &["dubey-table1"],
     },
     Diagnosis {

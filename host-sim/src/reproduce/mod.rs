@@ -37,7 +37,9 @@
 //!
 //! A **second pass** ([`decide`]) gives more trials to the runs of the claims the first pass
 //! left undecided because the trials could not separate their rows: each such claim's evidence
-//! names the trial count at which its observed difference would be 2 s.e.; the claims are taken
+//! names the trial count at which a true difference equal to the observed one would be
+//! separated by 2 s.e. four times in five (2.84 s.e.: at the count where the observed difference
+//! would just be 2 s.e., half the raised claims would stay undecided); the claims are taken
 //! cheapest first while the extra trials fit a budget of one core's seconds (a run's cost per
 //! trial is its first pass's job time over its trials), their runs are run again at those counts
 //! (resuming from their checkpoints: only the new trials are computed) and every claim is
@@ -463,11 +465,11 @@ mod tests {
         longer.push(25.0);
         assert_eq!(compare(&row("fig2a", a.clone()), &row("fig2a", longer)), Equal);
         // The trials that would separate a pair come from the paired s.e. too: differences 0, 2,
-        // 0, 2 (mean 1, s.e. 0.577) need 4 · (2 · 0.577 / 1)² = 5.3 → 6 trials; the unpaired
-        // s.e. (6.6) would name about 175.
+        // 0, 2 (mean 1, s.e. 0.577) need 4 · (2.84 · 0.577 / 1)² = 10.8 → 11 trials; the
+        // unpaired s.e. (6.6) would name about 1,400.
         let c: Vec<f64> = b.iter().zip([0.0, 2.0, 0.0, 2.0]).map(|(x, d)| x + d).collect();
         let (why, _) = super::claims::inseparable(&row("fig2a", c), &row("fig2a", b.to_vec()));
-        assert!(why.contains("about 6 trials would"), "{why}");
+        assert!(why.contains("about 11 trials would"), "{why}");
     }
 
     #[test]
@@ -492,8 +494,8 @@ mod tests {
         assert_eq!(falls(&[p(20.0, 1.0), p(25.0, 1.0), p(10.0, 1.0)]).0, Some(false));
         assert_eq!(falls(&[p(20.0, 1.0), p(19.0, 1.0)]).0, None);
         let (_, why, more) = falls(&[p(20.0, 1.0), p(19.0, 1.0)]);
-        assert!(why.contains("about 33 trials would"), "4 · (2√2 / 1)² = 32 → 33: {why}");
-        assert_eq!(more, Some(super::claims::MoreTrials { runs: vec!["fig2a"], trials: 33 }));
+        assert!(why.contains("about 65 trials would"), "4 · (2.84 √2 / 1)² = 64.6 → 65: {why}");
+        assert_eq!(more, Some(super::claims::MoreTrials { runs: vec!["fig2a"], trials: 65 }));
 
         let fig2a = vec![
             fake("GP-UCB", &[20.0, 20.0]),

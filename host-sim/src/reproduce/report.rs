@@ -96,7 +96,8 @@ pub fn report(
         let _ = writeln!(
             out,
             "A second pass (budget {budget:.0} s of one core) ran again, with the trial count each claim's \
-             evidence named, the runs of the claims the trials could not separate, cheapest first while \
+             evidence named (where a true difference equal to the observed one is separated four \
+             times in five), the runs of the claims the trials could not separate, cheapest first while \
              they fit the budget; {raised}. An undecided claim's evidence still says how many trials \
              would decide it.\n"
         );
