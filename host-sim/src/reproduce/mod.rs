@@ -7,7 +7,7 @@
 //! plot and the claims about it. Verdicts are on final cumulative regret with s.e. =
 //! sd/√trials; s, the s.e. of two rows' difference, is that of the per-trial differences
 //! when the rows are of one run (trial i of each saw the same seed: the same f or environment)
-//! and √(s.e.₁² + s.e.₂²) otherwise ([`claims::spread`]); two rows differ when their means
+//! and √(s.e.₁² + s.e.₂²) otherwise (`claims::spread`); two rows differ when their means
 //! differ by more than 2s. The papers' claims (holds, does not hold, could not
 //! decide, uninformative) are counted apart from the project's own targets (met, missed).
 //!
