@@ -58,7 +58,7 @@ struct Kill {
 }
 
 impl Observer for Kill {
-    fn job_done(&self, _: Job, _: &[f64], _: f64, _: Option<f64>) -> Result<(), RunError> {
+    fn job_done(&self, _: Job, _: &Steps, _: f64, _: Option<f64>) -> Result<(), RunError> {
         if self.ended.fetch_add(1, Ordering::SeqCst) + 1 >= self.after {
             return Err(RunError::Learner { label: "the test".into(), source: "killed".into() });
         }

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use host_sim::experiments::{self as registry, EnvKind};
+use host_sim::run::checkpoint::Steps;
 use host_sim::run::executor::{Executor, Job, Observer};
 use host_sim::run::output::{UCB1_LABEL, table_rows};
 use host_sim::run::request::{self, RequestError, RunRequest, Settled};
@@ -44,7 +45,7 @@ fn failed(e: RunError) -> PyErr {
 struct Stop(AtomicBool);
 
 impl Observer for Stop {
-    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64, _note: Option<f64>) -> Result<(), RunError> {
+    fn job_done(&self, _job: Job, _steps: &Steps, _seconds: f64, _note: Option<f64>) -> Result<(), RunError> {
         if self.0.load(Ordering::Relaxed) {
             return Err(RunError::Learner { label: "ldp_bo.run".into(), source: "interrupted".into() });
         }

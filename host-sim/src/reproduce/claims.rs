@@ -9,7 +9,7 @@ use crate::experiments::bandit::{
 use crate::experiments::dubey::{
     ALPHAS, BETAS, LOCAL_ALPHAS, PAPER_TABLE1, TABLE1_ALPHAS, TABLE1_BENCHMARKS,
 };
-use crate::run::results::{AlgorithmResult, mean_se};
+use crate::run::results::{AlgorithmResult, mean_se, paired};
 
 use super::{BANDIT_T, EXPERTS_T, FIG2A_LONG, Outcome, Planned, TABLE1_PAPER, ZHOU_TAN_CALIBRATED};
 
@@ -143,11 +143,10 @@ fn uninformative(points: &[&Point]) -> Judged {
 /// environment): s is the s.e. of the mean of the per-trial differences, which counts what the
 /// rows share. Otherwise s = √(s.e._a² + s.e._b²).
 pub(crate) fn spread(a: &Point, b: &Point) -> f64 {
-    if a.run == b.run && a.finals.len() == b.finals.len() && a.finals.len() > 1 {
-        let d: Vec<f64> = a.finals.iter().zip(&b.finals).map(|(x, y)| x - y).collect();
-        return mean_se(&d).1;
+    match paired(&a.finals, &b.finals) {
+        Some((_, se)) if a.run == b.run && a.finals.len() > 1 => se,
+        _ => (a.se * a.se + b.se * b.se).sqrt(),
     }
-    (a.se * a.se + b.se * b.se).sqrt()
 }
 
 /// How `a` compares with `b`: `Less` or `Greater` when the means differ by more than 2s

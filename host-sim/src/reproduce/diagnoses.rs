@@ -156,8 +156,8 @@ pub static DIAGNOSES: &[Diagnosis] = &[
                the trials that do not lock (medians: S1 7,777 → 7,011 and 4,510 → 4,119; S2 6,446 → \
                6,001 and 3,705 → 3,814). In those trials the means go the claimed way by 8–10 %, within \
                2 s.e.; in this report's the evidence names the trials that would separate them (thousands, where a \
-               trial costs about 3 s of one core). Where a gap is small the claim holds: on S3 (gaps \
-               0.05 and 0.15) the share that locks falls from 9 % to 6 % (ε = 0.5) and from 6 % to \
+               trial costs about 3 s of one core). Where a gap is small the claim holds: on S3 (smallest \
+               gap 0.05) the share that locks falls from 9 % to 6 % (ε = 0.5) and from 6 % to \
                2 % (ε = 1), and the medians from 21,563 to 8,212 and from 7,803 to 5,124 (683 trials).",
         runs: &["tao-s1", "tao-s2", "tao-s3"],
     },
@@ -199,7 +199,7 @@ pub static DIAGNOSES: &[Diagnosis] = &[
                leaves them uncorrelated (−0.14, 0.26, −0.31). The evidence names the trials that \
                would separate them (about 39, 534 and 240). Table 1's run is not raised by the second \
                pass: its cells are judged at the paper's 10 trials, and a trial of the whole run costs \
-               1,216 s of one core (the 20-D rows and the exact GP-UCB baselines); the two rows of \
+               1,216 s of one core (its styb and mw QFF rows: 37–244 s a trial each); the two rows of \
                each step alone cost 10 s (camel), 131 s (styb) and 170 s (mw) a trial, so styb's and \
                mw's steps would take 19 and 11 hours of one core. The quick run (T = 2000, 3 \
                trials) is further from deciding.",

@@ -343,7 +343,6 @@ fn read_jobs(
             }
             match job.steps.decode(horizon) {
                 Ok(curve) if curve.len() == horizon => {
-                    drop(curve);
                     done.insert((job.trial, job.algo), (job.steps, job.seconds));
                     match job.note {
                         Some(note) => notes.insert((job.trial, job.algo), note),
@@ -504,14 +503,7 @@ impl Checkpoint {
             }
             if let Some((steps, seconds)) = other.get(&(trial, algo)) {
                 let note = notes.get(&(trial, algo)).copied();
-                self.append(Line {
-                    run: self.run.clone(),
-                    trial,
-                    algo,
-                    seconds: *seconds,
-                    steps: steps.clone(),
-                    note,
-                })?;
+                self.record_steps(trial, algo, steps, *seconds, note)?;
                 self.done.insert((trial, algo), (steps.clone(), *seconds));
                 if let Some(note) = note {
                     self.notes.insert((trial, algo), note);
@@ -553,11 +545,19 @@ impl Checkpoint {
         seconds: f64,
         note: Option<f64>,
     ) -> Result<(), CheckpointError> {
-        self.append(Line { run: self.run.clone(), trial, algo, seconds, steps: Steps::encode(curve)?, note })
+        self.record_steps(trial, algo, &Steps::encode(curve)?, seconds, note)
     }
 
-    /// Appends `line` and flushes it; a failed write is cut off again (see [`Self::record`]).
-    fn append(&self, line: Line) -> Result<(), CheckpointError> {
+    /// [`Self::record`] of a curve already encoded.
+    pub fn record_steps(
+        &self,
+        trial: usize,
+        algo: usize,
+        steps: &Steps,
+        seconds: f64,
+        note: Option<f64>,
+    ) -> Result<(), CheckpointError> {
+        let line = Line { run: self.run.clone(), trial, algo, seconds, steps: steps.clone(), note };
         let mut text = serde_json::to_string(&line).map_err(|e| CheckpointError::Encode(e.to_string()))?;
         text.push('\n');
         let err = |source| CheckpointError::Append { path: self.path.clone(), source };

@@ -157,9 +157,9 @@ pub struct Job {
 pub trait Observer: Sync {
     /// The run starts: `todo` jobs to compute, `done` found finished (resumed).
     fn started(&self, _todo: usize, _done: usize) {}
-    /// A job was computed (called from the worker thread, as soon as the job ends), with its
-    /// [`Task::job_note`].
-    fn job_done(&self, _job: Job, _curve: &[f64], _seconds: f64, _note: Option<f64>) -> Result<(), RunError> {
+    /// A job was computed (called from the worker thread, as soon as the job ends): its curve as
+    /// the checkpoint's steps ([`Steps::decode`] gives it back), with its [`Task::job_note`].
+    fn job_done(&self, _job: Job, _steps: &Steps, _seconds: f64, _note: Option<f64>) -> Result<(), RunError> {
         Ok(())
     }
     /// Every job of the run (or of the shard) has ended, successfully or not.
@@ -219,6 +219,9 @@ pub enum Outcome {
 
 /// A finished job: its curve and the seconds it took.
 type Finished = (Vec<f64>, f64);
+
+/// A computed job: its curve as steps, the curve's rounds, its seconds.
+type Kept = (Steps, usize, f64);
 
 /// Runs a [`Task`] under a run's settings.
 pub struct Executor<'a> {
@@ -333,27 +336,13 @@ impl<'a> Executor<'a> {
                             *f = Some((j, e));
                         }
                     }
-                    Ok((curve, seconds)) if whole => {
-                        // Kept as the checkpoint's steps (kilobytes where the curve is megabytes).
-                        let kept = Steps::encode(&curve).map_err(RunError::Checkpoint);
-                        let rounds = curve.len();
-                        drop(curve);
-                        match (kept, open[job.learner].lock()) {
-                            (Ok(steps), Ok(mut slot)) => {
-                                slot.computed[job.trial] = Some((steps, rounds, seconds));
-                                slot.missing -= 1;
-                                if slot.missing == 0 {
-                                    slot.close(&labels[job.learner], job.learner, &done);
-                                }
+                    Ok(kept) if whole => {
+                        if let Ok(mut slot) = open[job.learner].lock() {
+                            slot.computed[job.trial] = Some(kept);
+                            slot.missing -= 1;
+                            if slot.missing == 0 {
+                                slot.close(&labels[job.learner], job.learner, &done);
                             }
-                            (Err(e), _) => {
-                                if let Ok(mut f) = failed.lock()
-                                    && f.as_ref().is_none_or(|(k, _)| j < *k)
-                                {
-                                    *f = Some((j, e));
-                                }
-                            }
-                            (Ok(_), Err(_)) => {}
                         }
                     }
                     Ok(_) => {} // a shard's jobs live in its checkpoint
@@ -387,16 +376,18 @@ impl<'a> Executor<'a> {
         Ok(Outcome::Complete(results))
     }
 
-    /// Computes one job and tells the observers.
-    fn compute_one(&self, task: &dyn Task, job: Job) -> Result<Finished, RunError> {
+    /// Computes one job and tells the observers. The curve is encoded once, as the checkpoint's
+    /// steps, for the checkpoint and for its row (kilobytes where the curve is megabytes).
+    fn compute_one(&self, task: &dyn Task, job: Job) -> Result<Kept, RunError> {
         let start = Instant::now();
         let curve = task.job(job.trial, job.learner)?;
         let seconds = start.elapsed().as_secs_f64();
         let note = task.job_note(job.trial, job.learner);
+        let steps = Steps::encode(&curve)?;
         for o in &self.observers {
-            o.job_done(job, &curve, seconds, note)?;
+            o.job_done(job, &steps, seconds, note)?;
         }
-        Ok((curve, seconds))
+        Ok((steps, curve.len(), seconds))
     }
 
     /// Runs the whole of `task` and returns its results.
@@ -411,7 +402,7 @@ impl<'a> Executor<'a> {
 /// A learner's row while its trials are being computed.
 struct Open {
     /// The computed trials (the others are in the checkpoint): their steps, rounds and seconds.
-    computed: Vec<Option<(Steps, usize, f64)>>,
+    computed: Vec<Option<Kept>>,
     /// How many trials are still being computed.
     missing: usize,
     /// The aggregated row, once every trial is in (or a trial missing from both).
@@ -487,7 +478,7 @@ mod progress {
         fn job_done(
             &self,
             _job: Job,
-            _curve: &[f64],
+            _steps: &super::Steps,
             _seconds: f64,
             _note: Option<f64>,
         ) -> Result<(), RunError> {
@@ -517,7 +508,7 @@ mod progress {
 }
 
 impl Observer for Checkpoint {
-    fn job_done(&self, job: Job, curve: &[f64], seconds: f64, note: Option<f64>) -> Result<(), RunError> {
-        Ok(self.record(job.trial, job.learner, curve, seconds, note)?)
+    fn job_done(&self, job: Job, steps: &Steps, seconds: f64, note: Option<f64>) -> Result<(), RunError> {
+        Ok(self.record_steps(job.trial, job.learner, steps, seconds, note)?)
     }
 }

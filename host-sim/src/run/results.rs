@@ -72,11 +72,7 @@ impl AlgorithmResult {
     /// The mean over trials of this learner's final regret minus uniform play's in the same
     /// trial (the same f), and its standard error; `None` without a reference of as many trials.
     pub fn paired_vs_uniform(&self) -> Option<(f64, f64)> {
-        if self.uniform_finals.len() != self.finals.len() {
-            return None;
-        }
-        let d: Vec<f64> = self.finals.iter().zip(&self.uniform_finals).map(|(f, u)| f - u).collect();
-        Some(mean_se(&d))
+        paired(&self.finals, &self.uniform_finals)
     }
 
     /// The median final regret over the trials (0 without trials).
@@ -89,6 +85,12 @@ impl AlgorithmResult {
             n => (f[n / 2 - 1] + f[n / 2]) / 2.0,
         }
     }
+}
+
+/// The mean over trials of `x_i − y_i` and its standard error, when trial i of each is the
+/// same trial (same seed); `None` unless they have as many trials.
+pub fn paired(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
+    (x.len() == y.len()).then(|| mean_se(&x.iter().zip(y).map(|(a, b)| a - b).collect::<Vec<_>>()))
 }
 
 /// The mean of `x` and its standard error sd/√n (0 for one value; (0, 0) for none).
