@@ -115,9 +115,9 @@ pub(crate) enum Command {
         /// n, run with the same --quick), computing nothing.
         #[arg(long, num_args = 1.., value_name = "DIR", conflicts_with = "shard")]
         merge: Vec<PathBuf>,
-        /// Seconds of one core the second pass may spend giving more trials to the runs of the
+        /// Seconds of one core the second pass may spend giving more trials to the rows of the
         /// claims the trials could not separate (each to the count its evidence names,
-        /// cheapest first); 0: no second pass. Not with --shard or --merge: run `reproduce
+        /// cheapest first, in up to two rounds); 0: no second pass. Not with --shard or --merge: run `reproduce
         /// --out DIR` on the merged directory for it [default: 600 with --quick, 7200].
         #[arg(long, value_name = "SECONDS")]
         decide_budget: Option<f64>,

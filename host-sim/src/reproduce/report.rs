@@ -82,24 +82,23 @@ pub fn report(
         }
     );
     if let Some(budget) = timing.second_pass {
-        let raised: Vec<String> = outcomes
-            .iter()
-            .filter_map(|o| {
-                o.raised_from.map(|from| format!("{} {from} → {}", o.planned.key, o.planned.trials))
-            })
-            .collect();
+        let raised: Vec<String> = outcomes.iter().flat_map(raised_rows).collect();
         let raised = if raised.is_empty() {
-            "no run: no undecided claim's trials fit it".to_string()
+            "no row: no undecided claim's trials fit it".to_string()
         } else {
-            format!("trials raised: {}", raised.join(", "))
+            format!("trials raised: {}", raised.join("; "))
         };
         let _ = writeln!(
             out,
-            "A second pass (budget {budget:.0} s of one core) ran again, with the trial count each claim's \
-             evidence named (where a true difference equal to the observed one is separated four \
-             times in five), the runs of the claims the trials could not separate, cheapest first while \
-             they fit the budget; {raised}. An undecided claim's evidence still says how many trials \
-             would decide it.\n"
+            "A second pass (budget {budget:.0} s of one core, at most {} looks at a claim) gave more trials to \
+             the rows of the claims the trials could not separate, cheapest first while they fit the budget, \
+             each to the trial count its claim's evidence named (where a true difference equal to the \
+             observed one is separated four times in five), and judged every claim again; a comparison \
+             with a raised row is a later look, decided at {} s.e. Only those rows were raised: the rest of \
+             their run, its figure and its files keep the first pass's trials. {raised}. An undecided \
+             claim's evidence still says how many trials would decide it.\n",
+            super::LOOKS,
+            super::claims::LATER_SE
         );
     }
     out.push_str(
@@ -186,8 +185,12 @@ pub fn report(
         } else {
             String::new()
         };
-        if let Some(from) = o.raised_from {
-            let _ = write!(reduced, " (raised from {from} by the second pass, to decide a claim)");
+        if !o.raised.is_empty() {
+            let _ = write!(
+                reduced,
+                " (rows given more trials by the second pass, to decide a claim: {}; the figure shows the first pass's)",
+                raised_rows(o).join("; ")
+            );
         }
         let _ = writeln!(
             out,
@@ -209,7 +212,11 @@ pub fn report(
                 for r in results {
                     let (m, s) = stats(r);
                     let ratio = r.vs_uniform().map_or("–".to_string(), |x| format!("{x:.3}"));
-                    let rr = if !r.reference && round_robin(r) { " (round robin)" } else { "" };
+                    let mut rr =
+                        if !r.reference && round_robin(r) { " (round robin)" } else { "" }.to_string();
+                    if !r.reference && r.finals.len() != o.planned.trials {
+                        let _ = write!(rr, " ({} trials)", r.finals.len());
+                    }
                     let _ = writeln!(
                         out,
                         "| {}{rr} | {m:.1} | {s:.1} | {:.1} | {ratio} |",
@@ -237,6 +244,18 @@ pub fn report(
         }
     }
     out
+}
+
+/// The rows of `o` the second pass raised, as "run's label from → to".
+fn raised_rows(o: &Outcome) -> Vec<String> {
+    let results = o.results.as_ref().map_or(&[][..], |r| &r[..]);
+    o.raised
+        .iter()
+        .filter_map(|(label, from)| {
+            let to = results.iter().find(|r| &r.label == label)?.finals.len();
+            Some(format!("{}'s {label} {from} → {to}", o.planned.key))
+        })
+        .collect()
 }
 
 /// The Markdown anchor of run `key`'s section.

@@ -29,7 +29,9 @@ pub trait Task: Sync {
     /// deterministic function of the run's settings and the two indices.
     fn job(&self, trial: usize, learner: usize) -> Result<Vec<f64>, RunError>;
     /// The results from the rows aggregated per learner (in label order): e.g. with the
-    /// uniform-play reference rows and the derived constants added.
+    /// uniform-play reference rows and the derived constants added. Its rows that are not
+    /// references are one per learner, in label order (a task may relabel them: a sweep adds
+    /// its point to each).
     fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError>;
     /// A number job (`trial`, `learner`) computed beside its curve, asked just after the job
     /// ends (the box experiments' simple regret): kept in the checkpoint, so a resumed or
@@ -95,7 +97,7 @@ impl Task for Select {
     /// The inner task finishes the selected rows with zero rows standing in for the others,
     /// which are then dropped (its uniform-play references are kept).
     fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
-        let (horizon, trials) = rows.first().map_or((0, 0), |r| (r.mean.len(), r.finals.len()));
+        let horizon = rows.first().map_or(0, |r| r.mean.len());
         let mut rows = rows.into_iter();
         let full = self
             .inner
@@ -104,18 +106,7 @@ impl Task for Select {
             .enumerate()
             .map(|(i, label)| match self.keep.contains(&i) {
                 true => rows.next().ok_or(RunError::NoSuchJob { trial: 0, learner: i }),
-                // What aggregating all-zero curves gives, without allocating trials × horizon.
-                false => Ok(AlgorithmResult {
-                    label,
-                    mean: vec![0.0; horizon],
-                    std: vec![0.0; horizon],
-                    finals: vec![0.0; trials],
-                    seconds: 0.0,
-                    uniform_finals: Vec::new(),
-                    reference: false,
-                    constants: Vec::new(),
-                    reports_per_s: None,
-                }),
+                false => Ok(stand_in(label, horizon)),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let finished = self.inner.finish(full)?;
@@ -141,6 +132,22 @@ impl Task for Select {
 
     fn fleet_ready(&self) -> bool {
         self.inner.fleet_ready()
+    }
+}
+
+/// The row of a learner that was not run, for a task's `finish`: zero curves and no trials (a
+/// table a task prints shows it as missing, not as zero regret).
+fn stand_in(label: String, horizon: usize) -> AlgorithmResult {
+    AlgorithmResult {
+        label,
+        mean: vec![0.0; horizon],
+        std: vec![0.0; horizon],
+        finals: Vec::new(),
+        seconds: 0.0,
+        uniform_finals: Vec::new(),
+        reference: false,
+        constants: Vec::new(),
+        reports_per_s: None,
     }
 }
 
@@ -230,12 +237,31 @@ pub struct Executor<'a> {
     observers: Vec<&'a dyn Observer>,
     shard: Shard,
     compute: bool,
+    only: Option<Vec<usize>>,
 }
 
 impl<'a> Executor<'a> {
     /// An executor for `config` (trials, threads), with no checkpoint and no observer.
     pub fn new(config: &'a RunConfig) -> Self {
-        Self { config, checkpoint: None, observers: Vec::new(), shard: Shard::WHOLE, compute: true }
+        Self {
+            config,
+            checkpoint: None,
+            observers: Vec::new(),
+            shard: Shard::WHOLE,
+            compute: true,
+            only: None,
+        }
+    }
+
+    /// Runs only these learners (indices into [`Task::labels`]): their jobs alone are computed
+    /// (or taken from the checkpoint, whose jobs keep the whole task's numbering), the task
+    /// finishes with rows without trials standing in for the others, and the results are the
+    /// chosen learners' rows and the reference rows. How a reproduction gives one claim's rows more
+    /// trials than the rest of their run. Not for a shard: a shard's jobs are numbered over
+    /// every learner.
+    pub fn only(mut self, learners: Vec<usize>) -> Self {
+        self.only = Some(learners);
+        self
     }
 
     /// Reuses the jobs `checkpoint` holds and appends every new one to it.
@@ -272,8 +298,13 @@ impl<'a> Executor<'a> {
             return Err(ConfigError::NothingToRun.into());
         }
         let labels = task.labels();
+        let chosen = |learner: &usize| self.only.as_ref().is_none_or(|only| only.contains(learner));
+        let learners: Vec<usize> = (0..labels.len()).filter(chosen).collect();
+        if self.only.as_ref().is_some_and(|only| only.iter().any(|&l| l >= labels.len())) {
+            return Err(RunError::NoSuchJob { trial: 0, learner: labels.len() });
+        }
         let jobs: Vec<Job> = (0..config.trials)
-            .flat_map(|trial| (0..labels.len()).map(move |learner| Job { trial, learner }))
+            .flat_map(|trial| learners.iter().map(move |&learner| Job { trial, learner }))
             .collect();
         let mine: Vec<usize> = (0..jobs.len()).filter(|&j| self.shard.owns(j)).collect();
         let done = |trial: usize, learner: usize| self.checkpoint.and_then(|c| c.get(trial, learner));
@@ -361,15 +392,34 @@ impl<'a> Executor<'a> {
             // Every job of the shard is in its checkpoint: `merge` makes the results.
             return Ok(Outcome::Shard { jobs: mine.len(), total: jobs.len() });
         }
-        let mut rows = Vec::with_capacity(labels.len());
+        let mut rows: Vec<Option<AlgorithmResult>> = Vec::with_capacity(labels.len());
         for (learner, slot) in open.into_iter().enumerate() {
+            if !chosen(&learner) {
+                rows.push(None);
+                continue;
+            }
             let mut slot = slot.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
             if slot.row.is_none() {
                 slot.close(&labels[learner], learner, &done); // every trial was in the checkpoint
             }
-            rows.push(slot.row.ok_or(RunError::NoSuchJob { trial: 0, learner })??);
+            rows.push(Some(slot.row.ok_or(RunError::NoSuchJob { trial: 0, learner })??));
         }
-        let results = task.finish(rows)?;
+        let horizon = rows.iter().flatten().next().map_or(config.horizon, |r| r.mean.len());
+        let rows = rows
+            .into_iter()
+            .zip(&labels)
+            .map(|(row, label)| row.unwrap_or_else(|| stand_in(label.clone(), horizon)))
+            .collect();
+        let mut results = task.finish(rows)?;
+        if self.only.is_some() {
+            // The rows that are not references are one per learner, in label order.
+            let mut learner = 0;
+            results.retain(|r| {
+                let keep = r.reference || learners.contains(&learner);
+                learner += usize::from(!r.reference);
+                keep
+            });
+        }
         for o in &self.observers {
             o.finished(&results)?;
         }

@@ -107,14 +107,7 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
             run.experiment.name, run.title, c.trials, c.horizon, c.seed
         );
     }
-    let id = run_id(run.experiment.name, run.title, run.config);
-    // Holds the output directory until the run ends: no other run writes there meanwhile.
-    let mut settings = run.config.clone();
-    settings.threads = None;
-    let settings =
-        serde_json::json!({ "experiment": run.experiment.name, "title": run.title, "config": settings });
-    let mut checkpoint =
-        Checkpoint::open_with(run.out, &id, run.config.horizon, Some(&settings), mode.overwrite)?;
+    let mut checkpoint = open_checkpoint(run, mode.overwrite)?;
     if let Some(text) = mode.shard_settings {
         crate::run::files::write_whole(&run.out.join(SHARD_SETTINGS), text.as_bytes())?;
     }
@@ -147,6 +140,28 @@ pub fn run_experiment_as(run: &Run, mode: Mode) -> Result<Finished, RunError> {
         Ran::Complete(results) => Ok(Finished::Complete(results, writer.files())),
         Ran::Shard { jobs, total } => Ok(Finished::Shard { jobs, total }),
     }
+}
+
+/// The checkpoint of `run` in its output directory, which it locks until the checkpoint is
+/// dropped (no other run writes there meanwhile).
+fn open_checkpoint(run: &Run, overwrite: bool) -> Result<Checkpoint, RunError> {
+    let id = run_id(run.experiment.name, run.title, run.config);
+    let mut settings = run.config.clone();
+    settings.threads = None;
+    let settings =
+        serde_json::json!({ "experiment": run.experiment.name, "title": run.title, "config": settings });
+    Ok(Checkpoint::open_with(run.out, &id, run.config.horizon, Some(&settings), overwrite)?)
+}
+
+/// The rows of `learners` alone (indices into the task's learners: the places of their rows
+/// among the run's results that are not references), at `run.config.trials` trials, and the
+/// run's reference rows at as many: the jobs the run's checkpoint holds are reused, the new ones
+/// are recorded there, and the run's files (its tables, plots and `run.json`) are left as they
+/// were.
+pub fn rows_of(run: &Run, learners: &[usize]) -> Result<Vec<AlgorithmResult>, RunError> {
+    let task = experiments::task(run.experiment, run.env, run.config, run.data)?;
+    let checkpoint = open_checkpoint(run, false)?;
+    Executor::new(run.config).checkpoint(&checkpoint).only(learners.to_vec()).results(task.as_ref())
 }
 
 /// A shard's ledgers (a fleet's, or one device's on the wire: `*.csv`) into the merged run's
