@@ -30,7 +30,7 @@ use ldp_learn::env::{Environment, SensorEnv};
 use ldp_link::client::WireClient;
 use ldp_link::transport::QemuDevice;
 
-mod common;
+use crate::common;
 
 const REPLIES: usize = 10_000;
 const ARM: u32 = 0;
