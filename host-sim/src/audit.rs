@@ -116,13 +116,31 @@ impl From<std::io::Error> for AuditError {
 }
 
 impl Draw {
-    fn run(&self, high: bool, n: u64, rng: &mut SimRng) -> Vec<[f64; STATS]> {
+    /// `n` draws on the high neighbour, then `n` on the low one, from `rng` in that order. A
+    /// batch (a device that is slow to start, e.g. the firmware under QEMU) takes its two seeds
+    /// in that order and runs both at once, on threads of their own outside rayon's pool: a
+    /// batch mostly waits for its device, so two at once keep two emulators busy where one
+    /// would leave a core idle. Either way the draws are those of running the two in turn.
+    fn run_both(&self, n: u64, rng: &mut SimRng) -> (Vec<[f64; STATS]>, Vec<[f64; STATS]>) {
         match self {
-            Self::One(draw) => (0..n).map(|_| draw(high, rng)).collect(),
-            Self::Batch(draws) => draws(high, n, rng.next_u64()).unwrap_or_else(|e| {
-                eprintln!("audit: {e}");
-                vec![[f64::NAN; STATS]; n as usize]
-            }),
+            Self::One(draw) => {
+                let high = (0..n).map(|_| draw(true, rng)).collect();
+                (high, (0..n).map(|_| draw(false, rng)).collect())
+            }
+            Self::Batch(draws) => {
+                let (high_seed, low_seed) = (rng.next_u64(), rng.next_u64());
+                let batch = |high: bool, seed: u64| {
+                    draws(high, n, seed).unwrap_or_else(|e| {
+                        eprintln!("audit: {e}");
+                        vec![[f64::NAN; STATS]; n as usize]
+                    })
+                };
+                std::thread::scope(|s| {
+                    let low = s.spawn(|| batch(false, low_seed));
+                    let high = batch(true, high_seed);
+                    (high, low.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                })
+            }
         }
     }
 }
@@ -221,13 +239,11 @@ fn choose_attack(high: &[[f64; STATS]], low: &[[f64; STATS]], delta: f64) -> Att
 pub fn audit(case: &Case, samples: u64, alpha: f64, seed: u64) -> Verdict {
     let mut rng = SimRng::seed_from_u64(seed);
     let train = (samples / 5).max(1000);
-    let (high, low) = (case.draw.run(true, train, &mut rng), case.draw.run(false, train, &mut rng));
+    let (high, low) = case.draw.run_both(train, &mut rng);
     let attack = choose_attack(&high, &low, case.claimed_delta);
-    let count = |high: bool, rng: &mut SimRng| {
-        case.draw.run(high, samples, rng).iter().filter(|s| attack.hits(s)).count()
-    };
-    let k0 = count(true, &mut rng) as u64;
-    let k1 = count(false, &mut rng) as u64;
+    let (high, low) = case.draw.run_both(samples, &mut rng);
+    let count = |draws: &[[f64; STATS]]| draws.iter().filter(|s| attack.hits(s)).count() as u64;
+    let (k0, k1) = (count(&high), count(&low));
     let (p0_lower, _) = clopper_pearson(k0, samples, alpha);
     let (_, p1_upper) = clopper_pearson(k1, samples, alpha);
     let bound = epsilon_bound(p0_lower, p1_upper, case.claimed_delta).max(0.0);

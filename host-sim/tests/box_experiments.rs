@@ -16,7 +16,7 @@ use ldp_learn::env::SimRng;
 use rand::RngExt;
 use rand_core::SeedableRng;
 
-mod common;
+use crate::common;
 
 fn config(name: &str, trials: usize, horizon: usize, threads: usize) -> RunConfig {
     let e = experiments::find(name).unwrap();

@@ -10,7 +10,7 @@ use host_sim::experiments::runner::{AlgorithmResult, RunConfig, RunError, run_id
 use host_sim::run::checkpoint::{Checkpoint, Steps};
 use host_sim::run::executor::{Executor, Job, Observer, Outcome, Shard, Task};
 
-mod common;
+use crate::common;
 
 /// One experiment of each family, small.
 const FAMILIES: [(&str, usize, usize); 4] =

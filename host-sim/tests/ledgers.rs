@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-mod common;
+use crate::common;
 use common::{ID, device_key, host_sim, serve_for};
 
 fn dir(tag: &str) -> PathBuf {

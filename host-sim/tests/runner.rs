@@ -69,7 +69,7 @@ fn regret_curves_are_non_decreasing_and_bounded_by_the_largest_gap() {
 }
 
 /// The final-regret table of a small seeded fig2a run, pinned. Regenerate with
-/// `UPDATE_SNAPSHOTS=1 cargo test -p host-sim --test runner` after a deliberate change, and
+/// `UPDATE_SNAPSHOTS=1 cargo test -p host-sim --test tests runner::` after a deliberate change, and
 /// say why in the commit.
 #[test]
 fn small_fig2a_regret_table_snapshot() {

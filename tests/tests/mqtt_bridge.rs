@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 use host_sim::experiments::experiment_env;
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};

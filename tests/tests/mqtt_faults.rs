@@ -18,7 +18,7 @@
 //! printed. Skips with a printed reason when `mosquitto` is missing, unless REQUIRE_BROKER=1.
 //! All traffic is on 127.0.0.1; every wait is bounded; nothing asserts wall-clock times.
 
-mod common;
+use crate::common;
 use common::broker;
 
 use std::collections::BTreeMap;
@@ -204,7 +204,8 @@ impl DeviceProcess {
     fn spawn(url: &BrokerUrl, dir: &Path, first_id: u64, count: u64) -> Self {
         let exe = std::env::current_exe().expect("this test binary");
         let child = Command::new(exe)
-            .args(["device_group_child", "--exact", "--ignored", "--nocapture", "--test-threads", "1"])
+            .args(["mqtt_faults::device_group_child", "--exact", "--ignored"])
+            .args(["--nocapture", "--test-threads", "1"])
             .env(CHILD_VAR, format!("{}|{}|{first_id}|{count}", url.port, dir.display()))
             .stdin(Stdio::piped()) // closed when this process ends: the child then stops
             .stdout(Stdio::null())

@@ -7,7 +7,7 @@
 //! that is a failure. Waits are bounded generously (the machine may be loaded); nothing
 //! asserts wall-clock times.
 
-mod common;
+use crate::common;
 use common::broker;
 
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 
 use host_sim::audit::{audit_all, firmware_cases, table};
 
-mod common;
+use crate::common;
 
 #[test]
 fn the_firmware_passes_its_audit_and_a_rolled_back_device_is_caught() {

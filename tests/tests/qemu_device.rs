@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-mod common;
+use crate::common;
 
 use host_sim::experiments::runner::{RunConfig, problem_for};
 use ldp_core::device::{DeviceApp, SensorModel, SimulatedSensor};

@@ -10,7 +10,7 @@
 //! Skips with a printed reason when QEMU or the thumbv7em target is missing, unless
 //! REQUIRE_QEMU=1 (CI), when that is a failure.
 
-mod common;
+use crate::common;
 
 use host_sim::experiments;
 use host_sim::experiments::runner::{DeviceKind, RunConfig, derive_seed, problem_for, run_trial};

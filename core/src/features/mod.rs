@@ -102,8 +102,8 @@
 //! [`DEFAULT_FREQUENCIES`]` = 14` (a 28-node rule, 28 features per coordinate) meets
 //! `sup |k₁ − φᵀφ| ≤ 1e-6` for every lengthscale `l ≥ 0.2` on `[0, 1]`, *guaranteed by the bound
 //! above* (5.9e-7 at `l = 0.2`); the measured error there is 1.3e-9 (201 × 201 grid; the table
-//! is printed by `cargo test -p ldp-core --test features -- --nocapture`). Measured alone,
-//! 24 nodes (`M = 12`, 3.8e-7) would do, but nothing guarantees it. The error grows with `d`
+//! is printed by `cargo test -p ldp-core --test tests features:: -- --nocapture`). Measured
+//! alone, 24 nodes (`M = 12`, 3.8e-7) would do, but nothing guarantees it. The error grows with `d`
 //! only linearly (`≤ d·5.9e-7`), the feature count as `28^d`:
 //!
 //! | d | type                            | F   | one `[f64; F]` | guaranteed error     |
