@@ -94,8 +94,8 @@ impl Task for Select {
         self.inner.job(trial, index)
     }
 
-    /// The inner task finishes the selected rows with zero rows standing in for the others,
-    /// which are then dropped (its uniform-play references are kept).
+    /// The inner task finishes the selected rows with rows without trials standing in for the
+    /// others, which are then dropped (its uniform-play references are kept).
     fn finish(&self, rows: Vec<AlgorithmResult>) -> Result<Vec<AlgorithmResult>, RunError> {
         let horizon = rows.first().map_or(0, |r| r.mean.len());
         let mut rows = rows.into_iter();
