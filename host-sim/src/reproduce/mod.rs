@@ -224,17 +224,16 @@ pub fn more_trials(outcomes: &[Outcome], verdicts: &[claims::Verdict], budget: f
         let trials = r.finals.len();
         Some((trials, r.seconds / trials.max(1) as f64))
     };
-    // The trials each raised row gets so far.
-    let mut to: Vec<((&'static str, &str), usize)> = Vec::new();
-    let have = |to: &[((&'static str, &str), usize)], key: &str, label: &str, trials: usize| {
-        to.iter().find(|((k, l), _)| *k == key && *l == label).map_or(trials, |(_, t)| *t)
-    };
-    let extra = |to: &[((&'static str, &str), usize)], m: &claims::MoreTrials| -> Option<f64> {
+    // The trials each raised row gets so far, by (run, label).
+    type Raised<'a> = std::collections::BTreeMap<(&'static str, &'a str), usize>;
+    let mut to: Raised = Raised::new();
+    let extra = |to: &Raised, m: &claims::MoreTrials| -> Option<f64> {
         m.rows
             .iter()
             .map(|(key, label)| {
                 let (trials, each) = row(key, label)?;
-                Some(m.trials.saturating_sub(have(to, key, label, trials)) as f64 * each)
+                let have = to.get(&(*key, label.as_str())).copied().unwrap_or(trials);
+                Some(m.trials.saturating_sub(have) as f64 * each)
             })
             .sum()
     };
@@ -242,7 +241,7 @@ pub fn more_trials(outcomes: &[Outcome], verdicts: &[claims::Verdict], budget: f
         .iter()
         .filter(|v| v.holds.is_none() && !v.uninformative())
         .filter_map(|v| v.more_trials.as_ref())
-        .filter_map(|m| extra(&[], m).map(|c| (c, m)))
+        .filter_map(|m| extra(&Raised::new(), m).map(|c| (c, m)))
         .collect();
     wanted.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut spent = 0.0;
@@ -253,10 +252,8 @@ pub fn more_trials(outcomes: &[Outcome], verdicts: &[claims::Verdict], budget: f
         }
         spent += cost;
         for (key, label) in &m.rows {
-            match to.iter_mut().find(|((k, l), _)| k == key && l == label) {
-                Some((_, t)) => *t = (*t).max(m.trials),
-                None => to.push(((key, label.as_str()), m.trials)),
-            }
+            let t = to.entry((*key, label.as_str())).or_insert(0);
+            *t = (*t).max(m.trials);
         }
     }
     let mut raises: Vec<Raise> = to
@@ -360,10 +357,8 @@ fn raise(outcomes: &mut [Outcome], raises: &[Raise], data: Option<&Path>, out: &
                 if let Ok(results) = &mut o.results {
                     for row in rows.into_iter().filter(|r| !r.reference) {
                         if let Some(slot) = results.iter_mut().find(|r| r.label == row.label) {
-                            let from = slot.finals.len();
-                            match o.raised.iter_mut().find(|(l, _)| *l == row.label) {
-                                Some(_) => {}
-                                None => o.raised.push((row.label.clone(), from)),
+                            if !o.raised.iter().any(|(l, _)| *l == row.label) {
+                                o.raised.push((row.label.clone(), slot.finals.len()));
                             }
                             *slot = row;
                         }
