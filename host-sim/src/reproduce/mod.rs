@@ -45,7 +45,7 @@
 //! trial is its learner's job time over its trials), their rows are computed again at those
 //! counts (resuming from their runs' checkpoints: only the new trials are computed) and every
 //! claim is judged again; up to [`LOOKS`] looks in all. A comparison with a raised row is a later
-//! look and is decided at 2.5 s.e., not 2 ([`claims::LATER_SE`]): judging a claim again each
+//! look and is decided at 2.5 s.e., not 2 (`claims::LATER_SE`): judging a claim again each
 //! time it is given trials would otherwise decide a claim whose rows do not differ 12 % of the
 //! time over three looks instead of 4.6 %; at 2.5 s.e. it is under 7 %.
 
