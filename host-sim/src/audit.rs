@@ -118,9 +118,10 @@ impl From<std::io::Error> for AuditError {
 impl Draw {
     /// `n` draws on the high neighbour, then `n` on the low one, from `rng` in that order. A
     /// batch (a device that is slow to start, e.g. the firmware under QEMU) takes its two seeds
-    /// in that order and runs both at once, on threads of their own outside rayon's pool: a
-    /// batch mostly waits for its device, so two at once keep two emulators busy where one
-    /// would leave a core idle. Either way the draws are those of running the two in turn.
+    /// in that order and runs both at once, the low one on a thread of its own: a batch mostly
+    /// waits for its device, so two at once keep two emulators busy where one would leave a core
+    /// idle. Either way the seeds are those of running the two in turn (a device that draws its
+    /// noise from its own entropy draws it as before).
     fn run_both(&self, n: u64, rng: &mut SimRng) -> (Vec<[f64; STATS]>, Vec<[f64; STATS]>) {
         match self {
             Self::One(draw) => {
@@ -157,13 +158,13 @@ pub struct Verdict {
     /// Claimed δ.
     pub claimed_delta: f64,
     /// The lower bound ε_lb at the claimed δ (may be +∞ when the low neighbour never hits the
-    /// set).
+    /// set; NaN when the device failed: a batch of its draws is NaN).
     pub epsilon_lower_bound: f64,
     /// The lower bound δ_lb at the claimed ε, on the same set (0 when negative).
     pub delta_lower_bound: f64,
     /// The attack set that achieved it, e.g. `s0 > 5.9`.
     pub attack: String,
-    /// ε_lb ≤ claimed.
+    /// ε_lb ≤ claimed (false when the device failed: ε_lb is then NaN).
     pub passed: bool,
     /// Test draws per neighbour.
     pub samples: u64,
@@ -241,13 +242,22 @@ pub fn audit(case: &Case, samples: u64, alpha: f64, seed: u64) -> Verdict {
     let train = (samples / 5).max(1000);
     let (high, low) = case.draw.run_both(train, &mut rng);
     let attack = choose_attack(&high, &low, case.claimed_delta);
-    let (high, low) = case.draw.run_both(samples, &mut rng);
+    let (test_high, test_low) = case.draw.run_both(samples, &mut rng);
     let count = |draws: &[[f64; STATS]]| draws.iter().filter(|s| attack.hits(s)).count() as u64;
-    let (k0, k1) = (count(&high), count(&low));
+    let (k0, k1) = (count(&test_high), count(&test_low));
     let (p0_lower, _) = clopper_pearson(k0, samples, alpha);
     let (_, p1_upper) = clopper_pearson(k1, samples, alpha);
-    let bound = epsilon_bound(p0_lower, p1_upper, case.claimed_delta).max(0.0);
-    let delta_bound = (p0_lower - case.claimed_epsilon.exp() * p1_upper).max(0.0);
+    // A device that failed (a batch's error makes its draws NaN) has no bound: its NaN draws hit
+    // no attack set, which alone would read as a private device, or catch a private one.
+    let failed = [&high, &low, &test_high, &test_low].iter().any(|d| d.iter().flatten().any(|x| x.is_nan()));
+    let (bound, delta_bound) = if failed {
+        (f64::NAN, f64::NAN)
+    } else {
+        (
+            epsilon_bound(p0_lower, p1_upper, case.claimed_delta).max(0.0),
+            (p0_lower - case.claimed_epsilon.exp() * p1_upper).max(0.0),
+        )
+    };
     Verdict {
         name: case.name.to_string(),
         ours: case.ours,
@@ -903,6 +913,7 @@ pub fn table(verdicts: &[Verdict]) -> String {
     );
     for v in verdicts {
         let verdict = match (v.ours, v.passed) {
+            _ if v.epsilon_lower_bound.is_nan() => "FAILED",
             (true, true) => "pass",
             (true, false) => "FAIL",
             (false, false) => "caught",

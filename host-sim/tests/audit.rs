@@ -51,3 +51,30 @@ fn audit_at_few_samples_says_to_run_with_more() {
     assert!(!err.contains("privacy violation"), "{err}");
     let _ = std::fs::remove_dir_all(out);
 }
+
+/// A device that fails during its audit (a batch's error makes its draws NaN) has no bound and
+/// fails: its NaN draws hit no attack set, which alone read as a private device (ε_lb 0, pass)
+/// or caught a private fixture.
+#[test]
+fn a_device_that_fails_during_its_audit_fails_it() {
+    use host_sim::audit::{AuditError, Case, Draw, audit};
+    let failing = |fail_high: bool| Case {
+        name: "a device whose one neighbour's batch fails",
+        claimed_epsilon: 1.0,
+        claimed_delta: 0.0,
+        ours: true,
+        draw: Draw::Batch(Box::new(move |high: bool, n: u64, _seed: u64| {
+            if high == fail_high {
+                Err(AuditError::from(std::io::Error::other("the emulator exited")))
+            } else {
+                Ok(vec![[if high { 10.0 } else { 0.0 }; host_sim::audit::STATS]; n as usize])
+            }
+        })),
+    };
+    for fail_high in [true, false] {
+        let v = audit(&failing(fail_high), 1000, 1e-6, 1);
+        assert!(v.epsilon_lower_bound.is_nan(), "fail_high {fail_high}: {}", v.epsilon_lower_bound);
+        assert!(!v.passed, "fail_high {fail_high}");
+        assert!(table(&[v]).contains("FAILED"));
+    }
+}

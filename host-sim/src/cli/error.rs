@@ -193,7 +193,8 @@ pub enum Usage {
     },
     /// The audit's verdicts are not what they should be (the mechanisms named).
     AuditContrary {
-        /// Our mechanisms whose audit found a violation.
+        /// Our mechanisms whose audit found a violation, and any device that failed during its
+        /// audit (its verdict FAILED).
         failed: Vec<String>,
         /// Broken fixtures the audit did not catch.
         missed: Vec<String>,
@@ -345,7 +346,7 @@ impl std::fmt::Display for Usage {
                 if !failed.is_empty() {
                     write!(
                         f,
-                        "the audit found a privacy violation in {}: this is a bug; please report it with audit.json",
+                        "the audit found a privacy violation in {}, or the device failed during its audit (verdict FAILED, its error printed above): this is a bug; please report it with audit.json",
                         failed.join(", ")
                     )?;
                 }

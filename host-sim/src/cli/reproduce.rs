@@ -130,10 +130,12 @@ pub(crate) fn audit(
     let json = serde_json::to_string_pretty(&record)?;
     std::fs::write(&path, json).map_err(file(FileOp::Write, &path))?;
     say!("wrote {}", path.display());
-    let names = |ours: bool| -> Vec<String> {
-        verdicts.iter().filter(|v| v.ours == ours && v.passed != v.ours).map(|v| v.name.clone()).collect()
+    let names = |contrary: fn(&audit::Verdict) -> bool| -> Vec<String> {
+        verdicts.iter().filter(|v| contrary(v)).map(|v| v.name.clone()).collect()
     };
-    let (failed, missed) = (names(true), names(false));
+    // A device that failed during its audit (ε_lb NaN) fails it, a broken fixture's included.
+    let failed = names(|v| (v.ours && !v.passed) || v.epsilon_lower_bound.is_nan());
+    let missed = names(|v| !v.ours && v.passed);
     if failed.is_empty() && missed.is_empty() {
         Ok(())
     } else {
