@@ -61,10 +61,26 @@ fn csv(dir: &Path) -> String {
     std::fs::read_to_string(dir.join(live::LIVE_CSV)).unwrap()
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
+/// A fresh directory for one test's records, removed when the test ends (passed or not).
+struct Scratch(std::path::PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("ldp-live-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    dir
+    Scratch(dir)
 }
 
 #[test]
@@ -185,7 +201,6 @@ fn a_device_whose_boot_number_went_back_is_refused_on_resume() {
     assert!(matches!(err, LiveError::SessionWentBack { recorded, now: 1 } if recorded == boot), "{err}");
     assert_eq!(first.link().app().reporter().accountant().spent(), 0.0, "nothing released");
     assert_eq!(csv(&dir).lines().count(), 6, "the record is untouched");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
