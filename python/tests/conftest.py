@@ -5,6 +5,7 @@ Outside the repository (the package tested from elsewhere) those tests skip; ins
 run, and fail if cargo cannot build or run host-sim.
 """
 
+import json
 import pathlib
 import subprocess
 
@@ -23,15 +24,26 @@ def repository():
 
 @pytest.fixture(scope="session")
 def host_sim(repository):
-    """Runs `cargo run -p host-sim [--example NAME] -- ARGS` in the repository (built once)."""
-    subprocess.run(
-        ["cargo", "build", "--quiet", "-p", "host-sim", "--bin", "host-sim", "--example", "ask_tell_stdio"],
+    """The command line of `host-sim ARGS` (or of the example NAME), built once by cargo in its
+    test profile (optimised, as the workspace's Cargo.toml sets it) with the workspace's
+    features: the very binaries `cargo test` builds, so after it (as in CI) nothing is compiled
+    again."""
+    built = subprocess.run(
+        ["cargo", "build", "--quiet", "--profile", "test", "--workspace", "--bin", "host-sim"]
+        + ["--example", "ask_tell_stdio", "--message-format", "json-render-diagnostics"],
         cwd=repository,
-        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    if built.returncode != 0:
+        pytest.fail("cargo could not build host-sim (its errors are above)")
+    executables = {}
+    for line in built.stdout.splitlines():
+        message = json.loads(line)
+        if message.get("reason") == "compiler-artifact" and message.get("executable"):
+            executables[message["target"]["name"]] = message["executable"]
 
     def command(*args, example=None):
-        which = ["--example", example] if example else ["--bin", "host-sim"]
-        return ["cargo", "run", "--quiet", "-p", "host-sim", *which, "--", *map(str, args)]
+        return [executables[example or "host-sim"], *map(str, args)]
 
     return command
