@@ -13,24 +13,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ldp_learn::dubey::{BenchmarkKind, EnvChoice, JobSeeds, Privacy, Settings, Variant, run_variant};
 use ldp_learn::policy::Constants;
 
-fn trials(c: &mut Criterion) {
-    // host-sim's defaults: λ = 1, ζ = δ = 0.1, the calibrated constants.
+/// Seconds per trial of each variant at horizon `horizon`, with host-sim's defaults (λ = 1,
+/// ζ = δ = 0.1, the calibrated constants).
+fn bench_variants(c: &mut Criterion, group: &str, horizon: u64, variants: &[Variant]) {
     let settings =
-        Settings { horizon: 1024, lambda: 1.0, zeta: 0.1, constants: Constants::Calibrated, beta_scale: 1.0 };
-    let variants = [
-        Variant { label: "non-private".into(), env: EnvChoice::Rkhs, privacy: Privacy::NonPrivate },
-        Variant {
-            label: "JDP alpha=1".into(),
-            env: EnvChoice::Rkhs,
-            privacy: Privacy::Jdp { epsilon: 1.0, delta: 0.1 },
-        },
-        Variant {
-            label: "local-JDP alpha=1".into(),
-            env: EnvChoice::Rkhs,
-            privacy: Privacy::LocalJdp { epsilon: 1.0, delta: 0.1 },
-        },
-    ];
-    let mut group = c.benchmark_group("dubey_trial_T1024");
+        Settings { horizon, lambda: 1.0, zeta: 0.1, constants: Constants::Calibrated, beta_scale: 1.0 };
+    let mut group = c.benchmark_group(group);
     group.sample_size(10);
     for (v, variant) in variants.iter().enumerate() {
         let seeds = JobSeeds::new(0, 0, v);
@@ -41,23 +29,27 @@ fn trials(c: &mut Criterion) {
     group.finish();
 }
 
+fn trials(c: &mut Criterion) {
+    let env = EnvChoice::Rkhs;
+    let variants = [
+        Variant { label: "non-private".into(), env, privacy: Privacy::NonPrivate },
+        Variant { label: "JDP alpha=1".into(), env, privacy: Privacy::Jdp { epsilon: 1.0, delta: 0.1 } },
+        Variant {
+            label: "local-JDP alpha=1".into(),
+            env,
+            privacy: Privacy::LocalJdp { epsilon: 1.0, delta: 0.1 },
+        },
+    ];
+    bench_variants(c, "dubey_trial_T1024", 1024, &variants);
+}
+
 fn styb(c: &mut Criterion) {
-    let settings =
-        Settings { horizon: 300, lambda: 1.0, zeta: 0.1, constants: Constants::Calibrated, beta_scale: 1.0 };
     let env = EnvChoice::Benchmark(BenchmarkKind::StyblinskiTang);
     let variants = [
         Variant { label: "non-private".into(), env, privacy: Privacy::NonPrivate },
         Variant { label: "JDP alpha=10".into(), env, privacy: Privacy::Jdp { epsilon: 10.0, delta: 0.1 } },
     ];
-    let mut group = c.benchmark_group("dubey_trial_styb_T300");
-    group.sample_size(10);
-    for (v, variant) in variants.iter().enumerate() {
-        let seeds = JobSeeds::new(0, 0, v);
-        group.bench_function(variant.label.as_str(), |b| {
-            b.iter(|| run_variant(variant, &settings, seeds).expect("one trial"))
-        });
-    }
-    group.finish();
+    bench_variants(c, "dubey_trial_styb_T300", 300, &variants);
 }
 
 criterion_group!(benches, trials, styb);
