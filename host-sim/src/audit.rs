@@ -164,10 +164,18 @@ pub struct Verdict {
     pub delta_lower_bound: f64,
     /// The attack set that achieved it, e.g. `s0 > 5.9`.
     pub attack: String,
-    /// ε_lb ≤ claimed (false when the device failed: ε_lb is then NaN).
+    /// ε_lb ≤ claimed (false when the device failed: ε_lb is then NaN, see [`Verdict::failed`]).
     pub passed: bool,
     /// Test draws per neighbour.
     pub samples: u64,
+}
+
+impl Verdict {
+    /// A draw failed during the audit (a device that errored, a release refused): there is no
+    /// bound, and the case neither passes nor is caught.
+    pub fn failed(&self) -> bool {
+        self.epsilon_lower_bound.is_nan()
+    }
 }
 
 /// Clopper–Pearson (lower, upper) bounds, each one-sided at level `alpha / 2`.
@@ -247,8 +255,9 @@ pub fn audit(case: &Case, samples: u64, alpha: f64, seed: u64) -> Verdict {
     let (k0, k1) = (count(&test_high), count(&test_low));
     let (p0_lower, _) = clopper_pearson(k0, samples, alpha);
     let (_, p1_upper) = clopper_pearson(k1, samples, alpha);
-    // A device that failed (a batch's error makes its draws NaN) has no bound: its NaN draws hit
-    // no attack set, which alone would read as a private device, or catch a private one.
+    // A draw that failed is NaN (a batch's error, a release refused): such a case has no bound,
+    // since NaN hits no attack set, which alone would read as a private device, or catch a
+    // private fixture.
     let failed = [&high, &low, &test_high, &test_low].iter().any(|d| d.iter().flatten().any(|x| x.is_nan()));
     let (bound, delta_bound) = if failed {
         (f64::NAN, f64::NAN)
@@ -913,7 +922,7 @@ pub fn table(verdicts: &[Verdict]) -> String {
     );
     for v in verdicts {
         let verdict = match (v.ours, v.passed) {
-            _ if v.epsilon_lower_bound.is_nan() => "FAILED",
+            _ if v.failed() => "FAILED",
             (true, true) => "pass",
             (true, false) => "FAIL",
             (false, false) => "caught",

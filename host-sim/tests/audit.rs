@@ -7,7 +7,7 @@
 //! the Laplace scale). Each verdict is a Clopper–Pearson bound at α = 1e-6 with a fixed seed.
 //! The firmware rows (`host-sim audit --qemu`) are checked in `tests/tests/qemu_audit.rs`.
 
-use host_sim::audit::{audit_all, cases, table};
+use host_sim::audit::{AuditError, Case, Draw, STATS, audit, audit_all, cases, table};
 
 #[test]
 fn audit_passes_ours_and_catches_the_fixtures() {
@@ -57,7 +57,6 @@ fn audit_at_few_samples_says_to_run_with_more() {
 /// or caught a private fixture.
 #[test]
 fn a_device_that_fails_during_its_audit_fails_it() {
-    use host_sim::audit::{AuditError, Case, Draw, audit};
     let failing = |fail_high: bool| Case {
         name: "a device whose one neighbour's batch fails",
         claimed_epsilon: 1.0,
@@ -67,13 +66,17 @@ fn a_device_that_fails_during_its_audit_fails_it() {
             if high == fail_high {
                 Err(AuditError::from(std::io::Error::other("the emulator exited")))
             } else {
-                Ok(vec![[if high { 10.0 } else { 0.0 }; host_sim::audit::STATS]; n as usize])
+                Ok(vec![[if high { 10.0 } else { 0.0 }; STATS]; n as usize])
             }
         })),
     };
     for fail_high in [true, false] {
         let v = audit(&failing(fail_high), 1000, 1e-6, 1);
-        assert!(v.epsilon_lower_bound.is_nan(), "fail_high {fail_high}: {}", v.epsilon_lower_bound);
+        assert!(
+            v.failed() && v.epsilon_lower_bound.is_nan(),
+            "fail_high {fail_high}: {}",
+            v.epsilon_lower_bound
+        );
         assert!(!v.passed, "fail_high {fail_high}");
         assert!(table(&[v]).contains("FAILED"));
     }

@@ -346,7 +346,7 @@ impl std::fmt::Display for Usage {
                 if !failed.is_empty() {
                     write!(
                         f,
-                        "the audit found a privacy violation in {}, or the device failed during its audit (verdict FAILED, its error printed above): this is a bug; please report it with audit.json",
+                        "the audit found a privacy violation in {}, or a device failed during its audit (verdict FAILED; a device's error is printed above): this is a bug; please report it with audit.json",
                         failed.join(", ")
                     )?;
                 }

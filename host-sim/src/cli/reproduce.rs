@@ -133,8 +133,8 @@ pub(crate) fn audit(
     let names = |contrary: fn(&audit::Verdict) -> bool| -> Vec<String> {
         verdicts.iter().filter(|v| contrary(v)).map(|v| v.name.clone()).collect()
     };
-    // A device that failed during its audit (ε_lb NaN) fails it, a broken fixture's included.
-    let failed = names(|v| (v.ours && !v.passed) || v.epsilon_lower_bound.is_nan());
+    // A device that failed during its audit fails it, a broken fixture's included.
+    let failed = names(|v| (v.ours && !v.passed) || v.failed());
     let missed = names(|v| !v.ours && v.passed);
     if failed.is_empty() && missed.is_empty() {
         Ok(())
