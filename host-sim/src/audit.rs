@@ -862,11 +862,13 @@ fn firmware_draws(
                 })
                 .collect()
         };
+        // Every arm's error comes out as `result`, so that the directory, which holds the
+        // device's seed from its first start, is removed whatever failed.
         let result = match kind {
-            Firmware::Report => {
+            Firmware::Report => (|| {
                 let mut qemu = QemuDevice::start_with(elf, &dir, &icount, None)?;
                 ask(&mut qemu, if high { hi } else { lo }).map(|r| r.into_iter().map(|v| [v, 0.0]).collect())
-            }
+            })(),
             Firmware::AcrossReset { rolled_back } => (|| {
                 let replay = rolled_back.then(|| random32(&mut rng));
                 let mut qemu = QemuDevice::start_with(elf, &dir, &icount, replay)?;

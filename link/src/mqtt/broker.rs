@@ -2,11 +2,9 @@
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::error::{MqttError, io_error};
-use super::session::lock;
 use super::url::BrokerUrl;
 
 /// A private Mosquitto broker on 127.0.0.1 and a free port, from a generated configuration in
@@ -38,12 +36,9 @@ impl Broker {
     /// Starts a broker.
     pub fn start() -> Result<Self, MqttError> {
         let binary = Self::binary().ok_or(MqttError::BrokerMissing)?;
-        static PORTS: Mutex<()> = Mutex::new(());
-        let _guard = lock(&PORTS);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(io_error("cannot find a free port"))?
-            .port();
+        // Held until mosquitto listens (`launch`): the lock QEMU's ports are picked under too.
+        let (_guard, port) =
+            crate::transport::free_loopback_port().map_err(io_error("cannot find a free port"))?;
         let dir = std::env::temp_dir().join(format!("ldp-mosquitto-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(io_error(format!("cannot create {}", dir.display())))?;
         let config = dir.join("mosquitto.conf");

@@ -39,3 +39,16 @@ pub trait Link {
     /// The next received byte, or `None` if none arrives within `timeout`.
     fn recv_byte(&mut self, timeout: Duration) -> io::Result<Option<u8>>;
 }
+
+/// A free loopback port for a child process to listen on (an emulator, a test broker), and the
+/// lock that keeps every other thread of this process from picking one until the child
+/// listens: the port is released before the child binds it, so two children picking at once
+/// could be given the same one (one learner would then talk to the other's device or broker).
+/// One lock for every kind of child, since a port is a port. Hold the guard until the child
+/// listens or has exited.
+pub(crate) fn free_loopback_port() -> io::Result<(std::sync::MutexGuard<'static, ()>, u16)> {
+    static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let guard = PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    Ok((guard, port))
+}

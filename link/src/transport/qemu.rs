@@ -2,7 +2,6 @@
 //! and the key a learner of that board authenticates with.
 
 use std::io::{self, Read};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -122,12 +121,9 @@ impl QemuDevice {
         // A state file of a board made before files were kept private (the firmware's own writes
         // keep the mode; a new one is created by QEMU under umask 077, below).
         crate::keys::make_private(&workdir.join(STATE_FILE))?;
-        // Pick a free port: bind to port 0, read it, release it for QEMU. Until QEMU holds it,
-        // no other thread of this process may pick a port: two emulators on one port would
-        // have one learner talk to the other's device (seen as a reset connection).
-        static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _guard = PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        // Until QEMU holds its port, no other thread of this process may pick one: two emulators
+        // on one port would have one learner talk to the other's device (a reset connection).
+        let (_guard, port) = super::free_loopback_port()?;
         // Through `sh` for `umask 077`: the firmware's state file, which QEMU creates for it
         // (semihosting), holds the board's seed and must be its owner's only.
         let mut child = Command::new("sh")
