@@ -1146,7 +1146,7 @@ mod tests {
         let timing = Timing { seconds: 1.0, threads: Some(1), cores: 2, second_pass: Some(5.0) };
         let text = report(&outcomes, &claims(&outcomes), true, "", timing);
         let r = &raises[0];
-        assert!(text.contains(&format!("trials raised: fig2a's {} 3 → {}", r.label, r.to)), "{text}");
+        assert!(text.contains(&format!("Trials raised: fig2a's {} 3 → {}", r.label, r.to)), "{text}");
         assert!(text.contains(&format!("| {} ({} trials) |", r.label, r.to)), "{text}");
         let _ = std::fs::remove_dir_all(&dir);
     }

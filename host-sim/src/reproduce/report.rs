@@ -84,9 +84,9 @@ pub fn report(
     if let Some(budget) = timing.second_pass {
         let raised: Vec<String> = outcomes.iter().flat_map(raised_rows).collect();
         let raised = if raised.is_empty() {
-            "no row: no undecided claim's trials fit it".to_string()
+            "No row: no undecided claim's trials fit it".to_string()
         } else {
-            format!("trials raised: {}", raised.join("; "))
+            format!("Trials raised: {}", raised.join("; "))
         };
         let _ = writeln!(
             out,
