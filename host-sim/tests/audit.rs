@@ -72,11 +72,7 @@ fn a_device_that_fails_during_its_audit_fails_it() {
     };
     for fail_high in [true, false] {
         let v = audit(&failing(fail_high), 1000, 1e-6, 1);
-        assert!(
-            v.failed() && v.epsilon_lower_bound.is_nan(),
-            "fail_high {fail_high}: {}",
-            v.epsilon_lower_bound
-        );
+        assert!(v.failed(), "fail_high {fail_high}: {}", v.epsilon_lower_bound);
         assert!(!v.passed, "fail_high {fail_high}");
         assert!(table(&[v]).contains("FAILED"));
     }
