@@ -118,7 +118,7 @@ pub(crate) enum Command {
         /// Seconds of one core the second pass may spend giving more trials to the rows of the
         /// claims the trials could not separate (each to the count its evidence names,
         /// cheapest first, in up to two rounds); 0: no second pass. Not with --shard or --merge: run `reproduce
-        /// --out DIR` on the merged directory for it [default: 600 with --quick, 7200].
+        /// --out DIR` on the merged directory for it [default: 600 with --quick, 10800].
         #[arg(long, value_name = "SECONDS")]
         decide_budget: Option<f64>,
     },

@@ -93,8 +93,10 @@ pub fn report(
             "A second pass (budget {budget:.0} s of one core, at most {} looks at a claim) gave more trials to \
              the rows of the claims the trials could not separate, cheapest first while they fit the budget, \
              each to the trial count its claim's evidence named (where a true difference equal to the \
-             observed one is separated four times in five), and judged every claim again; a comparison \
-             with a raised row is a later look, decided at {} s.e. Only those rows were raised: the rest of \
+             observed one is separated four times in five), and judged again the claims no look had decided \
+             (a claim keeps the verdict of the first look that decided it); a comparison with a raised row \
+             is a later look, decided at {} s.e. Each look is charged the seconds its trials took, as \
+             measured, and a later look's plan is scaled by what the last one took over its plan. Only those rows were raised: the rest of \
              their run, its figure and its files keep the first pass's trials. {raised}. An undecided \
              claim's evidence still says how many trials would decide it.\n",
             super::LOOKS,
