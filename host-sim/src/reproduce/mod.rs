@@ -291,8 +291,7 @@ pub struct Decided {
     /// The rows given more trials, each with its first pass's and its last look's count; `cost`
     /// is the plans' estimates, summed.
     pub raised: Vec<Raise>,
-    /// Each claim's verdict: that of the first look that decided it, or of the last look
-    /// ([`claims::keep_decided`]).
+    /// Each claim's verdict: that of the first look that decided it, or of the last look.
     pub verdicts: Vec<claims::Verdict>,
     /// The seconds of one core the raised trials took, as measured (the rows' job times).
     pub spent: f64,
