@@ -1233,6 +1233,12 @@ mod tests {
         }
     }
 
+    /// tao-s2 with `rows` (label, mean, dev: [`alternating`]), 4 trials each, 1 s a trial.
+    fn four_trials(rows: &[(&str, f64, f64)]) -> [Outcome; 1] {
+        let rows = rows.iter().map(|&(label, mean, dev)| alternating(label, 4, mean, dev, 4.0)).collect();
+        [outcome("tao-s2", "tao-s2", 100, rows)]
+    }
+
     const RSE: &str = "DP-RSE v=0.9 eps=0.5";
     const RUCB: &str = "DP-RUCB v=0.9 eps=0.5";
     const RSE_1: &str = "DP-RSE v=0.9 eps=1";
@@ -1245,16 +1251,7 @@ mod tests {
     fn a_claim_decided_at_a_look_keeps_its_verdict_when_a_row_it_compares_is_raised() {
         // DP-RSE 10 below DP-RUCB 20 (paired s.e. 1.15): holds. DP-RSE's ε trend, 10 → 9.5
         // (paired s.e. 0.58): undecided, 60 trials would separate it.
-        let mut outcomes = [outcome(
-            "tao-s2",
-            "tao-s2",
-            100,
-            vec![
-                alternating(RSE, 4, 10.0, 1.0, 4.0),
-                alternating(RUCB, 4, 20.0, 3.0, 4.0),
-                alternating(RSE_1, 4, 9.5, 2.0, 4.0),
-            ],
-        )];
+        let mut outcomes = four_trials(&[(RSE, 10.0, 1.0), (RUCB, 20.0, 3.0), (RSE_1, 9.5, 2.0)]);
         let first = claims(&outcomes);
         let below = format!("{RSE} has a lower regret");
         assert_eq!(verdict(&first, "tao-s2", &below).holds, Some(true));
@@ -1286,12 +1283,7 @@ mod tests {
     fn the_second_pass_is_charged_what_its_trials_took() {
         // 10 against 11, paired s.e. 1.15: 60 trials would separate them; the plan, at the
         // first pass's 1 s a trial, says 2 · 56 s.
-        let mut outcomes = [outcome(
-            "tao-s2",
-            "tao-s2",
-            100,
-            vec![alternating(RSE, 4, 10.0, 1.0, 4.0), alternating(RUCB, 4, 11.0, 3.0, 4.0)],
-        )];
+        let mut outcomes = four_trials(&[(RSE, 10.0, 1.0), (RUCB, 11.0, 3.0)]);
         // The 56 new trials take 0.1 s each (11.2 s in all), and leave 10 against 10.5, paired
         // s.e. 0.26 at 60 trials: 182 trials would separate them, planned at 9.6 / 60 s a trial
         // scaled by 11.2 / 112: 2 · 122 · 0.16 · 0.1 = 3.9 s, which fits 113 − 11.2 but not the
@@ -1316,16 +1308,7 @@ mod tests {
     fn the_second_pass_scales_its_plan_by_what_the_last_look_took() {
         // DP-RSE 10 against DP-RUCB 11 names 60 trials (112 s planned); DP-RSE's ε trend, 10 →
         // 9.8 (paired s.e. 0.58), names 372 (736 s planned): only the first fits 300 s.
-        let mut outcomes = [outcome(
-            "tao-s2",
-            "tao-s2",
-            100,
-            vec![
-                alternating(RSE, 4, 10.0, 1.0, 4.0),
-                alternating(RUCB, 4, 11.0, 3.0, 4.0),
-                alternating(RSE_1, 4, 9.8, 2.0, 4.0),
-            ],
-        )];
+        let mut outcomes = four_trials(&[(RSE, 10.0, 1.0), (RUCB, 11.0, 3.0), (RSE_1, 9.8, 2.0)]);
         // The first look's 112 new trials take 0.1 s each, a tenth of its plan, and DP-RUCB at
         // 15 decides the first claim. The trend, DP-RSE at 60 trials (0.16 s a trial) against
         // its ε = 1 row at 4 (1 s), names 1,508 trials: 1,736 s unscaled, over the 288.8 left,
