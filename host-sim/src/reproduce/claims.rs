@@ -59,10 +59,11 @@ impl Verdict {
     }
 }
 
-/// The verdicts after a later look: a claim decided at an earlier look keeps that verdict — a group-sequential test stops at its first decisive look, and the
-/// later looks' threshold ([`LATER_SE`]) is chosen for that rule — and the others take `now`'s.
-/// A kept verdict whose claim `now` judges on other figures (a row it compares was given more
-/// trials for another claim) says so.
+/// The verdicts after a later look: a claim decided at an earlier look keeps that verdict (a
+/// group-sequential test stops at its first decisive look, and the later looks' threshold,
+/// [`LATER_SE`], is chosen for that rule), and the others take `now`'s. A kept verdict whose
+/// claim `now` judges on other figures (a row it compares was given more trials for another
+/// claim) says so.
 pub(crate) fn keep_decided(earlier: Vec<Verdict>, now: Vec<Verdict>) -> Vec<Verdict> {
     let mut earlier: BTreeMap<(&'static str, String), Verdict> =
         earlier.into_iter().map(|v| ((v.experiment, v.claim.clone()), v)).collect();
@@ -81,7 +82,8 @@ pub(crate) fn keep_decided(earlier: Vec<Verdict>, now: Vec<Verdict>) -> Vec<Verd
 
 /// How the evidence of a verdict kept from an earlier look ([`keep_decided`]) ends when a row
 /// it compares has changed since.
-pub(crate) const KEPT: &str = " (decided on these figures at an earlier look, and kept: a row it compares was given more trials since, for another claim)";
+pub(crate) const KEPT: &str = " (decided on these figures at an earlier look, and kept: a row it \
+                                compares was given more trials since, for another claim)";
 
 /// The source of every project target: the issue that set them.
 pub(crate) const TARGET: &str = "issue #13";

@@ -96,7 +96,8 @@ pub fn report(
              observed one is separated four times in five), and judged again the claims no look had decided \
              (a claim keeps the verdict of the first look that decided it); a comparison with a raised row \
              is a later look, decided at {} s.e. Each look is charged the seconds its trials took, as \
-             measured, and a later look's plan is scaled by what the last one took over its plan. Only those rows were raised: the rest of \
+             measured, and a later look's plan is scaled by what the last one took over its plan. \
+             Only those rows were raised: the rest of \
              their run, its figure and its files keep the first pass's trials. {raised}. An undecided \
              claim's evidence still says how many trials would decide it.\n",
             super::LOOKS,
