@@ -155,9 +155,11 @@ pub static DIAGNOSES: &[Diagnosis] = &[
                against 16 % for ε = 1; S2, 605 trials: 18 % against 17 %, 11 % against 10 %), nor do \
                the trials that do not lock (medians: S1 7,777 → 7,011 and 4,510 → 4,119; S2 6,446 → \
                6,001 and 3,705 → 3,814), so the means move by 8–12 %. Where the second pass raised the \
-               two rows far enough the claim holds: S1 at ε = 0.5, 67,229 ± 1,580 → 58,960 ± 1,481 at \
-               4,306 trials. The other three name 2,853–6,479 trials, at about 0.9 s of one core a trial \
-               for the two rows: more than the budget left them. Where a gap is small the claim holds \
+               two rows far enough the claim holds: S1 at ε = 1, 43,353 ± 1,105 → 36,827 ± 1,027 at \
+               5,599 trials. S2 at ε = 1 is 39,432 ± 2,274 → 36,470 ± 2,241 at 2,015 trials and names \
+               22,527; S1 at ε = 0.5, whose means at 90 and 269 trials go the other way (68,754 → \
+               71,196), names 27,714; S2 at ε = 0.5 names 1,159 at 90 trials: more than the budget \
+               left them. Where a gap is small the claim holds \
                at the first pass's trials: on S3 (smallest gap 0.05) the share that locks falls from \
                9 % to 6 % (ε = 0.5) and from 6 % to 2 % (ε = 1), and the medians from 21,563 to 8,212 \
                and from 7,803 to 5,124 (683 trials of this seed).",
@@ -196,13 +198,13 @@ pub static DIAGNOSES: &[Diagnosis] = &[
                and 10 trials (seed 0) every step goes the paper's way in the means (camel 369 → 771 → \
                1,537 → 3,285; styb 4,131 → 4,471 → 7,009 → 9,036; mw 7,221 → 7,967 → 12,827 → 14,879) \
                and the later steps are decided (mw's last is uninformative: both ends at uniform play). \
-               The first, non-private → α = 10, is within the trials' noise on all three: camel's \
+               The first, non-private → α = 10, is within the first pass's noise on all three: camel's \
                non-private mean is lifted by trials that lock onto a wrong candidate (median 103 against \
                α = 10's 644, mean 369 ± 236); styb's and mw's steps are 8% and 10% of the means, with \
                s.e. of 16% and 12%, and pairing the trials does not help: each row's private noise \
                leaves them uncorrelated (−0.14, 0.26, −0.31). The second pass raised camel's two \
-               rows to 54 trials (10 s of one core a trial for both): 512 ± 142 (median 113) against \
-               815 ± 39, still within 2.5 s.e., now naming about 141 trials. Styb's and mw's steps \
+               rows to 141 trials (10 s of one core a trial for both), where the step holds: 513 ± 79 \
+               against 821 ± 35. Styb's and mw's steps \
                name about 738 and 331 trials; their two rows cost 131 s and 170 s of one core a trial, \
                so 26 and 15 hours, beyond the budget. The quick run (T = 2000, 3 \
                trials) is further from deciding.",
