@@ -1057,6 +1057,24 @@ mod tests {
         assert!(text.contains("bands: ± 1 s.e. of that mean"), "{text}");
     }
 
+    /// Issue #38: the LDP run's section states seed 004's LDP rate as Zhou & Zhang correct it,
+    /// with "optimal" qualified; no other section does.
+    #[test]
+    fn the_ldp_runs_section_gives_the_corrected_rate() {
+        let rows = |alg| vec![fake_u(alg, &[1_000.0, 1_200.0], 40_000.0)];
+        let outcomes = [
+            outcome("tao-ldp", "tao-ldp", 100_000, rows("LDP-RSE v=0.5 eps=5")),
+            outcome("tao-s3", "tao-s3", 100_000, rows("DP-RSE v=0.5 eps=1")),
+        ];
+        let timing = Timing { seconds: 1.0, threads: Some(1), cores: 2, second_pass: None };
+        let text = report(&outcomes, &claims(&outcomes), true, "", timing);
+        let section = |key: &str| text.split("\n## ").find(|s| s.starts_with(key)).unwrap_or_default();
+        let ldp = section("tao-ldp:");
+        assert!(ldp.contains("Õ((K/ε²)^{v/(2(1+v))} T^{(2+v)/(2(1+v))})"), "{ldp}");
+        assert!(ldp.contains("\"optimal\" does not hold for seed 004's LDP algorithm"), "{ldp}");
+        assert!(!section("tao-s3:").contains("Zhou & Zhang"), "{text}");
+    }
+
     /// Issue #38: a variant's figure is titled with its own key and constants, not its
     /// experiment's.
     #[test]
