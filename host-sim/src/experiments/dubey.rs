@@ -191,9 +191,9 @@ pub fn table1_comparison(results: &[AlgorithmResult], trials: usize, horizon: us
     table1_comparison_of(results, &TABLE1_BENCHMARKS, trials, horizon)
 }
 
-/// [`table1_comparison`] for the benchmarks `kinds`, each beside the paper's column of its
-/// namesake.
-pub fn table1_comparison_of(
+/// Our Table 1 beside Dubey's for the benchmarks `kinds`, each beside the paper's column of its
+/// namesake, as Markdown (the reproduction report's; it judges each α step by its claims).
+pub fn table1_side_by_side(
     results: &[AlgorithmResult],
     kinds: &[BenchmarkKind],
     trials: usize,
@@ -214,7 +214,10 @@ pub fn table1_comparison_of(
             match results.iter().find(|r| r.label == label) {
                 Some(r) if !r.finals.is_empty() => {
                     let (m, se) = mean_se(&r.finals);
-                    let _ = write!(out, " {m:.0} ± {se:.0} | {p:.0} | {:.2} |", m / p);
+                    // A row raised by `reproduce`'s second pass says its own count.
+                    let n = r.finals.len();
+                    let n = if n == trials { String::new() } else { format!(" ({n} trials)") };
+                    let _ = write!(out, " {m:.0} ± {se:.0}{n} | {p:.0} | {:.2} |", m / p);
                 }
                 _ => {
                     let _ = write!(out, " – | {p:.0} | – |");
@@ -237,6 +240,18 @@ pub fn table1_comparison_of(
         }
         out.push('\n');
     }
+    out
+}
+
+/// [`table1_comparison`] for the benchmarks `kinds`: [`table1_side_by_side`] and whether each
+/// column's means are monotone in α.
+pub fn table1_comparison_of(
+    results: &[AlgorithmResult],
+    kinds: &[BenchmarkKind],
+    trials: usize,
+    horizon: usize,
+) -> String {
+    let mut out = table1_side_by_side(results, kinds, trials, horizon);
     out.push_str("\nmonotone in alpha:");
     for kind in kinds {
         let m = monotone_in_alpha(results, kind.name()).map_or("n/a", |b| if b { "yes" } else { "no" });

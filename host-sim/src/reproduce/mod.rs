@@ -823,6 +823,34 @@ mod tests {
         assert_eq!(verdict(&verdicts, "dubey-table1", "camel non-private within 2×").holds, Some(false));
     }
 
+    /// Issue #38: the report shows Table 1 as one table beside the paper's, each raised row with
+    /// its own trial count, and leaves the α steps to the claims (no "monotone" line by means).
+    #[test]
+    fn the_report_shows_table1_beside_the_papers() {
+        let mut rows = Vec::new();
+        for kind in TABLE1_BENCHMARKS {
+            rows.push(fake_u(&format!("{} non-private", kind.name()), &[100.0, 110.0], 0.0));
+            for a in TABLE1_ALPHAS {
+                rows.push(fake_u(&format!("{} JDP alpha={a}", kind.name()), &[700.0, 800.0], 0.0));
+            }
+        }
+        rows[0] = fake_u("camel non-private", &[100.0, 110.0, 120.0], 0.0);
+        let mut run = outcome("dubey-table1", "dubey-table1", 10_000, rows);
+        run.planned.trials = 2;
+        let outcomes = [run];
+        let timing = Timing { seconds: 1.0, threads: Some(1), cores: 2, second_pass: None };
+        let text = report(&outcomes, &claims(&outcomes), true, "", timing);
+        assert!(
+            text.contains("| | camel | paper | ratio | styb | paper | ratio | mw | paper | ratio |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| non-private | 110 ± 6 (3 trials) | 519 | 0.21 | 105 ± 5 | 885 | 0.12 |"),
+            "{text}"
+        );
+        assert!(!text.contains("monotone in alpha"), "{text}");
+    }
+
     /// Issue #26, point 4: Table 1's "within 2×" is judged at the paper's T and trials only.
     #[test]
     fn table1_within_2x_only_at_the_papers_horizon() {

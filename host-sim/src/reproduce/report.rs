@@ -8,6 +8,9 @@ use ldp_learn::policy::Constants;
 use super::claims::{Verdict, round_robin, stats};
 use super::diagnoses::{Cause, diagnosis};
 use super::{Outcome, Planned};
+use crate::experiments::dubey::{
+    BenchmarkKind, TABLE1_2D_BENCHMARKS, TABLE1_BENCHMARKS, table1_side_by_side,
+};
 
 /// How long a reproduction took and on what.
 #[derive(Clone, Copy, Debug)]
@@ -229,6 +232,15 @@ pub fn report(
                         r.label,
                         r.median_final()
                     );
+                }
+                let table1: &[BenchmarkKind] = match key {
+                    "dubey-table1" => &TABLE1_BENCHMARKS,
+                    "dubey-table1-2d" => &TABLE1_2D_BENCHMARKS,
+                    _ => &[],
+                };
+                if !table1.is_empty() {
+                    let side = table1_side_by_side(results, table1, o.planned.trials, o.planned.horizon);
+                    let _ = write!(out, "\n{side}");
                 }
                 let _ = writeln!(
                     out,
